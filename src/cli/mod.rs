@@ -1,0 +1,7 @@
+//! Command-line seams. Each subcommand lives in its own file and returns an exit code.
+
+pub mod can_mate;
+pub mod dgt;
+pub mod rules;
+pub mod sim;
+pub mod tc;

@@ -1,0 +1,11 @@
+//! hallclock: the clocks of a chess tournament hall.
+//!
+//! `rules` is the pure core (time as a value, decide/evolve); `dgt` is the DGT wire
+//! protocol without I/O; `link` and `sim` are the serial shell and the simulated board;
+//! `cli` holds the command-line seams.
+
+pub mod cli;
+pub mod dgt;
+pub mod link;
+pub mod rules;
+pub mod sim;

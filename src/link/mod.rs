@@ -1,0 +1,1 @@
+//! One async task per serial port: open, handshake, liveness, reconnect.

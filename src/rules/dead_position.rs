@@ -1,0 +1,1 @@
+//! 6.9 / 5.2.2: can a side still checkmate by any series of legal moves?

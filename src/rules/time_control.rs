@@ -1,0 +1,1 @@
+//! Time controls: periods, increment, delay; the notation of DESIGN.md §4.

@@ -1,0 +1,1 @@
+//! A simulated DGT board with a DGT3000 clock behind a pseudo-terminal.
