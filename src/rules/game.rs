@@ -1,0 +1,1646 @@
+//! A game under Article 6: players, the clock, the position, the result.
+//!
+//! `decide(&self, input, now)` validates an input and returns the events it causes, or a
+//! [`Rejection`]; `evolve(&mut self, &event)` is the only mutator; `next_deadline()` says
+//! when time alone will next cause an event and `poll(now)` returns those events. The
+//! state is exactly the fold of the events over [`Game::new`], so replaying a journal
+//! rebuilds it exactly.
+//!
+//! Time-driven events (the scheduled start, default time, flag fall) carry the instant
+//! they were due, not the instant they were noticed: a driver that wakes late still
+//! records the flag at the millisecond the time ran out.
+
+use serde::{Deserialize, Serialize};
+use shakmaty::fen::Fen;
+use shakmaty::san::San;
+use shakmaty::uci::UciMove;
+use shakmaty::zobrist::Zobrist64;
+use shakmaty::{CastlingMode, Chess, EnPassantMode, Move, Position};
+
+use super::clock::Clock;
+use super::color::{ByColor, Color};
+use super::dead_position::{self, MateVerdict};
+use super::millis::Millis;
+use super::time_control::{ClockOptions, IncrementCredit, Period, PeriodTransition, TimeControl};
+
+/// How a flag becomes a result (6.8).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FlagMode {
+    /// The daemon is the arbiter's instrument: the flag is observed the instant the time
+    /// runs out and the result is applied at once.
+    #[default]
+    Auto,
+    /// The flag is published; the result waits for the arbiter's `confirm_flag`.
+    Claim,
+}
+
+/// What happens when default time passes with both players absent (6.6).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum BothAbsent {
+    /// Both lose (0-0).
+    #[default]
+    BothLose,
+    /// The arbiter decides (`set_result`).
+    Arbiter,
+}
+
+/// Everything fixed before the game (6.2a: "specified in advance").
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Setup {
+    pub white: String,
+    pub black: String,
+    /// The control for both colours, or White's when `tc_black` is set (time odds).
+    pub tc: TimeControl,
+    pub tc_black: Option<TimeControl>,
+    /// Scheduled start (6.5).
+    pub start: Millis,
+    /// Default time (6.6), measured from the scheduled start; 0 = zero tolerance.
+    pub default_time: Millis,
+    pub both_absent: BothAbsent,
+    pub flag_mode: FlagMode,
+    pub clock: ClockOptions,
+    /// Starting position; `None` = the standard initial position.
+    pub fen: Option<String>,
+    /// A clock reading further than this from the reckoning is reported (6.10).
+    pub discrepancy_margin: Millis,
+}
+
+impl Setup {
+    /// A FIDE-default setup: 60 min default time (the text of 6.6), automatic flags,
+    /// DGT-style clock options.
+    pub fn new(white: &str, black: &str, tc: TimeControl, start: Millis) -> Setup {
+        Setup {
+            white: white.into(),
+            black: black.into(),
+            tc,
+            tc_black: None,
+            start,
+            default_time: Millis::from_mins(60),
+            both_absent: BothAbsent::BothLose,
+            flag_mode: FlagMode::Auto,
+            clock: ClockOptions::default(),
+            fen: None,
+            discrepancy_margin: Millis(2000),
+        }
+    }
+}
+
+/// A setup that cannot start a game.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SetupError {
+    #[error("{color}'s time control: {reason}")]
+    TimeControl { color: Color, reason: &'static str },
+    #[error("fen: {0}")]
+    Fen(String),
+    #[error("default time cannot be negative")]
+    NegativeDefaultTime,
+}
+
+/// Who stopped the clocks (6.12).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "by", rename_all = "snake_case")]
+pub enum PausedBy {
+    /// 6.12a: the arbiter interrupted the game.
+    Arbiter { arbiter: String, reason: String },
+    /// 6.12b: a player stopped the clocks to summon the arbiter.
+    Player { side: Color },
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "phase", rename_all = "snake_case")]
+pub enum Phase {
+    /// Before the scheduled start.
+    Scheduled,
+    Running,
+    Paused(PausedBy),
+    Finished,
+}
+
+/// The score.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Score {
+    #[serde(rename = "1-0")]
+    WhiteWins,
+    #[serde(rename = "0-1")]
+    BlackWins,
+    #[serde(rename = "1/2-1/2")]
+    Draw,
+    /// Both lose (double default).
+    #[serde(rename = "0-0")]
+    BothLose,
+    #[serde(rename = "annulled")]
+    Annulled,
+}
+
+impl Score {
+    pub fn win_for(c: Color) -> Score {
+        match c {
+            Color::White => Score::WhiteWins,
+            Color::Black => Score::BlackWins,
+        }
+    }
+}
+
+/// Why the game ended.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "termination", rename_all = "snake_case")]
+pub enum Termination {
+    /// 5.1: the move that ended the game, without a press (6.7a).
+    Checkmate,
+    Stalemate,
+    /// 5.2.2 / 9.6: neither side can mate any more.
+    DeadPosition,
+    /// 9.6.2.
+    SeventyFiveMoves,
+    /// 9.6.1.
+    FivefoldRepetition,
+    /// 6.9: the flagged side loses.
+    Flag { side: Color },
+    /// 6.9: flag, but the opponent cannot mate by any series of legal moves.
+    FlagOpponentCannotMate { side: Color },
+    /// 6.6: absent when default time passed.
+    Default { absent: Vec<Color> },
+    /// Set by the arbiter: agreed draw, resignation, illegal moves, annulment, other.
+    Arbiter {
+        kind: ArbiterResult,
+        arbiter: String,
+        reason: String,
+    },
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct GameResult {
+    pub score: Score,
+    #[serde(flatten)]
+    pub termination: Termination,
+}
+
+/// Results only the arbiter records.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum ArbiterResult {
+    AgreedDraw,
+    Resignation {
+        side: Color,
+    },
+    /// 7.5.5: the offender loses, unless the opponent cannot mate (draw).
+    IllegalMoves {
+        side: Color,
+    },
+    Annulled,
+    /// Any other decision, stated as a score (e.g. 6.6 "unless the arbiter decides
+    /// otherwise").
+    Score {
+        score: Score,
+    },
+}
+
+/// A fact from outside the core.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "input", rename_all = "snake_case")]
+pub enum Input {
+    /// The arbiter records a player present (6.6).
+    Present { side: Color, arbiter: String },
+    /// A move made on the board, not yet completed by a press (6.7a). A move that ends
+    /// the game (mate, stalemate, dead position) ends it here.
+    Move { mv: String },
+    /// A lever press: completes the move (6.7a). `side`, when given, must be the side
+    /// whose clock runs; `mv`, when given, is the move it completes (SAN or UCI).
+    Press {
+        side: Option<Color>,
+        mv: Option<String>,
+    },
+    /// 6.12b: a player stopped the clocks to summon the arbiter.
+    PlayerPause { side: Option<Color> },
+    /// 6.12a.
+    Pause { arbiter: String, reason: String },
+    /// 6.12c: only the arbiter restarts.
+    Resume { arbiter: String },
+    /// 6.13 / 7.5: set a side's remaining time.
+    SetTime {
+        side: Color,
+        remaining: Millis,
+        arbiter: String,
+        reason: String,
+    },
+    /// 6.13 / 7.5 / 12.9: add (or, negative, subtract) time.
+    AddTime {
+        side: Color,
+        delta: Millis,
+        arbiter: String,
+        reason: String,
+    },
+    /// 6.10.2 / 7.1: set the move counter, and the period (derived from it when absent;
+    /// 1-based when given).
+    SetMoves {
+        side: Color,
+        moves: u32,
+        period: Option<u32>,
+        arbiter: String,
+        reason: String,
+    },
+    /// The position, for clock-only boards or after an irregularity (7.1).
+    SetPosition {
+        fen: String,
+        arbiter: String,
+        reason: String,
+    },
+    /// 6.10: the game continues on another device, with times set by the arbiter
+    /// (unchanged when omitted).
+    ReplaceClock {
+        device: String,
+        white: Option<Millis>,
+        black: Option<Millis>,
+        arbiter: String,
+        reason: String,
+    },
+    /// 6.8 in claim mode, or after a flag whose 6.9 verdict was pending.
+    ConfirmFlag { arbiter: String },
+    SetResult {
+        result: ArbiterResult,
+        arbiter: String,
+        reason: String,
+    },
+    /// What a hardware clock shows; compared with the reckoning (6.10), and the evidence
+    /// when both flags fell without a known order (6.11).
+    ClockReading { white: Millis, black: Millis },
+}
+
+impl Input {
+    pub fn name(&self) -> &'static str {
+        match self {
+            Input::Present { .. } => "present",
+            Input::Move { .. } => "move",
+            Input::Press { .. } => "press",
+            Input::PlayerPause { .. } => "player_pause",
+            Input::Pause { .. } => "pause",
+            Input::Resume { .. } => "resume",
+            Input::SetTime { .. } => "set_time",
+            Input::AddTime { .. } => "add_time",
+            Input::SetMoves { .. } => "set_moves",
+            Input::SetPosition { .. } => "set_position",
+            Input::ReplaceClock { .. } => "replace_clock",
+            Input::ConfirmFlag { .. } => "confirm_flag",
+            Input::SetResult { .. } => "set_result",
+            Input::ClockReading { .. } => "clock_reading",
+        }
+    }
+}
+
+/// How a player's presence became known.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "how", rename_all = "snake_case")]
+pub enum Arrival {
+    Press,
+    Arbiter { arbiter: String },
+}
+
+/// Everything that happens to a game. Each carries the instant it happened.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "event", rename_all = "snake_case")]
+pub enum Event {
+    /// 6.5: at the scheduled start the clock of the side to move (White) starts.
+    ClockStarted { at: Millis, side: Color },
+    PlayerPresent {
+        at: Millis,
+        side: Color,
+        #[serde(flatten)]
+        arrival: Arrival,
+    },
+    /// 6.6: default time passed with these players absent.
+    DefaultTimePassed { at: Millis, absent: Vec<Color> },
+    /// A legal move on the board (not yet completed by a press).
+    MoveMade {
+        at: Millis,
+        side: Color,
+        uci: String,
+        san: String,
+        fen: String,
+    },
+    /// 6.7a: a press completed `side`'s move.
+    Pressed {
+        at: Millis,
+        side: Color,
+        /// Main time this turn cost since the last settlement.
+        charged_ms: Millis,
+        /// Fischer increment credited by this press.
+        increment_ms: Millis,
+        /// Remaining main time after the press, increment included.
+        remaining_ms: Millis,
+        /// Moves now completed by `side`.
+        moves: u32,
+    },
+    /// 6.2b: `side` entered `period` (1-based) and got its time.
+    PeriodAdvanced {
+        at: Millis,
+        side: Color,
+        period: u32,
+        added_ms: Millis,
+        /// Unused time not carried over (6.2b: delay mode).
+        forfeited_ms: Millis,
+        remaining_ms: Millis,
+    },
+    /// 6.3 / 6.8: `side`'s time reached 0:00.
+    FlagFell {
+        at: Millis,
+        side: Color,
+        /// 1-based.
+        period: u32,
+        moves_made: u32,
+        /// Moves that had to be completed by the end of this period; `None` in a
+        /// period for the rest of the game.
+        moves_required: Option<u32>,
+        /// Both clocks stopped (freeze after the last flag).
+        frozen: bool,
+    },
+    /// The flag's result waits for the arbiter (claim mode, unknown position, or a 6.9
+    /// search that could not decide).
+    ResultPending {
+        at: Millis,
+        side: Color,
+        reason: String,
+    },
+    /// 6.11: both flags down and which fell first cannot be established; play goes on.
+    BothFlagsOrderUnknown { at: Millis },
+    /// 6.10: a clock shows times that disagree with the reckoning.
+    ClockDiscrepancy {
+        at: Millis,
+        white_ms: Millis,
+        black_ms: Millis,
+        reckoned_white_ms: Millis,
+        reckoned_black_ms: Millis,
+    },
+    /// 6.12b.
+    PausedByPlayer { at: Millis, side: Color },
+    /// 6.12a.
+    Paused {
+        at: Millis,
+        arbiter: String,
+        reason: String,
+    },
+    /// 6.12c.
+    Resumed { at: Millis, arbiter: String },
+    /// 6.13.
+    TimeSet {
+        at: Millis,
+        side: Color,
+        remaining_ms: Millis,
+        previous_ms: Millis,
+        arbiter: String,
+        reason: String,
+    },
+    /// 6.13.
+    TimeAdded {
+        at: Millis,
+        side: Color,
+        delta_ms: Millis,
+        remaining_ms: Millis,
+        arbiter: String,
+        reason: String,
+    },
+    /// 6.10.2 / 7.1.
+    MovesSet {
+        at: Millis,
+        side: Color,
+        moves: u32,
+        /// 1-based.
+        period: u32,
+        arbiter: String,
+        reason: String,
+    },
+    PositionSet {
+        at: Millis,
+        fen: String,
+        arbiter: String,
+        reason: String,
+    },
+    /// 6.10.
+    ClockReplaced {
+        at: Millis,
+        device: String,
+        white_ms: Millis,
+        black_ms: Millis,
+        arbiter: String,
+        reason: String,
+    },
+    GameEnded {
+        at: Millis,
+        #[serde(flatten)]
+        result: GameResult,
+        /// The result this one replaces, when the arbiter overrules an earlier one.
+        #[serde(skip_serializing_if = "Option::is_none", default)]
+        replaces: Option<GameResult>,
+    },
+}
+
+impl Event {
+    pub fn at(&self) -> Millis {
+        match self {
+            Event::ClockStarted { at, .. }
+            | Event::PlayerPresent { at, .. }
+            | Event::DefaultTimePassed { at, .. }
+            | Event::MoveMade { at, .. }
+            | Event::Pressed { at, .. }
+            | Event::PeriodAdvanced { at, .. }
+            | Event::FlagFell { at, .. }
+            | Event::ResultPending { at, .. }
+            | Event::BothFlagsOrderUnknown { at }
+            | Event::ClockDiscrepancy { at, .. }
+            | Event::PausedByPlayer { at, .. }
+            | Event::Paused { at, .. }
+            | Event::Resumed { at, .. }
+            | Event::TimeSet { at, .. }
+            | Event::TimeAdded { at, .. }
+            | Event::MovesSet { at, .. }
+            | Event::PositionSet { at, .. }
+            | Event::ClockReplaced { at, .. }
+            | Event::GameEnded { at, .. } => *at,
+        }
+    }
+}
+
+/// Why an input was refused. Nothing changed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error, Serialize)]
+#[serde(tag = "rejection", rename_all = "snake_case")]
+pub enum Rejection {
+    #[error("the game has not started yet (scheduled start {start})")]
+    NotStarted { start: Millis },
+    #[error("the game is over ({result})")]
+    GameOver { result: String },
+    #[error(
+        "the clocks are stopped ({by}); only the arbiter restarts them (6.12c)"
+    )]
+    Paused { by: String },
+    #[error("the clocks are not stopped")]
+    NotPaused,
+    #[error("{side}'s clock is not running; it is {running}'s turn")]
+    NotYourTurn { side: Color, running: Color },
+    #[error("the clock is stopped after a flag; the arbiter decides (confirm_flag, set_time or set_result)")]
+    Frozen,
+    #[error("the position is not known; the arbiter can set it (set_position)")]
+    PositionUnknown,
+    #[error("'{mv}' is not a move in this position: {reason}")]
+    BadMove { mv: String, reason: String },
+    #[error("{side} has made a move that is not completed yet; press the clock first")]
+    MovePending { side: Color },
+    #[error("no flag is waiting for the arbiter")]
+    NoPendingFlag,
+    #[error("6.9 cannot be decided here: {reason}; set the position or the result")]
+    VerdictUnknown { reason: String },
+    #[error("{field}: {value} is out of range ({allowed})")]
+    OutOfRange {
+        field: &'static str,
+        value: i64,
+        allowed: String,
+    },
+    #[error("fen: {reason}")]
+    BadFen { reason: String },
+    #[error("{what} requires a reason")]
+    ReasonRequired { what: &'static str },
+    #[error("the arbiter's id is required")]
+    ArbiterRequired,
+}
+
+/// A flag whose result waits for the arbiter.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PendingFlag {
+    pub side: Color,
+    pub at: Millis,
+    pub reason: String,
+}
+
+/// The serialisable view of a game at an instant, for displays and dashboards.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct View {
+    pub as_of: Millis,
+    #[serde(flatten)]
+    pub phase: Phase,
+    /// The side whose clock runs now, if any.
+    pub running: Option<Color>,
+    /// Whose turn it is on the clock.
+    pub turn: Color,
+    pub white: SideView,
+    pub black: SideView,
+    pub fen: Option<String>,
+    pub result: Option<GameResult>,
+    pub pending_flag: Option<PendingFlag>,
+    pub both_flags_order_unknown: bool,
+    pub next_deadline: Option<Millis>,
+    /// 6.14: displays are not evidence; claims go through the arbiter.
+    pub authoritative: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct SideView {
+    pub name: String,
+    pub remaining_ms: Millis,
+    /// What the clock face shows (main time; plus the unused delay in Bronstein mode).
+    pub display_ms: Millis,
+    pub delay_left_ms: Millis,
+    pub moves: u32,
+    /// 1-based.
+    pub period: u32,
+    pub flagged_at: Option<Millis>,
+    pub present: bool,
+}
+
+/// The game. See the module documentation.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Game {
+    setup: Setup,
+    periods: ByColor<Vec<Period>>,
+    phase: Phase,
+    clock: Clock,
+    /// `None` when the moves are not known (a press without a move, clock-only boards).
+    position: Option<Chess>,
+    /// Zobrist keys of the positions since the last irreversible move (9.6.1).
+    repetitions: Vec<u64>,
+    present: ByColor<bool>,
+    default_done: bool,
+    /// Paused time before the default-time deadline does not count against it.
+    paused_total: Millis,
+    paused_since: Option<Millis>,
+    pending_flag: Option<PendingFlag>,
+    both_flags_order_unknown: bool,
+    result: Option<GameResult>,
+}
+
+fn bad_fen(reason: impl std::fmt::Display) -> String {
+    reason.to_string()
+}
+
+/// Parse a FEN into a legal position, saying what is wrong.
+pub fn parse_fen(fen: &str) -> Result<Chess, String> {
+    let parsed: Fen = fen.parse().map_err(bad_fen)?;
+    parsed
+        .into_position(CastlingMode::Standard)
+        .map_err(|e| bad_fen(format!("illegal position: {e}")))
+}
+
+pub fn fen_of(pos: &Chess) -> String {
+    Fen::from_position(pos, EnPassantMode::Legal).to_string()
+}
+
+fn zobrist(pos: &Chess) -> u64 {
+    let z: Zobrist64 = pos.zobrist_hash(EnPassantMode::Legal);
+    z.0
+}
+
+/// Parse a move in UCI (`e2e4`, `e7e8q`) or SAN (`Nf3`, `exd5`, `O-O`, `e8=Q+`).
+pub fn parse_move(pos: &Chess, text: &str) -> Result<Move, String> {
+    let text = text.trim();
+    if let Ok(uci) = text.parse::<UciMove>() {
+        return uci.to_move(pos).map_err(|_| "illegal in this position".to_string());
+    }
+    let san: San = text
+        .parse()
+        .map_err(|_| "neither SAN (e.g. Nf3) nor UCI (e.g. g1f3)".to_string())?;
+    san.to_move(pos).map_err(|e| match e {
+        shakmaty::san::SanError::AmbiguousSan => "ambiguous".to_string(),
+        shakmaty::san::SanError::IllegalSan => "illegal in this position".to_string(),
+    })
+}
+
+impl Game {
+    /// A scheduled game, not started. Validates the setup.
+    pub fn new(setup: Setup) -> Result<Game, SetupError> {
+        let periods_of = |tc: &TimeControl, color| {
+            tc.periods()
+                .map(<[Period]>::to_vec)
+                .map_err(|reason| SetupError::TimeControl { color, reason })
+        };
+        let white = periods_of(&setup.tc, Color::White)?;
+        let black = periods_of(setup.tc_black.as_ref().unwrap_or(&setup.tc), Color::Black)?;
+        if setup.default_time < Millis::ZERO {
+            return Err(SetupError::NegativeDefaultTime);
+        }
+        let position = match &setup.fen {
+            None => Chess::default(),
+            Some(fen) => parse_fen(fen).map_err(SetupError::Fen)?,
+        };
+        let initial = |p: &[Period]| {
+            let first = &p[0];
+            match setup.clock.increment_credit {
+                // DGT and FIDE clocks show 5+3 as 5:03 before move 1.
+                IncrementCredit::BeforeMove1 => first.time() + first.increment(),
+                IncrementCredit::AfterPress => first.time(),
+            }
+        };
+        let clock = Clock::new(initial(&white), initial(&black), position.turn().into());
+        Ok(Game {
+            repetitions: vec![zobrist(&position)],
+            position: Some(position),
+            periods: ByColor { white, black },
+            phase: Phase::Scheduled,
+            clock,
+            present: ByColor::default(),
+            default_done: false,
+            paused_total: Millis::ZERO,
+            paused_since: None,
+            pending_flag: None,
+            both_flags_order_unknown: false,
+            result: None,
+            setup,
+        })
+    }
+
+    pub fn setup(&self) -> &Setup {
+        &self.setup
+    }
+
+    pub fn phase(&self) -> &Phase {
+        &self.phase
+    }
+
+    pub fn clock(&self) -> &Clock {
+        &self.clock
+    }
+
+    pub fn position(&self) -> Option<&Chess> {
+        self.position.as_ref()
+    }
+
+    pub fn result(&self) -> Option<&GameResult> {
+        self.result.as_ref()
+    }
+
+    fn period(&self, side: Color, k: usize) -> &Period {
+        let periods = self.periods.get(side);
+        // Game::new guarantees at least one period per side.
+        TimeControl::period(periods, k).unwrap_or(&periods[0])
+    }
+
+    fn period_end(&self, side: Color, k: usize) -> Option<u32> {
+        TimeControl::period_end(self.periods.get(side), k)
+    }
+
+    /// Default time still matters: it has not passed and someone is not yet present.
+    fn default_pending(&self) -> bool {
+        !self.default_done && !(self.present.white && self.present.black)
+    }
+
+    fn default_deadline(&self) -> Millis {
+        self.setup.start + self.setup.default_time + self.paused_total
+    }
+
+    /// When time alone will next cause an event, if ever: the scheduled start, default
+    /// time, or the running side's flag (the minimum of the armed timers).
+    pub fn next_deadline(&self) -> Option<Millis> {
+        match self.phase {
+            Phase::Finished => None,
+            Phase::Scheduled => Some(self.setup.start),
+            Phase::Paused(_) => None,
+            Phase::Running => {
+                let default = self.default_pending().then(|| self.default_deadline());
+                let flag = self.clock.zero_at();
+                match (default, flag) {
+                    (Some(a), Some(b)) => Some(a.min(b)),
+                    (a, b) => a.or(b),
+                }
+            }
+        }
+    }
+
+    /// The events time causes up to `now`, each at the instant it was due, in order.
+    pub fn poll(&self, now: Millis) -> Vec<Event> {
+        let mut events = Vec::new();
+        let mut draft: Option<Game> = None;
+        // Each round handles one deadline and must move time or phase forward; the bound
+        // only guards against a bug turning into a hang.
+        for _ in 0..64 {
+            let game = draft.as_ref().unwrap_or(self);
+            let Some(due) = game.next_deadline() else {
+                break;
+            };
+            if due > now {
+                break;
+            }
+            let new = game.on_deadline(due);
+            if new.is_empty() {
+                break;
+            }
+            let d = draft.get_or_insert_with(|| self.clone());
+            for e in &new {
+                d.evolve(e);
+            }
+            events.extend(new);
+        }
+        events
+    }
+
+    fn on_deadline(&self, due: Millis) -> Vec<Event> {
+        match self.phase {
+            Phase::Scheduled => vec![Event::ClockStarted {
+                at: self.setup.start,
+                side: self.clock.turn,
+            }],
+            Phase::Running => {
+                if self.default_pending() && self.default_deadline() == due {
+                    self.on_default_time(due)
+                } else {
+                    self.on_zero(due)
+                }
+            }
+            _ => Vec::new(),
+        }
+    }
+
+    /// 6.6: who is absent when default time passes loses.
+    fn on_default_time(&self, at: Millis) -> Vec<Event> {
+        let absent: Vec<Color> = Color::ALL
+            .into_iter()
+            .filter(|c| !*self.present.get(*c))
+            .collect();
+        let mut events = vec![Event::DefaultTimePassed {
+            at,
+            absent: absent.clone(),
+        }];
+        let score = match absent.as_slice() {
+            [] => None,
+            [one] => Some(Score::win_for(one.other())),
+            _ => match self.setup.both_absent {
+                BothAbsent::BothLose => Some(Score::BothLose),
+                BothAbsent::Arbiter => None,
+            },
+        };
+        if let Some(score) = score {
+            events.push(self.ended(
+                at,
+                score,
+                Termination::Default { absent },
+            ));
+        }
+        events
+    }
+
+    /// The running side's time reached 0:00 at `at`.
+    fn on_zero(&self, at: Millis) -> Vec<Event> {
+        let side = self.clock.turn;
+        let s = self.clock.side(side);
+        let required = self.period_end(side, s.period);
+        if self.setup.clock.period_transition == PeriodTransition::OnFlag
+            && let Some(required) = required
+            && s.moves >= required
+        {
+            // DGT "000" mode: the period's quota was completed, so 0:00 only opens the
+            // next period (6.3: the requirement is met).
+            let next = self.period(side, s.period + 1);
+            return vec![Event::PeriodAdvanced {
+                at,
+                side,
+                period: period_number(s.period + 1),
+                added_ms: next.time(),
+                forfeited_ms: Millis::ZERO,
+                remaining_ms: next.time(),
+            }];
+        }
+        let frozen = self.setup.clock.freeze_after_last_flag;
+        let mut events = vec![Event::FlagFell {
+            at,
+            side,
+            period: period_number(s.period),
+            moves_made: s.moves,
+            moves_required: required,
+            frozen,
+        }];
+        // Only the first flag decides (6.11: a daemon-run clock knows the order).
+        if self.clock.side(side.other()).flagged_at.is_some() || self.pending_flag.is_some() {
+            return events;
+        }
+        match self.setup.flag_mode {
+            FlagMode::Claim => events.push(Event::ResultPending {
+                at,
+                side,
+                reason: "claim mode: the result waits for the arbiter's confirmation (6.8)"
+                    .into(),
+            }),
+            FlagMode::Auto => events.push(self.flag_verdict(at, side)),
+        }
+        events
+    }
+
+    /// 6.9: the flagged side loses, unless the opponent cannot mate by any series of
+    /// legal moves. The intended winner is always the opponent of the flagged side.
+    fn flag_verdict(&self, at: Millis, side: Color) -> Event {
+        let Some(pos) = &self.position else {
+            return Event::ResultPending {
+                at,
+                side,
+                reason: "flag fell, result pending arbiter: the position is not known".into(),
+            };
+        };
+        match dead_position::can_mate(pos, side.other().into()) {
+            MateVerdict::CanMate { .. } => {
+                self.ended(at, Score::win_for(side.other()), Termination::Flag { side })
+            }
+            MateVerdict::CannotMate { .. } => self.ended(
+                at,
+                Score::Draw,
+                Termination::FlagOpponentCannotMate { side },
+            ),
+            MateVerdict::Unknown { reason } => Event::ResultPending {
+                at,
+                side,
+                reason: format!("flag fell, result pending arbiter: {reason}"),
+            },
+        }
+    }
+
+    fn ended(&self, at: Millis, score: Score, termination: Termination) -> Event {
+        Event::GameEnded {
+            at,
+            result: GameResult { score, termination },
+            replaces: self.result.clone(),
+        }
+    }
+
+    fn reject_if_over(&self) -> Result<(), Rejection> {
+        match &self.result {
+            Some(r) => Err(Rejection::GameOver {
+                result: describe_result(r),
+            }),
+            None => Ok(()),
+        }
+    }
+
+    fn reject_unless_playing(&self) -> Result<(), Rejection> {
+        self.reject_if_over()?;
+        match &self.phase {
+            Phase::Scheduled => Err(Rejection::NotStarted {
+                start: self.setup.start,
+            }),
+            Phase::Paused(by) => Err(Rejection::Paused {
+                by: describe_pause(by),
+            }),
+            Phase::Running | Phase::Finished => Ok(()),
+        }
+    }
+
+    /// Validate `input` at `now` and return the events it causes (after any events time
+    /// caused up to `now`, which a driver should have polled already).
+    pub fn decide(&self, input: &Input, now: Millis) -> Result<Vec<Event>, Rejection> {
+        if self.next_deadline().is_some_and(|d| d <= now) {
+            let mut events = self.poll(now);
+            let mut draft = self.clone();
+            for e in &events {
+                draft.evolve(e);
+            }
+            events.extend(draft.decide_now(input, now)?);
+            return Ok(events);
+        }
+        self.decide_now(input, now)
+    }
+
+    fn decide_now(&self, input: &Input, now: Millis) -> Result<Vec<Event>, Rejection> {
+        match input {
+            Input::Present { side, arbiter } => {
+                self.reject_if_over()?;
+                require_arbiter(arbiter)?;
+                if *self.present.get(*side) {
+                    return Ok(Vec::new());
+                }
+                Ok(vec![Event::PlayerPresent {
+                    at: now,
+                    side: *side,
+                    arrival: Arrival::Arbiter {
+                        arbiter: arbiter.clone(),
+                    },
+                }])
+            }
+            Input::Move { mv } => {
+                self.reject_unless_playing()?;
+                self.decide_move(mv, now)
+            }
+            Input::Press { side, mv } => self.decide_press(*side, mv.as_deref(), now),
+            Input::PlayerPause { side } => {
+                self.reject_unless_playing()?;
+                let side = side.unwrap_or(self.clock.turn);
+                Ok(vec![Event::PausedByPlayer { at: now, side }])
+            }
+            Input::Pause { arbiter, reason } => {
+                require_arbiter(arbiter)?;
+                self.reject_if_over()?;
+                match &self.phase {
+                    Phase::Scheduled => Err(Rejection::NotStarted {
+                        start: self.setup.start,
+                    }),
+                    // An arbiter may take over a pause a player started (6.12b -> 6.12a).
+                    _ => Ok(vec![Event::Paused {
+                        at: now,
+                        arbiter: arbiter.clone(),
+                        reason: reason.clone(),
+                    }]),
+                }
+            }
+            Input::Resume { arbiter } => {
+                require_arbiter(arbiter)?;
+                self.reject_if_over()?;
+                match self.phase {
+                    Phase::Paused(_) => Ok(vec![Event::Resumed {
+                        at: now,
+                        arbiter: arbiter.clone(),
+                    }]),
+                    _ => Err(Rejection::NotPaused),
+                }
+            }
+            Input::SetTime {
+                side,
+                remaining,
+                arbiter,
+                reason,
+            } => {
+                self.check_adjustment(arbiter, reason, "set_time")?;
+                check_time("remaining", *remaining)?;
+                Ok(vec![Event::TimeSet {
+                    at: now,
+                    side: *side,
+                    remaining_ms: *remaining,
+                    previous_ms: self.clock.remaining_at(*side, now),
+                    arbiter: arbiter.clone(),
+                    reason: reason.clone(),
+                }])
+            }
+            Input::AddTime {
+                side,
+                delta,
+                arbiter,
+                reason,
+            } => {
+                self.check_adjustment(arbiter, reason, "add_time")?;
+                let before = self.clock.remaining_at(*side, now);
+                let after = before + *delta;
+                if after < Millis::ZERO || after > MAX_CLOCK {
+                    return Err(Rejection::OutOfRange {
+                        field: "delta",
+                        value: delta.0,
+                        allowed: format!(
+                            "{} to +{} with {} left",
+                            -before,
+                            MAX_CLOCK - before,
+                            before
+                        ),
+                    });
+                }
+                Ok(vec![Event::TimeAdded {
+                    at: now,
+                    side: *side,
+                    delta_ms: *delta,
+                    remaining_ms: after,
+                    arbiter: arbiter.clone(),
+                    reason: reason.clone(),
+                }])
+            }
+            Input::SetMoves {
+                side,
+                moves,
+                period,
+                arbiter,
+                reason,
+            } => {
+                self.check_adjustment(arbiter, reason, "set_moves")?;
+                if *moves > 10_000 {
+                    return Err(Rejection::OutOfRange {
+                        field: "moves",
+                        value: i64::from(*moves),
+                        allowed: "0 to 10000".into(),
+                    });
+                }
+                let period = match period {
+                    Some(0) | Some(1001..) => {
+                        return Err(Rejection::OutOfRange {
+                            field: "period",
+                            value: i64::from(period.unwrap_or(0)),
+                            allowed: "1 to 1000".into(),
+                        });
+                    }
+                    Some(p) => *p,
+                    None => period_number(self.period_for_moves(*side, *moves)),
+                };
+                Ok(vec![Event::MovesSet {
+                    at: now,
+                    side: *side,
+                    moves: *moves,
+                    period,
+                    arbiter: arbiter.clone(),
+                    reason: reason.clone(),
+                }])
+            }
+            Input::SetPosition {
+                fen,
+                arbiter,
+                reason,
+            } => {
+                self.check_adjustment(arbiter, reason, "set_position")?;
+                let pos = parse_fen(fen).map_err(|reason| Rejection::BadFen { reason })?;
+                Ok(vec![Event::PositionSet {
+                    at: now,
+                    fen: fen_of(&pos),
+                    arbiter: arbiter.clone(),
+                    reason: reason.clone(),
+                }])
+            }
+            Input::ReplaceClock {
+                device,
+                white,
+                black,
+                arbiter,
+                reason,
+            } => {
+                self.check_adjustment(arbiter, reason, "replace_clock")?;
+                let white = white.unwrap_or(self.clock.remaining_at(Color::White, now));
+                let black = black.unwrap_or(self.clock.remaining_at(Color::Black, now));
+                check_time("white", white)?;
+                check_time("black", black)?;
+                Ok(vec![Event::ClockReplaced {
+                    at: now,
+                    device: device.clone(),
+                    white_ms: white,
+                    black_ms: black,
+                    arbiter: arbiter.clone(),
+                    reason: reason.clone(),
+                }])
+            }
+            Input::ConfirmFlag { arbiter } => {
+                require_arbiter(arbiter)?;
+                self.reject_if_over()?;
+                let Some(pending) = &self.pending_flag else {
+                    return Err(Rejection::NoPendingFlag);
+                };
+                match self.flag_verdict(now, pending.side) {
+                    Event::GameEnded {
+                        result, replaces, ..
+                    } => Ok(vec![Event::GameEnded {
+                        at: now,
+                        result,
+                        replaces,
+                    }]),
+                    Event::ResultPending { reason, .. } => {
+                        Err(Rejection::VerdictUnknown { reason })
+                    }
+                    _ => Err(Rejection::NoPendingFlag),
+                }
+            }
+            Input::SetResult {
+                result,
+                arbiter,
+                reason,
+            } => {
+                require_arbiter(arbiter)?;
+                if reason.trim().is_empty() {
+                    return Err(Rejection::ReasonRequired { what: "set_result" });
+                }
+                let score = match result {
+                    ArbiterResult::AgreedDraw => Score::Draw,
+                    ArbiterResult::Resignation { side } => Score::win_for(side.other()),
+                    ArbiterResult::IllegalMoves { side } => self.illegal_moves_score(*side),
+                    ArbiterResult::Annulled => Score::Annulled,
+                    ArbiterResult::Score { score } => *score,
+                };
+                Ok(vec![self.ended(
+                    now,
+                    score,
+                    Termination::Arbiter {
+                        kind: *result,
+                        arbiter: arbiter.clone(),
+                        reason: reason.clone(),
+                    },
+                )])
+            }
+            Input::ClockReading { white, black } => Ok(self.decide_reading(*white, *black, now)),
+        }
+    }
+
+    /// 7.5.5: the offender loses, but it is a draw when the opponent cannot mate.
+    fn illegal_moves_score(&self, offender: Color) -> Score {
+        match &self.position {
+            Some(pos) => match dead_position::can_mate(pos, offender.other().into()) {
+                MateVerdict::CannotMate { .. } => Score::Draw,
+                _ => Score::win_for(offender.other()),
+            },
+            None => Score::win_for(offender.other()),
+        }
+    }
+
+    fn check_adjustment(
+        &self,
+        arbiter: &str,
+        reason: &str,
+        what: &'static str,
+    ) -> Result<(), Rejection> {
+        require_arbiter(arbiter)?;
+        if reason.trim().is_empty() {
+            return Err(Rejection::ReasonRequired { what });
+        }
+        self.reject_if_over()
+    }
+
+    fn period_for_moves(&self, side: Color, moves: u32) -> usize {
+        let mut k = 0;
+        while let Some(end) = self.period_end(side, k) {
+            if moves < end || k >= 10_000 {
+                break;
+            }
+            k += 1;
+        }
+        k
+    }
+
+    fn decide_reading(&self, white: Millis, black: Millis, now: Millis) -> Vec<Event> {
+        let flagged = |c: Color| self.clock.side(c).flagged_at.is_some();
+        if white <= Millis::ZERO
+            && black <= Millis::ZERO
+            && !flagged(Color::White)
+            && !flagged(Color::Black)
+            && self.result.is_none()
+        {
+            return vec![Event::BothFlagsOrderUnknown { at: now }];
+        }
+        let reckoned_white = self.clock.remaining_at(Color::White, now);
+        let reckoned_black = self.clock.remaining_at(Color::Black, now);
+        let off = |a: Millis, b: Millis| (a - b).0.abs() > self.setup.discrepancy_margin.0;
+        if off(white, reckoned_white) || off(black, reckoned_black) {
+            return vec![Event::ClockDiscrepancy {
+                at: now,
+                white_ms: white,
+                black_ms: black,
+                reckoned_white_ms: reckoned_white,
+                reckoned_black_ms: reckoned_black,
+            }];
+        }
+        Vec::new()
+    }
+
+    /// A move made on the board by the side whose clock runs.
+    fn decide_move(&self, text: &str, now: Millis) -> Result<Vec<Event>, Rejection> {
+        let pos = self.position.as_ref().ok_or(Rejection::PositionUnknown)?;
+        let mover: Color = pos.turn().into();
+        if mover != self.clock.turn {
+            return Err(Rejection::MovePending {
+                side: self.clock.turn,
+            });
+        }
+        if self.clock.running_since.is_none() {
+            return Err(Rejection::Frozen);
+        }
+        let m = parse_move(pos, text).map_err(|reason| Rejection::BadMove {
+            mv: text.to_string(),
+            reason,
+        })?;
+        let san = San::from_move(pos, m).to_string();
+        let uci = m.to_uci(CastlingMode::Standard).to_string();
+        let mut after = pos.clone();
+        after.play_unchecked(m);
+        let mut events = vec![Event::MoveMade {
+            at: now,
+            side: mover,
+            uci,
+            san,
+            fen: fen_of(&after),
+        }];
+        if let Some((score, termination)) = self.ending_after(&after, pos.is_irreversible(m)) {
+            // 6.7a: a move that ends the game is complete without a press.
+            events.push(self.ended(now, score, termination));
+        }
+        Ok(events)
+    }
+
+    /// 5.1, 5.2.2, 9.6: does the position after a move end the game?
+    fn ending_after(&self, after: &Chess, irreversible: bool) -> Option<(Score, Termination)> {
+        if after.is_checkmate() {
+            let winner: Color = after.turn().other().into();
+            return Some((Score::win_for(winner), Termination::Checkmate));
+        }
+        if after.is_stalemate() {
+            return Some((Score::Draw, Termination::Stalemate));
+        }
+        if dead_position::is_dead_position(after) {
+            return Some((Score::Draw, Termination::DeadPosition));
+        }
+        if after.halfmoves() >= 150 {
+            return Some((Score::Draw, Termination::SeventyFiveMoves));
+        }
+        let key = zobrist(after);
+        let seen = if irreversible {
+            0
+        } else {
+            self.repetitions.iter().filter(|k| **k == key).count()
+        };
+        if seen + 1 >= 5 {
+            return Some((Score::Draw, Termination::FivefoldRepetition));
+        }
+        None
+    }
+
+    fn decide_press(
+        &self,
+        side: Option<Color>,
+        mv: Option<&str>,
+        now: Millis,
+    ) -> Result<Vec<Event>, Rejection> {
+        self.reject_unless_playing()?;
+        let turn = self.clock.turn;
+        if let Some(side) = side
+            && side != turn
+        {
+            return Err(Rejection::NotYourTurn {
+                side,
+                running: turn,
+            });
+        }
+        if self.clock.running_since.is_none() {
+            return Err(Rejection::Frozen);
+        }
+        let mut events = Vec::new();
+        if !*self.present.get(turn) {
+            events.push(Event::PlayerPresent {
+                at: now,
+                side: turn,
+                arrival: Arrival::Press,
+            });
+        }
+        if let Some(text) = mv {
+            let mut made = self.decide_move(text, now)?;
+            let ended = matches!(made.last(), Some(Event::GameEnded { .. }));
+            events.append(&mut made);
+            if ended {
+                return Ok(events);
+            }
+        }
+        let s = self.clock.side(turn);
+        let charge = self.clock.charge(now);
+        let after_charge = s.remaining - charge.main;
+        let flagged = s.flagged_at.is_some();
+        let moves = s.moves + 1;
+        let completed_in = self.period(turn, s.period);
+        let advances = !flagged
+            && self.setup.clock.period_transition == PeriodTransition::OnMoves
+            && self.period_end(turn, s.period) == Some(moves);
+        let period = if advances { s.period + 1 } else { s.period };
+        // No increment after a flag (FIDE equipment rules; lichess does the same).
+        let increment = match (flagged, self.setup.clock.increment_credit) {
+            (true, _) => Millis::ZERO,
+            (false, IncrementCredit::BeforeMove1) => self.period(turn, period).increment(),
+            (false, IncrementCredit::AfterPress) => completed_in.increment(),
+        };
+        events.push(Event::Pressed {
+            at: now,
+            side: turn,
+            charged_ms: charge.main,
+            increment_ms: increment,
+            remaining_ms: after_charge + increment,
+            moves,
+        });
+        if advances {
+            // 6.2b: unused time carries over, except in delay mode.
+            let forfeited = if completed_in.delay() > Millis::ZERO {
+                after_charge
+            } else {
+                Millis::ZERO
+            };
+            let next = self.period(turn, period);
+            events.push(Event::PeriodAdvanced {
+                at: now,
+                side: turn,
+                period: period_number(period),
+                added_ms: next.time(),
+                forfeited_ms: forfeited,
+                remaining_ms: after_charge + increment - forfeited + next.time(),
+            });
+        }
+        Ok(events)
+    }
+
+    /// Apply an event. The only mutator.
+    pub fn evolve(&mut self, event: &Event) {
+        match event {
+            Event::ClockStarted { at, side } => {
+                self.phase = Phase::Running;
+                self.clock.turn = *side;
+                self.begin_turn(*at);
+            }
+            Event::PlayerPresent { side, .. } => *self.present.get_mut(*side) = true,
+            Event::DefaultTimePassed { .. } => self.default_done = true,
+            Event::MoveMade { uci, .. } => {
+                let played = self.position.as_ref().and_then(|pos| {
+                    let m = uci.parse::<UciMove>().ok()?.to_move(pos).ok()?;
+                    let irreversible = pos.is_irreversible(m);
+                    let mut after = pos.clone();
+                    after.play_unchecked(m);
+                    Some((after, irreversible))
+                });
+                match played {
+                    Some((after, irreversible)) => {
+                        if irreversible {
+                            self.repetitions.clear();
+                        }
+                        self.repetitions.push(zobrist(&after));
+                        self.position = Some(after);
+                    }
+                    // Only a corrupt journal gets here: forget the position rather than
+                    // keep a wrong one.
+                    None => self.forget_position(),
+                }
+            }
+            Event::Pressed {
+                at,
+                side,
+                remaining_ms,
+                moves,
+                ..
+            } => {
+                self.clock.settle(*at);
+                *self.present.get_mut(*side) = true;
+                // A press without a recorded move: the moves are no longer known.
+                if self
+                    .position
+                    .as_ref()
+                    .is_some_and(|p| Color::from(p.turn()) == *side)
+                {
+                    self.forget_position();
+                }
+                let s = self.clock.side_mut(*side);
+                s.remaining = *remaining_ms;
+                s.moves = *moves;
+                self.clock.turn = side.other();
+                if self.clock.running_since.is_some() {
+                    self.begin_turn(*at);
+                }
+            }
+            Event::PeriodAdvanced {
+                at,
+                side,
+                period,
+                remaining_ms,
+                ..
+            } => {
+                self.clock.settle(*at);
+                let s = self.clock.side_mut(*side);
+                s.period = period_index(*period);
+                s.remaining = *remaining_ms;
+            }
+            Event::FlagFell {
+                at, side, frozen, ..
+            } => {
+                self.clock.settle(*at);
+                let s = self.clock.side_mut(*side);
+                s.remaining = Millis::ZERO;
+                s.flagged_at.get_or_insert(*at);
+                if *frozen {
+                    self.clock.stop(*at);
+                }
+            }
+            Event::ResultPending { at, side, reason } => {
+                self.pending_flag = Some(PendingFlag {
+                    side: *side,
+                    at: *at,
+                    reason: reason.clone(),
+                });
+            }
+            Event::BothFlagsOrderUnknown { at } => {
+                self.clock.settle(*at);
+                for c in Color::ALL {
+                    let s = self.clock.side_mut(c);
+                    s.remaining = Millis::ZERO;
+                    s.flagged_at.get_or_insert(*at);
+                }
+                self.both_flags_order_unknown = true;
+            }
+            Event::ClockDiscrepancy { .. } => {}
+            Event::PausedByPlayer { at, side } => self.pause(
+                *at,
+                PausedBy::Player { side: *side },
+            ),
+            Event::Paused {
+                at,
+                arbiter,
+                reason,
+            } => self.pause(
+                *at,
+                PausedBy::Arbiter {
+                    arbiter: arbiter.clone(),
+                    reason: reason.clone(),
+                },
+            ),
+            Event::Resumed { at, .. } => {
+                if let Some(since) = self.paused_since.take()
+                    && !self.default_done
+                {
+                    self.paused_total += *at - since;
+                }
+                self.phase = Phase::Running;
+                if !self.frozen() {
+                    self.clock.start(*at);
+                }
+            }
+            Event::TimeSet {
+                at,
+                side,
+                remaining_ms,
+                ..
+            }
+            | Event::TimeAdded {
+                at,
+                side,
+                remaining_ms,
+                ..
+            } => {
+                self.clock.settle(*at);
+                self.set_remaining(*side, *remaining_ms, *at);
+            }
+            Event::MovesSet {
+                at,
+                side,
+                moves,
+                period,
+                ..
+            } => {
+                self.clock.settle(*at);
+                let s = self.clock.side_mut(*side);
+                s.moves = *moves;
+                s.period = period_index(*period);
+            }
+            Event::PositionSet { fen, .. } => match parse_fen(fen) {
+                Ok(pos) => {
+                    self.repetitions = vec![zobrist(&pos)];
+                    self.position = Some(pos);
+                }
+                Err(_) => self.forget_position(),
+            },
+            Event::ClockReplaced {
+                at,
+                white_ms,
+                black_ms,
+                ..
+            } => {
+                self.clock.settle(*at);
+                self.set_remaining(Color::White, *white_ms, *at);
+                self.set_remaining(Color::Black, *black_ms, *at);
+            }
+            Event::GameEnded { at, result, .. } => {
+                self.clock.stop(*at);
+                self.phase = Phase::Finished;
+                self.pending_flag = None;
+                self.result = Some(result.clone());
+            }
+        }
+    }
+
+    fn forget_position(&mut self) {
+        self.position = None;
+        self.repetitions.clear();
+    }
+
+    /// An arbiter's time (6.13): giving time back lifts a flag, and a clock frozen by
+    /// the flag runs again.
+    fn set_remaining(&mut self, side: Color, remaining: Millis, at: Millis) {
+        let s = self.clock.side_mut(side);
+        s.remaining = remaining;
+        if remaining > Millis::ZERO {
+            s.flagged_at = None;
+            if self.pending_flag.as_ref().is_some_and(|p| p.side == side) {
+                self.pending_flag = None;
+            }
+            self.both_flags_order_unknown = false;
+            if self.phase == Phase::Running
+                && self.clock.running_since.is_none()
+                && !self.frozen()
+            {
+                self.clock.start(at);
+            }
+        }
+    }
+
+    fn frozen(&self) -> bool {
+        self.setup.clock.freeze_after_last_flag
+            && Color::ALL
+                .iter()
+                .any(|c| self.clock.side(*c).flagged_at.is_some())
+    }
+
+    fn pause(&mut self, at: Millis, by: PausedBy) {
+        if !matches!(self.phase, Phase::Paused(_)) {
+            self.paused_since = Some(at);
+        }
+        self.clock.stop(at);
+        self.phase = Phase::Paused(by);
+    }
+
+    /// The side to move starts thinking: its clock runs from `at`, with a fresh delay.
+    fn begin_turn(&mut self, at: Millis) {
+        let side = self.clock.turn;
+        let k = self.clock.side(side).period;
+        self.clock.delay_left = self.period(side, k).delay();
+        self.clock.start(at);
+    }
+
+    /// The view at `now`.
+    pub fn view(&self, now: Millis) -> View {
+        let side_view = |c: Color| {
+            let s = self.clock.side(c);
+            let remaining = self.clock.remaining_at(c, now);
+            let delay_left = if self.clock.turn == c {
+                self.clock.delay_left_at(now)
+            } else {
+                Millis::ZERO
+            };
+            let display = match self.setup.clock.delay_display {
+                super::time_control::DelayDisplay::Countdown => remaining,
+                super::time_control::DelayDisplay::Bronstein => remaining + delay_left,
+            };
+            SideView {
+                name: match c {
+                    Color::White => self.setup.white.clone(),
+                    Color::Black => self.setup.black.clone(),
+                },
+                remaining_ms: remaining,
+                display_ms: display,
+                delay_left_ms: delay_left,
+                moves: s.moves,
+                period: period_number(s.period),
+                flagged_at: s.flagged_at,
+                present: *self.present.get(c),
+            }
+        };
+        View {
+            as_of: now,
+            phase: self.phase.clone(),
+            running: self.clock.running(),
+            turn: self.clock.turn,
+            white: side_view(Color::White),
+            black: side_view(Color::Black),
+            fen: self.position.as_ref().map(fen_of),
+            result: self.result.clone(),
+            pending_flag: self.pending_flag.clone(),
+            both_flags_order_unknown: self.both_flags_order_unknown,
+            next_deadline: self.next_deadline(),
+            authoritative: false,
+        }
+    }
+}
+
+/// The largest time an arbiter may put on a clock: 24 h.
+pub const MAX_CLOCK: Millis = Millis(24 * 3_600_000);
+
+fn check_time(field: &'static str, t: Millis) -> Result<(), Rejection> {
+    if t < Millis::ZERO || t > MAX_CLOCK {
+        return Err(Rejection::OutOfRange {
+            field,
+            value: t.0,
+            allowed: format!("0 to {} ms (24 h)", MAX_CLOCK.0),
+        });
+    }
+    Ok(())
+}
+
+fn require_arbiter(arbiter: &str) -> Result<(), Rejection> {
+    if arbiter.trim().is_empty() {
+        Err(Rejection::ArbiterRequired)
+    } else {
+        Ok(())
+    }
+}
+
+fn period_number(index: usize) -> u32 {
+    u32::try_from(index.saturating_add(1)).unwrap_or(u32::MAX)
+}
+
+fn period_index(number: u32) -> usize {
+    usize::try_from(number.saturating_sub(1)).unwrap_or(0)
+}
+
+fn describe_pause(by: &PausedBy) -> String {
+    match by {
+        PausedBy::Arbiter { arbiter, reason } => format!("paused by arbiter {arbiter}: {reason}"),
+        PausedBy::Player { side } => format!("stopped by {side} to summon the arbiter"),
+    }
+}
+
+/// `1-0 (flag: black)`, for messages.
+pub fn describe_result(r: &GameResult) -> String {
+    let score = match r.score {
+        Score::WhiteWins => "1-0",
+        Score::BlackWins => "0-1",
+        Score::Draw => "1/2-1/2",
+        Score::BothLose => "0-0",
+        Score::Annulled => "annulled",
+    };
+    let why = match &r.termination {
+        Termination::Checkmate => "checkmate".to_string(),
+        Termination::Stalemate => "stalemate".to_string(),
+        Termination::DeadPosition => "dead position".to_string(),
+        Termination::SeventyFiveMoves => "75-move rule".to_string(),
+        Termination::FivefoldRepetition => "fivefold repetition".to_string(),
+        Termination::Flag { side } => format!("{side}'s flag fell"),
+        Termination::FlagOpponentCannotMate { side } => {
+            format!("{side}'s flag fell, opponent cannot mate")
+        }
+        Termination::Default { absent } => format!(
+            "default: {} absent",
+            absent.iter().map(|c| c.name()).collect::<Vec<_>>().join(" and ")
+        ),
+        Termination::Arbiter { reason, .. } => format!("arbiter: {reason}"),
+    };
+    format!("{score}, {why}")
+}
