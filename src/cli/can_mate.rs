@@ -93,7 +93,7 @@ pub enum FenError {
     NotStandardChess(&'static str),
     /// Parses, but is not a legal position (shakmaty's reasons, e.g. "opposite check").
     #[error("{0}")]
-    Illegal(PositionError<Chess>),
+    Illegal(Box<PositionError<Chess>>),
 }
 
 /// Parses a standard-chess FEN strictly, naming the field (and for the board, the rank and
@@ -113,7 +113,7 @@ pub fn parse_position(text: &str) -> Result<Chess, FenError> {
         return Err(FenError::NotStandardChess("promoted-piece marks (~)"));
     }
     fen.into_position(CastlingMode::Standard)
-        .map_err(FenError::Illegal)
+        .map_err(|e| FenError::Illegal(Box::new(e)))
 }
 
 fn syntax_error(text: &str, error: ParseFenError) -> FenError {
