@@ -391,8 +391,8 @@ fn rule_6_3_on_flag_transition_quota_not_completed_loses() {
     let mut s = setup("3/10:60");
     s.clock.period_transition = PeriodTransition::OnFlag;
     let mut d = Driver::started(s);
-    d.press(at(1.0));
-    d.press(at(2.0));
+    d.play("e4", at(1.0));
+    d.play("e5", at(2.0));
     d.advance(at(100.0));
     assert_eq!(
         d.result(),
@@ -704,8 +704,8 @@ fn rule_6_7a_mate_pre_empts_a_flag_that_would_fall_later() {
 #[test]
 fn rule_6_8_flag_is_observed_at_the_exact_instant_even_when_polled_late() {
     let mut d = Driver::started(setup("60"));
-    d.press(at(10.0));
-    d.press(at(20.5));
+    d.play("d4", at(10.0));
+    d.play("d5", at(20.5));
     // White has 50 s from 20.5: zero at 70.5.
     assert_eq!(d.game.next_deadline(), Some(at(70.5)));
     let e = d.advance(at(75.0));
