@@ -8,4 +8,5 @@ pub mod cli;
 pub mod dgt;
 pub mod link;
 pub mod rules;
+pub mod script;
 pub mod sim;

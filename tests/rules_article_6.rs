@@ -73,7 +73,13 @@ impl Driver {
     }
 
     fn press(&mut self, now: Millis) -> Vec<Event> {
-        self.input(Input::Press { side: None, mv: None }, now)
+        self.input(
+            Input::Press {
+                side: None,
+                mv: None,
+            },
+            now,
+        )
     }
 
     fn play(&mut self, mv: &str, now: Millis) -> Vec<Event> {
@@ -101,9 +107,7 @@ impl Driver {
     }
 
     fn result(&self) -> Option<(Score, Termination)> {
-        self.game
-            .result()
-            .map(|r| (r.score, r.termination.clone()))
+        self.game.result().map(|r| (r.score, r.termination.clone()))
     }
 }
 
@@ -300,7 +304,10 @@ fn rule_6_2c_delay_main_time_unchanged_if_pressed_within_the_delay() {
     assert_eq!(d.remaining(Color::White, at(4.999)), Millis::from_secs(300));
     // Black uses 8 s: 3 s of main time.
     d.press(at(12.999));
-    assert_eq!(d.remaining(Color::Black, at(12.999)), Millis::from_secs(297));
+    assert_eq!(
+        d.remaining(Color::Black, at(12.999)),
+        Millis::from_secs(297)
+    );
     // The delay is never banked: white starts with 5 s again, not 5 + 0.001.
     assert_eq!(
         d.game.view(at(12.999)).white.delay_left_ms,
@@ -346,14 +353,16 @@ fn rule_6_3_flag_carries_period_and_moves_required_and_made() {
     d.press(at(4.0)); // white has completed 2 of 3 moves, 8 s left
     let e = d.advance(at(100.0));
     match flags(&e)[..] {
-        [Event::FlagFell {
-            side,
-            at: when,
-            period,
-            moves_made,
-            moves_required,
-            ..
-        }] => {
+        [
+            Event::FlagFell {
+                side,
+                at: when,
+                period,
+                moves_made,
+                moves_required,
+                ..
+            },
+        ] => {
             assert_eq!(*side, Color::White);
             assert_eq!(*when, at(12.0));
             assert_eq!((*period, *moves_made, *moves_required), (1, 2, Some(3)));
@@ -425,7 +434,13 @@ fn rule_6_5_whites_clock_starts_at_the_scheduled_time_with_nobody_present() {
 fn rule_6_5_press_before_the_start_is_refused() {
     let mut d = Driver::new(setup("300"));
     let r = d
-        .try_input(Input::Press { side: None, mv: None }, T0 - Millis(5))
+        .try_input(
+            Input::Press {
+                side: None,
+                mv: None,
+            },
+            T0 - Millis(5),
+        )
         .unwrap_err();
     assert!(matches!(r, Rejection::NotStarted { .. }));
 }
@@ -489,7 +504,10 @@ fn rule_6_6_both_absent_both_lose_or_arbiter_decides() {
     assert_eq!(d.game.result(), None);
     assert!(matches!(d.events[1], Event::DefaultTimePassed { .. }));
     // White's clock ran all the time (6.7.2 of 2023: White loses the time until arrival).
-    assert_eq!(d.remaining(Color::White, at(4000.0)), Millis::from_secs(1400));
+    assert_eq!(
+        d.remaining(Color::White, at(4000.0)),
+        Millis::from_secs(1400)
+    );
 }
 
 #[test]
@@ -524,7 +542,12 @@ fn rule_6_6_paused_time_does_not_count_towards_default_time() {
         },
         at(60.0),
     );
-    d.input(Input::Resume { arbiter: "IA".into() }, at(360.0));
+    d.input(
+        Input::Resume {
+            arbiter: "IA".into(),
+        },
+        at(360.0),
+    );
     assert!(d.advance(at(899.0)).is_empty());
     d.advance(at(900.0));
     assert!(matches!(
@@ -583,7 +606,10 @@ fn rule_6_7a_illegal_move_attached_to_a_press_is_rejected_not_accepted() {
             at(3.0),
         )
         .unwrap_err();
-    assert_eq!(r.to_string(), "'e5' is not a move in this position: illegal in this position");
+    assert_eq!(
+        r.to_string(),
+        "'e5' is not a move in this position: illegal in this position"
+    );
     let r = d
         .try_input(
             Input::Press {
@@ -669,7 +695,10 @@ fn rule_6_7a_seventy_five_move_rule_ends_the_game() {
     s.fen = Some("7k/8/8/8/8/8/R7/K7 w - - 149 100".into());
     let mut d = Driver::started(s);
     d.play("Rb2", at(1.0));
-    assert_eq!(d.result(), Some((Score::Draw, Termination::SeventyFiveMoves)));
+    assert_eq!(
+        d.result(),
+        Some((Score::Draw, Termination::SeventyFiveMoves))
+    );
 }
 
 #[test]
@@ -716,7 +745,13 @@ fn rule_6_8_flag_is_observed_at_the_exact_instant_even_when_polled_late() {
 #[test]
 fn rule_6_8_a_press_after_the_flag_is_too_late() {
     let mut d = Driver::started(setup("60"));
-    let out = d.try_input(Input::Press { side: None, mv: None }, at(60.001));
+    let out = d.try_input(
+        Input::Press {
+            side: None,
+            mv: None,
+        },
+        at(60.001),
+    );
     assert!(matches!(out, Err(Rejection::GameOver { .. })), "{out:?}");
     // The flag was still recorded by the driver's poll before the press.
     assert_eq!(flags(&d.events).len(), 1);
@@ -736,9 +771,20 @@ fn rule_6_8_claim_mode_waits_for_the_arbiter() {
     s.flag_mode = FlagMode::Claim;
     let mut d = Driver::started(s);
     let e = d.advance(at(61.0));
-    assert!(matches!(e[1], Event::ResultPending { side: Color::White, .. }));
+    assert!(matches!(
+        e[1],
+        Event::ResultPending {
+            side: Color::White,
+            ..
+        }
+    ));
     assert_eq!(d.game.result(), None);
-    d.input(Input::ConfirmFlag { arbiter: "IA".into() }, at(90.0));
+    d.input(
+        Input::ConfirmFlag {
+            arbiter: "IA".into(),
+        },
+        at(90.0),
+    );
     assert_eq!(
         d.result(),
         Some((Score::BlackWins, Termination::Flag { side: Color::White }))
@@ -749,7 +795,12 @@ fn rule_6_8_claim_mode_waits_for_the_arbiter() {
 fn rule_6_8_confirm_without_a_pending_flag_is_refused() {
     let mut d = Driver::started(setup("60"));
     let r = d
-        .try_input(Input::ConfirmFlag { arbiter: "IA".into() }, at(1.0))
+        .try_input(
+            Input::ConfirmFlag {
+                arbiter: "IA".into(),
+            },
+            at(1.0),
+        )
         .unwrap_err();
     assert_eq!(r, Rejection::NoPendingFlag);
 }
@@ -762,7 +813,13 @@ fn rule_6_8_frozen_clock_refuses_presses_until_the_arbiter_acts() {
     d.advance(at(61.0));
     assert_eq!(d.game.view(at(61.0)).running, None);
     assert_eq!(
-        d.try_input(Input::Press { side: None, mv: None }, at(62.0)),
+        d.try_input(
+            Input::Press {
+                side: None,
+                mv: None
+            },
+            at(62.0)
+        ),
         Err(Rejection::Frozen)
     );
     // The arbiter gives time back (e.g. a wrongly set clock, 6.10.2): play resumes.
@@ -831,7 +888,12 @@ fn rule_6_9_flag_with_unknown_position_is_pending_arbiter() {
         at(120.0),
     );
     // White flagged; black, the intended winner, has a lone king: a draw.
-    d.input(Input::ConfirmFlag { arbiter: "IA".into() }, at(121.0));
+    d.input(
+        Input::ConfirmFlag {
+            arbiter: "IA".into(),
+        },
+        at(121.0),
+    );
     assert_eq!(
         d.result(),
         Some((
@@ -936,9 +998,26 @@ fn rule_6_11_daemon_knows_which_flag_fell_first() {
     d.advance(at(200.0)); // white flags at 70 + 59
     let f = flags(&d.events);
     assert_eq!(f.len(), 2);
-    assert!(matches!(f[0], Event::FlagFell { side: Color::Black, .. }));
-    assert!(matches!(f[1], Event::FlagFell { side: Color::White, .. }));
-    d.input(Input::ConfirmFlag { arbiter: "IA".into() }, at(201.0));
+    assert!(matches!(
+        f[0],
+        Event::FlagFell {
+            side: Color::Black,
+            ..
+        }
+    ));
+    assert!(matches!(
+        f[1],
+        Event::FlagFell {
+            side: Color::White,
+            ..
+        }
+    ));
+    d.input(
+        Input::ConfirmFlag {
+            arbiter: "IA".into(),
+        },
+        at(201.0),
+    );
     assert_eq!(
         d.result(),
         Some((Score::WhiteWins, Termination::Flag { side: Color::Black }))
@@ -977,7 +1056,12 @@ fn rule_6_12a_arbiter_pause_stops_the_clock_and_paused_time_never_counts() {
     );
     assert_eq!(d.game.next_deadline(), None);
     assert!(d.advance(at(10_000.0)).is_empty());
-    d.input(Input::Resume { arbiter: "IA".into() }, at(10_000.0));
+    d.input(
+        Input::Resume {
+            arbiter: "IA".into(),
+        },
+        at(10_000.0),
+    );
     assert_eq!(
         d.remaining(Color::White, at(10_005.0)),
         Millis::from_secs(285)
@@ -994,7 +1078,12 @@ fn rule_6_12a_pause_keeps_the_unused_delay() {
         },
         at(3.0),
     );
-    d.input(Input::Resume { arbiter: "IA".into() }, at(100.0));
+    d.input(
+        Input::Resume {
+            arbiter: "IA".into(),
+        },
+        at(100.0),
+    );
     assert_eq!(d.remaining(Color::White, at(102.0)), Millis::from_secs(300));
     assert_eq!(d.remaining(Color::White, at(103.0)), Millis::from_secs(299));
 }
@@ -1012,7 +1101,13 @@ fn rule_6_12b_player_stops_the_clock_to_summon_the_arbiter() {
     );
     assert!(matches!(d.game.phase(), Phase::Paused(_)));
     assert!(matches!(
-        d.try_input(Input::Press { side: None, mv: None }, at(6.0)),
+        d.try_input(
+            Input::Press {
+                side: None,
+                mv: None
+            },
+            at(6.0)
+        ),
         Err(Rejection::Paused { .. })
     ));
 }
@@ -1022,13 +1117,28 @@ fn rule_6_12c_only_the_arbiter_resumes() {
     let mut d = Driver::started(setup("300"));
     d.input(Input::PlayerPause { side: None }, at(5.0));
     assert_eq!(
-        d.try_input(Input::Resume { arbiter: " ".into() }, at(6.0)),
+        d.try_input(
+            Input::Resume {
+                arbiter: " ".into()
+            },
+            at(6.0)
+        ),
         Err(Rejection::ArbiterRequired)
     );
-    d.input(Input::Resume { arbiter: "IA".into() }, at(60.0));
+    d.input(
+        Input::Resume {
+            arbiter: "IA".into(),
+        },
+        at(60.0),
+    );
     assert_eq!(d.remaining(Color::White, at(60.0)), Millis::from_secs(295));
     assert_eq!(
-        d.try_input(Input::Resume { arbiter: "IA".into() }, at(61.0)),
+        d.try_input(
+            Input::Resume {
+                arbiter: "IA".into()
+            },
+            at(61.0)
+        ),
         Err(Rejection::NotPaused)
     );
 }

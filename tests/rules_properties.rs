@@ -95,7 +95,11 @@ fn setup() -> impl Strategy<Value = Setup> {
             } else {
                 BothAbsent::Arbiter
             },
-            flag_mode: if b[1] { FlagMode::Auto } else { FlagMode::Claim },
+            flag_mode: if b[1] {
+                FlagMode::Auto
+            } else {
+                FlagMode::Claim
+            },
             clock: ClockOptions {
                 period_transition: if b[2] {
                     PeriodTransition::OnMoves
@@ -120,7 +124,10 @@ fn input(op: &Op) -> Option<Input> {
     let a = || "IA".to_string();
     let r = || "test".to_string();
     Some(match op {
-        Op::Press => Input::Press { side: None, mv: None },
+        Op::Press => Input::Press {
+            side: None,
+            mv: None,
+        },
         Op::PressAs(c) => Input::Press {
             side: Some(*c),
             mv: None,
@@ -197,7 +204,9 @@ impl Ledger {
     fn apply(&mut self, game: &mut Game, e: &Event) -> Result<(), TestCaseError> {
         self.run_to(game, e.at());
         match e {
-            Event::Pressed { side, increment_ms, .. } => *self.credits.get_mut(*side) += *increment_ms,
+            Event::Pressed {
+                side, increment_ms, ..
+            } => *self.credits.get_mut(*side) += *increment_ms,
             Event::PeriodAdvanced {
                 side,
                 added_ms,

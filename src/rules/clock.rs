@@ -4,8 +4,8 @@
 //!
 //! The clock only does arithmetic. Which events change it, and why, is `game.rs`.
 
-use serde::{Deserialize, Serialize};
 use super::color::{ByColor, Color};
+use serde::{Deserialize, Serialize};
 
 use super::millis::Millis;
 

@@ -157,11 +157,17 @@ pub enum Termination {
     /// 9.6.1.
     FivefoldRepetition,
     /// 6.9: the flagged side loses.
-    Flag { side: Color },
+    Flag {
+        side: Color,
+    },
     /// 6.9: flag, but the opponent cannot mate by any series of legal moves.
-    FlagOpponentCannotMate { side: Color },
+    FlagOpponentCannotMate {
+        side: Color,
+    },
     /// 6.6: absent when default time passed.
-    Default { absent: Vec<Color> },
+    Default {
+        absent: Vec<Color>,
+    },
     /// Set by the arbiter: agreed draw, resignation, illegal moves, annulment, other.
     Arbiter {
         kind: ArbiterResult,
@@ -469,15 +475,15 @@ pub enum Rejection {
     NotStarted { start: Millis },
     #[error("the game is over ({result})")]
     GameOver { result: String },
-    #[error(
-        "the clocks are stopped ({by}); only the arbiter restarts them (6.12c)"
-    )]
+    #[error("the clocks are stopped ({by}); only the arbiter restarts them (6.12c)")]
     Paused { by: String },
     #[error("the clocks are not stopped")]
     NotPaused,
     #[error("{side}'s clock is not running; it is {running}'s turn")]
     NotYourTurn { side: Color, running: Color },
-    #[error("the clock is stopped after a flag; the arbiter decides (confirm_flag, set_time or set_result)")]
+    #[error(
+        "the clock is stopped after a flag; the arbiter decides (confirm_flag, set_time or set_result)"
+    )]
     Frozen,
     #[error("the position is not known; the arbiter can set it (set_position)")]
     PositionUnknown,
@@ -567,16 +573,51 @@ pub struct Game {
     result: Option<GameResult>,
 }
 
-fn bad_fen(reason: impl std::fmt::Display) -> String {
-    reason.to_string()
-}
-
-/// Parse a FEN into a legal position, saying what is wrong.
+/// Parse a FEN into a legal position; the error names the field and the column
+/// (1-based) where it goes wrong.
 pub fn parse_fen(fen: &str) -> Result<Chess, String> {
-    let parsed: Fen = fen.parse().map_err(bad_fen)?;
+    use shakmaty::fen::ParseFenError as E;
+    let parsed: Fen = fen.parse().map_err(|e: E| {
+        let field = match e {
+            E::InvalidBoard | E::InvalidFen | E::InvalidPocket => 0,
+            E::InvalidTurn => 1,
+            E::InvalidCastling => 2,
+            E::InvalidEpSquare => 3,
+            E::InvalidHalfmoveClock => 4,
+            E::InvalidFullmoves | E::InvalidRemainingChecks => 5,
+        };
+        let names = [
+            "piece placement",
+            "side to move (w or b)",
+            "castling rights",
+            "en passant square",
+            "halfmove clock",
+            "fullmove number",
+        ];
+        // The column where the field starts (fields are separated by spaces), or, in
+        // the piece placement, of its first character that no placement may contain.
+        let starts: Vec<usize> = fen
+            .char_indices()
+            .filter(|&(i, c)| {
+                !c.is_whitespace() && (i == 0 || fen[..i].ends_with(char::is_whitespace))
+            })
+            .map(|(i, _)| i)
+            .collect();
+        let mut column = starts.get(field).map_or(fen.len() + 1, |i| i + 1);
+        if field == 0
+            && let Some(start) = starts.first()
+            && let Some((j, _)) = fen[*start..]
+                .char_indices()
+                .take_while(|(_, c)| !c.is_whitespace())
+                .find(|(_, c)| !"pnbrqkPNBRQK12345678/".contains(*c))
+        {
+            column = start + j + 1;
+        }
+        format!("{e}: expected the {} at column {column}", names[field])
+    })?;
     parsed
         .into_position(CastlingMode::Standard)
-        .map_err(|e| bad_fen(format!("illegal position: {e}")))
+        .map_err(|e| format!("illegal position: {e}"))
 }
 
 pub fn fen_of(pos: &Chess) -> String {
@@ -592,7 +633,9 @@ fn zobrist(pos: &Chess) -> u64 {
 pub fn parse_move(pos: &Chess, text: &str) -> Result<Move, String> {
     let text = text.trim();
     if let Ok(uci) = text.parse::<UciMove>() {
-        return uci.to_move(pos).map_err(|_| "illegal in this position".to_string());
+        return uci
+            .to_move(pos)
+            .map_err(|_| "illegal in this position".to_string());
     }
     let san: San = text
         .parse()
@@ -678,7 +721,8 @@ impl Game {
 
     /// Default time still matters: it has not passed and someone is not yet present.
     fn default_pending(&self) -> bool {
-        !self.default_done && !(self.present.white && self.present.black)
+        let everyone_here = self.present.white && self.present.black;
+        !self.default_done && !everyone_here
     }
 
     fn default_deadline(&self) -> Millis {
@@ -766,11 +810,7 @@ impl Game {
             },
         };
         if let Some(score) = score {
-            events.push(self.ended(
-                at,
-                score,
-                Termination::Default { absent },
-            ));
+            events.push(self.ended(at, score, Termination::Default { absent }));
         }
         events
     }
@@ -813,8 +853,7 @@ impl Game {
             FlagMode::Claim => events.push(Event::ResultPending {
                 at,
                 side,
-                reason: "claim mode: the result waits for the arbiter's confirmation (6.8)"
-                    .into(),
+                reason: "claim mode: the result waits for the arbiter's confirmation (6.8)".into(),
             }),
             FlagMode::Auto => events.push(self.flag_verdict(at, side)),
         }
@@ -1408,10 +1447,7 @@ impl Game {
                 self.both_flags_order_unknown = true;
             }
             Event::ClockDiscrepancy { .. } => {}
-            Event::PausedByPlayer { at, side } => self.pause(
-                *at,
-                PausedBy::Player { side: *side },
-            ),
+            Event::PausedByPlayer { at, side } => self.pause(*at, PausedBy::Player { side: *side }),
             Event::Paused {
                 at,
                 arbiter,
@@ -1503,9 +1539,7 @@ impl Game {
                 self.pending_flag = None;
             }
             self.both_flags_order_unknown = false;
-            if self.phase == Phase::Running
-                && self.clock.running_since.is_none()
-                && !self.frozen()
+            if self.phase == Phase::Running && self.clock.running_since.is_none() && !self.frozen()
             {
                 self.clock.start(at);
             }
@@ -1638,7 +1672,11 @@ pub fn describe_result(r: &GameResult) -> String {
         }
         Termination::Default { absent } => format!(
             "default: {} absent",
-            absent.iter().map(|c| c.name()).collect::<Vec<_>>().join(" and ")
+            absent
+                .iter()
+                .map(|c| c.name())
+                .collect::<Vec<_>>()
+                .join(" and ")
         ),
         Termination::Arbiter { reason, .. } => format!("arbiter: {reason}"),
     };

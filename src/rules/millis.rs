@@ -83,12 +83,7 @@ impl fmt::Display for Millis {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let sign = if self.0 < 0 { "-" } else { "" };
         let ms = self.0.unsigned_abs();
-        let (h, m, s, frac) = (
-            ms / 3_600_000,
-            ms / 60_000 % 60,
-            ms / 1000 % 60,
-            ms % 1000,
-        );
+        let (h, m, s, frac) = (ms / 3_600_000, ms / 60_000 % 60, ms / 1000 % 60, ms % 1000);
         if h > 0 {
             write!(f, "{sign}{h}:{m:02}:{s:02}.{frac:03}")
         } else {

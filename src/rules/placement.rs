@@ -65,9 +65,7 @@ mod tests {
 
     #[test]
     fn rule_6_4_arbiter_places_the_clock_and_may_swap_it() {
-        let p = Placement {
-            white: Side::Right,
-        };
+        let p = Placement { white: Side::Right };
         assert_eq!(p.color_at(Side::Right), Color::White);
         assert_eq!(p.color_at(Side::Left), Color::Black);
         assert_eq!(p.side_of(Color::Black), Side::Left);

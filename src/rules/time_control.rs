@@ -77,8 +77,12 @@ impl TimeControl {
     pub fn periods(&self) -> Result<&[Period], &'static str> {
         match self {
             TimeControl::Periods(p) => Ok(p),
-            TimeControl::Unknown => Err("the time control is unknown ('?'): a clock cannot run on it"),
-            TimeControl::Untimed => Err("the game has no time control ('-'): there is no clock to run"),
+            TimeControl::Unknown => {
+                Err("the time control is unknown ('?'): a clock cannot run on it")
+            }
+            TimeControl::Untimed => {
+                Err("the game has no time control ('-'): there is no clock to run")
+            }
             TimeControl::Hourglass(_) => {
                 Err("hourglass time controls ('*secs') are not supported by hallclock")
             }
@@ -187,9 +191,7 @@ pub struct TcError {
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum TcErrorKind {
-    #[error(
-        "expected a time control ('?', '-', '*secs' or periods such as 40/5400+30:1800+30)"
-    )]
+    #[error("expected a time control ('?', '-', '*secs' or periods such as 40/5400+30:1800+30)")]
     Empty,
     #[error("expected a period after ':'")]
     PeriodAfterColon,
@@ -279,7 +281,10 @@ impl Parser<'_> {
                 return Err(self.err(TcErrorKind::TooLarge { max: MAX_MOVES }));
             }
             self.i += 1;
-            (Some(first), self.number("a number of seconds after '/'", MAX_SECS)?)
+            (
+                Some(first),
+                self.number("a number of seconds after '/'", MAX_SECS)?,
+            )
         } else {
             if first > MAX_SECS {
                 self.i = start;
@@ -299,11 +304,7 @@ impl Parser<'_> {
         } else {
             Bonus::None
         };
-        Ok(Period {
-            moves,
-            secs,
-            bonus,
-        })
+        Ok(Period { moves, secs, bonus })
     }
 }
 
@@ -454,11 +455,7 @@ mod tests {
     use proptest::prelude::*;
 
     fn p(moves: Option<u32>, secs: u32, bonus: Bonus) -> Period {
-        Period {
-            moves,
-            secs,
-            bonus,
-        }
+        Period { moves, secs, bonus }
     }
 
     #[test]
@@ -592,11 +589,7 @@ mod tests {
             (0..=MAX_SECS).prop_map(Bonus::Increment),
             (0..=MAX_SECS).prop_map(Bonus::Delay),
         ];
-        (moves, 0..=MAX_SECS, bonus).prop_map(|(moves, secs, bonus)| Period {
-            moves,
-            secs,
-            bonus,
-        })
+        (moves, 0..=MAX_SECS, bonus).prop_map(|(moves, secs, bonus)| Period { moves, secs, bonus })
     }
 
     fn arb_tc() -> impl Strategy<Value = TimeControl> {
@@ -604,12 +597,14 @@ mod tests {
             Just(TimeControl::Unknown),
             Just(TimeControl::Untimed),
             (0..=MAX_SECS).prop_map(TimeControl::Hourglass),
-            (proptest::collection::vec(arb_period(false), 0..4), arb_period(true)).prop_map(
-                |(mut v, last)| {
+            (
+                proptest::collection::vec(arb_period(false), 0..4),
+                arb_period(true)
+            )
+                .prop_map(|(mut v, last)| {
                     v.push(last);
                     TimeControl::Periods(v)
-                }
-            ),
+                }),
         ]
     }
 

@@ -1,0 +1,876 @@
+//! Rules scripts: JSON lines of timed inputs driven through the pure core, for tests, for
+//! demonstrations and for arbiters reconstructing a disputed clock history
+//! (`hallclock rules run`, documented in docs/RULES-SCRIPT.md).
+//!
+//! The whole script is parsed and checked before anything runs, so a malformed script
+//! produces one error naming its line and nothing else.
+
+use serde::Deserialize;
+use serde_json::{Map, Value};
+
+use crate::rules::game::{
+    ArbiterResult, BothAbsent, Event, FlagMode, Game, Input, Score, Setup, describe_result,
+};
+use crate::rules::time_control::{ClockOptions, TimeControl};
+use crate::rules::{Color, Millis};
+
+/// A script that cannot run: where and why.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("line {line}{}: {message}", column.map(|c| format!(", column {c}")).unwrap_or_default())]
+pub struct ScriptError {
+    pub line: usize,
+    pub column: Option<usize>,
+    pub message: String,
+}
+
+fn err(line: usize, message: impl Into<String>) -> ScriptError {
+    ScriptError {
+        line,
+        column: None,
+        message: message.into(),
+    }
+}
+
+/// A duration: integer milliseconds, or `[-|+]H:MM:SS[.mmm]` / `[-|+]M:SS[.mmm]`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Duration(pub Millis);
+
+impl<'de> Deserialize<'de> for Duration {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum Raw {
+            Ms(i64),
+            Text(String),
+        }
+        match Raw::deserialize(d)? {
+            Raw::Ms(ms) => Ok(Duration(Millis(ms))),
+            Raw::Text(s) => parse_duration(&s)
+                .map(Duration)
+                .map_err(serde::de::Error::custom),
+        }
+    }
+}
+
+/// `1:30:00`, `5:00.5`, `-0:30`, `+2:00`.
+pub fn parse_duration(s: &str) -> Result<Millis, String> {
+    let bad = || {
+        format!(
+            "'{s}' is not a duration: expected milliseconds or [-]H:MM:SS[.mmm] or [-]M:SS[.mmm]"
+        )
+    };
+    let (sign, body) = match s.as_bytes().first() {
+        Some(b'-') => (-1, &s[1..]),
+        Some(b'+') => (1, &s[1..]),
+        _ => (1, s),
+    };
+    let (clock, frac) = match body.split_once('.') {
+        Some((c, f)) => (c, f),
+        None => (body, ""),
+    };
+    if frac.len() > 3 || !frac.bytes().all(|b| b.is_ascii_digit()) {
+        return Err(bad());
+    }
+    let ms_frac: i64 = if frac.is_empty() {
+        0
+    } else {
+        format!("{frac:0<3}").parse().map_err(|_| bad())?
+    };
+    let parts: Vec<&str> = clock.split(':').collect();
+    if !(2..=3).contains(&parts.len())
+        || parts
+            .iter()
+            .any(|p| p.is_empty() || p.len() > 6 || !p.bytes().all(|b| b.is_ascii_digit()))
+    {
+        return Err(bad());
+    }
+    let nums: Vec<i64> = parts.iter().filter_map(|p| p.parse().ok()).collect();
+    let (h, m, sec) = match nums.as_slice() {
+        [m, sec] => (0, *m, *sec),
+        [h, m, sec] if *m < 60 => (*h, *m, *sec),
+        _ => return Err(bad()),
+    };
+    if sec >= 60 {
+        return Err(bad());
+    }
+    Ok(Millis(sign * (((h * 60 + m) * 60 + sec) * 1000 + ms_frac)))
+}
+
+/// Days since 1970-01-01 of a proleptic Gregorian date (H. Hinnant's algorithm).
+fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
+    let y = if m <= 2 { y - 1 } else { y };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let mp = (m + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + d - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    era * 146_097 + doe - 719_468
+}
+
+fn civil_from_days(z: i64) -> (i64, i64, i64) {
+    let z = z + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    (
+        if m <= 2 {
+            yoe + era * 400 + 1
+        } else {
+            yoe + era * 400
+        },
+        m,
+        d,
+    )
+}
+
+/// `2026-11-30` -> midnight UTC.
+pub fn parse_date(s: &str) -> Result<Millis, String> {
+    let bad = || format!("'{s}' is not a date: expected YYYY-MM-DD");
+    let p: Vec<&str> = s.split('-').collect();
+    let [y, m, d] = p.as_slice() else {
+        return Err(bad());
+    };
+    if y.len() != 4 || m.len() != 2 || d.len() != 2 {
+        return Err(bad());
+    }
+    let (y, m, d): (i64, i64, i64) = (
+        y.parse().map_err(|_| bad())?,
+        m.parse().map_err(|_| bad())?,
+        d.parse().map_err(|_| bad())?,
+    );
+    if !(1..=12).contains(&m)
+        || !(1..=31).contains(&d)
+        || civil_from_days(days_from_civil(y, m, d)) != (y, m, d)
+    {
+        return Err(bad());
+    }
+    Ok(Millis(days_from_civil(y, m, d) * 86_400_000))
+}
+
+/// An instant: `HH:MM:SS[.mmm]` on the script's date, or `YYYY-MM-DD HH:MM:SS[.mmm]`
+/// (also with `T` and a trailing `Z`), UTC.
+pub fn parse_instant(s: &str, date: Millis) -> Result<Millis, String> {
+    let bad =
+        || format!("'{s}' is not a time: expected HH:MM:SS[.mmm] or YYYY-MM-DD HH:MM:SS[.mmm]");
+    let s2 = s.strip_suffix('Z').unwrap_or(s);
+    let (day, time) = match s2.split_once([' ', 'T']) {
+        Some((d, t)) => (parse_date(d)?, t),
+        None => (date, s2),
+    };
+    if time.split(':').count() != 3 || time.starts_with(['+', '-']) {
+        return Err(bad());
+    }
+    let t = parse_duration(time).map_err(|_| bad())?;
+    if t >= Millis(86_400_000) {
+        return Err(bad());
+    }
+    Ok(day + t)
+}
+
+/// `14:03:12.345`, with the date when it is not the script's date.
+pub fn format_instant(t: Millis, date: Millis) -> String {
+    let day = t.0.div_euclid(86_400_000);
+    let ms = t.0.rem_euclid(86_400_000);
+    let clock = format!(
+        "{:02}:{:02}:{:02}.{:03}",
+        ms / 3_600_000,
+        ms / 60_000 % 60,
+        ms / 1000 % 60,
+        ms % 1000
+    );
+    if day * 86_400_000 == date.0 {
+        clock
+    } else {
+        let (y, m, d) = civil_from_days(day);
+        format!("{y:04}-{m:02}-{d:02} {clock}")
+    }
+}
+
+fn default_hour() -> Duration {
+    Duration(Millis::from_mins(60))
+}
+
+fn default_margin() -> Duration {
+    Duration(Millis(2000))
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ScriptSetup {
+    white: String,
+    black: String,
+    tc: TimeControl,
+    #[serde(default)]
+    tc_black: Option<TimeControl>,
+    start: String,
+    #[serde(default = "default_hour")]
+    default_time: Duration,
+    #[serde(default)]
+    both_absent: BothAbsent,
+    #[serde(default)]
+    flag_mode: FlagMode,
+    #[serde(default)]
+    clock: ClockOptions,
+    #[serde(default)]
+    fen: Option<String>,
+    #[serde(default = "default_margin")]
+    discrepancy_margin: Duration,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "snake_case")]
+enum ResultName {
+    AgreedDraw,
+    Resignation,
+    IllegalMoves,
+    Annulled,
+    #[serde(rename = "1-0")]
+    WhiteWins,
+    #[serde(rename = "0-1")]
+    BlackWins,
+    #[serde(rename = "1/2-1/2")]
+    Draw,
+    #[serde(rename = "0-0")]
+    BothLose,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(tag = "input", rename_all = "snake_case", deny_unknown_fields)]
+enum ScriptInput {
+    Setup(Box<ScriptSetup>),
+    Advance {},
+    Present {
+        side: Color,
+        arbiter: String,
+    },
+    Move {
+        #[serde(rename = "move")]
+        mv: String,
+    },
+    Press {
+        #[serde(default)]
+        side: Option<Color>,
+        #[serde(default, rename = "move")]
+        mv: Option<String>,
+    },
+    PlayerPause {
+        #[serde(default)]
+        side: Option<Color>,
+    },
+    Pause {
+        arbiter: String,
+        reason: String,
+    },
+    Resume {
+        arbiter: String,
+    },
+    SetTime {
+        side: Color,
+        remaining: Duration,
+        arbiter: String,
+        reason: String,
+    },
+    AddTime {
+        side: Color,
+        delta: Duration,
+        arbiter: String,
+        reason: String,
+    },
+    SetMoves {
+        side: Color,
+        moves: u32,
+        #[serde(default)]
+        period: Option<u32>,
+        arbiter: String,
+        reason: String,
+    },
+    SetPosition {
+        fen: String,
+        arbiter: String,
+        reason: String,
+    },
+    ReplaceClock {
+        device: String,
+        #[serde(default)]
+        white: Option<Duration>,
+        #[serde(default)]
+        black: Option<Duration>,
+        arbiter: String,
+        reason: String,
+    },
+    ConfirmFlag {
+        arbiter: String,
+    },
+    SetResult {
+        result: ResultName,
+        #[serde(default)]
+        side: Option<Color>,
+        arbiter: String,
+        reason: String,
+    },
+    ClockReading {
+        white: Duration,
+        black: Duration,
+    },
+}
+
+/// One checked line of a script.
+#[derive(Debug, Clone)]
+pub struct Step {
+    pub line: usize,
+    pub at: Millis,
+    /// `None`: only let time pass (`advance`).
+    pub input: Option<Input>,
+}
+
+/// A checked script: the game's setup, its date, and the timed steps.
+#[derive(Debug, Clone)]
+pub struct Script {
+    pub setup: Setup,
+    pub date: Millis,
+    pub steps: Vec<Step>,
+}
+
+fn to_input(line: usize, s: ScriptInput) -> Result<Option<Input>, ScriptError> {
+    Ok(Some(match s {
+        ScriptInput::Setup(_) => {
+            return Err(err(line, "a script has one setup, on its first line"));
+        }
+        ScriptInput::Advance {} => return Ok(None),
+        ScriptInput::Present { side, arbiter } => Input::Present { side, arbiter },
+        ScriptInput::Move { mv } => Input::Move { mv },
+        ScriptInput::Press { side, mv } => Input::Press { side, mv },
+        ScriptInput::PlayerPause { side } => Input::PlayerPause { side },
+        ScriptInput::Pause { arbiter, reason } => Input::Pause { arbiter, reason },
+        ScriptInput::Resume { arbiter } => Input::Resume { arbiter },
+        ScriptInput::SetTime {
+            side,
+            remaining,
+            arbiter,
+            reason,
+        } => Input::SetTime {
+            side,
+            remaining: remaining.0,
+            arbiter,
+            reason,
+        },
+        ScriptInput::AddTime {
+            side,
+            delta,
+            arbiter,
+            reason,
+        } => Input::AddTime {
+            side,
+            delta: delta.0,
+            arbiter,
+            reason,
+        },
+        ScriptInput::SetMoves {
+            side,
+            moves,
+            period,
+            arbiter,
+            reason,
+        } => Input::SetMoves {
+            side,
+            moves,
+            period,
+            arbiter,
+            reason,
+        },
+        ScriptInput::SetPosition {
+            fen,
+            arbiter,
+            reason,
+        } => Input::SetPosition {
+            fen,
+            arbiter,
+            reason,
+        },
+        ScriptInput::ReplaceClock {
+            device,
+            white,
+            black,
+            arbiter,
+            reason,
+        } => Input::ReplaceClock {
+            device,
+            white: white.map(|d| d.0),
+            black: black.map(|d| d.0),
+            arbiter,
+            reason,
+        },
+        ScriptInput::ConfirmFlag { arbiter } => Input::ConfirmFlag { arbiter },
+        ScriptInput::SetResult {
+            result,
+            side,
+            arbiter,
+            reason,
+        } => {
+            let need_side = |what: &str| {
+                side.ok_or_else(|| {
+                    err(
+                        line,
+                        format!("set_result '{what}' needs \"side\": the offending side"),
+                    )
+                })
+            };
+            let result = match result {
+                ResultName::AgreedDraw => ArbiterResult::AgreedDraw,
+                ResultName::Resignation => ArbiterResult::Resignation {
+                    side: need_side("resignation")?,
+                },
+                ResultName::IllegalMoves => ArbiterResult::IllegalMoves {
+                    side: need_side("illegal_moves")?,
+                },
+                ResultName::Annulled => ArbiterResult::Annulled,
+                ResultName::WhiteWins => ArbiterResult::Score {
+                    score: Score::WhiteWins,
+                },
+                ResultName::BlackWins => ArbiterResult::Score {
+                    score: Score::BlackWins,
+                },
+                ResultName::Draw => ArbiterResult::Score { score: Score::Draw },
+                ResultName::BothLose => ArbiterResult::Score {
+                    score: Score::BothLose,
+                },
+            };
+            Input::SetResult {
+                result,
+                arbiter,
+                reason,
+            }
+        }
+        ScriptInput::ClockReading { white, black } => Input::ClockReading {
+            white: white.0,
+            black: black.0,
+        },
+    }))
+}
+
+/// Parse and check a whole script. Blank lines and lines starting with `#` or `//` are
+/// comments.
+pub fn parse(text: &str) -> Result<Script, ScriptError> {
+    let mut setup: Option<(Setup, Millis)> = None;
+    let mut steps = Vec::new();
+    let mut last = Millis(i64::MIN);
+    for (i, raw) in text.lines().enumerate() {
+        let line = i + 1;
+        let trimmed = raw.trim();
+        if trimmed.is_empty() || trimmed.starts_with('#') || trimmed.starts_with("//") {
+            continue;
+        }
+        let mut obj: Map<String, Value> = match serde_json::from_str::<Value>(raw) {
+            Ok(Value::Object(o)) => o,
+            Ok(_) => return Err(err(line, "expected a JSON object")),
+            Err(e) => {
+                return Err(ScriptError {
+                    line,
+                    column: Some(e.column()),
+                    message: format!("not JSON: {e}"),
+                });
+            }
+        };
+        let date_value = obj.remove("date");
+        let at_text = match obj.remove("at") {
+            Some(Value::String(s)) => s,
+            Some(other) => {
+                return Err(err(
+                    line,
+                    format!("\"at\" must be a time string such as \"14:00:00\", not {other}"),
+                ));
+            }
+            None => {
+                return Err(err(
+                    line,
+                    "missing \"at\": when this input happens, e.g. \"14:00:00\"",
+                ));
+            }
+        };
+        let input_name = obj
+            .get("input")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_string();
+        let parsed: ScriptInput = serde_json::from_value(Value::Object(obj)).map_err(|e| {
+            let what = if input_name.is_empty() {
+                String::new()
+            } else {
+                format!("{input_name}: ")
+            };
+            err(line, format!("{what}{e}"))
+        })?;
+        let at = match (&setup, parsed) {
+            (None, ScriptInput::Setup(s)) => {
+                let date = match date_value {
+                    None => Millis::ZERO,
+                    Some(Value::String(d)) => parse_date(&d).map_err(|e| err(line, e))?,
+                    Some(other) => {
+                        return Err(err(
+                            line,
+                            format!("\"date\" must be \"YYYY-MM-DD\", not {other}"),
+                        ));
+                    }
+                };
+                let at = parse_instant(&at_text, date).map_err(|e| err(line, e))?;
+                let start =
+                    parse_instant(&s.start, date).map_err(|e| err(line, format!("start: {e}")))?;
+                let game_setup = Setup {
+                    white: s.white,
+                    black: s.black,
+                    tc: s.tc,
+                    tc_black: s.tc_black,
+                    start,
+                    default_time: s.default_time.0,
+                    both_absent: s.both_absent,
+                    flag_mode: s.flag_mode,
+                    clock: s.clock,
+                    fen: s.fen,
+                    discrepancy_margin: s.discrepancy_margin.0,
+                };
+                Game::new(game_setup.clone()).map_err(|e| err(line, format!("setup: {e}")))?;
+                setup = Some((game_setup, date));
+                at
+            }
+            (None, _) => return Err(err(line, "the first input must be \"setup\"")),
+            (Some((_, date)), parsed) => {
+                if date_value.is_some() {
+                    return Err(err(line, "\"date\" belongs on the setup line"));
+                }
+                let at = parse_instant(&at_text, *date).map_err(|e| err(line, e))?;
+                let input = to_input(line, parsed)?;
+                steps.push(Step { line, at, input });
+                at
+            }
+        };
+        if at < last {
+            return Err(err(
+                line,
+                format!("time goes backwards: {at_text} is before the previous line"),
+            ));
+        }
+        last = at;
+    }
+    let (setup, date) =
+        setup.ok_or_else(|| err(1, "the script is empty: it needs a \"setup\" line"))?;
+    Ok(Script { setup, date, steps })
+}
+
+/// One line of output.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Output {
+    Event {
+        line: usize,
+        event: Event,
+    },
+    Rejected {
+        line: usize,
+        at: Millis,
+        input: &'static str,
+        reason: String,
+        kind: Value,
+    },
+    Final {
+        view: Value,
+        summary: String,
+    },
+}
+
+/// Drive a checked script through the core, as the daemon would: time-driven events are
+/// polled up to each line's instant before its input is decided.
+pub fn run(script: &Script) -> Result<Vec<Output>, ScriptError> {
+    let mut game = Game::new(script.setup.clone()).map_err(|e| err(1, format!("setup: {e}")))?;
+    let mut out = Vec::new();
+    let mut now = script
+        .steps
+        .first()
+        .map(|s| s.at)
+        .unwrap_or(script.setup.start);
+    for step in &script.steps {
+        now = step.at;
+        for event in game.poll(now) {
+            game.evolve(&event);
+            out.push(Output::Event {
+                line: step.line,
+                event,
+            });
+        }
+        let Some(input) = &step.input else { continue };
+        match game.decide(input, now) {
+            Ok(events) => {
+                for event in events {
+                    game.evolve(&event);
+                    out.push(Output::Event {
+                        line: step.line,
+                        event,
+                    });
+                }
+            }
+            Err(rejection) => out.push(Output::Rejected {
+                line: step.line,
+                at: now,
+                input: input.name(),
+                reason: rejection.to_string(),
+                kind: serde_json::to_value(&rejection).unwrap_or(Value::Null),
+            }),
+        }
+    }
+    // A script without steps still shows what its start time did.
+    let last_line = script.steps.last().map(|s| s.line).unwrap_or(1);
+    for event in game.poll(now) {
+        game.evolve(&event);
+        out.push(Output::Event {
+            line: last_line,
+            event,
+        });
+    }
+    let view = serde_json::to_value(game.view(now)).unwrap_or(Value::Null);
+    let summary = match game.result() {
+        Some(r) => describe_result(r),
+        None => "no result".to_string(),
+    };
+    out.push(Output::Final { view, summary });
+    Ok(out)
+}
+
+fn render_value(key: &str, v: &Value, date: Millis) -> String {
+    match v {
+        Value::Number(n)
+            if key == "at" || key == "as_of" || key == "flagged_at" || key == "next_deadline" =>
+        {
+            n.as_i64()
+                .map(|t| format_instant(Millis(t), date))
+                .unwrap_or_else(|| n.to_string())
+        }
+        Value::Number(n) if key.ends_with("_ms") => n
+            .as_i64()
+            .map(|t| Millis(t).to_string())
+            .unwrap_or_else(|| n.to_string()),
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+impl Output {
+    /// One JSON object per line; instants also given as readable times.
+    pub fn to_json(&self, date: Millis) -> Value {
+        let mut m = Map::new();
+        match self {
+            Output::Event { line, event } => {
+                m.insert("line".into(), (*line).into());
+                m.insert("time".into(), format_instant(event.at(), date).into());
+                if let Ok(Value::Object(e)) = serde_json::to_value(event) {
+                    m.extend(e);
+                }
+            }
+            Output::Rejected {
+                line,
+                at,
+                input,
+                reason,
+                kind,
+            } => {
+                m.insert("line".into(), (*line).into());
+                m.insert("time".into(), format_instant(*at, date).into());
+                m.insert("rejected".into(), (*input).into());
+                m.insert("reason".into(), reason.clone().into());
+                if let Some(k) = kind.get("rejection") {
+                    m.insert("rejection".into(), k.clone());
+                }
+            }
+            Output::Final { view, summary } => {
+                m.insert("final".into(), view.clone());
+                m.insert("summary".into(), summary.clone().into());
+            }
+        }
+        Value::Object(m)
+    }
+
+    /// One readable line: `14:00:00.000  line 3  pressed  side=white remaining_ms=1:29:58.000`.
+    pub fn to_text(&self, date: Millis) -> String {
+        let fields = |v: &Value, skip: &[&str]| -> String {
+            match v {
+                Value::Object(o) => o
+                    .iter()
+                    .filter(|(k, _)| !skip.contains(&k.as_str()))
+                    .map(|(k, v)| format!("{k}={}", render_value(k, v, date)))
+                    .collect::<Vec<_>>()
+                    .join(" "),
+                _ => String::new(),
+            }
+        };
+        match self {
+            Output::Event { line, event } => {
+                let v = serde_json::to_value(event).unwrap_or(Value::Null);
+                let name = v.get("event").and_then(Value::as_str).unwrap_or("?");
+                format!(
+                    "{}  line {line:<3} {name:<22} {}",
+                    format_instant(event.at(), date),
+                    fields(&v, &["event", "at"])
+                )
+            }
+            Output::Rejected {
+                line,
+                at,
+                input,
+                reason,
+                ..
+            } => format!(
+                "{}  line {line:<3} REJECTED {input}: {reason}",
+                format_instant(*at, date)
+            ),
+            Output::Final { view, summary } => {
+                let side = |c: &str| {
+                    let s = &view[c];
+                    format!(
+                        "{c} {} {} moves {} period {}{}",
+                        s["name"].as_str().unwrap_or(""),
+                        render_value("remaining_ms", &s["display_ms"], date),
+                        s["moves"],
+                        s["period"],
+                        if s["flagged_at"].is_null() {
+                            ""
+                        } else {
+                            " FLAG"
+                        }
+                    )
+                };
+                format!(
+                    "final at {}: {}; {} | {}; phase {}",
+                    render_value("as_of", &view["as_of"], date),
+                    summary,
+                    side("white"),
+                    side("black"),
+                    view["phase"].as_str().unwrap_or("?"),
+                )
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations_and_instants() {
+        assert_eq!(parse_duration("1:30:00"), Ok(Millis(5_400_000)));
+        assert_eq!(parse_duration("-0:30"), Ok(Millis(-30_000)));
+        assert_eq!(parse_duration("+2:00.5"), Ok(Millis(120_500)));
+        assert!(parse_duration("90").is_err());
+        assert!(parse_duration("1:75:00").is_err());
+        let d = parse_date("2026-11-30").unwrap();
+        assert_eq!(format_instant(d, Millis::ZERO), "2026-11-30 00:00:00.000");
+        let t = parse_instant("14:05:01.250", d).unwrap();
+        assert_eq!(format_instant(t, d), "14:05:01.250");
+        assert_eq!(
+            parse_instant("2026-12-01T09:00:00Z", d).map(|t| format_instant(t, d)),
+            Ok("2026-12-01 09:00:00.000".to_string())
+        );
+        assert!(parse_date("2026-02-30").is_err());
+        assert!(parse_instant("25:00:00", d).is_err());
+        assert!(parse_instant("14:00", d).is_err());
+    }
+
+    fn script_err(text: &str) -> String {
+        parse(text).unwrap_err().to_string()
+    }
+
+    const SETUP: &str = r#"{"at":"13:55:00","input":"setup","white":"A","black":"B","tc":"300","start":"14:00:00"}"#;
+
+    #[test]
+    fn malformed_scripts_name_the_line_and_what_is_wrong() {
+        assert_eq!(
+            script_err(""),
+            "line 1: the script is empty: it needs a \"setup\" line"
+        );
+        assert_eq!(
+            script_err(r#"{"at":"14:00:00","input":"press"}"#),
+            "line 1: the first input must be \"setup\""
+        );
+        assert!(
+            script_err(&format!(
+                "{SETUP}\n{{\"at\": \"14:00:01\", \"input\": \"press\",}}"
+            ))
+            .starts_with("line 2, column ")
+        );
+        assert_eq!(
+            script_err(&format!(
+                "{SETUP}\n\n{{\"at\":\"14:00:01\",\"input\":\"prss\"}}"
+            )),
+            "line 3: prss: unknown variant `prss`, expected one of `setup`, `advance`, `present`, `move`, `press`, `player_pause`, `pause`, `resume`, `set_time`, `add_time`, `set_moves`, `set_position`, `replace_clock`, `confirm_flag`, `set_result`, `clock_reading`"
+        );
+        assert_eq!(
+            script_err(&format!(
+                "{SETUP}\n{{\"at\":\"14:00:01\",\"input\":\"press\",\"sid\":\"white\"}}"
+            )),
+            "line 2: press: unknown field `sid`, expected `side` or `move`"
+        );
+        assert_eq!(
+            script_err(&format!(
+                "{SETUP}\n{{\"at\":\"14:00:01\",\"input\":\"set_time\",\"side\":\"white\",\"remaining\":\"5 min\",\"arbiter\":\"a\",\"reason\":\"r\"}}"
+            )),
+            "line 2: set_time: '5 min' is not a duration: expected milliseconds or [-]H:MM:SS[.mmm] or [-]M:SS[.mmm]"
+        );
+        assert_eq!(
+            script_err(&format!(
+                "{SETUP}\n{{\"at\":\"13:00:00\",\"input\":\"advance\"}}"
+            )),
+            "line 2: time goes backwards: 13:00:00 is before the previous line"
+        );
+        assert_eq!(
+            script_err(
+                r#"{"at":"13:55:00","input":"setup","white":"A","black":"B","tc":"40/5400+30:","start":"14:00:00"}"#
+            ),
+            "line 1: setup: time control '40/5400+30:': expected a period after ':' at column 12"
+        );
+        assert_eq!(
+            script_err(
+                r#"{"at":"13:55:00","input":"setup","white":"A","black":"B","tc":"300","start":"14:00:00","fen":"8/8/8 w - - 0 1"}"#
+            ),
+            "line 1: setup: fen: invalid board part in fen"
+        );
+        assert_eq!(script_err("[1,2]"), "line 1: expected a JSON object");
+    }
+
+    #[test]
+    fn a_script_runs_and_rejections_are_output_not_errors() {
+        let text = format!(
+            "{SETUP}\n# comment\n{{\"at\":\"14:00:05\",\"input\":\"press\",\"move\":\"e4\"}}\n{{\"at\":\"14:00:06\",\"input\":\"press\",\"move\":\"e4\"}}\n{{\"at\":\"14:20:00\",\"input\":\"advance\"}}"
+        );
+        let script = parse(&text).unwrap();
+        let out = run(&script).unwrap();
+        let kinds: Vec<String> = out
+            .iter()
+            .map(|o| match o {
+                Output::Event { event, .. } => serde_json::to_value(event).unwrap()["event"]
+                    .as_str()
+                    .unwrap()
+                    .to_string(),
+                Output::Rejected { input, .. } => format!("rejected {input}"),
+                Output::Final { .. } => "final".into(),
+            })
+            .collect();
+        assert_eq!(
+            kinds,
+            [
+                "clock_started",
+                "player_present",
+                "move_made",
+                "pressed",
+                "rejected press",
+                "flag_fell",
+                "game_ended",
+                "final"
+            ]
+        );
+        let Output::Final { summary, .. } = out.last().unwrap() else {
+            panic!()
+        };
+        assert_eq!(summary, "1-0, black's flag fell");
+    }
+}

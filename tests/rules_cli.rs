@@ -1,0 +1,176 @@
+//! The command-line seams of the rules core, through the real binary: the example
+//! scripts, `tc check`, and every kind of malformed input (an error naming the place,
+//! exit code 2, never a panic).
+
+use std::io::Write;
+use std::process::{Command, Output, Stdio};
+
+fn hallclock(args: &[&str], stdin: Option<&str>) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_hallclock"))
+        .args(args)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the hallclock binary runs");
+    if let Some(mut pipe) = child.stdin.take() {
+        pipe.write_all(stdin.unwrap_or("").as_bytes())
+            .expect("stdin accepts the script");
+    }
+    child.wait_with_output().expect("hallclock finishes")
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+fn events(o: &Output) -> Vec<serde_json::Value> {
+    stdout(o)
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("every output line is JSON"))
+        .collect()
+}
+
+fn final_view(o: &Output) -> serde_json::Value {
+    events(o).last().expect("a final line")["final"].clone()
+}
+
+fn named<'a>(evs: &'a [serde_json::Value], name: &str) -> Vec<&'a serde_json::Value> {
+    evs.iter().filter(|e| e["event"] == name).collect()
+}
+
+#[test]
+fn example_fide_classical_goes_through_the_first_control() {
+    let o = hallclock(&["rules", "run", "examples/fide-classical.jsonl"], None);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let evs = events(&o);
+    let periods = named(&evs, "period_advanced");
+    assert_eq!(periods.len(), 2, "both players reach the second period");
+    assert!(
+        periods
+            .iter()
+            .all(|e| e["period"] == 2 && e["added_ms"] == 1_800_000)
+    );
+    assert_eq!(named(&evs, "pressed").len(), 81);
+    assert!(!stdout(&o).contains("\"rejected\""), "every move is legal");
+    let v = final_view(&o);
+    assert_eq!(v["result"]["score"], "1-0");
+    assert_eq!(v["white"]["period"], 2);
+}
+
+#[test]
+fn example_flag_where_the_opponent_cannot_mate_is_a_draw() {
+    let o = hallclock(&["rules", "run", "examples/flag-cannot-mate.jsonl"], None);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let evs = events(&o);
+    let flag = named(&evs, "flag_fell");
+    assert_eq!(flag.len(), 1);
+    assert_eq!(flag[0]["side"], "black");
+    assert_eq!(flag[0]["time"], "19:03:06.000");
+    let ended = named(&evs, "game_ended");
+    assert_eq!(ended[0]["score"], "1/2-1/2");
+    assert_eq!(ended[0]["termination"], "flag_opponent_cannot_mate");
+}
+
+#[test]
+fn example_default_forfeit() {
+    let o = hallclock(&["rules", "run", "examples/default-forfeit.jsonl"], None);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let evs = events(&o);
+    assert_eq!(named(&evs, "clock_started")[0]["time"], "16:00:00.000");
+    let passed = named(&evs, "default_time_passed");
+    assert_eq!(passed[0]["time"], "16:30:00.000");
+    assert_eq!(passed[0]["absent"], serde_json::json!(["black"]));
+    assert_eq!(final_view(&o)["result"]["score"], "1-0");
+    // The press after the forfeit is refused and says why.
+    let rejected: Vec<_> = evs.iter().filter(|e| e.get("rejected").is_some()).collect();
+    assert_eq!(rejected[0]["rejection"], "game_over");
+}
+
+#[test]
+fn example_delay_mode() {
+    let o = hallclock(&["rules", "run", "examples/delay-mode.jsonl"], None);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let evs = events(&o);
+    let presses = named(&evs, "pressed");
+    let charged: Vec<_> = presses.iter().map(|e| e["charged_ms"].as_i64()).collect();
+    assert_eq!(charged, [Some(0), Some(3000), Some(0)]);
+    assert_eq!(named(&evs, "flag_fell")[0]["time"], "10:05:15.000");
+}
+
+#[test]
+fn text_output_is_readable() {
+    let o = hallclock(
+        &["rules", "run", "--text", "examples/delay-mode.jsonl"],
+        None,
+    );
+    let out = stdout(&o);
+    assert!(
+        out.contains(
+            "10:00:12.500  line 8   pressed                side=black charged_ms=0:03.000"
+        ),
+        "{out}"
+    );
+    assert!(
+        out.lines()
+            .last()
+            .unwrap_or("")
+            .starts_with("final at 10:05:20.000: 1-0, black's flag fell")
+    );
+}
+
+#[test]
+fn script_from_stdin_and_malformed_scripts() {
+    let setup =
+        r#"{"at":"09:00:00","input":"setup","white":"A","black":"B","tc":"60","start":"09:00:00"}"#;
+    let o = hallclock(&["rules", "run", "-"], Some(setup));
+    assert!(o.status.success());
+    assert_eq!(final_view(&o)["phase"], "running");
+
+    let cases = [
+        (format!("{setup}\n{{\"at\":\"09:00:01\",\"input\":\"press\""), "<stdin>: line 2, column "),
+        (format!("{setup}\n{{\"at\":\"09:00:01\",\"input\":\"jump\"}}"), "<stdin>: line 2: jump: unknown variant `jump`"),
+        (format!("{setup}\n{{\"input\":\"press\"}}"), "<stdin>: line 2: missing \"at\""),
+        (r#"{"at":"09:00:00","input":"setup","white":"A","black":"B","tc":"60","start":"09:00:00","fen":"rnbqkbnr/ppppxppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1"}"#.to_string(), "<stdin>: line 1: setup: fen: invalid board part in fen: expected the piece placement at column 14"),
+        (r#"{"at":"09:00:00","input":"setup","white":"A","black":"B","tc":"60","start":"09:00:00","fen":"rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR x KQkq - 0 1"}"#.to_string(), "<stdin>: line 1: setup: fen: invalid turn part in fen: expected the side to move (w or b) at column 45"),
+        (r#"{"at":"09:00:00","input":"setup","white":"A","black":"B","tc":"60","start":"09:00:00","fen":"8/8/8/8/8/8/8/8 w - - 0 1"}"#.to_string(), "<stdin>: line 1: setup: fen: illegal position"),
+        (r#"{"at":"09:00:00","input":"setup","white":"A","black":"B","tc":"90m","start":"09:00:00"}"#.to_string(), "<stdin>: line 1: setup: time control '90m': expected ':' between periods, '+' or the end, found 'm' at column 3"),
+        ("\u{0}\u{1}binary".to_string(), "<stdin>: line 1, column 1: not JSON"),
+    ];
+    for (script, want) in cases {
+        let o = hallclock(&["rules", "run", "-"], Some(&script));
+        assert_eq!(o.status.code(), Some(2), "{script}");
+        assert!(stderr(&o).starts_with(want), "{script}\n{}", stderr(&o));
+        assert!(
+            stdout(&o).is_empty(),
+            "nothing runs from a malformed script"
+        );
+        assert!(!stderr(&o).contains("panicked"));
+    }
+    let o = hallclock(&["rules", "run", "no/such/file.jsonl"], None);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("cannot read no/such/file.jsonl"));
+}
+
+#[test]
+fn tc_check_prints_canonical_form_and_description_or_the_error() {
+    let o = hallclock(&["tc", "check", "40/5400+30:1800+30"], None);
+    assert!(o.status.success());
+    assert_eq!(
+        stdout(&o),
+        "40/5400+30:1800+30\n1 h 30 min for 40 moves, +30 s per move from move 1; then 30 min for the rest of the game, +30 s per move from move 41\n"
+    );
+    let o = hallclock(&["tc", "check", "40/5400+30:"], None);
+    assert_eq!(o.status.code(), Some(2));
+    assert_eq!(
+        stderr(&o),
+        "'40/5400+30:': expected a period after ':' at column 12\n  40/5400+30:\n             ^\n"
+    );
+    let o = hallclock(&["tc", "check", "*180"], None);
+    assert!(stdout(&o).contains("note: hourglass time controls ('*secs') are not supported"));
+}
