@@ -174,3 +174,77 @@ fn tc_check_prints_canonical_form_and_description_or_the_error() {
     let o = hallclock(&["tc", "check", "*180"], None);
     assert!(stdout(&o).contains("note: hourglass time controls ('*secs') are not supported"));
 }
+
+/// docs/RULES-SCRIPT.md shows the real output of each example; keep it so.
+#[test]
+fn rules_script_doc_shows_the_real_output_of_each_example() {
+    let doc = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/RULES-SCRIPT.md"))
+        .expect("docs/RULES-SCRIPT.md exists");
+    let mut checked = 0;
+    for part in doc.split("<!-- output: ").skip(1) {
+        let (path, rest) = part.split_once(" -->").expect("marker closes");
+        let block = rest
+            .split_once("```text\n")
+            .and_then(|(_, b)| b.split_once("```"))
+            .map(|(b, _)| b)
+            .expect("a text block follows the marker");
+        let o = hallclock(&["rules", "run", "--text", path], None);
+        assert_eq!(
+            stdout(&o),
+            block,
+            "docs/RULES-SCRIPT.md output of {path} is stale"
+        );
+        checked += 1;
+    }
+    assert!(checked >= 4, "the four examples are shown");
+}
+
+/// docs/RULES-COVERAGE.md names only tests that exist, and has a row per Article 6 ID.
+#[test]
+fn rules_coverage_names_only_real_tests() {
+    let root = env!("CARGO_MANIFEST_DIR");
+    let doc = std::fs::read_to_string(format!("{root}/docs/RULES-COVERAGE.md"))
+        .expect("docs/RULES-COVERAGE.md exists");
+    let mut sources = String::new();
+    for dir in ["src", "tests"] {
+        let mut stack = vec![std::path::PathBuf::from(format!("{root}/{dir}"))];
+        while let Some(p) = stack.pop() {
+            for entry in std::fs::read_dir(&p)
+                .expect("readable source folder")
+                .flatten()
+            {
+                let path = entry.path();
+                if path.is_dir() {
+                    stack.push(path);
+                } else if path.extension().is_some_and(|e| e == "rs") {
+                    sources.push_str(&std::fs::read_to_string(&path).unwrap_or_default());
+                }
+            }
+        }
+    }
+    let mut named = 0;
+    for row in doc.lines().filter(|l| l.starts_with("| ")) {
+        // The tests are in the last column.
+        let tests = row.trim_end_matches('|').rsplit('|').next().unwrap_or("");
+        for name in tests.split('`').skip(1).step_by(2) {
+            if name
+                .chars()
+                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
+                && name.contains('_')
+            {
+                assert!(
+                    sources.contains(&format!("fn {name}(")),
+                    "RULES-COVERAGE.md names `{name}`, which is not a test"
+                );
+                named += 1;
+            }
+        }
+    }
+    assert!(named > 50);
+    for id in [
+        "6.1", "6.2a", "6.2b", "6.2c", "6.3", "6.4", "6.5", "6.6", "6.7a", "6.7b/c", "6.8", "6.9",
+        "6.10", "6.11", "6.12a", "6.12b", "6.12c", "6.13", "6.14",
+    ] {
+        assert!(doc.contains(&format!("\n| {id} |")), "no row for {id}");
+    }
+}
