@@ -182,3 +182,85 @@ fn captures_survive_garbage_between_messages() {
         }
     });
 }
+
+/// The moves of `N.uci` (`1. e2e4 e7e5` lines) or `johan.pgn` (SAN), without move numbers
+/// and result.
+fn game_moves(dir: &Path, name: &str) -> (Vec<String>, bool) {
+    let (file, is_san) = if name == "johan" {
+        ("johan.pgn", true)
+    } else {
+        (&*format!("{name}.uci"), false)
+    };
+    let path = dir.join(file);
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path:?}: {e}"));
+    let moves = text
+        .split_whitespace()
+        .filter(|t| !t.ends_with('.') && !matches!(*t, "*" | "1-0" | "0-1" | "1/2-1/2"))
+        .map(|t| t.trim_end_matches(['+', '#']).to_owned())
+        .collect();
+    (moves, is_san)
+}
+
+#[test]
+fn captures_replay_the_games_that_were_played() {
+    use hallclock::dgt::{BoardEvent, BoardState, Orientation};
+    use shakmaty::{CastlingMode, Chess, Position, san::San};
+
+    with_captures("captures_replay_the_games_that_were_played", |dir| {
+        for name in CAPTURES {
+            let whole: Vec<u8> = inbytes(dir, name).concat();
+            let mut st = BoardState::new();
+            let mut events = Vec::new();
+            for m in decode_all(&whole) {
+                match m {
+                    DgtMessage::BoardDump(d) => events.extend(st.on_dump(&d)),
+                    DgtMessage::FieldUpdate(u) => events.extend(st.on_field_update(&u)),
+                    _ => {}
+                }
+            }
+            let want_orientation = if name == "2" {
+                Orientation::Rotated
+            } else {
+                Orientation::Normal
+            };
+            assert_eq!(
+                st.orientation(),
+                Some(want_orientation),
+                "{name}: orientation"
+            );
+            assert!(
+                !events
+                    .iter()
+                    .any(|e| matches!(e, BoardEvent::Irregular { .. })),
+                "{name}: irregularity reported: {events:?}"
+            );
+
+            let (want, is_san) = game_moves(dir, name);
+            let mut pos = Chess::default();
+            let got: Vec<String> = st
+                .moves()
+                .iter()
+                .map(|&m| {
+                    let s = if is_san {
+                        San::from_move(&pos, m).to_string()
+                    } else {
+                        m.to_uci(CastlingMode::Standard).to_string()
+                    };
+                    pos.play_unchecked(m);
+                    s
+                })
+                .collect();
+            assert_eq!(
+                got, want,
+                "{name}: the recognised game differs from the played one"
+            );
+            let count = |f: fn(&BoardEvent) -> bool| events.iter().filter(|e| f(e)).count();
+            eprintln!(
+                "{name}: {} moves, {} corrected intermediate readings, {} take-backs",
+                got.len(),
+                count(|e| matches!(e, BoardEvent::Corrected { .. })),
+                count(|e| matches!(e, BoardEvent::TakeBack { .. })),
+            );
+        }
+    });
+}
