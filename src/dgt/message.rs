@@ -1716,6 +1716,35 @@ mod tests {
     }
 
     #[test]
+    fn flag_fall_from_johan_capture_9_4() {
+        // 8d 00 0a 30 00 00 20 00 16 12: right 0:00:00 fallen (+Fischer), stopped,
+        // right high and right's turn.
+        let m = DgtMessage::from_frame(0x8d, &[0x30, 0x00, 0x00, 0x20, 0x00, 0x16, 0x12]);
+        let DgtMessage::ClockTime(t) = m else {
+            panic!("not a clock time: {m:?}")
+        };
+        assert!(t.right.final_flag && t.right.time_per_move && !t.right.flag);
+        assert_eq!(t.right.total_seconds(), 0);
+        assert_eq!(t.left.total_seconds(), 16);
+        assert!(!t.status.running);
+        assert_eq!(t.status.high_side(), ClockSide::Right);
+        assert_eq!(t.status.turn(), Some(ClockSide::Right));
+    }
+
+    #[test]
+    fn captured_status_bytes_resolve_turn_bits_per_captures() {
+        // §4.2: 09 = left running, 13 = right running (D0|D1|D4), 08 paused left to move.
+        assert_eq!(ClockStatus::from_byte(0x09).turn(), Some(ClockSide::Left));
+        let s = ClockStatus::from_byte(0x13);
+        assert!(s.running && s.right_high && s.right_turn && !s.left_turn);
+        assert_eq!(ClockStatus::from_byte(0x08).turn(), Some(ClockSide::Left));
+        assert!(ClockStatus::from_byte(0x20).no_clock);
+        for b in 0..0x40 {
+            assert_eq!(ClockStatus::from_byte(b).to_byte(), b);
+        }
+    }
+
+    #[test]
     fn ack_examples_9_3() {
         let ack = |p: [u8; 7]| match DgtMessage::from_frame(0x8d, &p) {
             DgtMessage::ClockAck(a) => a,
