@@ -86,6 +86,9 @@ pub enum BoardEvent {
         observed: BoardDump,
         observed_fen: String,
         expected_fen: String,
+        /// Every difference from the current position is a piece missing: most likely a
+        /// piece held in a hand, so a consumer may wait longer before alarming anyone.
+        only_missing: bool,
     },
     /// After an irregularity the board shows the current position again.
     Restored { fen: String },
@@ -220,6 +223,14 @@ impl BoardState {
         b.to_string()
     }
 
+    fn only_missing(&self, orientation: Orientation) -> bool {
+        let current = self.position().board();
+        Field::all().all(|f| {
+            let seen = self.observed[usize::from(f.index())];
+            seen == Piece::Empty || current.piece_at(orientation.square(f)) == seen.to_shakmaty()
+        })
+    }
+
     fn evaluate(&mut self, settled: bool) -> Vec<BoardEvent> {
         let orientation = match self.orientation {
             Some(o) => o,
@@ -258,6 +269,7 @@ impl BoardState {
                 },
                 observed_fen: self.observed_fen(orientation),
                 expected_fen: fen(self.position()),
+                only_missing: self.only_missing(orientation),
             }];
         }
         Vec::new()
@@ -599,6 +611,7 @@ mod tests {
             BoardEvent::Irregular {
                 observed,
                 observed_fen,
+                only_missing: true,
                 ..
             },
         ] = &ev[..]
@@ -615,7 +628,16 @@ mod tests {
         assert!(st.settle().is_empty());
         play(&mut st, o, &[("b2", Empty)]);
         assert!(matches!(&st.settle()[..], [BoardEvent::Irregular { .. }]));
-        play(&mut st, o, &[("b2", WhitePawn)]);
+        // a pawn put where none can go is more than a piece in hand
+        play(&mut st, o, &[("b5", WhitePawn)]);
+        assert!(matches!(
+            &st.settle()[..],
+            [BoardEvent::Irregular {
+                only_missing: false,
+                ..
+            }]
+        ));
+        play(&mut st, o, &[("b5", Empty), ("b2", WhitePawn)]);
         let ev = play(&mut st, o, &[("a2", WhitePawn)]);
         assert!(matches!(&ev[..], [BoardEvent::Restored { .. }]));
     }
