@@ -112,8 +112,10 @@ impl HostCodec {
                 return None;
             }
             self.checked = 0;
-            let frame = src.split_to(len);
-            let msg = DgtMessage::from_frame(msg_id, &frame[HEADER_LEN..]);
+            // Parse in place and then advance: `split_to` would cost a reference-counted
+            // handle per message.
+            let msg = DgtMessage::from_frame(msg_id, &src[HEADER_LEN..len]);
+            src.advance(len);
             if msg == DgtMessage::ClockNull && !self.keep_null_clock {
                 // §5.2: BT 2.10 firmware sends it after clock commands; it means nothing.
                 self.stats.null_clock += 1;
