@@ -49,6 +49,7 @@ pub struct HostCodec {
 }
 
 impl HostCodec {
+    /// A decoder at the start of a stream.
     pub fn new() -> HostCodec {
         HostCodec::default()
     }
@@ -60,6 +61,7 @@ impl HostCodec {
         self
     }
 
+    /// Counters since creation.
     pub fn stats(&self) -> DecodeStats {
         self.stats
     }
@@ -167,6 +169,7 @@ impl Encoder<&Command> for HostCodec {
 pub struct BoardCodec;
 
 impl BoardCodec {
+    /// A board-side codec.
     pub fn new() -> BoardCodec {
         BoardCodec
     }
