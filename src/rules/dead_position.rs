@@ -56,7 +56,8 @@ pub enum MateVerdict {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum MateProof {
-    /// shakmaty's static material test (e.g. a lone king, or king and knight vs a bare king).
+    /// Too little material for any mate: the winner has a lone king, or neither side has
+    /// mating material (shakmaty's `is_insufficient_material`, e.g. king and knight vs king).
     InsufficientMaterial,
     /// chasolver's fast check (forced lines, shallow exhaustive search, locked pawn walls).
     FastCheck,
@@ -107,7 +108,7 @@ impl Serialize for Undecided {
 /// which bounds the time but cannot be lowered here. That outcome is
 /// [`Undecided::SearchLimit`].
 pub fn can_mate(pos: &Chess, winner: Color) -> MateVerdict {
-    if pos.has_insufficient_material(winner) {
+    if insufficient_material(pos, winner) {
         return cannot(MateProof::InsufficientMaterial);
     }
     let board = match to_chess_board(pos) {
@@ -141,7 +142,7 @@ pub fn can_mate(pos: &Chess, winner: Color) -> MateVerdict {
 /// hot paths. `false` means "not proven", not "can mate". A position the solver cannot
 /// represent gives `false`, which keeps the answer sound.
 pub fn cannot_mate_fast(pos: &Chess, winner: Color) -> bool {
-    pos.has_insufficient_material(winner)
+    insufficient_material(pos, winner)
         || to_chess_board(pos).is_ok_and(|board| fast_check(&board, winner))
 }
 
@@ -160,7 +161,19 @@ pub fn is_dead_position(pos: &Chess) -> bool {
     };
     Color::ALL
         .into_iter()
-        .all(|side| pos.has_insufficient_material(side) || fast_check(&board, side))
+        .all(|side| insufficient_material(pos, side) || fast_check(&board, side))
+}
+
+/// A static test that is sound for the helpmate question, unlike shakmaty's per-side
+/// `has_insufficient_material`: that one calls same-coloured bishops insufficient against
+/// rooks or queens, even when the bishops have already given mate (chasolver's corpus has
+/// such positions, e.g. `8/8/8/8/8/1k6/b1b5/RKR5 w - -`). Those cases go to chasolver's fast
+/// check, which looks at the position before the material. When *both* sides are
+/// insufficient (K vs K, K+N vs K, only same-coloured bishops), no mate exists anywhere in the
+/// game tree, so shakmaty's two-sided test is sound.
+fn insufficient_material(pos: &Chess, winner: Color) -> bool {
+    let lone_king = (pos.board().by_color(winner) & !pos.board().kings()).is_empty();
+    lone_king || pos.is_insufficient_material()
 }
 
 fn cannot(proof: MateProof) -> MateVerdict {
@@ -321,6 +334,25 @@ mod tests {
             }
             other => panic!("expected can_mate, got {other:?}"),
         }
+    }
+
+    #[test]
+    fn rule_6_9_mate_already_given_by_a_bishop_is_not_insufficient_material() {
+        // White is mated by the bishops; shakmaty alone would call Black's bishops
+        // insufficient against rooks.
+        let pos = position("8/8/8/8/8/1k6/b1b5/RKR5 w - - 0 1");
+        assert!(
+            pos.has_insufficient_material(Color::Black),
+            "the trap this avoids"
+        );
+        assert!(!cannot_mate_fast(&pos, Color::Black));
+        assert_eq!(
+            can_mate(&pos, Color::Black),
+            MateVerdict::CanMate {
+                helpmate: vec![],
+                helpmate_san: vec![]
+            }
+        );
     }
 
     #[test]
