@@ -146,6 +146,19 @@ fn rule_6_9_king_and_knight_can_mate_king_and_pawn() {
 }
 
 #[test]
+fn rule_6_9_mate_already_given_with_same_coloured_bishops_is_can_mate() {
+    // Same-coloured bishops against rooks: "insufficient" by the usual static test, yet the
+    // rooks box their own king in. (From chasolver's tests/positions.txt.)
+    let json = verdict("5B2/7r/5K1k/7r/8/4B3/8/8 b - - 0 1", "white");
+    assert_eq!(json["verdict"], "can_mate", "{json}");
+    assert_eq!(
+        json["helpmate"],
+        serde_json::json!([]),
+        "already mate: {json}"
+    );
+}
+
+#[test]
 fn rule_6_9_side_accepts_short_forms() {
     let json = verdict("8/8/8/8/8/4k3/8/4K1N1 w - - 0 1", "white");
     let out = can_mate_cli(&["--fen", "8/8/8/8/8/4k3/8/4K1N1 w - - 0 1", "--side", "w"]);
