@@ -7,9 +7,9 @@
 //!
 //! Three entry points, by cost:
 //!
-//! - [`is_dead_position`] (5.2.2, after every move) and [`cannot_mate_fast`] use only
-//!   shakmaty's static material test and chasolver's fast check: microseconds, sound
-//!   (they never call a winnable position dead), but incomplete.
+//! - [`is_dead_position`] (5.2.2, after every move) and [`cannot_mate_fast`] use only a
+//!   static material test and chasolver's fast check: microseconds, sound (they never call a
+//!   winnable position dead), but incomplete.
 //! - [`can_mate`] (6.9, on flag fall) adds chasolver's full search, which decides every
 //!   position it finishes and gives a verified helpmate as evidence.
 //!
@@ -45,7 +45,7 @@ pub enum MateVerdict {
         /// Which check proved it.
         proof: MateProof,
     },
-    /// Not decided; the arbiter must rule (6.9 then falls back to 6.8's observed flag).
+    /// Not decided by the software; the arbiter must rule.
     Unknown {
         /// Why it was not decided.
         reason: Undecided,
@@ -99,14 +99,16 @@ impl Serialize for Undecided {
 /// moved but did not press leaves the opponent to move, so the side to move says nothing.
 ///
 /// Runs the cheap checks of [`cannot_mate_fast`] first, then chasolver's full search. The
-/// full search takes well under a millisecond on typical game positions but up to about a
-/// second on constructed ones (more on a Raspberry Pi), so the shell must run it on a
+/// full search takes about a millisecond on game positions, but hundreds of milliseconds on
+/// constructed ones and, on the slowest position of chasolver's own corpus, seconds (see
+/// `benches/can_mate.rs`; a Raspberry Pi is slower still). So the shell must run it on a
 /// blocking worker thread, never on the task that handles lever presses; the core calls it
 /// only on flag fall.
 ///
-/// chasolver 3.0.0 takes no node limit: its last phase stops at [`SEARCH_NODE_LIMIT`] nodes,
-/// which bounds the time but cannot be lowered here. That outcome is
-/// [`Undecided::SearchLimit`].
+/// chasolver 3.0.0 takes no node limit and cannot be cancelled: its last phase stops at
+/// [`SEARCH_NODE_LIMIT`] nodes, which bounds the time but cannot be lowered from here. That
+/// outcome is [`Undecided::SearchLimit`]. A shell that wants a shorter deadline can stop
+/// waiting and report unknown, but the worker thread runs on to the end.
 pub fn can_mate(pos: &Chess, winner: Color) -> MateVerdict {
     if insufficient_material(pos, winner) {
         return cannot(MateProof::InsufficientMaterial);
@@ -138,7 +140,7 @@ pub fn can_mate(pos: &Chess, winner: Color) -> MateVerdict {
 
 /// The cheap, sound part of [`can_mate`]: `true` only if `winner` provably cannot mate.
 ///
-/// shakmaty's material test, then chasolver's fast check; microseconds, so it may run on
+/// A static material test, then chasolver's fast check; microseconds, so it may run on
 /// hot paths. `false` means "not proven", not "can mate". A position the solver cannot
 /// represent gives `false`, which keeps the answer sound.
 pub fn cannot_mate_fast(pos: &Chess, winner: Color) -> bool {
