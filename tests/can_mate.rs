@@ -132,6 +132,14 @@ fn rule_6_9_king_and_rook_side_is_the_winner_not_the_side_to_move() {
 }
 
 #[test]
+fn rule_6_9_rook_caged_by_its_own_pawns_cannot_mate() {
+    // Needs the full search: the static and fast checks do not see the cage.
+    let json = verdict("2k5/6p1/6P1/6PK/6P1/6PR/7P/8 b - - 0 1", "white");
+    assert_eq!(json["verdict"], "cannot_mate", "{json}");
+    assert_eq!(json["proof"], "full_search", "{json}");
+}
+
+#[test]
 fn rule_6_9_same_coloured_bishops_cannot_mate() {
     // e6 and f1 are both light squares.
     let fen = "8/8/4b3/8/8/4k3/8/4KB2 w - - 0 1";

@@ -307,6 +307,15 @@ mod tests {
     }
 
     #[test]
+    fn rule_6_9_rook_caged_by_its_own_pawns_cannot_mate_by_full_search() {
+        // White's rook and king are walled in on the g and h files; the fast check misses it.
+        // (From chasolver's tests/positions.txt.)
+        let fen = "2k5/6p1/6P1/6PK/6P1/6PR/7P/8 b - - 0 1";
+        assert!(!cannot_mate_fast(&position(fen), Color::White));
+        assert_eq!(assert_cannot(fen, Color::White), MateProof::FullSearch);
+    }
+
+    #[test]
     fn rule_6_9_king_and_knight_can_mate_a_king_with_a_pawn() {
         // The pawn can block its own king's flight square.
         assert_can("8/8/8/8/8/1p6/8/k1K1N3 w - - 0 1", Color::White);
