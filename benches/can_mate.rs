@@ -14,44 +14,33 @@ use hallclock::cli::can_mate::parse_position;
 use hallclock::rules::dead_position::{MateVerdict, can_mate, cannot_mate_fast, is_dead_position};
 use shakmaty::{Chess, Color};
 
+const KN_VS_K: &str = "8/8/8/8/8/4k3/8/4K1N1 w - - 0 1";
+const KR_VS_K: &str = "4k3/8/8/8/8/8/8/R3K3 b - - 0 1";
+const KB_VS_KB_OPPOSITE: &str = "8/8/3b4/8/8/4k3/8/4KB2 w - - 0 1";
+const KN_VS_KP: &str = "8/8/8/8/8/1p6/8/k1K1N3 w - - 0 1";
+/// lichess ijyj0mHa: Black cannot mate, White can.
+const LICHESS_WALL: &str = "5b2/p7/Pp3k2/1Pp1pBp1/2P1P1P1/5K2/8/8 w - - 0 1";
+const BISHOPS_WALL: &str = "2b1k3/8/8/1p1p1p1p/1P1P1P1P/8/8/2B1K3 w - - 0 1";
+const CONSTRUCTED_HARD: &str = "7b/1k5B/7b/8/1p1p1p1p/1PpP1P1P/2P3K1/N7 b - - 0 1";
+
 /// (name, FEN, intended winner) for the cheap checks.
 const ENDGAMES: &[(&str, &str, Color)] = &[
-    ("kn_vs_k", "8/8/8/8/8/4k3/8/4K1N1 w - - 0 1", Color::White),
-    ("kr_vs_k", "4k3/8/8/8/8/8/8/R3K3 b - - 0 1", Color::White),
-    (
-        "kr_vs_k_defender",
-        "4k3/8/8/8/8/8/8/R3K3 b - - 0 1",
-        Color::Black,
-    ),
+    ("kn_vs_k", KN_VS_K, Color::White),
+    ("kr_vs_k", KR_VS_K, Color::White),
+    ("kr_vs_k_defender", KR_VS_K, Color::Black),
     (
         "kb_vs_kb_same",
         "8/8/4b3/8/8/4k3/8/4KB2 w - - 0 1",
         Color::White,
     ),
-    (
-        "kb_vs_kb_opposite",
-        "8/8/3b4/8/8/4k3/8/4KB2 w - - 0 1",
-        Color::White,
-    ),
-    ("kn_vs_kp", "8/8/8/8/8/1p6/8/k1K1N3 w - - 0 1", Color::White),
+    ("kb_vs_kb_opposite", KB_VS_KB_OPPOSITE, Color::White),
+    ("kn_vs_kp", KN_VS_KP, Color::White),
     ("kp_vs_k", "8/8/8/4k3/8/8/4P3/4K3 w - - 0 1", Color::White),
+    ("lichess_wall_black", LICHESS_WALL, Color::Black),
+    ("lichess_wall_white", LICHESS_WALL, Color::White),
+    ("bishops_wall", BISHOPS_WALL, Color::White),
     (
-        "lichess_wall_black",
-        "5b2/p7/Pp3k2/1Pp1pBp1/2P1P1P1/5K2/8/8 w - - 0 1",
-        Color::Black,
-    ),
-    (
-        "lichess_wall_white",
-        "5b2/p7/Pp3k2/1Pp1pBp1/2P1P1P1/5K2/8/8 w - - 0 1",
-        Color::White,
-    ),
-    (
-        "bishops_wall",
-        "2b1k3/8/8/1p1p1p1p/1P1P1P1P/8/8/2B1K3 w - - 0 1",
-        Color::White,
-    ),
-    (
-        "rook_wall",
+        "rook_cage",
         "2k5/6p1/6P1/6PK/6P1/6PR/7P/8 b - - 0 1",
         Color::White,
     ),
@@ -72,38 +61,20 @@ const AFTER_A_MOVE: &[(&str, &str)] = &[
         "middlegame",
         "r1bq1rk1/pp2bppp/2n1pn2/3p4/2PP4/2N1PN2/PP3PPP/R1BQKB1R w KQ - 0 8",
     ),
-    ("kr_vs_k", "4k3/8/8/8/8/8/8/R3K3 b - - 0 1"),
-    ("kn_vs_k", "8/8/8/8/8/4k3/8/4K1N1 w - - 0 1"),
-    ("kb_vs_kb_opposite", "8/8/3b4/8/8/4k3/8/4KB2 w - - 0 1"),
-    (
-        "lichess_wall",
-        "5b2/p7/Pp3k2/1Pp1pBp1/2P1P1P1/5K2/8/8 w - - 0 1",
-    ),
-    (
-        "bishops_wall",
-        "2b1k3/8/8/1p1p1p1p/1P1P1P1P/8/8/2B1K3 w - - 0 1",
-    ),
+    ("kr_vs_k", KR_VS_K),
+    ("kn_vs_k", KN_VS_K),
+    ("kb_vs_kb_opposite", KB_VS_KB_OPPOSITE),
+    ("lichess_wall", LICHESS_WALL),
+    ("bishops_wall", BISHOPS_WALL),
 ];
 
-/// (name, FEN, intended winner) for the full search. Positions from chasolver's
-/// `tests/positions.txt` (community queries) and lichess ijyj0mHa.
+/// (name, FEN, intended winner) for the full search. Besides the above, positions from
+/// chasolver's `tests/positions.txt` (community queries).
 const HARD: &[(&str, &str, Color)] = &[
-    (
-        "lichess_wall_black",
-        "5b2/p7/Pp3k2/1Pp1pBp1/2P1P1P1/5K2/8/8 w - - 0 1",
-        Color::Black,
-    ),
-    (
-        "lichess_wall_white",
-        "5b2/p7/Pp3k2/1Pp1pBp1/2P1P1P1/5K2/8/8 w - - 0 1",
-        Color::White,
-    ),
-    ("kn_vs_kp", "8/8/8/8/8/1p6/8/k1K1N3 w - - 0 1", Color::White),
-    (
-        "bishops_wall",
-        "2b1k3/8/8/1p1p1p1p/1P1P1P1P/8/8/2B1K3 w - - 0 1",
-        Color::White,
-    ),
+    ("lichess_wall_black", LICHESS_WALL, Color::Black),
+    ("lichess_wall_white", LICHESS_WALL, Color::White),
+    ("kn_vs_kp", KN_VS_KP, Color::White),
+    ("bishops_wall", BISHOPS_WALL, Color::White),
     (
         "caged_kings",
         "Bb1k1b2/bKp1p1p1/1pP1P1P1/1P6/p5P1/P7/8/8 w - - 0 1",
@@ -129,22 +100,14 @@ const HARD: &[(&str, &str, Color)] = &[
         "bqn1KN2/rrk1pB2/nb1pPp1p/p1pP1PpP/PpP3P1/1P2N1R1/4Q3/1R4B1 w - - 0 1",
         Color::White,
     ),
-    (
-        "constructed_hard_white",
-        "7b/1k5B/7b/8/1p1p1p1p/1PpP1P1P/2P3K1/N7 b - - 0 1",
-        Color::White,
-    ),
-    // The slowest of chasolver's tests/positions.txt here (about 5 s).
+    ("constructed_hard_white", CONSTRUCTED_HARD, Color::White),
+    // The slowest of chasolver's tests/positions.txt here (seconds).
     (
         "corpus_slowest",
         "BbK1kb2/b1p1p1p1/1pP1P1P1/1P6/8/8/8/1B2b2B b - - 0 1",
         Color::White,
     ),
-    (
-        "constructed_hard_black",
-        "7b/1k5B/7b/8/1p1p1p1p/1PpP1P1P/2P3K1/N7 b - - 0 1",
-        Color::Black,
-    ),
+    ("constructed_hard_black", CONSTRUCTED_HARD, Color::Black),
 ];
 
 fn position(fen: &str) -> Chess {
