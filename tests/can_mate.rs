@@ -132,6 +132,14 @@ fn rule_6_9_king_and_rook_side_is_the_winner_not_the_side_to_move() {
 }
 
 #[test]
+fn rule_6_9_rook_caged_by_its_own_pawns_cannot_mate() {
+    // Needs the full search: the static and fast checks do not see the cage.
+    let json = verdict("2k5/6p1/6P1/6PK/6P1/6PR/7P/8 b - - 0 1", "white");
+    assert_eq!(json["verdict"], "cannot_mate", "{json}");
+    assert_eq!(json["proof"], "full_search", "{json}");
+}
+
+#[test]
 fn rule_6_9_same_coloured_bishops_cannot_mate() {
     // e6 and f1 are both light squares.
     let fen = "8/8/4b3/8/8/4k3/8/4KB2 w - - 0 1";
@@ -143,6 +151,19 @@ fn rule_6_9_same_coloured_bishops_cannot_mate() {
 fn rule_6_9_king_and_knight_can_mate_king_and_pawn() {
     // The pawn (or what it promotes to) can take its own king's last flight square.
     assert_cli_can_mate("8/8/8/8/8/1p6/8/k1K1N3 w - - 0 1", "white", Color::White);
+}
+
+#[test]
+fn rule_6_9_mate_already_given_with_same_coloured_bishops_is_can_mate() {
+    // Same-coloured bishops against rooks: "insufficient" by the usual static test, yet the
+    // rooks box their own king in. (From chasolver's tests/positions.txt.)
+    let json = verdict("5B2/7r/5K1k/7r/8/4B3/8/8 b - - 0 1", "white");
+    assert_eq!(json["verdict"], "can_mate", "{json}");
+    assert_eq!(
+        json["helpmate"],
+        serde_json::json!([]),
+        "already mate: {json}"
+    );
 }
 
 #[test]

@@ -13,7 +13,7 @@ use crate::rules::dead_position::{MateVerdict, can_mate};
 
 #[derive(Debug, clap::Args)]
 pub struct CanMateArgs {
-    /// The position, as FEN (the last two fields may be left out).
+    /// The position, as FEN (trailing fields may be left out: `8/8/8/8/8/4k3/8/4K1N1 w`).
     #[arg(long)]
     pub fen: String,
     /// The side whose mating chances are asked about (the intended winner: the opponent of
@@ -150,6 +150,10 @@ fn syntax_error(text: &str, error: ParseFenError) -> FenError {
             "FEN",
             format!("{} fields, at most 6 expected", fields.len()),
         ),
+        // shakmaty reads a ninth "rank" as a crazyhouse pocket.
+        ParseFenError::InvalidPocket if quoted(0).matches('/').count() >= 8 => {
+            ("piece placement (field 1)", diagnose_board(&quoted(0)))
+        }
         ParseFenError::InvalidPocket | ParseFenError::InvalidRemainingChecks => {
             ("FEN", format!("{error} (variant notation)"))
         }
@@ -161,7 +165,7 @@ fn syntax_error(text: &str, error: ParseFenError) -> FenError {
 /// not hold eight squares, or a wrong number of ranks.
 fn diagnose_board(board: &str) -> String {
     let ranks: Vec<&str> = board.split('/').collect();
-    for (index, rank_text) in ranks.iter().enumerate() {
+    for (index, rank_text) in ranks.iter().enumerate().take(8) {
         let rank = 8 - index as i64;
         let mut squares = 0u32;
         for c in rank_text.chars() {
@@ -173,7 +177,7 @@ fn diagnose_board(board: &str) -> String {
                 _ => return format!("unexpected character {c:?} in rank {rank} ({rank_text:?})"),
             }
         }
-        if squares != 8 && index < 8 {
+        if squares != 8 {
             return format!("rank {rank} ({rank_text:?}) covers {squares} squares, not 8");
         }
     }
@@ -207,6 +211,10 @@ mod tests {
         assert_eq!(
             error("8/8/8/8/4k3/8/4K1N1 w - - 0 1"),
             "piece placement (field 1): 7 ranks, not 8"
+        );
+        assert_eq!(
+            error("8/8/8/8/8/4k3/8/4K1N1/8 w - - 0 1"),
+            "piece placement (field 1): 9 ranks, not 8"
         );
     }
 

@@ -7,9 +7,9 @@
 //!
 //! Three entry points, by cost:
 //!
-//! - [`is_dead_position`] (5.2.2, after every move) and [`cannot_mate_fast`] use only
-//!   shakmaty's static material test and chasolver's fast check: microseconds, sound
-//!   (they never call a winnable position dead), but incomplete.
+//! - [`is_dead_position`] (5.2.2, after every move) and [`cannot_mate_fast`] use only a
+//!   static material test and chasolver's fast check: microseconds, sound (they never call a
+//!   winnable position dead), but incomplete.
 //! - [`can_mate`] (6.9, on flag fall) adds chasolver's full search, which decides every
 //!   position it finishes and gives a verified helpmate as evidence.
 //!
@@ -45,7 +45,7 @@ pub enum MateVerdict {
         /// Which check proved it.
         proof: MateProof,
     },
-    /// Not decided; the arbiter must rule (6.9 then falls back to 6.8's observed flag).
+    /// Not decided by the software; the arbiter must rule.
     Unknown {
         /// Why it was not decided.
         reason: Undecided,
@@ -56,7 +56,8 @@ pub enum MateVerdict {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum MateProof {
-    /// shakmaty's static material test (e.g. a lone king, or king and knight vs a bare king).
+    /// Too little material for any mate: the winner has a lone king, or neither side has
+    /// mating material (shakmaty's `is_insufficient_material`, e.g. king and knight vs king).
     InsufficientMaterial,
     /// chasolver's fast check (forced lines, shallow exhaustive search, locked pawn walls).
     FastCheck,
@@ -98,16 +99,18 @@ impl Serialize for Undecided {
 /// moved but did not press leaves the opponent to move, so the side to move says nothing.
 ///
 /// Runs the cheap checks of [`cannot_mate_fast`] first, then chasolver's full search. The
-/// full search takes well under a millisecond on typical game positions but up to about a
-/// second on constructed ones (more on a Raspberry Pi), so the shell must run it on a
+/// full search takes about a millisecond on game positions, but hundreds of milliseconds on
+/// constructed ones and, on the slowest position of chasolver's own corpus, seconds (see
+/// `benches/can_mate.rs`; a Raspberry Pi is slower still). So the shell must run it on a
 /// blocking worker thread, never on the task that handles lever presses; the core calls it
 /// only on flag fall.
 ///
-/// chasolver 3.0.0 takes no node limit: its last phase stops at [`SEARCH_NODE_LIMIT`] nodes,
-/// which bounds the time but cannot be lowered here. That outcome is
-/// [`Undecided::SearchLimit`].
+/// chasolver 3.0.0 takes no node limit and cannot be cancelled: its last phase stops at
+/// [`SEARCH_NODE_LIMIT`] nodes, which bounds the time but cannot be lowered from here. That
+/// outcome is [`Undecided::SearchLimit`]. A shell that wants a shorter deadline can stop
+/// waiting and report unknown, but the worker thread runs on to the end.
 pub fn can_mate(pos: &Chess, winner: Color) -> MateVerdict {
-    if pos.has_insufficient_material(winner) {
+    if insufficient_material(pos, winner) {
         return cannot(MateProof::InsufficientMaterial);
     }
     let board = match to_chess_board(pos) {
@@ -137,11 +140,11 @@ pub fn can_mate(pos: &Chess, winner: Color) -> MateVerdict {
 
 /// The cheap, sound part of [`can_mate`]: `true` only if `winner` provably cannot mate.
 ///
-/// shakmaty's material test, then chasolver's fast check; microseconds, so it may run on
+/// A static material test, then chasolver's fast check; microseconds, so it may run on
 /// hot paths. `false` means "not proven", not "can mate". A position the solver cannot
 /// represent gives `false`, which keeps the answer sound.
 pub fn cannot_mate_fast(pos: &Chess, winner: Color) -> bool {
-    pos.has_insufficient_material(winner)
+    insufficient_material(pos, winner)
         || to_chess_board(pos).is_ok_and(|board| fast_check(&board, winner))
 }
 
@@ -160,7 +163,19 @@ pub fn is_dead_position(pos: &Chess) -> bool {
     };
     Color::ALL
         .into_iter()
-        .all(|side| pos.has_insufficient_material(side) || fast_check(&board, side))
+        .all(|side| insufficient_material(pos, side) || fast_check(&board, side))
+}
+
+/// A static test that is sound for the helpmate question, unlike shakmaty's per-side
+/// `has_insufficient_material`: that one calls same-coloured bishops insufficient against
+/// rooks or queens, even when the bishops have already given mate (chasolver's corpus has
+/// such positions, e.g. `8/8/8/8/8/1k6/b1b5/RKR5 w - -`). Those cases go to chasolver's fast
+/// check, which looks at the position before the material. When *both* sides are
+/// insufficient (K vs K, K+N vs K, only same-coloured bishops), no mate exists anywhere in the
+/// game tree, so shakmaty's two-sided test is sound.
+fn insufficient_material(pos: &Chess, winner: Color) -> bool {
+    let lone_king = (pos.board().by_color(winner) & !pos.board().kings()).is_empty();
+    lone_king || pos.is_insufficient_material()
 }
 
 fn cannot(proof: MateProof) -> MateVerdict {
@@ -292,6 +307,15 @@ mod tests {
     }
 
     #[test]
+    fn rule_6_9_rook_caged_by_its_own_pawns_cannot_mate_by_full_search() {
+        // White's rook and king are walled in on the g and h files; the fast check misses it.
+        // (From chasolver's tests/positions.txt.)
+        let fen = "2k5/6p1/6P1/6PK/6P1/6PR/7P/8 b - - 0 1";
+        assert!(!cannot_mate_fast(&position(fen), Color::White));
+        assert_eq!(assert_cannot(fen, Color::White), MateProof::FullSearch);
+    }
+
+    #[test]
     fn rule_6_9_king_and_knight_can_mate_a_king_with_a_pawn() {
         // The pawn can block its own king's flight square.
         assert_can("8/8/8/8/8/1p6/8/k1K1N3 w - - 0 1", Color::White);
@@ -321,6 +345,25 @@ mod tests {
             }
             other => panic!("expected can_mate, got {other:?}"),
         }
+    }
+
+    #[test]
+    fn rule_6_9_mate_already_given_by_a_bishop_is_not_insufficient_material() {
+        // White is mated by the bishops; shakmaty alone would call Black's bishops
+        // insufficient against rooks.
+        let pos = position("8/8/8/8/8/1k6/b1b5/RKR5 w - - 0 1");
+        assert!(
+            pos.has_insufficient_material(Color::Black),
+            "the trap this avoids"
+        );
+        assert!(!cannot_mate_fast(&pos, Color::Black));
+        assert_eq!(
+            can_mate(&pos, Color::Black),
+            MateVerdict::CanMate {
+                helpmate: vec![],
+                helpmate_san: vec![]
+            }
+        );
     }
 
     #[test]
