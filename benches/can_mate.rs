@@ -10,8 +10,8 @@ use std::hint::black_box;
 use std::time::{Duration, Instant};
 
 use criterion::Criterion;
-use hallclock::cli::can_mate::parse_position;
 use hallclock::rules::dead_position::{MateVerdict, can_mate, cannot_mate_fast, is_dead_position};
+use hallclock::rules::fen::parse_position;
 use shakmaty::{Chess, Color};
 
 const KN_VS_K: &str = "8/8/8/8/8/4k3/8/4K1N1 w - - 0 1";

@@ -832,7 +832,7 @@ mod tests {
             script_err(
                 r#"{"at":"13:55:00","input":"setup","white":"A","black":"B","tc":"300","start":"14:00:00","fen":"8/8/8 w - - 0 1"}"#
             ),
-            "line 1: setup: fen: invalid board part in fen: expected the piece placement at column 1"
+            "line 1: setup: fen: piece placement (field 1): 3 ranks, not 8"
         );
         assert_eq!(script_err("[1,2]"), "line 1: expected a JSON object");
     }

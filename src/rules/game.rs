@@ -573,51 +573,9 @@ pub struct Game {
     result: Option<GameResult>,
 }
 
-/// Parse a FEN into a legal position; the error names the field and the column
-/// (1-based) where it goes wrong.
+/// Parse a FEN into a legal position, saying what is wrong (see [`super::fen`]).
 pub fn parse_fen(fen: &str) -> Result<Chess, String> {
-    use shakmaty::fen::ParseFenError as E;
-    let parsed: Fen = fen.parse().map_err(|e: E| {
-        let field = match e {
-            E::InvalidBoard | E::InvalidFen | E::InvalidPocket => 0,
-            E::InvalidTurn => 1,
-            E::InvalidCastling => 2,
-            E::InvalidEpSquare => 3,
-            E::InvalidHalfmoveClock => 4,
-            E::InvalidFullmoves | E::InvalidRemainingChecks => 5,
-        };
-        let names = [
-            "piece placement",
-            "side to move (w or b)",
-            "castling rights",
-            "en passant square",
-            "halfmove clock",
-            "fullmove number",
-        ];
-        // The column where the field starts (fields are separated by spaces), or, in
-        // the piece placement, of its first character that no placement may contain.
-        let starts: Vec<usize> = fen
-            .char_indices()
-            .filter(|&(i, c)| {
-                !c.is_whitespace() && (i == 0 || fen[..i].ends_with(char::is_whitespace))
-            })
-            .map(|(i, _)| i)
-            .collect();
-        let mut column = starts.get(field).map_or(fen.len() + 1, |i| i + 1);
-        if field == 0
-            && let Some(start) = starts.first()
-            && let Some((j, _)) = fen[*start..]
-                .char_indices()
-                .take_while(|(_, c)| !c.is_whitespace())
-                .find(|(_, c)| !"pnbrqkPNBRQK12345678/".contains(*c))
-        {
-            column = start + j + 1;
-        }
-        format!("{e}: expected the {} at column {column}", names[field])
-    })?;
-    parsed
-        .into_position(CastlingMode::Standard)
-        .map_err(|e| format!("illegal position: {e}"))
+    super::fen::parse_position(fen).map_err(|e| e.to_string())
 }
 
 pub fn fen_of(pos: &Chess) -> String {

@@ -4,6 +4,7 @@
 pub mod clock;
 pub mod color;
 pub mod dead_position;
+pub mod fen;
 pub mod game;
 pub mod millis;
 pub mod placement;
