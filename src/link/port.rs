@@ -78,7 +78,7 @@ pub fn open(path: &Path) -> Result<FdStream, OpenError> {
     if let Err(e) = unsafe { tiocexcl(fd.as_raw_fd()) } {
         return Err(OpenError::from_errno(path, e));
     }
-    configure(&*fd).map_err(|e| OpenError::from_errno(path, e))?;
+    configure(&fd).map_err(|e| OpenError::from_errno(path, e))?;
     FdStream::new(OwnedTty::Locked(fd)).map_err(|source| OpenError::Io {
         path: path.to_path_buf(),
         source,

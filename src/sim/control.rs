@@ -214,7 +214,7 @@ pub fn parse_duration(s: &str) -> Option<Duration> {
         return None;
     };
     let v: f64 = num.parse().ok()?;
-    if !v.is_finite() || v < 0.0 || v > 1e9 {
+    if !v.is_finite() || !(0.0..=1e9).contains(&v) {
         return None;
     }
     Some(Duration::from_micros((v * scale_ms * 1000.0) as u64))
