@@ -98,7 +98,10 @@ pub enum ClockCommandError {
     #[error(
         "{path}: the clock refused {command}: set the clock to computer mode (DGT3000 mode 25, DGT XL option 23)"
     )]
-    NotInComputerMode { path: PathBuf, command: &'static str },
+    NotInComputerMode {
+        path: PathBuf,
+        command: &'static str,
+    },
     #[error("{path}: the clock answered {command} with an error (ack0 {ack0:#04x})")]
     Refused {
         path: PathBuf,
@@ -106,11 +109,17 @@ pub enum ClockCommandError {
         ack0: u8,
     },
     #[error("{path}: {command} not sent: the board is offline")]
-    Offline { path: PathBuf, command: &'static str },
+    Offline {
+        path: PathBuf,
+        command: &'static str,
+    },
     #[error("{path}: a clock command could not be encoded: {reason}")]
     Unencodable { path: PathBuf, reason: String },
     #[error("{path}: {command} not sent: the board has no clock")]
-    NoClock { path: PathBuf, command: &'static str },
+    NoClock {
+        path: PathBuf,
+        command: &'static str,
+    },
 }
 
 /// Why an online (or handshaking) link went offline.
@@ -156,11 +165,16 @@ pub enum LinkEvent {
     /// The lever changed sides (status D1, §6); `high` is the side now up, whose time
     /// runs on a clock switching at the lever. Sent before the [`LinkEvent::Clock`] of
     /// the same reading.
-    Lever { high: ClockSide, reading: ClockTime },
+    Lever {
+        high: ClockSide,
+        reading: ClockTime,
+    },
     /// A clock button was pressed (unsolicited ACK 0x88, §6).
     Button(ClockButton),
     /// The clock acknowledged a command.
-    CommandDone { command: &'static str },
+    CommandDone {
+        command: &'static str,
+    },
     /// A clock command failed for good (after the resend policy, or refused).
     CommandFailed(ClockCommandError),
     /// A full board dump (at connection, and whenever the board sends one).

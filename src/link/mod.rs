@@ -27,6 +27,7 @@ pub mod fd;
 pub mod port;
 pub mod session;
 mod task;
+pub mod testing;
 
 pub use event::{
     BoardIdentity, ClockCommandError, ClockInfo, ClockModel, LinkCommand, LinkError, LinkEvent,

@@ -71,11 +71,18 @@ impl LinkConfig {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Phase {
     /// Just opened; bytes that arrive now are left-overs and are ignored.
-    Settling { until: Instant },
+    Settling {
+        until: Instant,
+    },
     /// `40 45 4d` sent; waiting for `91` and `93`.
-    Identifying { attempt: u32, until: Instant },
+    Identifying {
+        attempt: u32,
+        until: Instant,
+    },
     /// Clock version requested; waiting for its ACK.
-    ClockVersion { until: Instant },
+    ClockVersion {
+        until: Instant,
+    },
     Online,
 }
 
@@ -228,7 +235,8 @@ impl Session {
             .extend([Command::SendBoard, Command::SendUpdateNice]);
         // The version request is a clock command: it is answered only in UPDATE(_NICE),
         // which `4b` has just selected.
-        self.transmit.push_back(Command::clock(ClockCommand::Version));
+        self.transmit
+            .push_back(Command::clock(ClockCommand::Version));
         self.in_flight = Some(InFlight {
             command: ClockCommand::Version,
             name: "version",
@@ -477,7 +485,13 @@ fn ascii_text(text: &str) -> ClockText {
     let clean: String = text
         .chars()
         .take(8)
-        .map(|c| if c.is_ascii() && !c.is_ascii_control() { c } else { '?' })
+        .map(|c| {
+            if c.is_ascii() && !c.is_ascii_control() {
+                c
+            } else {
+                '?'
+            }
+        })
         .collect();
     ClockText::new(&clean).unwrap_or_else(|_| {
         ClockText::new("????????").unwrap_or_else(|_| unreachable!("8 ASCII characters"))

@@ -160,6 +160,8 @@ pub struct SimBoard {
     drop_acks: bool,
     stalled_until: Option<Instant>,
     noise: Noise,
+    /// Clock commands received, by sub-command id (to check a host's resend policy).
+    clock_commands: [u32; 256],
 }
 
 impl SimBoard {
@@ -185,6 +187,7 @@ impl SimBoard {
             drop_acks: false,
             stalled_until: None,
             noise: Noise(seed | 1),
+            clock_commands: [0; 256],
         }
     }
 
@@ -319,7 +322,13 @@ impl SimBoard {
         self.last_bwtime_at = now;
     }
 
+    /// How many clock commands with sub-command id `cmd` the board has received.
+    pub fn clock_commands_received(&self, cmd: u8) -> u32 {
+        self.clock_commands[cmd as usize]
+    }
+
     fn handle_clock(&mut self, cmd: u8, data: &[u8], now: Instant) {
+        self.clock_commands[cmd as usize] += 1;
         if !self.has_clock() {
             return;
         }

@@ -174,6 +174,11 @@ impl BoardHandle {
         self.with(|b, _| b.squares())
     }
 
+    /// How many clock commands with sub-command id `cmd` (e.g. 0x0a SETNRUN) arrived.
+    pub fn clock_commands_received(&self, cmd: u8) -> u32 {
+        lock(&self.shared).board.clock_commands_received(cmd)
+    }
+
     /// When a BWTIME frame (lever, time, ACK) was last written to the port.
     pub fn last_bwtime_write(&self) -> Option<Instant> {
         lock(&self.shared).last_bwtime_write

@@ -1,0 +1,401 @@
+//! The serial link against the simulator over real pseudo-terminals.
+//!
+//! Every wait has a deadline; nothing is proven by sleeping: the tests wait for the
+//! link's events (real time passes only while bytes travel and timers of the policy run).
+
+use std::time::{Duration, Instant};
+
+use hallclock::dgt::ClockSide;
+use hallclock::link::testing::{fast_config, scratch_dir, wait_for};
+use hallclock::link::{
+    self, ClockCommandError, ClockModel, LinkCommand, LinkError, LinkEvent, Offline, OpenError,
+    RunSide,
+};
+use hallclock::sim::{Button, ClockKind, Side, Sim, SimConfig};
+
+const WAIT: Duration = Duration::from_secs(5);
+
+fn sim_config(name: &str) -> SimConfig {
+    let mut c = SimConfig::new(1, scratch_dir(name));
+    c.ack_delay = Duration::from_millis(20);
+    c.scan_interval = Duration::from_millis(50);
+    c
+}
+
+async fn online(link: &mut link::LinkHandle) -> link::BoardIdentity {
+    wait_for(&mut link.events, WAIT, |e| match e {
+        LinkEvent::Online(id) => Some(id.clone()),
+        _ => None,
+    })
+    .await
+    .expect("link comes online")
+}
+
+async fn done(link: &mut link::LinkHandle, command: &'static str) {
+    wait_for(&mut link.events, WAIT, |e| match e {
+        LinkEvent::CommandDone { command: c } if *c == command => Some(()),
+        LinkEvent::CommandFailed(f) => panic!("{f}"),
+        _ => None,
+    })
+    .await
+    .unwrap_or_else(|e| panic!("{command} acknowledged: {e}"));
+}
+
+#[tokio::test]
+async fn handshake_reports_the_serial_number_and_a_dgt3000() {
+    let sim = Sim::start(sim_config("handshake")).await.unwrap();
+    let mut link = link::spawn(fast_config(sim.board(1).path()));
+    let id = online(&mut link).await;
+    assert_eq!(id.serial, "10001");
+    assert_eq!(id.version, (3, 10));
+    let clock = id.clock.expect("clock answered");
+    assert_eq!(clock.model, ClockModel::Dgt3000);
+    assert_eq!(clock.version, (2, 0));
+    assert_eq!(id.path, sim.board(1).path());
+}
+
+#[tokio::test]
+async fn an_xl_clock_is_recognised_from_its_version_ack() {
+    let mut cfg = sim_config("xl");
+    cfg.clock = ClockKind::Xl;
+    let sim = Sim::start(cfg).await.unwrap();
+    let mut link = link::spawn(fast_config(sim.board(1).path()));
+    let clock = online(&mut link).await.clock.expect("clock answered");
+    assert_eq!(clock.model, ClockModel::Xl);
+}
+
+#[tokio::test]
+async fn a_board_without_clock_comes_online_without_one() {
+    let mut cfg = sim_config("noclock");
+    cfg.clock = ClockKind::None;
+    let sim = Sim::start(cfg).await.unwrap();
+    let mut link = link::spawn(fast_config(sim.board(1).path()));
+    assert_eq!(online(&mut link).await.clock, None);
+    link.commands.send(LinkCommand::ShowTimes).await.unwrap();
+    wait_for(&mut link.events, WAIT, |e| match e {
+        LinkEvent::CommandFailed(ClockCommandError::NoClock { .. }) => Some(()),
+        _ => None,
+    })
+    .await
+    .unwrap();
+}
+
+#[tokio::test]
+async fn setnrun_shows_on_the_simulated_clock_then_end() {
+    let sim = Sim::start(sim_config("setnrun")).await.unwrap();
+    let mut link = link::spawn(fast_config(sim.board(1).path()));
+    online(&mut link).await;
+    link.commands
+        .send(LinkCommand::Text {
+            text: "hello".into(),
+            beep: false,
+        })
+        .await
+        .unwrap();
+    done(&mut link, "text").await;
+    assert_eq!(
+        sim.board(1).clock_display().text.as_deref(),
+        Some("hello   ")
+    );
+    link.commands
+        .send(LinkCommand::SetAndRun {
+            left: Duration::from_secs(5 * 60 + 1),
+            right: Duration::from_secs(3 * 60),
+            run: RunSide::Left,
+        })
+        .await
+        .unwrap();
+    done(&mut link, "set-and-run").await;
+    // §5.3: END always follows SETNRUN, and brings the times back on the display.
+    done(&mut link, "end").await;
+    let shown = sim.board(1).clock_display();
+    assert_eq!(shown.running, Some(Side::Left));
+    assert_eq!(shown.text, None);
+    assert_eq!((shown.right.minutes, shown.right.seconds), (3, 0));
+    assert!(
+        shown.left.minutes == 5 || shown.left.minutes == 4,
+        "{shown}"
+    );
+    assert_eq!(sim.board(1).clock_commands_received(0x03), 1);
+}
+
+#[tokio::test]
+async fn a_lever_press_arrives_as_an_event() {
+    let sim = Sim::start(sim_config("lever")).await.unwrap();
+    let mut link = link::spawn(fast_config(sim.board(1).path()));
+    online(&mut link).await;
+    link.commands
+        .send(LinkCommand::SetAndRun {
+            left: Duration::from_secs(60),
+            right: Duration::from_secs(60),
+            run: RunSide::Left,
+        })
+        .await
+        .unwrap();
+    done(&mut link, "set-and-run").await;
+    sim.board(1).press();
+    let (high, status) = wait_for(&mut link.events, WAIT, |e| match e {
+        LinkEvent::Lever { high, reading } => Some((*high, reading.status)),
+        _ => None,
+    })
+    .await
+    .unwrap();
+    assert_eq!(high, ClockSide::Right);
+    // Switch-at-lever (0x08) is always set: the clock itself now runs the right side.
+    assert!(status.running && status.right_turn, "{status:?}");
+    sim.board(1).press();
+    let high = wait_for(&mut link.events, WAIT, |e| match e {
+        LinkEvent::Lever { high, .. } => Some(*high),
+        _ => None,
+    })
+    .await
+    .unwrap();
+    assert_eq!(high, ClockSide::Left);
+}
+
+#[tokio::test]
+async fn a_button_press_arrives_as_an_event() {
+    let sim = Sim::start(sim_config("button")).await.unwrap();
+    let mut link = link::spawn(fast_config(sim.board(1).path()));
+    online(&mut link).await;
+    sim.board(1).button(Button::Ok);
+    let b = wait_for(&mut link.events, WAIT, |e| match e {
+        LinkEvent::Button(b) => Some(*b),
+        _ => None,
+    })
+    .await
+    .unwrap();
+    assert_eq!(b, hallclock::dgt::ClockButton::Ok);
+}
+
+#[tokio::test]
+async fn unplug_goes_offline_and_replug_comes_back_with_the_same_serial_within_2s() {
+    let sim = Sim::start(sim_config("replug")).await.unwrap();
+    let mut link = link::spawn(fast_config(sim.board(1).path()));
+    let first = online(&mut link).await;
+    sim.board(1).unplug().await.unwrap();
+    let why = wait_for(&mut link.events, WAIT, |e| match e {
+        LinkEvent::Offline(o) => Some(o.clone()),
+        _ => None,
+    })
+    .await
+    .unwrap();
+    assert_eq!(
+        why,
+        Offline::Unplugged {
+            path: sim.board(1).path().to_path_buf()
+        }
+    );
+    let replugged = Instant::now();
+    sim.board(1).replug().await.unwrap();
+    let again = wait_for(&mut link.events, Duration::from_secs(2), |e| match e {
+        LinkEvent::Online(id) => Some(id.clone()),
+        _ => None,
+    })
+    .await
+    .expect("online again within 2 s of the replug");
+    assert_eq!(again.serial, first.serial);
+    assert!(replugged.elapsed() < Duration::from_secs(2));
+}
+
+#[tokio::test]
+async fn a_thousand_garbage_bytes_mid_session_do_not_end_it() {
+    let sim = Sim::start(sim_config("garbage")).await.unwrap();
+    let mut link = link::spawn(fast_config(sim.board(1).path()));
+    online(&mut link).await;
+    link.commands
+        .send(LinkCommand::SetAndRun {
+            left: Duration::from_secs(60),
+            right: Duration::from_secs(60),
+            run: RunSide::Left,
+        })
+        .await
+        .unwrap();
+    done(&mut link, "set-and-run").await;
+    sim.board(1).garbage(1000);
+    sim.board(1).press();
+    wait_for(&mut link.events, WAIT, |e| match e {
+        LinkEvent::Lever { high, .. } => Some(*high),
+        LinkEvent::Offline(o) => panic!("went offline: {o}"),
+        _ => None,
+    })
+    .await
+    .unwrap();
+    link.commands
+        .send(LinkCommand::Beep {
+            duration: Duration::from_millis(200),
+        })
+        .await
+        .unwrap();
+    done(&mut link, "beep").await;
+}
+
+#[tokio::test]
+async fn a_clock_that_never_acks_gets_three_resends_then_an_error() {
+    let sim = Sim::start(sim_config("noack")).await.unwrap();
+    let mut link = link::spawn(fast_config(sim.board(1).path()));
+    online(&mut link).await;
+    sim.board(1).drop_acks(true);
+    link.commands
+        .send(LinkCommand::SetAndRun {
+            left: Duration::from_secs(60),
+            right: Duration::from_secs(60),
+            run: RunSide::Left,
+        })
+        .await
+        .unwrap();
+    let failure = wait_for(&mut link.events, WAIT, |e| match e {
+        LinkEvent::CommandFailed(f) => Some(f.clone()),
+        _ => None,
+    })
+    .await
+    .unwrap();
+    assert_eq!(
+        failure,
+        ClockCommandError::NoAck {
+            path: sim.board(1).path().to_path_buf(),
+            command: "set-and-run",
+            attempts: 4,
+        }
+    );
+    assert_eq!(sim.board(1).clock_commands_received(0x0a), 4);
+    // The link is not wedged: with ACKs back, the next command goes through.
+    sim.board(1).drop_acks(false);
+    link.commands
+        .send(LinkCommand::Beep {
+            duration: Duration::from_millis(100),
+        })
+        .await
+        .unwrap();
+    done(&mut link, "beep").await;
+}
+
+#[tokio::test]
+async fn a_clock_not_in_computer_mode_is_reported_as_such() {
+    let mut cfg = sim_config("manual");
+    cfg.computer_mode = false;
+    let sim = Sim::start(cfg).await.unwrap();
+    let mut link = link::spawn(fast_config(sim.board(1).path()));
+    online(&mut link).await;
+    link.commands
+        .send(LinkCommand::SetAndRun {
+            left: Duration::from_secs(60),
+            right: Duration::from_secs(60),
+            run: RunSide::Left,
+        })
+        .await
+        .unwrap();
+    let failure = wait_for(&mut link.events, WAIT, |e| match e {
+        LinkEvent::CommandFailed(f) => Some(f.clone()),
+        _ => None,
+    })
+    .await
+    .unwrap();
+    assert!(
+        matches!(failure, ClockCommandError::NotInComputerMode { .. }),
+        "{failure}"
+    );
+    assert!(failure.to_string().contains("mode 25"), "{failure}");
+}
+
+#[tokio::test]
+async fn a_stalled_board_goes_offline_and_comes_back() {
+    let sim = Sim::start(sim_config("stall")).await.unwrap();
+    let mut link = link::spawn(fast_config(sim.board(1).path()));
+    online(&mut link).await;
+    sim.board(1).stall(Duration::from_millis(1500));
+    wait_for(&mut link.events, WAIT, |e| match e {
+        LinkEvent::Offline(Offline::Silent { .. }) => Some(()),
+        _ => None,
+    })
+    .await
+    .unwrap();
+    let id = online(&mut link).await;
+    assert_eq!(id.serial, "10001");
+}
+
+#[tokio::test]
+async fn the_flag_falls_at_zero() {
+    let sim = Sim::start(sim_config("flag")).await.unwrap();
+    let mut link = link::spawn(fast_config(sim.board(1).path()));
+    online(&mut link).await;
+    link.commands
+        .send(LinkCommand::SetAndRun {
+            left: Duration::from_secs(1),
+            right: Duration::from_secs(60),
+            run: RunSide::Left,
+        })
+        .await
+        .unwrap();
+    let reading = wait_for(&mut link.events, WAIT, |e| match e {
+        LinkEvent::Clock(r) if r.left.final_flag => Some(*r),
+        _ => None,
+    })
+    .await
+    .unwrap();
+    assert_eq!(reading.left.total_seconds(), 0);
+    assert!(!reading.status.running);
+}
+
+#[tokio::test]
+async fn a_missing_port_is_a_clear_error_naming_the_path() {
+    let dir = scratch_dir("missing");
+    let path = dir.join("board-404");
+    let mut link = link::spawn(fast_config(&path));
+    let msg = wait_for(&mut link.events, WAIT, |e| match e {
+        LinkEvent::Error(LinkError::Open(e @ OpenError::Missing { .. })) => Some(e.to_string()),
+        _ => None,
+    })
+    .await
+    .unwrap();
+    assert!(msg.contains(&path.display().to_string()), "{msg}");
+    assert!(msg.contains("no such serial port"), "{msg}");
+}
+
+#[tokio::test]
+async fn a_busy_port_is_a_clear_error_naming_the_path() {
+    let sim = Sim::start(sim_config("busy")).await.unwrap();
+    let mut first = link::spawn(fast_config(sim.board(1).path()));
+    online(&mut first).await;
+    let mut second = link::spawn(fast_config(sim.board(1).path()));
+    let msg = wait_for(&mut second.events, WAIT, |e| match e {
+        LinkEvent::Error(LinkError::Open(e @ OpenError::Busy { .. })) => Some(e.to_string()),
+        _ => None,
+    })
+    .await
+    .unwrap();
+    assert!(msg.contains("board-001: port busy"), "{msg}");
+}
+
+#[tokio::test]
+async fn a_file_that_is_not_a_tty_is_a_clear_error() {
+    let dir = scratch_dir("notatty");
+    let path = dir.join("plain-file");
+    std::fs::write(&path, b"").unwrap();
+    let mut link = link::spawn(fast_config(&path));
+    let msg = wait_for(&mut link.events, WAIT, |e| match e {
+        LinkEvent::Error(e) => Some(e.to_string()),
+        _ => None,
+    })
+    .await
+    .unwrap();
+    assert!(msg.contains("plain-file: not a serial port"), "{msg}");
+}
+
+#[tokio::test]
+async fn silence_on_the_port_means_not_a_dgt_board() {
+    let dir = scratch_dir("silent");
+    let pty = hallclock::sim::pty::Pty::open().unwrap();
+    let path = dir.join("mute");
+    hallclock::sim::pty::place_symlink(&pty.slave_path, &path).unwrap();
+    let mut link = link::spawn(fast_config(&path));
+    let msg = wait_for(&mut link.events, WAIT, |e| match e {
+        LinkEvent::Error(e @ LinkError::NotADgtBoard { .. }) => Some(e.to_string()),
+        LinkEvent::Online(id) => panic!("online with {id:?}"),
+        _ => None,
+    })
+    .await
+    .unwrap();
+    assert!(msg.contains("mute: not a DGT board"), "{msg}");
+    drop(pty);
+}
