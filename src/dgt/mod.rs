@@ -8,9 +8,11 @@
 //!
 //! `hallclock dgt decode` is the command-line seam.
 
+pub mod board_state;
 pub mod codec;
 pub mod message;
 
+pub use board_state::{BoardEvent, BoardState, Orientation};
 pub use codec::{BoardCodec, CodecError, DecodeStats, HostCodec, decode_all};
 pub use message::{
     BatteryStatus, BoardDump, ClockAck, ClockButton, ClockCommand, ClockSide, ClockStatus,

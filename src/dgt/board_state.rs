@@ -1,0 +1,621 @@
+//! E-board squares → chess moves, sans-IO.
+//!
+//! The board reports squares, not moves: a board dump, then one field update per square
+//! that changed (dgt-protocol.md §4.1). A move therefore arrives as several updates, and
+//! the intermediate states are not always harmless: a sliding piece produces a burst
+//! (a1 empty, b1 R, b1 empty, c1 R …), updates can come out of order (new square before the
+//! old one is cleared), and a castling player may move the rook first. [`BoardState`]
+//! follows the observed board and, after every change, looks for the game position it
+//! now shows:
+//!
+//! 1. the current position → nothing happened (a piece lifted and put back), or the
+//!    board is regular again after an irregularity ([`BoardEvent::Restored`]);
+//! 2. the position after one legal move → [`BoardEvent::Move`];
+//! 3. the position before the last move → [`BoardEvent::TakeBack`];
+//! 4. the position after a different legal move from the previous position → the last
+//!    move was an intermediate reading (a1–b1 on the way to c1, or the rook half of a
+//!    castling) and is replaced: [`BoardEvent::Corrected`].
+//!
+//! A board that shows none of these is usually a move in progress, so it is only called
+//! irregular when the caller says the board has settled: a board dump (picochess asks
+//! for one after 0.25 s USB / 0.5 s BT without updates, §4.1) or [`BoardState::settle`].
+//! Then earlier positions are tried too (a takeback of several moves), and otherwise
+//! [`BoardEvent::Irregular`] carries the observed board for the arbiter.
+//!
+//! Orientation: the board never renumbers its fields; a set-up with white on fields 0..15
+//! (capture 2) is the board turned by 180°. It is recognised from the start position.
+
+use shakmaty::{
+    Board, CastlingMode, Chess, EnPassantMode, Move, Position, Square, fen::Fen, san::SanPlus,
+};
+
+use super::message::{BoardDump, Field, FieldUpdate, Piece};
+
+/// How the board lies relative to the game.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Orientation {
+    /// White on fields 48..63 (the board's rows 1 and 2).
+    Normal,
+    /// White on fields 0..15: the board is turned by 180°.
+    Rotated,
+}
+
+impl Orientation {
+    /// The game square shown by board field `f`.
+    pub fn square(self, f: Field) -> Square {
+        match self {
+            Orientation::Normal => f.square(),
+            Orientation::Rotated => f.rotated().square(),
+        }
+    }
+}
+
+/// What a change of the observed board meant.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum BoardEvent {
+    /// The board shows the start position: the game begins, read in this orientation.
+    Started { orientation: Orientation },
+    /// Move number `ply` (1 = white's first) was made.
+    Move {
+        ply: usize,
+        mv: Move,
+        uci: String,
+        san: String,
+        fen: String,
+    },
+    /// Move `ply` reported earlier was an intermediate reading; this is the move.
+    Corrected {
+        ply: usize,
+        mv: Move,
+        uci: String,
+        san: String,
+        fen: String,
+    },
+    /// The board went back to the position after move `ply` (0 = the start position).
+    TakeBack { ply: usize, fen: String },
+    /// A settled board that matches no legal continuation. `observed` is in board
+    /// numbering (field 0 = a8 as the board counts), `observed_fen` the same pieces as a
+    /// board FEN in game orientation (magic pieces left out), `expected_fen` the current
+    /// game position.
+    Irregular {
+        observed: Box<[Piece; 64]>,
+        observed_fen: String,
+        expected_fen: String,
+    },
+    /// After an irregularity the board shows the current position again.
+    Restored { fen: String },
+}
+
+/// The game on one e-board, driven by board messages. No I/O, no clock reads.
+#[derive(Debug, Clone)]
+pub struct BoardState {
+    /// Board numbering, as reported.
+    observed: [Piece; 64],
+    /// A dump arrived, so `observed` is the real board.
+    seen_dump: bool,
+    orientation: Option<Orientation>,
+    /// Fixed orientation given by the caller (for a game resumed from a position).
+    fixed_orientation: Option<Orientation>,
+    /// `positions[0]` is the start; `positions[i]` follows `moves[i - 1]`.
+    positions: Vec<Chess>,
+    moves: Vec<Move>,
+    irregular: bool,
+}
+
+impl Default for BoardState {
+    fn default() -> Self {
+        BoardState::new()
+    }
+}
+
+impl BoardState {
+    /// A game from the standard start position; the orientation is taken from the first
+    /// board that shows it either way round.
+    pub fn new() -> BoardState {
+        BoardState::from_position(Chess::default(), None)
+    }
+
+    /// A game from `start` (e.g. a resumed adjourned game). With `orientation = None` it is
+    /// recognised from the first board that shows `start` either way round.
+    pub fn from_position(start: Chess, orientation: Option<Orientation>) -> BoardState {
+        BoardState {
+            observed: [Piece::Empty; 64],
+            seen_dump: false,
+            orientation: None,
+            fixed_orientation: orientation,
+            positions: vec![start],
+            moves: Vec::new(),
+            irregular: false,
+        }
+    }
+
+    /// `Some` once the board has shown the start position.
+    pub fn orientation(&self) -> Option<Orientation> {
+        self.orientation
+    }
+
+    /// The moves recognised so far.
+    pub fn moves(&self) -> &[Move] {
+        &self.moves
+    }
+
+    /// The current game position.
+    pub fn position(&self) -> &Chess {
+        // `positions` always holds at least the start position.
+        &self.positions[self.positions.len() - 1]
+    }
+
+    /// The board as last reported, in board numbering.
+    pub fn observed(&self) -> &[Piece; 64] {
+        &self.observed
+    }
+
+    /// An irregularity was reported and the board has not come back since.
+    pub fn is_irregular(&self) -> bool {
+        self.irregular
+    }
+
+    /// A full board dump (`86`). The board is settled, so an unmatched board is reported
+    /// as irregular.
+    pub fn on_dump(&mut self, dump: &BoardDump) -> Vec<BoardEvent> {
+        self.observed = dump.board;
+        self.seen_dump = true;
+        self.evaluate(true)
+    }
+
+    /// One field update (`8e`). Updates before the first dump are ignored: the rest of
+    /// the board is unknown.
+    pub fn on_field_update(&mut self, update: &FieldUpdate) -> Vec<BoardEvent> {
+        if !self.seen_dump {
+            return Vec::new();
+        }
+        self.observed[usize::from(update.field.index())] = update.piece;
+        self.evaluate(false)
+    }
+
+    /// The caller decided the board is quiet (no update for a while, or the clock was
+    /// pressed): report an irregularity if it matches nothing.
+    pub fn settle(&mut self) -> Vec<BoardEvent> {
+        if !self.seen_dump {
+            return Vec::new();
+        }
+        self.evaluate(true)
+    }
+
+    /// The observed board in game orientation; `None` if it holds a magic piece.
+    fn observed_board(&self, orientation: Orientation) -> Option<Board> {
+        let mut b = Board::empty();
+        for f in Field::all() {
+            let p = self.observed[usize::from(f.index())];
+            if p == Piece::Empty {
+                continue;
+            }
+            b.set_piece_at(orientation.square(f), p.to_shakmaty()?);
+        }
+        Some(b)
+    }
+
+    fn observed_fen(&self, orientation: Orientation) -> String {
+        let mut b = Board::empty();
+        for f in Field::all() {
+            if let Some(p) = self.observed[usize::from(f.index())].to_shakmaty() {
+                b.set_piece_at(orientation.square(f), p);
+            }
+        }
+        b.to_string()
+    }
+
+    fn evaluate(&mut self, settled: bool) -> Vec<BoardEvent> {
+        let orientation = match self.orientation {
+            Some(o) => o,
+            None => {
+                let start = self.positions[0].board().clone();
+                let candidates: &[Orientation] = match self.fixed_orientation {
+                    Some(ref o) => std::slice::from_ref(o),
+                    None => &[Orientation::Normal, Orientation::Rotated],
+                };
+                let found = candidates
+                    .iter()
+                    .copied()
+                    .find(|&o| self.observed_board(o).as_ref() == Some(&start));
+                return match found {
+                    Some(o) => {
+                        self.orientation = Some(o);
+                        vec![BoardEvent::Started { orientation: o }]
+                    }
+                    // Still being set up; nothing to say until it shows the start.
+                    None => Vec::new(),
+                };
+            }
+        };
+        let observed = self.observed_board(orientation);
+        if let Some(obs) = &observed
+            && let Some(ev) = self.match_position(obs, settled)
+        {
+            return ev;
+        }
+        if settled && !self.irregular {
+            self.irregular = true;
+            return vec![BoardEvent::Irregular {
+                observed: Box::new(self.observed),
+                observed_fen: self.observed_fen(orientation),
+                expected_fen: fen(self.position()),
+            }];
+        }
+        Vec::new()
+    }
+
+    fn match_position(&mut self, obs: &Board, settled: bool) -> Option<Vec<BoardEvent>> {
+        let n = self.positions.len();
+        let current = self.position().clone();
+        if current.board() == obs {
+            return Some(if std::mem::take(&mut self.irregular) {
+                vec![BoardEvent::Restored { fen: fen(&current) }]
+            } else {
+                Vec::new()
+            });
+        }
+        if let Some((mv, after)) = successor(&current, obs, None) {
+            self.irregular = false;
+            let ev = move_event(&current, mv, &after, n, false);
+            self.moves.push(mv);
+            self.positions.push(after);
+            return Some(vec![ev]);
+        }
+        if n >= 2 {
+            let previous = self.positions[n - 2].clone();
+            if previous.board() == obs {
+                self.irregular = false;
+                self.moves.pop();
+                self.positions.pop();
+                return Some(vec![BoardEvent::TakeBack {
+                    ply: n - 2,
+                    fen: fen(&previous),
+                }]);
+            }
+            let last = self.moves.last().copied();
+            if let Some((mv, after)) = successor(&previous, obs, last) {
+                self.irregular = false;
+                let ev = move_event(&previous, mv, &after, n - 1, true);
+                self.moves.pop();
+                self.positions.pop();
+                self.moves.push(mv);
+                self.positions.push(after);
+                return Some(vec![ev]);
+            }
+        }
+        if settled {
+            // Only a quiet board may jump back several moves: mid-move states of a
+            // normal move must not be mistaken for an old position.
+            let back = (0..n.saturating_sub(2))
+                .rev()
+                .find(|&i| self.positions[i].board() == obs)?;
+            self.irregular = false;
+            self.positions.truncate(back + 1);
+            self.moves.truncate(back);
+            return Some(vec![BoardEvent::TakeBack {
+                ply: back,
+                fen: fen(self.position()),
+            }]);
+        }
+        None
+    }
+}
+
+/// The legal move from `pos` (other than `except`) whose result shows `obs`.
+fn successor(pos: &Chess, obs: &Board, except: Option<Move>) -> Option<(Move, Chess)> {
+    // Field updates are rare (a few per move), so trying every legal move is cheap enough.
+    pos.legal_moves()
+        .into_iter()
+        .filter(|m| Some(*m) != except)
+        .find_map(|m| {
+            let mut after = pos.clone();
+            after.play_unchecked(m);
+            (after.board() == obs).then_some((m, after))
+        })
+}
+
+fn move_event(before: &Chess, mv: Move, after: &Chess, ply: usize, corrected: bool) -> BoardEvent {
+    let uci = mv.to_uci(CastlingMode::Standard).to_string();
+    let san = SanPlus::from_move(before.clone(), mv).to_string();
+    let fen = fen(after);
+    if corrected {
+        BoardEvent::Corrected {
+            ply,
+            mv,
+            uci,
+            san,
+            fen,
+        }
+    } else {
+        BoardEvent::Move {
+            ply,
+            mv,
+            uci,
+            san,
+            fen,
+        }
+    }
+}
+
+fn fen(pos: &Chess) -> String {
+    Fen::from_position(pos, EnPassantMode::Legal).to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::dgt::message::Field;
+
+    fn start_dump(orientation: Orientation) -> BoardDump {
+        let mut board = [Piece::Empty; 64];
+        for (sq, p) in Chess::default().board().clone() {
+            let f = Field::from_square(sq);
+            let f = match orientation {
+                Orientation::Normal => f,
+                Orientation::Rotated => f.rotated(),
+            };
+            board[usize::from(f.index())] = Piece::from_shakmaty(p);
+        }
+        BoardDump { board }
+    }
+
+    fn upd(st: &mut BoardState, o: Orientation, sq: &str, piece: Piece) -> Vec<BoardEvent> {
+        let sq: Square = sq.parse().unwrap();
+        let f = Field::from_square(sq);
+        let field = match o {
+            Orientation::Normal => f,
+            Orientation::Rotated => f.rotated(),
+        };
+        st.on_field_update(&FieldUpdate { field, piece })
+    }
+
+    fn started(o: Orientation) -> BoardState {
+        let mut st = BoardState::new();
+        assert_eq!(
+            st.on_dump(&start_dump(o)),
+            vec![BoardEvent::Started { orientation: o }]
+        );
+        st
+    }
+
+    fn ucis(st: &BoardState) -> Vec<String> {
+        st.moves()
+            .iter()
+            .map(|m| m.to_uci(CastlingMode::Standard).to_string())
+            .collect()
+    }
+
+    fn play(st: &mut BoardState, o: Orientation, steps: &[(&str, Piece)]) -> Vec<BoardEvent> {
+        steps
+            .iter()
+            .flat_map(|(sq, p)| upd(st, o, sq, *p))
+            .collect()
+    }
+
+    use Piece::*;
+
+    #[test]
+    fn out_of_order_pawn_move_and_rotated_board() {
+        for o in [Orientation::Normal, Orientation::Rotated] {
+            let mut st = started(o);
+            // new square before the old one is cleared (§4.1)
+            let ev = play(&mut st, o, &[("e4", WhitePawn), ("e2", Empty)]);
+            assert!(matches!(&ev[..], [BoardEvent::Move { ply: 1, uci, .. }] if uci == "e2e4"));
+            assert_eq!(st.orientation(), Some(o));
+        }
+    }
+
+    #[test]
+    fn lifted_and_put_back_is_no_move() {
+        let o = Orientation::Normal;
+        let mut st = started(o);
+        assert!(play(&mut st, o, &[("g1", Empty), ("g1", WhiteKnight)]).is_empty());
+        assert!(st.moves().is_empty());
+    }
+
+    #[test]
+    fn sliding_burst_is_corrected_to_the_final_square() {
+        let o = Orientation::Normal;
+        let mut st = started(o);
+        play(
+            &mut st,
+            o,
+            &[
+                ("a2", Empty),
+                ("a4", WhitePawn),
+                ("h7", Empty),
+                ("h5", BlackPawn),
+            ],
+        );
+        // Ra1-a3 slides over a2: a2 R alone is a legal move, then the rook goes on.
+        let ev = play(
+            &mut st,
+            o,
+            &[
+                ("a1", Empty),
+                ("a2", WhiteRook),
+                ("a3", WhiteRook),
+                ("a2", Empty),
+            ],
+        );
+        assert!(matches!(&ev[0], BoardEvent::Move { uci, .. } if uci == "a1a2"));
+        assert!(matches!(&ev[1], BoardEvent::Corrected { ply: 3, uci, .. } if uci == "a1a3"));
+        assert_eq!(ucis(&st), ["a2a4", "h7h5", "a1a3"]);
+    }
+
+    #[test]
+    fn castling_rook_first_and_king_first() {
+        let o = Orientation::Normal;
+        let mut st = started(o);
+        let setup = [
+            ("e2", Empty),
+            ("e4", WhitePawn),
+            ("e7", Empty),
+            ("e5", BlackPawn),
+            ("g1", Empty),
+            ("f3", WhiteKnight),
+            ("g8", Empty),
+            ("f6", BlackKnight),
+            ("f1", Empty),
+            ("c4", WhiteBishop),
+            ("f8", Empty),
+            ("c5", BlackBishop),
+        ];
+        play(&mut st, o, &setup);
+        assert_eq!(st.moves().len(), 6);
+        // white: rook first (h1-f1 is itself legal), then the king
+        let ev = play(
+            &mut st,
+            o,
+            &[
+                ("h1", Empty),
+                ("f1", WhiteRook),
+                ("e1", Empty),
+                ("g1", WhiteKing),
+            ],
+        );
+        assert!(matches!(ev.last(), Some(BoardEvent::Corrected { san, .. }) if san == "O-O"));
+        // black: king first
+        let ev = play(
+            &mut st,
+            o,
+            &[
+                ("e8", Empty),
+                ("g8", BlackKing),
+                ("h8", Empty),
+                ("f8", BlackRook),
+            ],
+        );
+        assert!(matches!(&ev[..], [BoardEvent::Move { san, .. }] if san == "O-O"));
+        assert_eq!(&ucis(&st)[6..], ["e1g1", "e8g8"]);
+    }
+
+    #[test]
+    fn en_passant_capture_either_order_and_promotion() {
+        let o = Orientation::Normal;
+        let pos: Chess = "4k3/1P6/8/3pP3/8/8/8/4K3 w - d6 0 2"
+            .parse::<Fen>()
+            .unwrap()
+            .into_position(CastlingMode::Standard)
+            .unwrap();
+        let dump = {
+            let mut board = [Piece::Empty; 64];
+            for (sq, p) in pos.board().clone() {
+                board[usize::from(Field::from_square(sq).index())] = Piece::from_shakmaty(p);
+            }
+            BoardDump { board }
+        };
+        for captured_first in [true, false] {
+            let mut st = BoardState::from_position(pos.clone(), Some(o));
+            assert!(matches!(
+                &st.on_dump(&dump)[..],
+                [BoardEvent::Started { .. }]
+            ));
+            let steps: &[(&str, Piece)] = if captured_first {
+                &[("d5", Empty), ("e5", Empty), ("d6", WhitePawn)]
+            } else {
+                &[("e5", Empty), ("d6", WhitePawn), ("d5", Empty)]
+            };
+            let ev = play(&mut st, o, steps);
+            assert!(
+                matches!(&ev[..], [BoardEvent::Move { uci, .. }] if uci == "e5d6"),
+                "{ev:?}"
+            );
+        }
+        let mut st = BoardState::from_position(pos.clone(), Some(o));
+        st.on_dump(&dump);
+        // the pawn is put on b8 first, then swapped for a knight
+        let ev = play(
+            &mut st,
+            o,
+            &[
+                ("b7", Empty),
+                ("b8", WhitePawn),
+                ("b8", Empty),
+                ("b8", WhiteKnight),
+            ],
+        );
+        assert!(
+            matches!(&ev[..], [BoardEvent::Move { uci, .. }] if uci == "b7b8n"),
+            "{ev:?}"
+        );
+    }
+
+    #[test]
+    fn capture_and_take_back() {
+        let o = Orientation::Normal;
+        let mut st = started(o);
+        play(
+            &mut st,
+            o,
+            &[
+                ("e2", Empty),
+                ("e4", WhitePawn),
+                ("d7", Empty),
+                ("d5", BlackPawn),
+            ],
+        );
+        let ev = play(
+            &mut st,
+            o,
+            &[("d5", Empty), ("e4", Empty), ("d5", WhitePawn)],
+        );
+        assert!(matches!(&ev[..], [BoardEvent::Move { san, .. }] if san == "exd5"));
+        let ev = play(&mut st, o, &[("e4", WhitePawn), ("d5", BlackPawn)]);
+        assert!(
+            matches!(&ev[..], [BoardEvent::TakeBack { ply: 2, .. }]),
+            "{ev:?}"
+        );
+        assert_eq!(st.moves().len(), 2);
+    }
+
+    #[test]
+    fn unmatched_settled_board_is_irregular_then_restored() {
+        let o = Orientation::Normal;
+        let mut st = started(o);
+        // a pawn knocked off the board: mid-move until the board is declared quiet
+        assert!(play(&mut st, o, &[("a2", Empty)]).is_empty());
+        let ev = st.settle();
+        let [
+            BoardEvent::Irregular {
+                observed,
+                observed_fen,
+                ..
+            },
+        ] = &ev[..]
+        else {
+            panic!("{ev:?}")
+        };
+        assert_eq!(
+            observed[usize::from(Field::from_square(Square::A2).index())],
+            Empty
+        );
+        assert!(
+            observed_fen.ends_with("/1PPPPPPP/RNBQKBNR"),
+            "{observed_fen}"
+        );
+        assert!(st.is_irregular());
+        let ev = play(&mut st, o, &[("a2", WhitePawn)]);
+        assert!(matches!(&ev[..], [BoardEvent::Restored { .. }]));
+    }
+
+    #[test]
+    fn settled_board_may_take_back_several_moves() {
+        let o = Orientation::Normal;
+        let mut st = started(o);
+        play(
+            &mut st,
+            o,
+            &[
+                ("e2", Empty),
+                ("e4", WhitePawn),
+                ("e7", Empty),
+                ("e5", BlackPawn),
+            ],
+        );
+        st.on_dump(&start_dump(o));
+        assert!(st.moves().is_empty());
+    }
+}
