@@ -5,7 +5,7 @@
 
 use std::time::{Duration, Instant};
 
-use hallclock::dgt::ClockSide;
+use hallclock::dgt::{BoardEvent, ClockSide};
 use hallclock::link::testing::{fast_config, scratch_dir, wait_for};
 use hallclock::link::{
     self, ClockCommandError, ClockModel, LinkCommand, LinkError, LinkEvent, Offline, OpenError,
@@ -398,4 +398,53 @@ async fn silence_on_the_port_means_not_a_dgt_board() {
     .unwrap();
     assert!(msg.contains("mute: not a DGT board"), "{msg}");
     drop(pty);
+}
+
+#[tokio::test]
+async fn a_move_on_the_board_arrives_as_a_game_move() {
+    let sim = Sim::start(sim_config("move")).await.unwrap();
+    let mut link = link::spawn(fast_config(sim.board(1).path()));
+    online(&mut link).await;
+    sim.board(1).play_move("e2e4").unwrap();
+    let uci = wait_for(&mut link.events, WAIT, |e| match e {
+        LinkEvent::Game(BoardEvent::Move { uci, .. }) => Some(uci.clone()),
+        _ => None,
+    })
+    .await
+    .unwrap();
+    assert_eq!(uci, "e2e4");
+    // An illegal reply on the board is an irregularity once the board is quiet.
+    sim.board(1).play_move("d7d4").unwrap();
+    wait_for(&mut link.events, WAIT, |e| match e {
+        LinkEvent::Game(BoardEvent::Irregular { .. }) => Some(()),
+        LinkEvent::Game(BoardEvent::Move { uci, .. }) => panic!("read {uci} as a move"),
+        _ => None,
+    })
+    .await
+    .unwrap();
+}
+
+#[tokio::test]
+async fn a_replugged_board_continues_its_game() {
+    let sim = Sim::start(sim_config("replug-game")).await.unwrap();
+    let mut link = link::spawn(fast_config(sim.board(1).path()));
+    online(&mut link).await;
+    sim.board(1).play_move("e2e4").unwrap();
+    wait_for(&mut link.events, WAIT, |e| match e {
+        LinkEvent::Game(BoardEvent::Move { .. }) => Some(()),
+        _ => None,
+    })
+    .await
+    .unwrap();
+    sim.board(1).unplug().await.unwrap();
+    // Played while the cable was out: seen in the dump of the next handshake.
+    sim.board(1).play_move("e7e5").unwrap();
+    sim.board(1).replug().await.unwrap();
+    let (ply, uci) = wait_for(&mut link.events, WAIT, |e| match e {
+        LinkEvent::Game(BoardEvent::Move { ply, uci, .. }) => Some((*ply, uci.clone())),
+        _ => None,
+    })
+    .await
+    .unwrap();
+    assert_eq!((ply, uci.as_str()), (2, "e7e5"));
 }

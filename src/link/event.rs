@@ -3,7 +3,10 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use crate::dgt::{BatteryStatus, BoardDump, ClockButton, ClockSide, ClockTime, FieldUpdate};
+use crate::dgt::{
+    BatteryStatus, BoardDump, BoardEvent, ClockButton, ClockSide, ClockTime, FieldUpdate,
+    Orientation,
+};
 
 use super::port::OpenError;
 
@@ -54,9 +57,9 @@ pub enum RunSide {
     Paused,
 }
 
-/// A command for the board's clock. Each becomes one clock command (SETNRUN is always
-/// followed by END, dgt-protocol.md §5.3).
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// A command for the board's clock (each becomes one clock command; SETNRUN is always
+/// followed by END, dgt-protocol.md §5.3), or for the move reader.
+#[derive(Debug, Clone)]
 pub enum LinkCommand {
     /// Program both times and the running side. Always sent with "switch at lever" (0x08)
     /// so the clock keeps working as a plain clock if the daemon goes away (DESIGN.md §3).
@@ -73,6 +76,13 @@ pub enum LinkCommand {
     ShowTimes,
     /// Beep for about `duration` (64 ms steps).
     Beep { duration: Duration },
+    /// Read moves from a new game starting at `start` (the standard position for a new
+    /// game, the adjourned position for a resumed one); `orientation` `None` = recognise
+    /// it from the first board that shows `start`. A board dump is requested.
+    NewGame {
+        start: Box<shakmaty::Chess>,
+        orientation: Option<Orientation>,
+    },
 }
 
 impl LinkCommand {
@@ -82,6 +92,7 @@ impl LinkCommand {
             LinkCommand::Text { .. } => "text",
             LinkCommand::ShowTimes => "show-times",
             LinkCommand::Beep { .. } => "beep",
+            LinkCommand::NewGame { .. } => "new-game",
         }
     }
 }
@@ -177,6 +188,8 @@ pub enum LinkEvent {
     },
     /// A clock command failed for good (after the resend policy, or refused).
     CommandFailed(ClockCommandError),
+    /// A move, takeback, correction or irregularity read from the board (dgt board_state).
+    Game(BoardEvent),
     /// A full board dump (at connection, and whenever the board sends one).
     Board(BoardDump),
     /// One square changed.

@@ -13,7 +13,8 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use crate::dgt::{
-    ClockAck, ClockCommand, ClockStatus, ClockText, Command, DgtMessage, RunFlags, SetTime,
+    BoardState, ClockAck, ClockCommand, ClockStatus, ClockText, Command, DgtMessage, RunFlags,
+    SetTime,
 };
 
 use super::event::{
@@ -47,6 +48,9 @@ pub struct LinkConfig {
     pub reopen_backoff_max: Duration,
     /// A write that cannot complete within this is a dead port.
     pub write_timeout: Duration,
+    /// Quiet time after the last field update before an unrecognised board is called
+    /// irregular (§4.1: picochess waits 0.25 s on USB, 0.5 s on Bluetooth).
+    pub board_settle: Duration,
 }
 
 impl LinkConfig {
@@ -64,6 +68,7 @@ impl LinkConfig {
             reopen_backoff_min: Duration::from_millis(100),
             reopen_backoff_max: Duration::from_secs(1),
             write_timeout: Duration::from_secs(1),
+            board_settle: Duration::from_millis(250),
         }
     }
 }
@@ -119,10 +124,16 @@ pub struct Session {
     next_probe: Instant,
     last_status: Option<ClockStatus>,
     end: Option<SessionEnd>,
+    /// The game on the board; it outlives the session (see [`Session::into_board`]).
+    board: BoardState,
+    /// When to call the board settled, after the last field update.
+    board_settle_at: Option<Instant>,
 }
 
 impl Session {
-    pub fn new(cfg: LinkConfig, now: Instant) -> Session {
+    /// A session on a freshly opened port; `board` is the game so far (a replugged board
+    /// continues its game: the handshake's board dump shows what happened meanwhile).
+    pub fn new(cfg: LinkConfig, board: BoardState, now: Instant) -> Session {
         let settle = cfg.settle;
         Session {
             cfg,
@@ -140,7 +151,14 @@ impl Session {
             next_probe: now,
             last_status: None,
             end: None,
+            board,
+            board_settle_at: None,
         }
+    }
+
+    /// The game on the board, to hand to the next session.
+    pub fn into_board(self) -> BoardState {
+        self.board
     }
 
     pub fn is_online(&self) -> bool {
@@ -172,12 +190,20 @@ impl Session {
         if let Some(f) = &self.in_flight {
             next = next.min(f.sent_at + self.cfg.ack_timeout);
         }
+        if let Some(t) = self.board_settle_at {
+            next = next.min(t);
+        }
         next
     }
 
     // ---- time ---------------------------------------------------------------------
 
     pub fn handle_timeout(&mut self, now: Instant) {
+        if self.board_settle_at.is_some_and(|t| now >= t) {
+            self.board_settle_at = None;
+            let events = self.board.settle();
+            self.events.extend(events.into_iter().map(LinkEvent::Game));
+        }
         match self.phase {
             Phase::Settling { until } if now >= until => self.identify(1, now),
             Phase::Identifying { attempt, until } if now >= until => {
@@ -293,6 +319,13 @@ impl Session {
 
     pub fn handle_command(&mut self, command: LinkCommand, now: Instant) {
         let name = command.name();
+        if let LinkCommand::NewGame { start, orientation } = command {
+            self.board = BoardState::from_position(*start, orientation);
+            self.board_settle_at = None;
+            // The new game reads moves only after a full dump (field updates need a base).
+            self.transmit.push_back(Command::SendBoard);
+            return;
+        }
         if self.phase == Phase::Online && self.clock.is_none() {
             self.events
                 .push_back(LinkEvent::CommandFailed(ClockCommandError::NoClock {
@@ -323,6 +356,7 @@ impl Session {
                 beep: if beep { 0x03 } else { 0x00 },
             },
             LinkCommand::ShowTimes => ClockCommand::End,
+            LinkCommand::NewGame { .. } => return,
             LinkCommand::Beep { duration } => ClockCommand::Beep {
                 duration: (duration.as_millis() / 64).clamp(1, 0x7f) as u8,
             },
@@ -369,9 +403,23 @@ impl Session {
             DgtMessage::ClockTime(reading) if self.phase == Phase::Online => {
                 self.handle_reading(reading)
             }
-            DgtMessage::BoardDump(dump) => self.events.push_back(LinkEvent::Board(dump)),
+            DgtMessage::BoardDump(dump) => {
+                self.board_settle_at = None;
+                let events = self.board.on_dump(&dump);
+                self.events.push_back(LinkEvent::Board(dump));
+                self.events.extend(events.into_iter().map(LinkEvent::Game));
+            }
             DgtMessage::FieldUpdate(f) if self.phase == Phase::Online => {
-                self.events.push_back(LinkEvent::Field(f))
+                let events = self.board.on_field_update(&f);
+                self.events.push_back(LinkEvent::Field(f));
+                // A recognised move needs no settling; anything else may be a move in
+                // progress, called irregular only after a quiet spell.
+                self.board_settle_at = if events.is_empty() || self.board.is_irregular() {
+                    Some(now + self.cfg.board_settle)
+                } else {
+                    None
+                };
+                self.events.extend(events.into_iter().map(LinkEvent::Game));
             }
             DgtMessage::BatteryStatus(b) => self.events.push_back(LinkEvent::Battery(b)),
             _ => {}

@@ -8,7 +8,7 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::sync::mpsc;
 use tokio_util::codec::{Decoder, Encoder};
 
-use crate::dgt::HostCodec;
+use crate::dgt::{BoardState, HostCodec};
 
 use super::event::{ClockCommandError, LinkCommand, LinkEvent, Offline};
 use super::fd::is_unplug;
@@ -52,6 +52,8 @@ pub async fn run(
     let mut backoff = cfg.reopen_backoff_min;
     // The last problem reported, so a board that stays missing is reported once.
     let mut last_problem: Option<String> = None;
+    // The game outlives sessions: a replugged board continues it.
+    let mut board = BoardState::new();
     loop {
         let stream = match port::open(&cfg.path) {
             Ok(s) => s,
@@ -70,7 +72,7 @@ pub async fn run(
                 continue;
             }
         };
-        match run_session(&cfg, stream, &mut commands, &events).await {
+        match run_session(&cfg, stream, &mut commands, &events, &mut board).await {
             Exit::Shutdown => return,
             Exit::Ended(SessionEnd::Offline(why)) => {
                 last_problem = None;
@@ -122,11 +124,24 @@ async fn wait_offline(
 
 async fn run_session(
     cfg: &LinkConfig,
+    stream: super::fd::FdStream,
+    commands: &mut mpsc::Receiver<LinkCommand>,
+    events: &mpsc::Sender<LinkEvent>,
+    board: &mut BoardState,
+) -> Exit {
+    let mut session = Session::new(cfg.clone(), std::mem::take(board), Instant::now());
+    let exit = drive(&mut session, cfg, stream, commands, events).await;
+    *board = session.into_board();
+    exit
+}
+
+async fn drive(
+    session: &mut Session,
+    cfg: &LinkConfig,
     mut stream: super::fd::FdStream,
     commands: &mut mpsc::Receiver<LinkCommand>,
     events: &mpsc::Sender<LinkEvent>,
 ) -> Exit {
-    let mut session = Session::new(cfg.clone(), Instant::now());
     let mut codec = HostCodec::new();
     let mut rx = BytesMut::with_capacity(1024);
     let mut tx = BytesMut::with_capacity(64);
