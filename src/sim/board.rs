@@ -93,6 +93,33 @@ pub enum MoveError {
     EmptySquare { uci: String, square: String },
 }
 
+/// A square name (`e4`) as an index a8 = 0 … h1 = 63.
+pub fn parse_square(s: &str) -> Option<u8> {
+    let b = s.as_bytes();
+    match b {
+        [f @ b'a'..=b'h', r @ b'1'..=b'8'] => Some((b'8' - r) * 8 + (f - b'a')),
+        _ => None,
+    }
+}
+
+/// A FEN piece letter (`P`, `n`, …) as a DGT piece code (§4.1).
+pub fn piece_code(c: char) -> Option<u8> {
+    let white = match c.to_ascii_lowercase() {
+        'p' => 0x01,
+        'r' => 0x02,
+        'n' => 0x03,
+        'b' => 0x04,
+        'k' => 0x05,
+        'q' => 0x06,
+        _ => return None,
+    };
+    Some(if c.is_ascii_uppercase() {
+        white
+    } else {
+        white + 6
+    })
+}
+
 /// A UCI move as board squares: (from, to, promotion piece letter).
 pub fn parse_uci(uci: &str) -> Option<(u8, u8, Option<char>)> {
     let b = uci.as_bytes();
@@ -445,6 +472,20 @@ impl SimBoard {
             self.next_scan = Some(now + self.spec.scan_interval);
         }
         Ok(())
+    }
+
+    /// Puts `piece` (a DGT piece code, 0 = empty) on `square` (a8 = 0 … h1 = 63) by
+    /// hand: a piece lifted, dropped, or swept off the board.
+    pub fn set_square(&mut self, square: u8, piece: u8, now: Instant) {
+        let (square, piece) = (square.min(63), piece.min(0x0f));
+        self.squares[square as usize] = piece;
+        if self.reports_fields() {
+            let field = self.field(square);
+            self.fields.push_back((field, piece));
+            if self.next_scan.is_none() {
+                self.next_scan = Some(now + self.spec.scan_interval);
+            }
+        }
     }
 
     /// `count` bytes of line noise, never forming a valid message header: no two

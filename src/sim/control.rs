@@ -41,15 +41,47 @@ impl Button {
 /// One control command for board `board` (1-based, as in `board-001`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Control {
-    Press { board: usize },
-    Move { board: usize, uci: String },
-    Button { board: usize, button: Button },
-    Unplug { board: usize },
-    Replug { board: usize },
-    Garbage { board: usize, count: usize },
-    Stall { board: usize, duration: Duration },
-    DropAcks { board: usize, on: bool },
-    Show { board: usize },
+    Press {
+        board: usize,
+    },
+    Move {
+        board: usize,
+        uci: String,
+    },
+    Lift {
+        board: usize,
+        square: String,
+    },
+    Place {
+        board: usize,
+        square: String,
+        piece: char,
+    },
+    Button {
+        board: usize,
+        button: Button,
+    },
+    Unplug {
+        board: usize,
+    },
+    Replug {
+        board: usize,
+    },
+    Garbage {
+        board: usize,
+        count: usize,
+    },
+    Stall {
+        board: usize,
+        duration: Duration,
+    },
+    DropAcks {
+        board: usize,
+        on: bool,
+    },
+    Show {
+        board: usize,
+    },
     Help,
 }
 
@@ -58,6 +90,8 @@ impl Control {
         match *self {
             Control::Press { board }
             | Control::Move { board, .. }
+            | Control::Lift { board, .. }
+            | Control::Place { board, .. }
             | Control::Button { board, .. }
             | Control::Unplug { board }
             | Control::Replug { board }
@@ -74,6 +108,8 @@ pub const HELP: &str = "\
 commands (N = board number, 1-based):
   press N              the player whose lever is up presses it
   move N UCI           play a move on the board, e.g. move 3 e2e4, move 3 e7e8q
+  lift N SQ            lift the piece on SQ, e.g. lift 3 e4
+  place N SQ P         put piece P (FEN letter, lowercase = black) on SQ
   button N B           press a clock button: back, plus, run, minus, ok
   unplug N             unplug the board (the port hangs up, the symlink disappears)
   replug N             plug it back in (new pseudo-terminal, same symlink)
@@ -146,6 +182,39 @@ pub fn parse_line(line: &str) -> Result<Option<Control>, ControlError> {
             Control::Move {
                 board: board()?,
                 uci,
+            }
+        }
+        "lift" => {
+            want(3, "lift N SQUARE (e.g. lift 3 e4)")?;
+            let square = words[2].to_ascii_lowercase();
+            if crate::sim::board::parse_square(&square).is_none() {
+                return Err(bad(format!("`{}` is not a square like e4", words[2])));
+            }
+            Control::Lift {
+                board: board()?,
+                square,
+            }
+        }
+        "place" => {
+            want(4, "place N SQUARE PIECE (e.g. place 3 e4 Q)")?;
+            let square = words[2].to_ascii_lowercase();
+            if crate::sim::board::parse_square(&square).is_none() {
+                return Err(bad(format!("`{}` is not a square like e4", words[2])));
+            }
+            let mut chars = words[3].chars();
+            let piece = match (chars.next(), chars.next()) {
+                (Some(c), None) if crate::sim::board::piece_code(c).is_some() => c,
+                _ => {
+                    return Err(bad(format!(
+                        "`{}` is not a piece letter (PNBRQK, lowercase for black)",
+                        words[3]
+                    )));
+                }
+            };
+            Control::Place {
+                board: board()?,
+                square,
+                piece,
             }
         }
         "button" => {

@@ -76,6 +76,10 @@ pub enum SimError {
     NoSuchBoard { board: usize, count: usize },
     #[error("board {board}: {source}")]
     Move { board: usize, source: MoveError },
+    #[error("board {board}: `{square}` is not a square like e4")]
+    Square { board: usize, square: String },
+    #[error("board {board}: `{piece}` is not a piece letter (PNBRQK, lowercase for black)")]
+    Piece { board: usize, piece: char },
     #[error("board {board}: the simulator task has stopped")]
     Stopped { board: usize },
     #[error("serial base {0} leaves five digits for too few boards")]
@@ -144,6 +148,30 @@ impl BoardHandle {
                 board: self.number,
                 source,
             })
+    }
+
+    /// Lifts whatever stands on `square` (e.g. `e4`).
+    pub fn lift(&self, square: &str) -> Result<(), SimError> {
+        let sq = board::parse_square(square).ok_or_else(|| SimError::Square {
+            board: self.number,
+            square: square.to_string(),
+        })?;
+        self.with(|b, now| b.set_square(sq, 0, now));
+        Ok(())
+    }
+
+    /// Puts `piece` (FEN letter: `Q` white queen, `n` black knight) on `square`.
+    pub fn place(&self, square: &str, piece: char) -> Result<(), SimError> {
+        let sq = board::parse_square(square).ok_or_else(|| SimError::Square {
+            board: self.number,
+            square: square.to_string(),
+        })?;
+        let code = board::piece_code(piece).ok_or(SimError::Piece {
+            board: self.number,
+            piece,
+        })?;
+        self.with(|b, now| b.set_square(sq, code, now));
+        Ok(())
     }
 
     pub fn button(&self, button: Button) {
@@ -306,6 +334,14 @@ impl Sim {
             Control::Move { uci, .. } => {
                 b.play_move(uci)?;
                 format!("board {n}: played {uci}")
+            }
+            Control::Lift { square, .. } => {
+                b.lift(square)?;
+                format!("board {n}: lifted {square}")
+            }
+            Control::Place { square, piece, .. } => {
+                b.place(square, *piece)?;
+                format!("board {n}: placed {piece} on {square}")
             }
             Control::Button { button, .. } => {
                 b.button(*button);
