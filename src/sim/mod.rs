@@ -90,7 +90,7 @@ pub enum SimError {
 #[derive(Debug)]
 struct Shared {
     board: SimBoard,
-    /// When bytes containing a BWTIME frame last left for the daemon (for latency tests).
+    /// When the last write containing a BWTIME frame started (for latency measurements).
     last_bwtime_write: Option<Instant>,
     plugged: bool,
 }
@@ -207,7 +207,7 @@ impl BoardHandle {
         lock(&self.shared).board.clock_commands_received(cmd)
     }
 
-    /// When a BWTIME frame (lever, time, ACK) was last written to the port.
+    /// When the last write of a BWTIME frame (lever, time, ACK) to the port started.
     pub fn last_bwtime_write(&self) -> Option<Instant> {
         lock(&self.shared).last_bwtime_write
     }

@@ -35,9 +35,10 @@ pub(super) async fn run(mut t: BoardTask) {
         if !out.is_empty()
             && let Some(pty) = t.pty.as_mut()
         {
+            let started = Instant::now();
             let written = tokio::time::timeout(WRITE_PATIENCE, pty.master.write_all(&out)).await;
             if matches!(written, Ok(Ok(()))) && out.contains(&super::wire::MSG_BWTIME) {
-                lock(&t.shared).last_bwtime_write = Some(Instant::now());
+                lock(&t.shared).last_bwtime_write = Some(started);
             }
         }
         let sleep = async {
