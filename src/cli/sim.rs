@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 
-use crate::sim::{ClockKind, Sim, SimConfig, control};
+use crate::sim::{ClockKind, Control, Sim, SimConfig, control};
 
 #[derive(Debug, Clone, Copy, clap::ValueEnum)]
 pub enum ClockArg {
@@ -89,22 +89,32 @@ async fn serve(args: SimArgs) -> Result<(), Box<dyn std::error::Error>> {
     }
     println!("ready; type `help` for commands");
 
+    // `quit` on any control channel, SIGINT or SIGTERM stops the simulator.
+    let (quit_tx, mut quit_rx) = tokio::sync::mpsc::channel::<()>(1);
+
     if let Some(sock) = args.control_socket.clone() {
         let _ = std::fs::remove_file(&sock);
         let listener = tokio::net::UnixListener::bind(&sock)
             .map_err(|e| format!("cannot listen on {}: {e}", sock.display()))?;
         let sim = sim.clone();
+        let quit_tx = quit_tx.clone();
         tokio::spawn(async move {
             while let Ok((stream, _)) = listener.accept().await {
                 let sim = sim.clone();
+                let quit_tx = quit_tx.clone();
                 tokio::spawn(async move {
                     let (r, mut w) = stream.into_split();
                     let mut lines = BufReader::new(r).lines();
                     while let Ok(Some(line)) = lines.next_line().await {
-                        let reply = handle_line(&sim, &line).await;
-                        if let Some(reply) = reply
-                            && w.write_all(format!("{reply}\n").as_bytes()).await.is_err()
-                        {
+                        let reply = match handle_line(&sim, &line).await {
+                            Reply::Nothing => continue,
+                            Reply::Text(t) => t,
+                            Reply::Quit => {
+                                let _ = quit_tx.send(()).await;
+                                "bye".to_string()
+                            }
+                        };
+                        if w.write_all(format!("{reply}\n").as_bytes()).await.is_err() {
                             break;
                         }
                     }
@@ -114,7 +124,8 @@ async fn serve(args: SimArgs) -> Result<(), Box<dyn std::error::Error>> {
     }
 
     // Standard input is read on its own thread (tokio's `io-std` is not enabled; a
-    // blocking read of a terminal is what it would do anyway).
+    // blocking read of a terminal is what it would do anyway). End of input does not stop
+    // the simulator: a background `hallclock sim &` has no input at all.
     let (line_tx, mut line_rx) = tokio::sync::mpsc::channel::<String>(16);
     std::thread::spawn(move || {
         for line in std::io::stdin().lines() {
@@ -124,23 +135,23 @@ async fn serve(args: SimArgs) -> Result<(), Box<dyn std::error::Error>> {
             }
         }
     });
+    let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
+        .map_err(|e| format!("cannot watch SIGTERM: {e}"))?;
+    let mut stdin_open = true;
     loop {
         tokio::select! {
-            line = line_rx.recv() => match line {
-                Some(line) => {
-                    if let Some(reply) = handle_line(&sim, &line).await {
-                        if reply.starts_with("error: ") {
-                            eprintln!("{reply}");
-                        } else {
-                            println!("{reply}");
-                        }
-                    }
-                }
-                // End of input: keep serving when a socket is there, else stop.
-                None if args.control_socket.is_some() => std::future::pending::<()>().await,
-                None => break,
+            line = line_rx.recv(), if stdin_open => match line {
+                Some(line) => match handle_line(&sim, &line).await {
+                    Reply::Nothing => {}
+                    Reply::Text(t) if t.starts_with("error: ") => eprintln!("{t}"),
+                    Reply::Text(t) => println!("{t}"),
+                    Reply::Quit => break,
+                },
+                None => stdin_open = false,
             },
+            _ = quit_rx.recv() => break,
             _ = tokio::signal::ctrl_c() => break,
+            _ = term.recv() => break,
         }
     }
     if let Some(sock) = &args.control_socket {
@@ -149,13 +160,20 @@ async fn serve(args: SimArgs) -> Result<(), Box<dyn std::error::Error>> {
     Ok(())
 }
 
-async fn handle_line(sim: &Sim, line: &str) -> Option<String> {
+enum Reply {
+    Nothing,
+    Text(String),
+    Quit,
+}
+
+async fn handle_line(sim: &Sim, line: &str) -> Reply {
     match control::parse_line(line) {
-        Ok(None) => None,
-        Ok(Some(c)) => Some(match sim.apply(&c).await {
+        Ok(None) => Reply::Nothing,
+        Ok(Some(Control::Quit)) => Reply::Quit,
+        Ok(Some(c)) => Reply::Text(match sim.apply(&c).await {
             Ok(reply) => reply,
             Err(e) => format!("error: `{}`: {e}", line.trim()),
         }),
-        Err(e) => Some(format!("error: {e}")),
+        Err(e) => Reply::Text(format!("error: {e}")),
     }
 }

@@ -103,3 +103,29 @@ pub(crate) fn configure(fd: &OwnedFd) -> Result<(), Errno> {
     termios::tcflush(fd, FlushArg::TCIFLUSH)?;
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_open_error_names_the_path_and_what_to_do() {
+        let p = Path::new("/dev/serial/by-id/usb-DGT_DGT_Chessboard-if00");
+        let msg = |e| OpenError::from_errno(p, e).to_string();
+        assert_eq!(
+            msg(Errno::EACCES),
+            "/dev/serial/by-id/usb-DGT_DGT_Chessboard-if00: permission denied (the daemon's user needs the `dialout` group or a udev rule for this port)"
+        );
+        assert!(msg(Errno::ENOENT).ends_with(
+            "-if00: no such serial port (is the board plugged in, and is the path right?)"
+        ));
+        assert!(msg(Errno::EBUSY).contains("-if00: port busy"));
+        assert!(msg(Errno::EWOULDBLOCK).contains("-if00: port busy"));
+        assert!(msg(Errno::ENOTTY).ends_with("-if00: not a serial port"));
+        assert!(msg(Errno::ENXIO).contains("no such serial port"));
+        assert!(
+            msg(Errno::EINVAL)
+                .starts_with("/dev/serial/by-id/usb-DGT_DGT_Chessboard-if00: cannot open")
+        );
+    }
+}

@@ -284,6 +284,16 @@ impl Session {
             version: self.version.unwrap_or_default(),
             clock: self.clock,
         }));
+        if self.clock.is_none() {
+            // Commands queued during the handshake have no clock to go to.
+            for (_, name) in self.queue.drain(..) {
+                self.events
+                    .push_back(LinkEvent::CommandFailed(ClockCommandError::NoClock {
+                        path: self.cfg.path.clone(),
+                        command: name,
+                    }));
+            }
+        }
         self.send_next_clock_command(now);
     }
 

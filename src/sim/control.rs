@@ -83,6 +83,8 @@ pub enum Control {
         board: usize,
     },
     Help,
+    /// Stop the simulator (its ports hang up, the symlinks are removed).
+    Quit,
 }
 
 impl Control {
@@ -99,7 +101,7 @@ impl Control {
             | Control::Stall { board, .. }
             | Control::DropAcks { board, .. }
             | Control::Show { board } => Some(board),
-            Control::Help => None,
+            Control::Help | Control::Quit => None,
         }
     }
 }
@@ -117,7 +119,8 @@ commands (N = board number, 1-based):
   stall N DURATION     freeze the board for DURATION (e.g. 500ms, 5s)
   drop-acks N on|off   stop/start answering clock commands
   show N               print what the clock displays
-  help                 this text";
+  help                 this text
+  quit                 stop the simulator";
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("bad control line `{line}`: {reason}")]
@@ -154,6 +157,7 @@ pub fn parse_line(line: &str) -> Result<Option<Control>, ControlError> {
     };
     let control = match verb.as_str() {
         "help" | "?" => Control::Help,
+        "quit" | "exit" => Control::Quit,
         "press" => {
             want(2, "press N")?;
             Control::Press { board: board()? }

@@ -368,7 +368,7 @@ impl Sim {
                 format!("board {n}: drop-acks {}", if *on { "on" } else { "off" })
             }
             Control::Show { .. } => format!("board {n}: {}", b.clock_display()),
-            Control::Help => control::HELP.to_string(),
+            Control::Help | Control::Quit => control::HELP.to_string(),
         })
     }
 }
