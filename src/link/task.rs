@@ -4,7 +4,7 @@
 use std::time::{Duration, Instant};
 
 use bytes::BytesMut;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::sync::mpsc;
 use tokio_util::codec::{Decoder, Encoder};
 
@@ -135,10 +135,11 @@ async fn run_session(
     exit
 }
 
-async fn drive(
+/// Any byte stream will do (a tty here; the backend can change, DESIGN.md §8).
+async fn drive<S: AsyncRead + AsyncWrite + Unpin>(
     session: &mut Session,
     cfg: &LinkConfig,
-    mut stream: super::fd::FdStream,
+    mut stream: S,
     commands: &mut mpsc::Receiver<LinkCommand>,
     events: &mpsc::Sender<LinkEvent>,
 ) -> Exit {
