@@ -8,7 +8,7 @@ use base64::Engine as _;
 use bytes::BytesMut;
 use tokio_util::codec::Decoder as _;
 
-use crate::dgt::{DgtMessage, HostCodec};
+use crate::dgt::{BoardState, HostCodec};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum InputFormat {
@@ -31,6 +31,10 @@ pub enum DgtCmd {
         /// Also print the all-zero BWTIME dummies the decoder normally drops (§5.2).
         #[arg(long)]
         keep_null_clock: bool,
+        /// Print the game instead: the board events (start, moves, corrections,
+        /// take-backs, irregularities) that the field updates amount to.
+        #[arg(long)]
+        moves: bool,
     },
 }
 
@@ -58,7 +62,8 @@ pub fn run(cmd: DgtCmd) -> ExitCode {
             file,
             input,
             keep_null_clock,
-        } => match decode(file.as_deref(), input, keep_null_clock) {
+            moves,
+        } => match decode(file.as_deref(), input, keep_null_clock, moves) {
             Ok(()) => ExitCode::SUCCESS,
             // `hallclock dgt decode … | head` is normal use, not a failure.
             Err(DecodeCliError::Write(e)) if e.kind() == io::ErrorKind::BrokenPipe => {
@@ -72,7 +77,12 @@ pub fn run(cmd: DgtCmd) -> ExitCode {
     }
 }
 
-fn decode(file: Option<&str>, input: InputFormat, keep_null: bool) -> Result<(), DecodeCliError> {
+fn decode(
+    file: Option<&str>,
+    input: InputFormat,
+    keep_null: bool,
+    moves: bool,
+) -> Result<(), DecodeCliError> {
     let reader: Box<dyn Read> = match file {
         None | Some("-") => Box::new(io::stdin().lock()),
         Some(path) => Box::new(File::open(path).map_err(|source| DecodeCliError::Open {
@@ -84,6 +94,7 @@ fn decode(file: Option<&str>, input: InputFormat, keep_null: bool) -> Result<(),
     let mut out = io::BufWriter::new(stdout.lock());
     let mut codec = HostCodec::new().keep_null_clock(keep_null);
     let mut buf = BytesMut::new();
+    let mut game = moves.then(BoardState::new);
     let mut emit = |codec: &mut HostCodec, buf: &mut BytesMut, eof: bool| {
         loop {
             let next = if eof {
@@ -92,7 +103,14 @@ fn decode(file: Option<&str>, input: InputFormat, keep_null: bool) -> Result<(),
                 codec.decode(buf)
             };
             match next {
-                Ok(Some(m)) => print_json(&mut out, &m)?,
+                Ok(Some(m)) => match game.as_mut() {
+                    Some(game) => {
+                        for ev in game.on_message(&m) {
+                            print_json(&mut out, &ev)?;
+                        }
+                    }
+                    None => print_json(&mut out, &m)?,
+                },
                 // The host codec only fails on I/O, which it never does here.
                 Ok(None) | Err(_) => break,
             }
@@ -144,7 +162,7 @@ fn decode(file: Option<&str>, input: InputFormat, keep_null: bool) -> Result<(),
     Ok(())
 }
 
-fn print_json(out: &mut impl Write, m: &DgtMessage) -> Result<(), DecodeCliError> {
+fn print_json(out: &mut impl Write, m: &impl serde::Serialize) -> Result<(), DecodeCliError> {
     serde_json::to_writer(&mut *out, m).map_err(DecodeCliError::Json)?;
     out.write_all(b"\n").map_err(DecodeCliError::Write)
 }

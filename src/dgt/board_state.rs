@@ -29,7 +29,7 @@ use shakmaty::{
     Board, CastlingMode, Chess, EnPassantMode, Move, Position, Square, fen::Fen, san::SanPlus,
 };
 
-use super::message::{BoardDump, Field, FieldUpdate, Piece};
+use super::message::{BoardDump, DgtMessage, Field, FieldUpdate, Piece};
 
 /// How the board lies relative to the game.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
@@ -51,14 +51,17 @@ impl Orientation {
     }
 }
 
-/// What a change of the observed board meant.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// What a change of the observed board meant. Serialised with an `"event"` tag; the
+/// shakmaty `mv` is left out of JSON (`uci` and `san` carry it).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[serde(tag = "event", rename_all = "snake_case")]
 pub enum BoardEvent {
     /// The board shows the start position: the game begins, read in this orientation.
     Started { orientation: Orientation },
     /// Move number `ply` (1 = white's first) was made.
     Move {
         ply: usize,
+        #[serde(skip)]
         mv: Move,
         uci: String,
         san: String,
@@ -67,6 +70,7 @@ pub enum BoardEvent {
     /// Move `ply` reported earlier was an intermediate reading; this is the move.
     Corrected {
         ply: usize,
+        #[serde(skip)]
         mv: Move,
         uci: String,
         san: String,
@@ -79,9 +83,12 @@ pub enum BoardEvent {
     /// board FEN in game orientation (magic pieces left out), `expected_fen` the current
     /// game position.
     Irregular {
-        observed: Box<[Piece; 64]>,
+        observed: BoardDump,
         observed_fen: String,
         expected_fen: String,
+        /// Every difference from the current position is a piece missing: most likely a
+        /// piece held in a hand, so a consumer may wait longer before alarming anyone.
+        only_missing: bool,
     },
     /// After an irregularity the board shows the current position again.
     Restored { fen: String },
@@ -100,7 +107,8 @@ pub struct BoardState {
     /// `positions[0]` is the start; `positions[i]` follows `moves[i - 1]`.
     positions: Vec<Chess>,
     moves: Vec<Move>,
-    irregular: bool,
+    /// The board last reported as irregular, until the board is regular again.
+    irregular: Option<[Piece; 64]>,
 }
 
 impl Default for BoardState {
@@ -126,7 +134,7 @@ impl BoardState {
             fixed_orientation: orientation,
             positions: vec![start],
             moves: Vec::new(),
-            irregular: false,
+            irregular: None,
         }
     }
 
@@ -153,7 +161,16 @@ impl BoardState {
 
     /// An irregularity was reported and the board has not come back since.
     pub fn is_irregular(&self) -> bool {
-        self.irregular
+        self.irregular.is_some()
+    }
+
+    /// Feeds a decoded message: dumps and field updates are used, the rest ignored.
+    pub fn on_message(&mut self, msg: &DgtMessage) -> Vec<BoardEvent> {
+        match msg {
+            DgtMessage::BoardDump(d) => self.on_dump(d),
+            DgtMessage::FieldUpdate(u) => self.on_field_update(u),
+            _ => Vec::new(),
+        }
     }
 
     /// A full board dump (`86`). The board is settled, so an unmatched board is reported
@@ -206,6 +223,14 @@ impl BoardState {
         b.to_string()
     }
 
+    fn only_missing(&self, orientation: Orientation) -> bool {
+        let current = self.position().board();
+        Field::all().all(|f| {
+            let seen = self.observed[usize::from(f.index())];
+            seen == Piece::Empty || current.piece_at(orientation.square(f)) == seen.to_shakmaty()
+        })
+    }
+
     fn evaluate(&mut self, settled: bool) -> Vec<BoardEvent> {
         let orientation = match self.orientation {
             Some(o) => o,
@@ -235,12 +260,16 @@ impl BoardState {
         {
             return ev;
         }
-        if settled && !self.irregular {
-            self.irregular = true;
+        // Report each distinct irregular board once, not on every quiet period.
+        if settled && self.irregular != Some(self.observed) {
+            self.irregular = Some(self.observed);
             return vec![BoardEvent::Irregular {
-                observed: Box::new(self.observed),
+                observed: BoardDump {
+                    board: self.observed,
+                },
                 observed_fen: self.observed_fen(orientation),
                 expected_fen: fen(self.position()),
+                only_missing: self.only_missing(orientation),
             }];
         }
         Vec::new()
@@ -250,14 +279,14 @@ impl BoardState {
         let n = self.positions.len();
         let current = self.position().clone();
         if current.board() == obs {
-            return Some(if std::mem::take(&mut self.irregular) {
+            return Some(if self.irregular.take().is_some() {
                 vec![BoardEvent::Restored { fen: fen(&current) }]
             } else {
                 Vec::new()
             });
         }
         if let Some((mv, after)) = successor(&current, obs, None) {
-            self.irregular = false;
+            self.irregular = None;
             let ev = move_event(&current, mv, &after, n, false);
             self.moves.push(mv);
             self.positions.push(after);
@@ -266,7 +295,7 @@ impl BoardState {
         if n >= 2 {
             let previous = self.positions[n - 2].clone();
             if previous.board() == obs {
-                self.irregular = false;
+                self.irregular = None;
                 self.moves.pop();
                 self.positions.pop();
                 return Some(vec![BoardEvent::TakeBack {
@@ -276,7 +305,7 @@ impl BoardState {
             }
             let last = self.moves.last().copied();
             if let Some((mv, after)) = successor(&previous, obs, last) {
-                self.irregular = false;
+                self.irregular = None;
                 let ev = move_event(&previous, mv, &after, n - 1, true);
                 self.moves.pop();
                 self.positions.pop();
@@ -291,7 +320,7 @@ impl BoardState {
             let back = (0..n.saturating_sub(2))
                 .rev()
                 .find(|&i| self.positions[i].board() == obs)?;
-            self.irregular = false;
+            self.irregular = None;
             self.positions.truncate(back + 1);
             self.moves.truncate(back);
             return Some(vec![BoardEvent::TakeBack {
@@ -582,21 +611,33 @@ mod tests {
             BoardEvent::Irregular {
                 observed,
                 observed_fen,
+                only_missing: true,
                 ..
             },
         ] = &ev[..]
         else {
             panic!("{ev:?}")
         };
-        assert_eq!(
-            observed[usize::from(Field::from_square(Square::A2).index())],
-            Empty
-        );
+        assert_eq!(observed.get(Field::from_square(Square::A2)), Empty);
         assert!(
             observed_fen.ends_with("/1PPPPPPP/RNBQKBNR"),
             "{observed_fen}"
         );
         assert!(st.is_irregular());
+        // the same board again is not news; a different wrong board is
+        assert!(st.settle().is_empty());
+        play(&mut st, o, &[("b2", Empty)]);
+        assert!(matches!(&st.settle()[..], [BoardEvent::Irregular { .. }]));
+        // a pawn put where none can go is more than a piece in hand
+        play(&mut st, o, &[("b5", WhitePawn)]);
+        assert!(matches!(
+            &st.settle()[..],
+            [BoardEvent::Irregular {
+                only_missing: false,
+                ..
+            }]
+        ));
+        play(&mut st, o, &[("b5", Empty), ("b2", WhitePawn)]);
         let ev = play(&mut st, o, &[("a2", WhitePawn)]);
         assert!(matches!(&ev[..], [BoardEvent::Restored { .. }]));
     }

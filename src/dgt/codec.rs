@@ -49,6 +49,7 @@ pub struct HostCodec {
 }
 
 impl HostCodec {
+    /// A decoder at the start of a stream.
     pub fn new() -> HostCodec {
         HostCodec::default()
     }
@@ -60,6 +61,7 @@ impl HostCodec {
         self
     }
 
+    /// Counters since creation.
     pub fn stats(&self) -> DecodeStats {
         self.stats
     }
@@ -112,8 +114,10 @@ impl HostCodec {
                 return None;
             }
             self.checked = 0;
-            let frame = src.split_to(len);
-            let msg = DgtMessage::from_frame(msg_id, &frame[HEADER_LEN..]);
+            // Parse in place and then advance: `split_to` would cost a reference-counted
+            // handle per message.
+            let msg = DgtMessage::from_frame(msg_id, &src[HEADER_LEN..len]);
+            src.advance(len);
             if msg == DgtMessage::ClockNull && !self.keep_null_clock {
                 // §5.2: BT 2.10 firmware sends it after clock commands; it means nothing.
                 self.stats.null_clock += 1;
@@ -165,6 +169,7 @@ impl Encoder<&Command> for HostCodec {
 pub struct BoardCodec;
 
 impl BoardCodec {
+    /// A board-side codec.
     pub fn new() -> BoardCodec {
         BoardCodec
     }

@@ -477,6 +477,7 @@ pub struct ClockStatus {
 }
 
 impl ClockStatus {
+    /// Reads the status byte p6.
     pub fn from_byte(b: u8) -> ClockStatus {
         ClockStatus {
             running: b & 0x01 != 0,
@@ -488,6 +489,7 @@ impl ClockStatus {
         }
     }
 
+    /// The status byte p6 (bits 6 and 7 zero).
     pub fn to_byte(self) -> u8 {
         u8::from(self.running)
             | u8::from(self.right_high) << 1
@@ -606,9 +608,11 @@ pub struct BatteryStatus {
 }
 
 impl BatteryStatus {
+    /// Status bit 0.
     pub fn charging(&self) -> bool {
         self.status & 0x01 != 0
     }
+    /// Status bit 1.
     pub fn discharging(&self) -> bool {
         self.status & 0x02 != 0
     }
@@ -1173,6 +1177,7 @@ impl SetTime {
         })
     }
 
+    /// The time in seconds.
     pub fn total_seconds(&self) -> u32 {
         u32::from(self.hours) * 3600 + u32::from(self.minutes) * 60 + u32::from(self.seconds)
     }
@@ -1193,18 +1198,21 @@ pub struct RunFlags {
 }
 
 impl RunFlags {
+    /// Only the left side counts down.
     pub const LEFT: RunFlags = RunFlags {
         left_runs: true,
         right_runs: false,
         pause: false,
         toggle_on_lever: false,
     };
+    /// Only the right side counts down.
     pub const RIGHT: RunFlags = RunFlags {
         left_runs: false,
         right_runs: true,
         pause: false,
         toggle_on_lever: false,
     };
+    /// Both sides stopped (picochess `stop_clock`).
     pub const PAUSE: RunFlags = RunFlags {
         left_runs: false,
         right_runs: false,
@@ -1212,6 +1220,7 @@ impl RunFlags {
         toggle_on_lever: false,
     };
 
+    /// The wire byte.
     pub fn to_byte(self) -> u8 {
         u8::from(self.left_runs)
             | u8::from(self.right_runs) << 1
@@ -1251,10 +1260,12 @@ impl ClockText {
         bytes.iter().all(u8::is_ascii).then_some(ClockText(bytes))
     }
 
+    /// The eight bytes as sent.
     pub fn as_bytes(&self) -> &[u8; 8] {
         &self.0
     }
 
+    /// The eight characters.
     pub fn as_str(&self) -> &str {
         // Always ASCII by construction.
         std::str::from_utf8(&self.0).unwrap_or("")
@@ -1713,6 +1724,35 @@ mod tests {
         assert_eq!(t.right.total_seconds(), 3599);
         assert!(t.status.running && t.status.left_turn && !t.status.right_high);
         assert_eq!(t.status.turn(), Some(ClockSide::Left));
+    }
+
+    #[test]
+    fn flag_fall_from_johan_capture_9_4() {
+        // 8d 00 0a 30 00 00 20 00 16 12: right 0:00:00 fallen (+Fischer), stopped,
+        // right high and right's turn.
+        let m = DgtMessage::from_frame(0x8d, &[0x30, 0x00, 0x00, 0x20, 0x00, 0x16, 0x12]);
+        let DgtMessage::ClockTime(t) = m else {
+            panic!("not a clock time: {m:?}")
+        };
+        assert!(t.right.final_flag && t.right.time_per_move && !t.right.flag);
+        assert_eq!(t.right.total_seconds(), 0);
+        assert_eq!(t.left.total_seconds(), 16);
+        assert!(!t.status.running);
+        assert_eq!(t.status.high_side(), ClockSide::Right);
+        assert_eq!(t.status.turn(), Some(ClockSide::Right));
+    }
+
+    #[test]
+    fn captured_status_bytes_resolve_turn_bits_per_captures() {
+        // §4.2: 09 = left running, 13 = right running (D0|D1|D4), 08 paused left to move.
+        assert_eq!(ClockStatus::from_byte(0x09).turn(), Some(ClockSide::Left));
+        let s = ClockStatus::from_byte(0x13);
+        assert!(s.running && s.right_high && s.right_turn && !s.left_turn);
+        assert_eq!(ClockStatus::from_byte(0x08).turn(), Some(ClockSide::Left));
+        assert!(ClockStatus::from_byte(0x20).no_clock);
+        for b in 0..0x40 {
+            assert_eq!(ClockStatus::from_byte(b).to_byte(), b);
+        }
     }
 
     #[test]

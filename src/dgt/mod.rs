@@ -5,6 +5,8 @@
 //!   its encoding and decoding of one complete message.
 //! * [`codec`]: tokio_util codecs over the byte stream, [`HostCodec`] for the daemon and
 //!   [`BoardCodec`] for the simulator; resynchronisation after garbage.
+//! * [`board_state`]: [`BoardState`], board dump + field updates → legal moves
+//!   ([`BoardEvent`]), for one e-board.
 //!
 //! `hallclock dgt decode` is the command-line seam.
 
