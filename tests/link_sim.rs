@@ -22,6 +22,25 @@ fn sim_config(name: &str) -> SimConfig {
     c
 }
 
+/// Sends a command, failing instead of hanging if the link stopped taking them.
+async fn send(link: &link::LinkHandle, command: LinkCommand) {
+    tokio::time::timeout(WAIT, link.commands.send(command))
+        .await
+        .expect("link takes the command within the timeout")
+        .expect("link task running");
+}
+
+/// Unplugs or replugs within the timeout.
+async fn within<T, E: std::fmt::Debug>(
+    what: &str,
+    f: impl std::future::Future<Output = Result<T, E>>,
+) -> T {
+    tokio::time::timeout(WAIT, f)
+        .await
+        .unwrap_or_else(|_| panic!("{what} timed out"))
+        .unwrap_or_else(|e| panic!("{what}: {e:?}"))
+}
+
 async fn online(link: &mut link::LinkHandle) -> link::BoardIdentity {
     wait_for(&mut link.events, WAIT, |e| match e {
         LinkEvent::Online(id) => Some(id.clone()),
@@ -71,7 +90,7 @@ async fn a_board_without_clock_comes_online_without_one() {
     let sim = Sim::start(cfg).await.unwrap();
     let mut link = link::spawn(fast_config(sim.board(1).path()));
     assert_eq!(online(&mut link).await.clock, None);
-    link.commands.send(LinkCommand::ShowTimes).await.unwrap();
+    send(&link, LinkCommand::ShowTimes).await;
     wait_for(&mut link.events, WAIT, |e| match e {
         LinkEvent::CommandFailed(ClockCommandError::NoClock { .. }) => Some(()),
         _ => None,
@@ -85,26 +104,28 @@ async fn setnrun_shows_on_the_simulated_clock_then_end() {
     let sim = Sim::start(sim_config("setnrun")).await.unwrap();
     let mut link = link::spawn(fast_config(sim.board(1).path()));
     online(&mut link).await;
-    link.commands
-        .send(LinkCommand::Text {
+    send(
+        &link,
+        LinkCommand::Text {
             text: "hello".into(),
             beep: false,
-        })
-        .await
-        .unwrap();
+        },
+    )
+    .await;
     done(&mut link, "text").await;
     assert_eq!(
         sim.board(1).clock_display().text.as_deref(),
         Some("hello   ")
     );
-    link.commands
-        .send(LinkCommand::SetAndRun {
+    send(
+        &link,
+        LinkCommand::SetAndRun {
             left: Duration::from_secs(5 * 60 + 1),
             right: Duration::from_secs(3 * 60),
             run: RunSide::Left,
-        })
-        .await
-        .unwrap();
+        },
+    )
+    .await;
     done(&mut link, "set-and-run").await;
     // §5.3: END always follows SETNRUN, and brings the times back on the display.
     done(&mut link, "end").await;
@@ -124,14 +145,15 @@ async fn a_lever_press_arrives_as_an_event() {
     let sim = Sim::start(sim_config("lever")).await.unwrap();
     let mut link = link::spawn(fast_config(sim.board(1).path()));
     online(&mut link).await;
-    link.commands
-        .send(LinkCommand::SetAndRun {
+    send(
+        &link,
+        LinkCommand::SetAndRun {
             left: Duration::from_secs(60),
             right: Duration::from_secs(60),
             run: RunSide::Left,
-        })
-        .await
-        .unwrap();
+        },
+    )
+    .await;
     done(&mut link, "set-and-run").await;
     sim.board(1).press();
     let (high, status) = wait_for(&mut link.events, WAIT, |e| match e {
@@ -173,7 +195,7 @@ async fn unplug_goes_offline_and_replug_comes_back_with_the_same_serial_within_2
     let sim = Sim::start(sim_config("replug")).await.unwrap();
     let mut link = link::spawn(fast_config(sim.board(1).path()));
     let first = online(&mut link).await;
-    sim.board(1).unplug().await.unwrap();
+    within("unplug", sim.board(1).unplug()).await;
     let why = wait_for(&mut link.events, WAIT, |e| match e {
         LinkEvent::Offline(o) => Some(o.clone()),
         _ => None,
@@ -187,7 +209,7 @@ async fn unplug_goes_offline_and_replug_comes_back_with_the_same_serial_within_2
         }
     );
     let replugged = Instant::now();
-    sim.board(1).replug().await.unwrap();
+    within("replug", sim.board(1).replug()).await;
     let again = wait_for(&mut link.events, Duration::from_secs(2), |e| match e {
         LinkEvent::Online(id) => Some(id.clone()),
         _ => None,
@@ -203,14 +225,15 @@ async fn a_thousand_garbage_bytes_mid_session_do_not_end_it() {
     let sim = Sim::start(sim_config("garbage")).await.unwrap();
     let mut link = link::spawn(fast_config(sim.board(1).path()));
     online(&mut link).await;
-    link.commands
-        .send(LinkCommand::SetAndRun {
+    send(
+        &link,
+        LinkCommand::SetAndRun {
             left: Duration::from_secs(60),
             right: Duration::from_secs(60),
             run: RunSide::Left,
-        })
-        .await
-        .unwrap();
+        },
+    )
+    .await;
     done(&mut link, "set-and-run").await;
     sim.board(1).garbage(1000);
     sim.board(1).press();
@@ -221,12 +244,13 @@ async fn a_thousand_garbage_bytes_mid_session_do_not_end_it() {
     })
     .await
     .unwrap();
-    link.commands
-        .send(LinkCommand::Beep {
+    send(
+        &link,
+        LinkCommand::Beep {
             duration: Duration::from_millis(200),
-        })
-        .await
-        .unwrap();
+        },
+    )
+    .await;
     done(&mut link, "beep").await;
 }
 
@@ -236,14 +260,15 @@ async fn a_clock_that_never_acks_gets_three_resends_then_an_error() {
     let mut link = link::spawn(fast_config(sim.board(1).path()));
     online(&mut link).await;
     sim.board(1).drop_acks(true);
-    link.commands
-        .send(LinkCommand::SetAndRun {
+    send(
+        &link,
+        LinkCommand::SetAndRun {
             left: Duration::from_secs(60),
             right: Duration::from_secs(60),
             run: RunSide::Left,
-        })
-        .await
-        .unwrap();
+        },
+    )
+    .await;
     let failure = wait_for(&mut link.events, WAIT, |e| match e {
         LinkEvent::CommandFailed(f) => Some(f.clone()),
         _ => None,
@@ -261,12 +286,13 @@ async fn a_clock_that_never_acks_gets_three_resends_then_an_error() {
     assert_eq!(sim.board(1).clock_commands_received(0x0a), 4);
     // The link is not wedged: with ACKs back, the next command goes through.
     sim.board(1).drop_acks(false);
-    link.commands
-        .send(LinkCommand::Beep {
+    send(
+        &link,
+        LinkCommand::Beep {
             duration: Duration::from_millis(100),
-        })
-        .await
-        .unwrap();
+        },
+    )
+    .await;
     done(&mut link, "beep").await;
 }
 
@@ -277,14 +303,15 @@ async fn a_clock_not_in_computer_mode_is_reported_as_such() {
     let sim = Sim::start(cfg).await.unwrap();
     let mut link = link::spawn(fast_config(sim.board(1).path()));
     online(&mut link).await;
-    link.commands
-        .send(LinkCommand::SetAndRun {
+    send(
+        &link,
+        LinkCommand::SetAndRun {
             left: Duration::from_secs(60),
             right: Duration::from_secs(60),
             run: RunSide::Left,
-        })
-        .await
-        .unwrap();
+        },
+    )
+    .await;
     let failure = wait_for(&mut link.events, WAIT, |e| match e {
         LinkEvent::CommandFailed(f) => Some(f.clone()),
         _ => None,
@@ -319,14 +346,15 @@ async fn the_flag_falls_at_zero() {
     let sim = Sim::start(sim_config("flag")).await.unwrap();
     let mut link = link::spawn(fast_config(sim.board(1).path()));
     online(&mut link).await;
-    link.commands
-        .send(LinkCommand::SetAndRun {
+    send(
+        &link,
+        LinkCommand::SetAndRun {
             left: Duration::from_secs(1),
             right: Duration::from_secs(60),
             run: RunSide::Left,
-        })
-        .await
-        .unwrap();
+        },
+    )
+    .await;
     let reading = wait_for(&mut link.events, WAIT, |e| match e {
         LinkEvent::Clock(r) if r.left.final_flag => Some(*r),
         _ => None,
@@ -436,10 +464,10 @@ async fn a_replugged_board_continues_its_game() {
     })
     .await
     .unwrap();
-    sim.board(1).unplug().await.unwrap();
+    within("unplug", sim.board(1).unplug()).await;
     // Played while the cable was out: seen in the dump of the next handshake.
     sim.board(1).play_move("e7e5").unwrap();
-    sim.board(1).replug().await.unwrap();
+    within("replug", sim.board(1).replug()).await;
     let (ply, uci) = wait_for(&mut link.events, WAIT, |e| match e {
         LinkEvent::Game(BoardEvent::Move { ply, uci, .. }) => Some((*ply, uci.clone())),
         _ => None,

@@ -163,7 +163,10 @@ impl Host {
     async fn send(&mut self, cmd: Command) {
         let mut out = BytesMut::new();
         self.codec.encode(cmd, &mut out).unwrap();
-        self.stream.write_all(&out).await.unwrap();
+        tokio::time::timeout(WAIT, self.stream.write_all(&out))
+            .await
+            .expect("the simulator reads its port")
+            .expect("write to the simulated port");
     }
 
     /// Reads until `done` holds, failing after `WAIT`.

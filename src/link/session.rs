@@ -187,7 +187,11 @@ impl Session {
                 .next_probe
                 .min(self.last_heard + self.cfg.silence_timeout),
         };
-        if let Some(f) = &self.in_flight {
+        // Before `Online` the only command in flight is the version request, whose wait
+        // is the phase's own deadline.
+        if let Some(f) = &self.in_flight
+            && self.phase == Phase::Online
+        {
             next = next.min(f.sent_at + self.cfg.ack_timeout);
         }
         if let Some(t) = self.board_settle_at {
