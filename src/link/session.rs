@@ -365,9 +365,20 @@ impl Session {
                 icons: 0,
                 beep: if beep { 0x03 } else { 0x01 },
             },
-            LinkCommand::Text { text, beep } => ClockCommand::Ascii {
-                text: ascii_text(&text),
-                beep: if beep { 0x03 } else { 0x00 },
+            LinkCommand::Text { text, beep } => match ascii_text(&text) {
+                Some(text) => ClockCommand::Ascii {
+                    text,
+                    beep: if beep { 0x03 } else { 0x00 },
+                },
+                None => {
+                    self.events.push_back(LinkEvent::CommandFailed(
+                        ClockCommandError::Unencodable {
+                            path: self.cfg.path.clone(),
+                            reason: format!("clock text {text:?}"),
+                        },
+                    ));
+                    return;
+                }
             },
             LinkCommand::ShowTimes => ClockCommand::End,
             LinkCommand::NewGame { .. } => return,
@@ -543,21 +554,18 @@ fn set_time(d: Duration) -> SetTime {
     })
 }
 
-fn ascii_text(text: &str) -> ClockText {
-    let clean: String = text
-        .chars()
-        .take(8)
-        .map(|c| {
-            if c.is_ascii() && !c.is_ascii_control() {
-                c
-            } else {
-                '?'
-            }
-        })
-        .collect();
-    ClockText::new(&clean).unwrap_or_else(|_| {
-        ClockText::new("????????").unwrap_or_else(|_| unreachable!("8 ASCII characters"))
-    })
+/// Up to 8 printable ASCII characters, padded with spaces; anything else shows as `?`.
+fn ascii_text(text: &str) -> Option<ClockText> {
+    let mut bytes = [b' '; 8];
+    for (dst, c) in bytes.iter_mut().zip(text.chars()) {
+        *dst = if c.is_ascii() && !c.is_ascii_control() {
+            c as u8
+        } else {
+            b'?'
+        };
+    }
+    // All eight bytes are ASCII by construction, so this is always `Some`.
+    ClockText::from_bytes(bytes)
 }
 
 /// 6 characters as XL 7-segment bytes in wire order C, B, A, F, E, D (dgt-protocol.md
