@@ -476,3 +476,63 @@ async fn a_replugged_board_continues_its_game() {
     .unwrap();
     assert_eq!((ply, uci.as_str()), (2, "e7e5"));
 }
+
+#[tokio::test]
+async fn a_move_reported_new_square_first_is_still_read() {
+    let sim = Sim::start(sim_config("out-of-order")).await.unwrap();
+    let mut link = link::spawn(fast_config(sim.board(1).path()));
+    online(&mut link).await;
+    sim.board(1).out_of_order(true);
+    sim.board(1).play_move("g1f3").unwrap();
+    let uci = wait_for(&mut link.events, WAIT, |e| match e {
+        LinkEvent::Game(BoardEvent::Move { uci, .. }) => Some(uci.clone()),
+        LinkEvent::Game(BoardEvent::Irregular { .. }) => panic!("called irregular"),
+        _ => None,
+    })
+    .await
+    .unwrap();
+    assert_eq!(uci, "g1f3");
+}
+
+#[tokio::test]
+async fn text_on_an_xl_goes_out_as_seven_segments() {
+    let mut cfg = sim_config("xl-text");
+    cfg.clock = ClockKind::Xl;
+    let sim = Sim::start(cfg).await.unwrap();
+    let mut link = link::spawn(fast_config(sim.board(1).path()));
+    online(&mut link).await;
+    send(
+        &link,
+        LinkCommand::Text {
+            text: "e2e4".into(),
+            beep: true,
+        },
+    )
+    .await;
+    done(&mut link, "text").await;
+    let shown = sim.board(1).clock_display();
+    assert_eq!(shown.text.as_deref(), Some("e2e4  "));
+    assert_eq!(shown.beeps, 1);
+    assert_eq!(sim.board(1).clock_commands_received(0x01), 1);
+}
+
+#[tokio::test]
+async fn each_board_of_a_hall_is_its_own_link() {
+    let mut cfg = sim_config("hall");
+    cfg.boards = 3;
+    let sim = Sim::start(cfg).await.unwrap();
+    let mut links: Vec<_> = (1..=3)
+        .map(|n| link::spawn(fast_config(sim.board(n).path())))
+        .collect();
+    for (i, l) in links.iter_mut().enumerate() {
+        assert_eq!(online(l).await.serial, format!("1000{}", i + 1));
+    }
+    sim.board(2).press();
+    let high = wait_for(&mut links[1].events, WAIT, |e| match e {
+        LinkEvent::Lever { high, .. } => Some(*high),
+        _ => None,
+    })
+    .await
+    .unwrap();
+    assert_eq!(high, ClockSide::Right);
+}

@@ -189,6 +189,9 @@ pub struct SimBoard {
     noise: Noise,
     /// Clock commands received, by sub-command id (to check a host's resend policy).
     clock_commands: [u32; 256],
+    /// Report a plain move's new square before the old one is cleared (§4.1: "updates
+    /// can be out of order").
+    out_of_order: bool,
 }
 
 impl SimBoard {
@@ -215,6 +218,7 @@ impl SimBoard {
             stalled_until: None,
             noise: Noise(seed | 1),
             clock_commands: [0; 256],
+            out_of_order: false,
         }
     }
 
@@ -444,6 +448,9 @@ impl SimBoard {
             None => piece,
         };
         changes.push((to, placed));
+        if self.out_of_order && changes.len() == 2 {
+            changes.swap(0, 1);
+        }
         let (ff, tf) = (from % 8, to % 8);
         let is_king = piece == 0x05 || piece == 0x0b;
         let is_pawn = piece == 0x01 || piece == 0x07;
@@ -500,6 +507,10 @@ impl SimBoard {
     pub fn stall(&mut self, duration: Duration, now: Instant) {
         self.stalled_until = Some(now + duration);
         self.acks.clear();
+    }
+
+    pub fn set_out_of_order(&mut self, on: bool) {
+        self.out_of_order = on;
     }
 
     pub fn set_drop_acks(&mut self, on: bool) {

@@ -79,6 +79,10 @@ pub enum Control {
         board: usize,
         on: bool,
     },
+    OutOfOrder {
+        board: usize,
+        on: bool,
+    },
     Show {
         board: usize,
     },
@@ -100,6 +104,7 @@ impl Control {
             | Control::Garbage { board, .. }
             | Control::Stall { board, .. }
             | Control::DropAcks { board, .. }
+            | Control::OutOfOrder { board, .. }
             | Control::Show { board } => Some(board),
             Control::Help | Control::Quit => None,
         }
@@ -118,6 +123,7 @@ commands (N = board number, 1-based):
   garbage N COUNT      send COUNT bytes of line noise
   stall N DURATION     freeze the board for DURATION (e.g. 500ms, 5s)
   drop-acks N on|off   stop/start answering clock commands
+  out-of-order N on|off  report a move's new square before the old one
   show N               print what the clock displays
   help                 this text
   quit                 stop the simulator";
@@ -257,16 +263,18 @@ pub fn parse_line(line: &str) -> Result<Option<Control>, ControlError> {
                 duration,
             }
         }
-        "drop-acks" => {
-            want(3, "drop-acks N on|off")?;
+        "drop-acks" | "out-of-order" => {
+            want(3, &format!("{verb} N on|off"))?;
             let on = match words[2].to_ascii_lowercase().as_str() {
                 "on" | "true" | "1" => true,
                 "off" | "false" | "0" => false,
                 other => return Err(bad(format!("on or off expected, got `{other}`"))),
             };
-            Control::DropAcks {
-                board: board()?,
-                on,
+            let board = board()?;
+            if verb == "drop-acks" {
+                Control::DropAcks { board, on }
+            } else {
+                Control::OutOfOrder { board, on }
             }
         }
         other => return Err(bad(format!("unknown command `{other}` (try `help`)"))),

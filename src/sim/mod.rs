@@ -192,6 +192,12 @@ impl BoardHandle {
         self.with(|b, _| b.set_drop_acks(on));
     }
 
+    /// Plain moves are reported new square first, old square second (on) or in the
+    /// natural order (off).
+    pub fn out_of_order(&self, on: bool) {
+        self.with(|b, _| b.set_out_of_order(on));
+    }
+
     /// What the clock shows now.
     pub fn clock_display(&self) -> ClockView {
         self.with(|b, now| b.view(now))
@@ -366,6 +372,10 @@ impl Sim {
             Control::DropAcks { on, .. } => {
                 b.drop_acks(*on);
                 format!("board {n}: drop-acks {}", if *on { "on" } else { "off" })
+            }
+            Control::OutOfOrder { on, .. } => {
+                b.out_of_order(*on);
+                format!("board {n}: out-of-order {}", if *on { "on" } else { "off" })
             }
             Control::Show { .. } => format!("board {n}: {}", b.clock_display()),
             Control::Help | Control::Quit => control::HELP.to_string(),
