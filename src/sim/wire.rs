@@ -1,6 +1,11 @@
 //! The board's side of the wire: splitting host bytes into commands, and framing the
 //! board's replies (dgt-protocol.md §2–§5). A device has to be lenient where a host is
 //! strict: unknown bytes are ignored, as a real board does.
+//!
+//! This is deliberately written apart from `dgt::BoardCodec`: the simulator is the other
+//! end that the link and `dgt::HostCodec` are tested against, so sharing their code would
+//! let one misreading of the spec pass on both sides. It is checked against real traffic
+//! instead (tests/sim_captures.rs).
 
 /// A host command as the board receives it.
 #[derive(Debug, Clone, PartialEq, Eq)]
