@@ -12,10 +12,12 @@ use hallclock::link::{self, LinkCommand, LinkEvent, RunSide};
 use hallclock::sim::{Sim, SimConfig};
 
 fn main() {
+    // `cargo bench` passes `--bench`; under `cargo test --all-targets` this is a smoke run.
+    let benching = std::env::args().any(|a| a == "--bench");
     let presses: usize = std::env::var("PRESSES")
         .ok()
         .and_then(|s| s.parse().ok())
-        .unwrap_or(2000);
+        .unwrap_or(if benching { 2000 } else { 200 });
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
