@@ -40,6 +40,9 @@ pub struct SimArgs {
     /// The clock is not in computer mode (DGT3000 mode 25): SETNRUN is refused.
     #[arg(long)]
     pub manual_mode: bool,
+    /// The boards are set up turned round (white's pieces on fields 0..15).
+    #[arg(long)]
+    pub rotated: bool,
     /// Also accept control lines on this Unix socket.
     #[arg(long)]
     pub control_socket: Option<PathBuf>,
@@ -78,6 +81,7 @@ async fn serve(args: SimArgs) -> Result<(), Box<dyn std::error::Error>> {
     config.scan_interval = args.scan;
     config.serial_base = args.serial_base;
     config.computer_mode = !args.manual_mode;
+    config.rotated = args.rotated;
     let sim = Arc::new(Sim::start(config).await?);
     for b in sim.boards() {
         println!(
