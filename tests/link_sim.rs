@@ -526,6 +526,12 @@ async fn each_board_of_a_hall_is_its_own_link() {
         .collect();
     for (i, l) in links.iter_mut().enumerate() {
         assert_eq!(online(l).await.serial, format!("1000{}", i + 1));
+        // The first reading is the baseline a press is seen against.
+        wait_for(&mut l.events, WAIT, |e| {
+            matches!(e, LinkEvent::Clock(_)).then_some(())
+        })
+        .await
+        .unwrap();
     }
     sim.board(2).press();
     let high = wait_for(&mut links[1].events, WAIT, |e| match e {
