@@ -1,0 +1,942 @@
+//! One session on an open port, sans-IO: the handshake, the clock command queue with its
+//! resend policy, liveness, and turning messages into [`LinkEvent`]s.
+//!
+//! * inputs: [`Session::handle_message`], [`Session::handle_command`],
+//!   [`Session::handle_timeout`] (each with the current time);
+//! * outputs: [`Session::poll_transmit`] (commands to write), [`Session::poll_event`],
+//!   [`Session::end`] (why the session must close), [`Session::next_deadline`].
+//!
+//! The async driver in `task.rs` only moves bytes and sleeps.
+
+use std::collections::VecDeque;
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use crate::dgt::{
+    BoardState, ClockAck, ClockCommand, ClockStatus, ClockText, Command, DgtMessage, RunFlags,
+    SetTime,
+};
+
+use super::event::{
+    BoardIdentity, ClockCommandError, ClockInfo, ClockModel, LinkCommand, LinkError, LinkEvent,
+    Offline, RunSide,
+};
+
+/// Timing of one link. The defaults follow dgt-protocol.md §1 and §5.3.
+#[derive(Debug, Clone)]
+pub struct LinkConfig {
+    /// The port, by a stable path (`/dev/serial/by-id/…` or a udev symlink).
+    pub path: PathBuf,
+    /// Wait after opening before talking (§1: 300–500 ms; boards need it after power-up).
+    pub settle: Duration,
+    /// How long to wait for the serial number and version replies per attempt.
+    pub handshake_timeout: Duration,
+    /// Attempts before declaring "not a DGT board" (picochess retries every 2 s).
+    pub handshake_attempts: u32,
+    /// How long to wait for the clock's version ACK before deciding there is no clock.
+    pub clock_version_timeout: Duration,
+    /// How long to wait for a clock ACK before resending (picochess: 2 s).
+    pub ack_timeout: Duration,
+    /// Resends after the first try (§5.3: at most 3).
+    pub max_resends: u32,
+    /// Liveness probe period (`45`, as picochess's watchdog, issue 150).
+    pub probe_interval: Duration,
+    /// Silence beyond this means the board is offline.
+    pub silence_timeout: Duration,
+    /// Reopen backoff after a failure: starts at `min`, doubles up to `max`.
+    pub reopen_backoff_min: Duration,
+    pub reopen_backoff_max: Duration,
+    /// A write that cannot complete within this is a dead port.
+    pub write_timeout: Duration,
+    /// Quiet time after the last field update before an unrecognised board is called
+    /// irregular (§4.1: picochess waits 0.25 s on USB, 0.5 s on Bluetooth).
+    pub board_settle: Duration,
+}
+
+impl LinkConfig {
+    pub fn new(path: impl Into<PathBuf>) -> LinkConfig {
+        LinkConfig {
+            path: path.into(),
+            settle: Duration::from_millis(300),
+            handshake_timeout: Duration::from_secs(2),
+            handshake_attempts: 3,
+            clock_version_timeout: Duration::from_secs(2),
+            ack_timeout: Duration::from_secs(2),
+            max_resends: 3,
+            probe_interval: Duration::from_secs(1),
+            silence_timeout: Duration::from_secs(3),
+            reopen_backoff_min: Duration::from_millis(100),
+            reopen_backoff_max: Duration::from_secs(1),
+            write_timeout: Duration::from_secs(1),
+            board_settle: Duration::from_millis(250),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Phase {
+    /// Just opened; bytes that arrive now are left-overs and are ignored.
+    Settling {
+        until: Instant,
+    },
+    /// `40 45 4d` sent; waiting for `91` and `93`.
+    Identifying {
+        attempt: u32,
+        until: Instant,
+    },
+    /// Clock version requested; waiting for its ACK.
+    ClockVersion {
+        until: Instant,
+    },
+    Online,
+}
+
+#[derive(Debug)]
+struct InFlight {
+    command: ClockCommand,
+    name: &'static str,
+    sent_at: Instant,
+    sends: u32,
+}
+
+/// Why a session ended (the driver closes the port and reports it).
+#[derive(Debug)]
+pub enum SessionEnd {
+    /// After `Online`: report offline.
+    Offline(Offline),
+    /// Before `Online`: report an error once, then retry.
+    Failed(LinkError),
+}
+
+#[derive(Debug)]
+pub struct Session {
+    cfg: LinkConfig,
+    phase: Phase,
+    transmit: VecDeque<Command>,
+    events: VecDeque<LinkEvent>,
+    serial: Option<String>,
+    version: Option<(u8, u8)>,
+    clock: Option<ClockInfo>,
+    /// Clock commands waiting for the one in flight (§5.3: one at a time).
+    queue: VecDeque<(ClockCommand, &'static str)>,
+    in_flight: Option<InFlight>,
+    last_heard: Instant,
+    next_probe: Instant,
+    last_status: Option<ClockStatus>,
+    end: Option<SessionEnd>,
+    /// The game on the board; it outlives the session (see [`Session::into_board`]).
+    board: BoardState,
+    /// When to call the board settled, after the last field update.
+    board_settle_at: Option<Instant>,
+}
+
+impl Session {
+    /// A session on a freshly opened port; `board` is the game so far (a replugged board
+    /// continues its game: the handshake's board dump shows what happened meanwhile).
+    pub fn new(cfg: LinkConfig, board: BoardState, now: Instant) -> Session {
+        let settle = cfg.settle;
+        Session {
+            cfg,
+            phase: Phase::Settling {
+                until: now + settle,
+            },
+            transmit: VecDeque::new(),
+            events: VecDeque::new(),
+            serial: None,
+            version: None,
+            clock: None,
+            queue: VecDeque::new(),
+            in_flight: None,
+            last_heard: now,
+            next_probe: now,
+            last_status: None,
+            end: None,
+            board,
+            board_settle_at: None,
+        }
+    }
+
+    /// The game on the board, to hand to the next session.
+    pub fn into_board(self) -> BoardState {
+        self.board
+    }
+
+    pub fn is_online(&self) -> bool {
+        self.phase == Phase::Online
+    }
+
+    pub fn poll_transmit(&mut self) -> Option<Command> {
+        self.transmit.pop_front()
+    }
+
+    pub fn poll_event(&mut self) -> Option<LinkEvent> {
+        self.events.pop_front()
+    }
+
+    /// Why the session must close, once it must.
+    pub fn end(&mut self) -> Option<SessionEnd> {
+        self.end.take()
+    }
+
+    pub fn next_deadline(&self) -> Instant {
+        let mut next = match self.phase {
+            Phase::Settling { until }
+            | Phase::Identifying { until, .. }
+            | Phase::ClockVersion { until } => until,
+            Phase::Online => self
+                .next_probe
+                .min(self.last_heard + self.cfg.silence_timeout),
+        };
+        // Before `Online` the only command in flight is the version request, whose wait
+        // is the phase's own deadline.
+        if let Some(f) = &self.in_flight
+            && self.phase == Phase::Online
+        {
+            next = next.min(f.sent_at + self.cfg.ack_timeout);
+        }
+        if let Some(t) = self.board_settle_at {
+            next = next.min(t);
+        }
+        next
+    }
+
+    // ---- time ---------------------------------------------------------------------
+
+    pub fn handle_timeout(&mut self, now: Instant) {
+        if self.board_settle_at.is_some_and(|t| now >= t) {
+            self.board_settle_at = None;
+            let events = self.board.settle();
+            self.events.extend(events.into_iter().map(LinkEvent::Game));
+        }
+        match self.phase {
+            Phase::Settling { until } if now >= until => self.identify(1, now),
+            Phase::Identifying { attempt, until } if now >= until => {
+                if attempt >= self.cfg.handshake_attempts {
+                    self.end = Some(SessionEnd::Failed(LinkError::NotADgtBoard {
+                        path: self.cfg.path.clone(),
+                        attempts: attempt,
+                        timeout: self.cfg.handshake_timeout,
+                    }));
+                } else {
+                    self.identify(attempt + 1, now);
+                }
+            }
+            Phase::ClockVersion { until } if now >= until => {
+                // No version ACK: no clock attached (or it is not forwarding ACKs).
+                self.in_flight = None;
+                self.go_online(now);
+            }
+            Phase::Online => {
+                let silent = now.saturating_duration_since(self.last_heard);
+                if silent >= self.cfg.silence_timeout {
+                    self.end = Some(SessionEnd::Offline(Offline::Silent {
+                        path: self.cfg.path.clone(),
+                        silent,
+                    }));
+                    return;
+                }
+                if now >= self.next_probe {
+                    self.transmit.push_back(Command::ReturnSerialNumber);
+                    self.next_probe = now + self.cfg.probe_interval;
+                }
+            }
+            _ => {}
+        }
+        if self.phase == Phase::Online {
+            self.check_ack_timeout(now);
+        }
+    }
+
+    fn identify(&mut self, attempt: u32, now: Instant) {
+        // §1 recommended order: reset to single-board IDLE, then ask who it is.
+        self.transmit.extend([
+            Command::Reset,
+            Command::ReturnSerialNumber,
+            Command::SendVersion,
+        ]);
+        self.phase = Phase::Identifying {
+            attempt,
+            until: now + self.cfg.handshake_timeout,
+        };
+    }
+
+    fn after_identified(&mut self, now: Instant) {
+        self.transmit
+            .extend([Command::SendBoard, Command::SendUpdateNice]);
+        // The version request is a clock command: it is answered only in UPDATE(_NICE),
+        // which `4b` has just selected.
+        self.transmit
+            .push_back(Command::clock(ClockCommand::Version));
+        self.in_flight = Some(InFlight {
+            command: ClockCommand::Version,
+            name: "version",
+            sent_at: now,
+            sends: 1,
+        });
+        self.phase = Phase::ClockVersion {
+            until: now + self.cfg.clock_version_timeout,
+        };
+    }
+
+    fn go_online(&mut self, now: Instant) {
+        self.phase = Phase::Online;
+        self.next_probe = now + self.cfg.probe_interval;
+        self.transmit.push_back(Command::SendClock);
+        self.events.push_back(LinkEvent::Online(BoardIdentity {
+            path: self.cfg.path.clone(),
+            serial: self.serial.clone().unwrap_or_default(),
+            version: self.version.unwrap_or_default(),
+            clock: self.clock,
+        }));
+        if self.clock.is_none() {
+            // Commands queued during the handshake have no clock to go to.
+            for (_, name) in self.queue.drain(..) {
+                self.events
+                    .push_back(LinkEvent::CommandFailed(ClockCommandError::NoClock {
+                        path: self.cfg.path.clone(),
+                        command: name,
+                    }));
+            }
+        }
+        self.send_next_clock_command(now);
+    }
+
+    fn check_ack_timeout(&mut self, now: Instant) {
+        let Some(f) = &mut self.in_flight else { return };
+        if now < f.sent_at + self.cfg.ack_timeout {
+            return;
+        }
+        if f.sends <= self.cfg.max_resends {
+            f.sends += 1;
+            f.sent_at = now;
+            self.transmit.push_back(Command::clock(f.command.clone()));
+            return;
+        }
+        let attempts = f.sends;
+        let name = f.name;
+        let was_setnrun = matches!(f.command, ClockCommand::SetAndRun { .. });
+        self.in_flight = None;
+        self.events
+            .push_back(LinkEvent::CommandFailed(ClockCommandError::NoAck {
+                path: self.cfg.path.clone(),
+                command: name,
+                attempts,
+            }));
+        if was_setnrun {
+            // The SETNRUN may have arrived with only its ACK lost: END regardless (§5.3).
+            self.queue.push_front((ClockCommand::End, "end"));
+        }
+        self.send_next_clock_command(now);
+    }
+
+    // ---- commands -----------------------------------------------------------------
+
+    pub fn handle_command(&mut self, command: LinkCommand, now: Instant) {
+        let name = command.name();
+        if let LinkCommand::NewGame { start, orientation } = command {
+            self.board = BoardState::from_position(*start, orientation);
+            self.board_settle_at = None;
+            // The new game reads moves only after a full dump (field updates need a base).
+            self.transmit.push_back(Command::SendBoard);
+            return;
+        }
+        if self.phase == Phase::Online && self.clock.is_none() {
+            self.events
+                .push_back(LinkEvent::CommandFailed(ClockCommandError::NoClock {
+                    path: self.cfg.path.clone(),
+                    command: name,
+                }));
+            return;
+        }
+        let xl = self.clock.is_some_and(|c| c.model == ClockModel::Xl);
+        let clock = match command {
+            LinkCommand::SetAndRun { left, right, run } => ClockCommand::SetAndRun {
+                left: set_time(left),
+                right: set_time(right),
+                flags: RunFlags {
+                    left_runs: run == RunSide::Left,
+                    right_runs: run == RunSide::Right,
+                    pause: run == RunSide::Paused,
+                    toggle_on_lever: true,
+                },
+            },
+            LinkCommand::Text { text, beep } if xl => ClockCommand::Display {
+                segments: seven_segment(&text),
+                icons: 0,
+                beep: if beep { 0x03 } else { 0x01 },
+            },
+            LinkCommand::Text { text, beep } => match ascii_text(&text) {
+                Some(text) => ClockCommand::Ascii {
+                    text,
+                    beep: if beep { 0x03 } else { 0x00 },
+                },
+                None => {
+                    self.events.push_back(LinkEvent::CommandFailed(
+                        ClockCommandError::Unencodable {
+                            path: self.cfg.path.clone(),
+                            reason: format!("clock text {text:?}"),
+                        },
+                    ));
+                    return;
+                }
+            },
+            LinkCommand::ShowTimes => ClockCommand::End,
+            LinkCommand::NewGame { .. } => return,
+            LinkCommand::Beep { duration } => ClockCommand::Beep {
+                duration: (duration.as_millis() / 64).clamp(1, 0x7f) as u8,
+            },
+        };
+        self.queue.push_back((clock, name));
+        if self.phase == Phase::Online {
+            self.send_next_clock_command(now);
+        }
+    }
+
+    fn send_next_clock_command(&mut self, now: Instant) {
+        if self.in_flight.is_some() {
+            return;
+        }
+        let Some((command, name)) = self.queue.pop_front() else {
+            return;
+        };
+        self.transmit.push_back(Command::clock(command.clone()));
+        self.in_flight = Some(InFlight {
+            command,
+            name,
+            sent_at: now,
+            sends: 1,
+        });
+    }
+
+    // ---- messages -----------------------------------------------------------------
+
+    pub fn handle_message(&mut self, msg: DgtMessage, now: Instant) {
+        if matches!(self.phase, Phase::Settling { .. }) {
+            return;
+        }
+        self.last_heard = now;
+        match msg {
+            DgtMessage::SerialNumber { serial } => {
+                self.serial = Some(serial);
+                self.maybe_identified(now);
+            }
+            DgtMessage::Version { major, minor } => {
+                self.version = Some((major, minor));
+                self.maybe_identified(now);
+            }
+            DgtMessage::ClockAck(ack) => self.handle_ack(ack, now),
+            DgtMessage::ClockTime(reading) if self.phase == Phase::Online => {
+                self.handle_reading(reading)
+            }
+            DgtMessage::BoardDump(dump) => {
+                self.board_settle_at = None;
+                let events = self.board.on_dump(&dump);
+                self.events.push_back(LinkEvent::Board(dump));
+                self.events.extend(events.into_iter().map(LinkEvent::Game));
+            }
+            DgtMessage::FieldUpdate(f) if self.phase == Phase::Online => {
+                let events = self.board.on_field_update(&f);
+                self.events.push_back(LinkEvent::Field(f));
+                // A recognised move needs no settling; anything else may be a move in
+                // progress, called irregular only after a quiet spell.
+                self.board_settle_at = if events.is_empty() || self.board.is_irregular() {
+                    Some(now + self.cfg.board_settle)
+                } else {
+                    None
+                };
+                self.events.extend(events.into_iter().map(LinkEvent::Game));
+            }
+            DgtMessage::BatteryStatus(b) => self.events.push_back(LinkEvent::Battery(b)),
+            _ => {}
+        }
+    }
+
+    fn maybe_identified(&mut self, now: Instant) {
+        if matches!(self.phase, Phase::Identifying { .. })
+            && self.serial.is_some()
+            && self.version.is_some()
+        {
+            self.after_identified(now);
+        }
+    }
+
+    fn handle_reading(&mut self, reading: crate::dgt::ClockTime) {
+        let status = reading.status;
+        if let Some(prev) = self.last_status {
+            if prev.right_high != status.right_high {
+                self.events.push_back(LinkEvent::Lever {
+                    high: status.high_side(),
+                    reading,
+                });
+            }
+            if prev.battery_low != status.battery_low {
+                self.events
+                    .push_back(LinkEvent::ClockBatteryLow(status.battery_low));
+            }
+        }
+        self.last_status = Some(status);
+        self.events.push_back(LinkEvent::Clock(reading));
+    }
+
+    fn handle_ack(&mut self, ack: ClockAck, now: Instant) {
+        if let Some((button, _held)) = ack.button() {
+            self.events.push_back(LinkEvent::Button(button));
+            return;
+        }
+        if ack.ack1 == ClockAck::NOT_IN_MODE_23 {
+            if let Some(f) = self.in_flight.take() {
+                self.events.push_back(LinkEvent::CommandFailed(
+                    ClockCommandError::NotInComputerMode {
+                        path: self.cfg.path.clone(),
+                        command: f.name,
+                    },
+                ));
+                self.send_next_clock_command(now);
+            }
+            return;
+        }
+        let Some(id) = ack.reply_to() else { return };
+        let Some(f) = &self.in_flight else { return };
+        if f.command.id() != id {
+            // Out of sync (§5.3): an ACK for something else, e.g. a late one for a resent
+            // command. Keep waiting for ours.
+            return;
+        }
+        let Some(f) = self.in_flight.take() else {
+            return;
+        };
+        let is_setnrun = matches!(f.command, ClockCommand::SetAndRun { .. });
+        if self.phase != Phase::Online {
+            if let Some((major, minor)) = ack.version() {
+                self.clock = Some(ClockInfo {
+                    model: ClockModel::from_major(major),
+                    version: (major, minor),
+                });
+            }
+            self.go_online(now);
+            return;
+        }
+        if ack.is_ok() {
+            self.events
+                .push_back(LinkEvent::CommandDone { command: f.name });
+        } else {
+            let error = if is_setnrun && ack.ack0 == 0x40 {
+                // §3: SETNRUN refused = the clock is not in computer mode.
+                ClockCommandError::NotInComputerMode {
+                    path: self.cfg.path.clone(),
+                    command: f.name,
+                }
+            } else {
+                ClockCommandError::Refused {
+                    path: self.cfg.path.clone(),
+                    command: f.name,
+                    ack0: ack.ack0,
+                }
+            };
+            self.events.push_back(LinkEvent::CommandFailed(error));
+        }
+        if is_setnrun {
+            // §5.3: "after SETNRUN always send END … needed for some(!) clocks".
+            self.queue.push_front((ClockCommand::End, "end"));
+        }
+        self.send_next_clock_command(now);
+    }
+}
+
+fn set_time(d: Duration) -> SetTime {
+    // Round up, as the clock displays (a side with 0.4 s left is not yet at 0:00).
+    let secs = d.as_millis().div_ceil(1000).min(10 * 3600 - 1) as u32;
+    SetTime::from_seconds(secs).unwrap_or(SetTime {
+        hours: 9,
+        minutes: 59,
+        seconds: 59,
+        count_up: false,
+    })
+}
+
+/// Up to 8 printable ASCII characters, padded with spaces; anything else shows as `?`.
+fn ascii_text(text: &str) -> Option<ClockText> {
+    let mut bytes = [b' '; 8];
+    for (dst, c) in bytes.iter_mut().zip(text.chars()) {
+        *dst = if c.is_ascii() && !c.is_ascii_control() {
+            c as u8
+        } else {
+            b'?'
+        };
+    }
+    // All eight bytes are ASCII by construction, so this is always `Some`.
+    ClockText::from_bytes(bytes)
+}
+
+/// 6 characters as XL 7-segment bytes in wire order C, B, A, F, E, D (dgt-protocol.md
+/// §5.1, picochess's `char_to_xl` table).
+fn seven_segment(text: &str) -> [u8; 6] {
+    fn seg(c: char) -> u8 {
+        match c.to_ascii_lowercase() {
+            '0' => 0x3f,
+            '1' => 0x06,
+            '2' => 0x5b,
+            '3' => 0x4f,
+            '4' => 0x66,
+            '5' => 0x6d,
+            '6' => 0x7d,
+            '7' => 0x07,
+            '8' => 0x7f,
+            '9' => 0x6f,
+            'a' => 0x5f,
+            'b' => 0x7c,
+            'c' => 0x58,
+            'd' => 0x5e,
+            'e' => 0x7b,
+            'f' => 0x71,
+            'g' => 0x3d,
+            'h' => 0x74,
+            'i' => 0x10,
+            'j' => 0x1e,
+            'k' => 0x75,
+            'l' => 0x38,
+            'm' => 0x55,
+            'n' => 0x54,
+            'o' => 0x5c,
+            'p' => 0x73,
+            'q' => 0x67,
+            'r' => 0x50,
+            's' => 0x6d,
+            't' => 0x78,
+            'u' => 0x3e,
+            'v' => 0x2a,
+            'w' => 0x7e,
+            'x' => 0x64,
+            'y' => 0x6e,
+            'z' => 0x5b,
+            '-' => 0x40,
+            '/' => 0x52,
+            '|' => 0x36,
+            '=' => 0x48,
+            '_' => 0x08,
+            ' ' => 0x00,
+            _ => 0x53, // '?'
+        }
+    }
+    let mut chars = [' '; 6];
+    for (dst, c) in chars.iter_mut().zip(text.chars()) {
+        *dst = c;
+    }
+    let [a, b, c, d, e, f] = chars.map(seg);
+    [c, b, a, f, e, d]
+}
+
+#[cfg(test)]
+mod tests {
+    //! The policies with time as a value: no sleeping, exact deadlines.
+    use super::*;
+    use crate::dgt::{BoardDump, ClockSide, ClockTime, Piece};
+
+    fn cfg() -> LinkConfig {
+        LinkConfig::new("/dev/test-board")
+    }
+
+    fn ack(id: u8) -> DgtMessage {
+        DgtMessage::ClockAck(ClockAck {
+            ack0: 0x10,
+            ack1: id,
+            ack2: 0,
+            ack3: 0,
+        })
+    }
+
+    fn drain(s: &mut Session) -> Vec<Command> {
+        std::iter::from_fn(|| s.poll_transmit()).collect()
+    }
+
+    fn events(s: &mut Session) -> Vec<LinkEvent> {
+        std::iter::from_fn(|| s.poll_event()).collect()
+    }
+
+    /// A session taken through the handshake with a DGT3000 at `t0`.
+    fn online(t0: Instant) -> Session {
+        let mut s = Session::new(cfg(), BoardState::new(), t0);
+        s.handle_timeout(t0 + cfg().settle);
+        assert_eq!(
+            drain(&mut s),
+            [
+                Command::Reset,
+                Command::ReturnSerialNumber,
+                Command::SendVersion
+            ]
+        );
+        s.handle_message(
+            DgtMessage::SerialNumber {
+                serial: "01025".into(),
+            },
+            t0,
+        );
+        s.handle_message(
+            DgtMessage::Version {
+                major: 3,
+                minor: 10,
+            },
+            t0,
+        );
+        assert_eq!(
+            drain(&mut s),
+            [
+                Command::SendBoard,
+                Command::SendUpdateNice,
+                Command::clock(ClockCommand::Version)
+            ]
+        );
+        s.handle_message(
+            DgtMessage::ClockAck(ClockAck {
+                ack0: 0x10,
+                ack1: 0x09,
+                ack2: 0x20,
+                ack3: 0,
+            }),
+            t0,
+        );
+        assert_eq!(drain(&mut s), [Command::SendClock]);
+        s
+    }
+
+    fn setnrun() -> LinkCommand {
+        LinkCommand::SetAndRun {
+            left: Duration::from_millis(5_400_000),
+            right: Duration::from_millis(5_399_001),
+            run: RunSide::Left,
+        }
+    }
+
+    #[test]
+    fn the_handshake_identifies_board_and_clock() {
+        let t0 = Instant::now();
+        let mut s = online(t0);
+        let ev = events(&mut s);
+        let [LinkEvent::Online(id)] = &ev[..] else {
+            panic!("{ev:?}")
+        };
+        assert_eq!(id.serial, "01025");
+        assert_eq!(id.version, (3, 10));
+        assert_eq!(
+            id.clock,
+            Some(ClockInfo {
+                model: ClockModel::Dgt3000,
+                version: (2, 0)
+            })
+        );
+    }
+
+    #[test]
+    fn setnrun_waits_for_its_ack_then_end_follows() {
+        let t0 = Instant::now();
+        let mut s = online(t0);
+        s.handle_command(setnrun(), t0);
+        s.handle_command(LinkCommand::ShowTimes, t0);
+        let sent = drain(&mut s);
+        let [
+            Command::Clock {
+                command: ClockCommand::SetAndRun { left, right, flags },
+            },
+        ] = &sent[..]
+        else {
+            panic!("{sent:?}")
+        };
+        assert_eq!((left.hours, left.minutes, left.seconds), (1, 30, 0));
+        // 1:29:59.001 left shows as 1:30:00 (rounded up, as the clock displays).
+        assert_eq!((right.hours, right.minutes, right.seconds), (1, 30, 0));
+        assert_eq!(flags.to_byte(), 0x09, "left runs, switch at lever");
+        // One command in flight: nothing more until the ACK.
+        assert!(drain(&mut s).is_empty());
+        s.handle_message(ack(0x0a), t0);
+        assert_eq!(drain(&mut s), [Command::clock(ClockCommand::End)]);
+        s.handle_message(ack(0x03), t0);
+        assert_eq!(drain(&mut s), [Command::clock(ClockCommand::End)]);
+    }
+
+    #[test]
+    fn a_missing_ack_is_resent_three_times_then_reported() {
+        let t0 = Instant::now();
+        let mut s = online(t0);
+        events(&mut s);
+        s.handle_command(setnrun(), t0);
+        let first = drain(&mut s);
+        let timeout = cfg().ack_timeout;
+        let mut now = t0;
+        let alive = || DgtMessage::SerialNumber {
+            serial: "01025".into(),
+        };
+        for _ in 0..3 {
+            assert!(s.next_deadline() <= now + timeout);
+            now += timeout;
+            // The board answers its probes; only the clock is mute.
+            s.handle_message(alive(), now);
+            s.handle_timeout(now);
+            let resent: Vec<_> = drain(&mut s)
+                .into_iter()
+                .filter(|c| matches!(c, Command::Clock { .. }))
+                .collect();
+            assert_eq!(resent, first);
+        }
+        now += timeout;
+        s.handle_message(alive(), now);
+        s.handle_timeout(now);
+        let failed: Vec<_> = events(&mut s)
+            .into_iter()
+            .filter_map(|e| match e {
+                LinkEvent::CommandFailed(f) => Some(f),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(
+            failed,
+            [ClockCommandError::NoAck {
+                path: "/dev/test-board".into(),
+                command: "set-and-run",
+                attempts: 4
+            }]
+        );
+        // END still follows the SETNRUN whose ACK may merely have been lost.
+        let next: Vec<_> = drain(&mut s)
+            .into_iter()
+            .filter(|c| matches!(c, Command::Clock { .. }))
+            .collect();
+        assert_eq!(next, [Command::clock(ClockCommand::End)]);
+    }
+
+    #[test]
+    fn an_error_ack_to_setnrun_means_not_in_computer_mode() {
+        let t0 = Instant::now();
+        let mut s = online(t0);
+        events(&mut s);
+        s.handle_command(setnrun(), t0);
+        drain(&mut s);
+        s.handle_message(
+            DgtMessage::ClockAck(ClockAck {
+                ack0: 0x40,
+                ack1: 0x0a,
+                ack2: 0,
+                ack3: 0,
+            }),
+            t0,
+        );
+        let ev = events(&mut s);
+        assert!(
+            matches!(
+                &ev[..],
+                [LinkEvent::CommandFailed(
+                    ClockCommandError::NotInComputerMode { .. }
+                )]
+            ),
+            "{ev:?}"
+        );
+    }
+
+    #[test]
+    fn a_lever_change_is_read_from_status_bit_d1() {
+        let t0 = Instant::now();
+        let mut s = online(t0);
+        events(&mut s);
+        let reading = |status: u8| {
+            DgtMessage::ClockTime(ClockTime {
+                status: ClockStatus::from_byte(status),
+                ..ClockTime::default()
+            })
+        };
+        s.handle_message(reading(0x09), t0);
+        s.handle_message(reading(0x09), t0);
+        assert!(
+            events(&mut s)
+                .iter()
+                .all(|e| matches!(e, LinkEvent::Clock(_)))
+        );
+        s.handle_message(reading(0x13), t0);
+        let ev = events(&mut s);
+        assert!(
+            matches!(
+                &ev[..],
+                [
+                    LinkEvent::Lever {
+                        high: ClockSide::Right,
+                        ..
+                    },
+                    LinkEvent::Clock(_)
+                ]
+            ),
+            "{ev:?}"
+        );
+    }
+
+    #[test]
+    fn silence_beyond_the_timeout_ends_the_session_and_probes_keep_it_alive() {
+        let t0 = Instant::now();
+        let mut s = online(t0);
+        let probe = cfg().probe_interval;
+        s.handle_timeout(t0 + probe);
+        assert_eq!(drain(&mut s), [Command::ReturnSerialNumber]);
+        s.handle_message(
+            DgtMessage::SerialNumber {
+                serial: "01025".into(),
+            },
+            t0 + probe,
+        );
+        let silent_until = t0 + probe + cfg().silence_timeout;
+        s.handle_timeout(silent_until - Duration::from_millis(1));
+        assert!(s.end().is_none());
+        s.handle_timeout(silent_until);
+        assert!(matches!(
+            s.end(),
+            Some(SessionEnd::Offline(Offline::Silent { .. }))
+        ));
+    }
+
+    #[test]
+    fn no_answer_to_the_identification_means_not_a_dgt_board() {
+        let t0 = Instant::now();
+        let c = cfg();
+        let mut s = Session::new(c.clone(), BoardState::new(), t0);
+        let mut now = t0 + c.settle;
+        s.handle_timeout(now);
+        for _ in 0..c.handshake_attempts {
+            assert!(s.end().is_none());
+            now += c.handshake_timeout;
+            s.handle_timeout(now);
+        }
+        let Some(SessionEnd::Failed(e)) = s.end() else {
+            panic!("expected a failure")
+        };
+        assert!(
+            e.to_string()
+                .starts_with("/dev/test-board: not a DGT board"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn board_updates_become_moves() {
+        let t0 = Instant::now();
+        let mut s = online(t0);
+        events(&mut s);
+        let mut board = [Piece::Empty; 64];
+        let start = "rnbqkbnrpppppppp                                PPPPPPPPRNBQKBNR";
+        for (dst, c) in board.iter_mut().zip(start.chars()) {
+            *dst = Piece::from_name(&c.to_string()).unwrap_or(Piece::Empty);
+        }
+        s.handle_message(DgtMessage::BoardDump(BoardDump { board }), t0);
+        let update = |field: u8, piece: Piece| {
+            DgtMessage::FieldUpdate(crate::dgt::FieldUpdate {
+                field: crate::dgt::Field::new(field).unwrap(),
+                piece,
+            })
+        };
+        s.handle_message(update(52, Piece::Empty), t0);
+        s.handle_message(update(36, Piece::from_name("P").unwrap()), t0);
+        let moves: Vec<String> = events(&mut s)
+            .into_iter()
+            .filter_map(|e| match e {
+                LinkEvent::Game(crate::dgt::BoardEvent::Move { uci, .. }) => Some(uci),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(moves, ["e2e4"]);
+    }
+}

@@ -1,0 +1,346 @@
+//! The simulator's script control channel: one command per line, e.g. `press 3`,
+//! `move 3 e2e4`, `button 3 ok`, `unplug 3`, `garbage 3 50`, `stall 3 5s`, `drop-acks 3 on`.
+
+use std::time::Duration;
+
+/// A DGT3000 front button (dgt-protocol.md §6: ack3 = last pressed, ack2 = held mask).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Button {
+    Back,
+    Plus,
+    RunPause,
+    Minus,
+    Ok,
+}
+
+impl Button {
+    /// (ack2 held mask, ack3 button code) for a single press.
+    pub fn ack_bytes(self) -> (u8, u8) {
+        // 01 is always set in the held mask (PC's table `05-49 33-52 17-51 09-50 65-53`).
+        match self {
+            Button::Back => (0x05, 0x31),
+            Button::Plus => (0x09, 0x32),
+            Button::RunPause => (0x11, 0x33),
+            Button::Minus => (0x21, 0x34),
+            Button::Ok => (0x41, 0x35),
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Button> {
+        match s.to_ascii_lowercase().as_str() {
+            "back" => Some(Button::Back),
+            "plus" | "+" => Some(Button::Plus),
+            "run" | "pause" | "run-pause" => Some(Button::RunPause),
+            "minus" | "-" => Some(Button::Minus),
+            "ok" => Some(Button::Ok),
+            _ => None,
+        }
+    }
+}
+
+/// One control command for board `board` (1-based, as in `board-001`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Control {
+    Press {
+        board: usize,
+    },
+    Move {
+        board: usize,
+        uci: String,
+    },
+    Lift {
+        board: usize,
+        square: String,
+    },
+    Place {
+        board: usize,
+        square: String,
+        piece: char,
+    },
+    Button {
+        board: usize,
+        button: Button,
+    },
+    Unplug {
+        board: usize,
+    },
+    Replug {
+        board: usize,
+    },
+    Garbage {
+        board: usize,
+        count: usize,
+    },
+    Stall {
+        board: usize,
+        duration: Duration,
+    },
+    DropAcks {
+        board: usize,
+        on: bool,
+    },
+    OutOfOrder {
+        board: usize,
+        on: bool,
+    },
+    Show {
+        board: usize,
+    },
+    Help,
+    /// Stop the simulator (its ports hang up, the symlinks are removed).
+    Quit,
+}
+
+impl Control {
+    pub fn board(&self) -> Option<usize> {
+        match *self {
+            Control::Press { board }
+            | Control::Move { board, .. }
+            | Control::Lift { board, .. }
+            | Control::Place { board, .. }
+            | Control::Button { board, .. }
+            | Control::Unplug { board }
+            | Control::Replug { board }
+            | Control::Garbage { board, .. }
+            | Control::Stall { board, .. }
+            | Control::DropAcks { board, .. }
+            | Control::OutOfOrder { board, .. }
+            | Control::Show { board } => Some(board),
+            Control::Help | Control::Quit => None,
+        }
+    }
+}
+
+pub const HELP: &str = "\
+commands (N = board number, 1-based):
+  press N              the player whose lever is up presses it
+  move N UCI           play a move on the board, e.g. move 3 e2e4, move 3 e7e8q
+  lift N SQ            lift the piece on SQ, e.g. lift 3 e4
+  place N SQ P         put piece P (FEN letter, lowercase = black) on SQ
+  button N B           press a clock button: back, plus, run, minus, ok
+  unplug N             unplug the board (the port hangs up, the symlink disappears)
+  replug N             plug it back in (new pseudo-terminal, same symlink)
+  garbage N COUNT      send COUNT bytes of line noise
+  stall N DURATION     freeze the board for DURATION (e.g. 500ms, 5s)
+  drop-acks N on|off   stop/start answering clock commands
+  out-of-order N on|off  report a move's new square before the old one
+  show N               print what the clock displays
+  help                 this text
+  quit                 stop the simulator";
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("bad control line `{line}`: {reason}")]
+pub struct ControlError {
+    pub line: String,
+    pub reason: String,
+}
+
+/// Parses one control line. Blank lines and `#` comments give `Ok(None)`.
+pub fn parse_line(line: &str) -> Result<Option<Control>, ControlError> {
+    let trimmed = line.trim();
+    if trimmed.is_empty() || trimmed.starts_with('#') {
+        return Ok(None);
+    }
+    let bad = |reason: String| ControlError {
+        line: trimmed.to_string(),
+        reason,
+    };
+    let words: Vec<&str> = trimmed.split_whitespace().collect();
+    let verb = words[0].to_ascii_lowercase();
+    let want = |n: usize, usage: &str| {
+        if words.len() == n {
+            Ok(())
+        } else {
+            Err(bad(format!("usage: {usage}")))
+        }
+    };
+    let board = || -> Result<usize, ControlError> {
+        let w = words.get(1).copied().unwrap_or("");
+        match w.parse::<usize>() {
+            Ok(n) if n >= 1 => Ok(n),
+            _ => Err(bad(format!("board number (1, 2, ...) expected, got `{w}`"))),
+        }
+    };
+    let control = match verb.as_str() {
+        "help" | "?" => Control::Help,
+        "quit" | "exit" => Control::Quit,
+        "press" => {
+            want(2, "press N")?;
+            Control::Press { board: board()? }
+        }
+        "unplug" => {
+            want(2, "unplug N")?;
+            Control::Unplug { board: board()? }
+        }
+        "replug" => {
+            want(2, "replug N")?;
+            Control::Replug { board: board()? }
+        }
+        "show" => {
+            want(2, "show N")?;
+            Control::Show { board: board()? }
+        }
+        "move" => {
+            want(3, "move N UCI (e.g. move 3 e2e4)")?;
+            let uci = words[2].to_ascii_lowercase();
+            if crate::sim::board::parse_uci(&uci).is_none() {
+                return Err(bad(format!(
+                    "`{}` is not a UCI move like e2e4 or e7e8q",
+                    words[2]
+                )));
+            }
+            Control::Move {
+                board: board()?,
+                uci,
+            }
+        }
+        "lift" => {
+            want(3, "lift N SQUARE (e.g. lift 3 e4)")?;
+            let square = words[2].to_ascii_lowercase();
+            if crate::sim::board::parse_square(&square).is_none() {
+                return Err(bad(format!("`{}` is not a square like e4", words[2])));
+            }
+            Control::Lift {
+                board: board()?,
+                square,
+            }
+        }
+        "place" => {
+            want(4, "place N SQUARE PIECE (e.g. place 3 e4 Q)")?;
+            let square = words[2].to_ascii_lowercase();
+            if crate::sim::board::parse_square(&square).is_none() {
+                return Err(bad(format!("`{}` is not a square like e4", words[2])));
+            }
+            let mut chars = words[3].chars();
+            let piece = match (chars.next(), chars.next()) {
+                (Some(c), None) if crate::sim::board::piece_code(c).is_some() => c,
+                _ => {
+                    return Err(bad(format!(
+                        "`{}` is not a piece letter (PNBRQK, lowercase for black)",
+                        words[3]
+                    )));
+                }
+            };
+            Control::Place {
+                board: board()?,
+                square,
+                piece,
+            }
+        }
+        "button" => {
+            want(3, "button N back|plus|run|minus|ok")?;
+            let button = Button::parse(words[2]).ok_or_else(|| {
+                bad(format!(
+                    "unknown button `{}` (back, plus, run, minus, ok)",
+                    words[2]
+                ))
+            })?;
+            Control::Button {
+                board: board()?,
+                button,
+            }
+        }
+        "garbage" => {
+            want(3, "garbage N COUNT")?;
+            let count = words[2]
+                .parse::<usize>()
+                .map_err(|_| bad(format!("byte count expected, got `{}`", words[2])))?;
+            Control::Garbage {
+                board: board()?,
+                count,
+            }
+        }
+        "stall" => {
+            want(3, "stall N DURATION (e.g. 500ms, 5s)")?;
+            let duration = parse_duration(words[2]).ok_or_else(|| {
+                bad(format!(
+                    "duration like 500ms or 5s expected, got `{}`",
+                    words[2]
+                ))
+            })?;
+            Control::Stall {
+                board: board()?,
+                duration,
+            }
+        }
+        "drop-acks" | "out-of-order" => {
+            want(3, &format!("{verb} N on|off"))?;
+            let on = match words[2].to_ascii_lowercase().as_str() {
+                "on" | "true" | "1" => true,
+                "off" | "false" | "0" => false,
+                other => return Err(bad(format!("on or off expected, got `{other}`"))),
+            };
+            let board = board()?;
+            if verb == "drop-acks" {
+                Control::DropAcks { board, on }
+            } else {
+                Control::OutOfOrder { board, on }
+            }
+        }
+        other => return Err(bad(format!("unknown command `{other}` (try `help`)"))),
+    };
+    Ok(Some(control))
+}
+
+/// `500ms`, `5s`, `1.5s`, `2m`.
+pub fn parse_duration(s: &str) -> Option<Duration> {
+    let s = s.trim().to_ascii_lowercase();
+    let (num, scale_ms) = if let Some(n) = s.strip_suffix("ms") {
+        (n, 1.0)
+    } else if let Some(n) = s.strip_suffix('s') {
+        (n, 1000.0)
+    } else if let Some(n) = s.strip_suffix('m') {
+        (n, 60_000.0)
+    } else {
+        return None;
+    };
+    let v: f64 = num.parse().ok()?;
+    if !v.is_finite() || !(0.0..=1e9).contains(&v) {
+        return None;
+    }
+    Some(Duration::from_micros((v * scale_ms * 1000.0) as u64))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn good_lines_parse() {
+        assert_eq!(parse_line("press 3"), Ok(Some(Control::Press { board: 3 })));
+        assert_eq!(
+            parse_line("move 3 e2e4"),
+            Ok(Some(Control::Move {
+                board: 3,
+                uci: "e2e4".into()
+            }))
+        );
+        assert_eq!(
+            parse_line("stall 2 500ms"),
+            Ok(Some(Control::Stall {
+                board: 2,
+                duration: Duration::from_millis(500)
+            }))
+        );
+        assert_eq!(
+            parse_line("drop-acks 1 on"),
+            Ok(Some(Control::DropAcks { board: 1, on: true }))
+        );
+        assert_eq!(parse_line("  # comment"), Ok(None));
+    }
+
+    #[test]
+    fn bad_lines_name_the_line_and_the_reason() {
+        let e = parse_line("press x").unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "bad control line `press x`: board number (1, 2, ...) expected, got `x`"
+        );
+        let e = parse_line("move 1 e9e4").unwrap_err();
+        assert!(e.to_string().contains("`move 1 e9e4`"), "{e}");
+        let e = parse_line("jump 1").unwrap_err();
+        assert!(e.to_string().contains("unknown command `jump`"), "{e}");
+        assert!(parse_line("garbage 1").is_err());
+        assert!(parse_line("stall 1 5x").is_err());
+    }
+}
