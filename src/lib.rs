@@ -6,7 +6,9 @@
 
 pub mod cli;
 pub mod dgt;
+pub mod hall;
 pub mod link;
+pub mod mqtt;
 pub mod rules;
 pub mod script;
 pub mod sim;

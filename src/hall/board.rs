@@ -1,0 +1,902 @@
+//! One actor per board: it owns the board's `Game` and its link, and only translates —
+//! link events into rule inputs, the core's events into clock commands, MQTT messages
+//! and alerts, and `next_deadline` into one timer. It decides nothing itself.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::sync::{Semaphore, mpsc, oneshot};
+
+use crate::dgt::{BoardEvent, ClockButton, ClockSide, ClockTime};
+use crate::link::{ClockCommandError, LinkCommand, LinkEvent, RunSide};
+use crate::mqtt::Publisher;
+use crate::mqtt::command::{BoardAction, Command};
+use crate::mqtt::payload::{
+    AlertKind, AlertPayload, EventPayload, OFFLINE, ONLINE, Severity, StatePayload, Topics,
+};
+use crate::rules::game::{Event, Game, Input, Phase, Rejection, Score, describe_result};
+use crate::rules::placement::{Placement, Side};
+use crate::rules::{Color, Millis};
+
+use super::timebase::Timebase;
+
+/// A game on a board, with what the hall knows about it besides the rules.
+#[derive(Debug, Clone)]
+pub struct GameSlot {
+    pub game: Game,
+    pub round: Option<u32>,
+    pub fide: (Option<u64>, Option<u64>),
+}
+
+/// Why a command to a board was refused.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Refusal {
+    /// For programs: `no_game`, `not_your_turn`, `out_of_range`, ...
+    pub error: String,
+    pub reason: String,
+}
+
+impl Refusal {
+    pub fn new(error: &str, reason: impl Into<String>) -> Refusal {
+        Refusal {
+            error: error.into(),
+            reason: reason.into(),
+        }
+    }
+
+    fn from_rejection(r: &Rejection) -> Refusal {
+        let error = serde_json::to_value(r)
+            .ok()
+            .and_then(|v| {
+                v.get("rejection")
+                    .and_then(|k| k.as_str())
+                    .map(String::from)
+            })
+            .unwrap_or_else(|| "rejected".into());
+        Refusal {
+            error,
+            reason: r.to_string(),
+        }
+    }
+}
+
+/// Messages from the hall to a board actor.
+#[derive(Debug)]
+pub enum ToBoard {
+    /// A new game (round start). Refused while a game is unfinished.
+    StartGame {
+        slot: Box<GameSlot>,
+        reply: oneshot::Sender<Result<(), Refusal>>,
+    },
+    Command {
+        command: Command<BoardAction>,
+        reply: oneshot::Sender<Result<(), Refusal>>,
+    },
+    /// 6.10, source side: hand the unfinished game over (the board becomes idle).
+    TakeGame {
+        reply: oneshot::Sender<Result<GameSlot, Refusal>>,
+    },
+    /// 6.10, target side: continue `slot` here with the arbiter's times.
+    AdoptGame {
+        slot: Box<GameSlot>,
+        input: Input,
+        reply: oneshot::Sender<Result<(), Refusal>>,
+    },
+    /// Whether this board's game is unfinished (for round start checks).
+    Busy { reply: oneshot::Sender<Option<u32>> },
+}
+
+/// What a board tells the hall.
+#[derive(Debug)]
+pub enum FromBoard {
+    Finished {
+        board: String,
+        round: Option<u32>,
+        white: String,
+        black: String,
+        result: crate::rules::game::GameResult,
+    },
+}
+
+/// Everything a board actor needs.
+pub struct BoardParts {
+    pub id: String,
+    pub port: String,
+    pub placement: Placement,
+    pub topics: Topics,
+    pub publisher: Publisher,
+    pub timebase: Timebase,
+    pub link_commands: mpsc::Sender<LinkCommand>,
+    pub link_events: mpsc::Receiver<LinkEvent>,
+    pub inbox: mpsc::Receiver<ToBoard>,
+    pub hall: mpsc::Sender<FromBoard>,
+    /// Bounds the 6.9 full searches that run at once (they can take seconds).
+    pub searches: Arc<Semaphore>,
+}
+
+struct Actor {
+    id: String,
+    placement: Placement,
+    topics: Topics,
+    publisher: Publisher,
+    timebase: Timebase,
+    link: mpsc::Sender<LinkCommand>,
+    hall: mpsc::Sender<FromBoard>,
+    searches: Arc<Semaphore>,
+    slot: Option<GameSlot>,
+    seq: u64,
+    online: bool,
+    /// The e-board move waiting for its press (a slide may still be corrected).
+    pending_move: Option<String>,
+    /// Active alerts and their messages, so each is published once and cleared once.
+    alerts: HashMap<AlertKind, String>,
+    /// The clock shows what we last programmed (its ACK came back); readings taken
+    /// before that are not compared (they miss the increment just credited).
+    display_synced: bool,
+}
+
+/// Run a board actor until the hall drops its inbox.
+pub async fn run(parts: BoardParts) {
+    let BoardParts {
+        id,
+        port: _,
+        placement,
+        topics,
+        publisher,
+        timebase,
+        link_commands,
+        mut link_events,
+        mut inbox,
+        hall,
+        searches,
+    } = parts;
+    let mut a = Actor {
+        id,
+        placement,
+        topics,
+        publisher,
+        timebase,
+        link: link_commands,
+        hall,
+        searches,
+        slot: None,
+        seq: 0,
+        online: false,
+        pending_move: None,
+        alerts: HashMap::new(),
+        display_synced: false,
+    };
+    a.publish_availability();
+    a.publish_state();
+    loop {
+        let deadline = a
+            .slot
+            .as_ref()
+            .and_then(|s| s.game.next_deadline())
+            .map(|d| a.timebase.instant_of(d));
+        tokio::select! {
+            msg = inbox.recv() => match msg {
+                Some(msg) => a.on_message(msg).await,
+                None => break,
+            },
+            ev = link_events.recv() => match ev {
+                Some(ev) => a.on_link(ev).await,
+                // The link task ended (it only does so when we go away).
+                None => break,
+            },
+            () = async {
+                if let Some(at) = deadline { tokio::time::sleep_until(at).await }
+            }, if deadline.is_some() => a.on_deadline().await,
+        }
+    }
+}
+
+impl Actor {
+    fn now(&self) -> Millis {
+        self.timebase.now()
+    }
+
+    fn alert_id(&self, kind: AlertKind) -> String {
+        format!("{}-{}", self.id, kind.slug())
+    }
+
+    fn raise(&mut self, kind: AlertKind, severity: Severity, message: String) {
+        if self.alerts.get(&kind) == Some(&message) {
+            return;
+        }
+        match severity {
+            Severity::Critical | Severity::Warning => {
+                tracing::warn!(board = %self.id, alert = kind.slug(), "{message}")
+            }
+            Severity::Info => tracing::info!(board = %self.id, alert = kind.slug(), "{message}"),
+        }
+        let payload = AlertPayload {
+            id: self.alert_id(kind),
+            board: Some(self.id.clone()),
+            kind,
+            severity,
+            message: message.clone(),
+            since: self.now(),
+        };
+        self.publisher
+            .json_retained(self.topics.alert(&payload.id), &payload);
+        self.alerts.insert(kind, message);
+    }
+
+    fn clear(&mut self, kind: AlertKind) {
+        if self.alerts.remove(&kind).is_some() {
+            tracing::info!(board = %self.id, alert = kind.slug(), "resolved");
+            self.publisher
+                .retained(self.topics.alert(&self.alert_id(kind)), Vec::new());
+        }
+    }
+
+    fn publish_availability(&self) {
+        let payload = if self.online { ONLINE } else { OFFLINE };
+        self.publisher.retained(
+            self.topics.availability(&self.id),
+            payload.as_bytes().to_vec(),
+        );
+    }
+
+    fn state(&self, now: Millis) -> StatePayload {
+        match &self.slot {
+            None => StatePayload::idle(&self.id, self.seq, now, self.online, self.placement.white),
+            Some(s) => StatePayload::from_view(
+                &self.id,
+                self.seq,
+                &s.game.view(now),
+                self.online,
+                s.round,
+                self.placement.white,
+                s.fide,
+                s.game.setup().tc.to_string(),
+            ),
+        }
+    }
+
+    fn publish_state(&self) {
+        let state = self.state(self.now());
+        self.publisher
+            .json_retained(self.topics.state(&self.id), &state);
+    }
+
+    /// Journal (issue 6), evolve, publish: the only way the game changes.
+    async fn apply(&mut self, events: Vec<Event>) {
+        if events.is_empty() {
+            return;
+        }
+        let Some(slot) = self.slot.as_mut() else {
+            return;
+        };
+        let mut reprogram = false;
+        let mut text: Option<&'static str> = None;
+        let mut finished = None;
+        for event in events {
+            slot.game.evolve(&event);
+            self.seq += 1;
+            tracing::debug!(board = %self.id, seq = self.seq, ?event, "event");
+            match &event {
+                Event::PlayerPresent { .. } | Event::MoveMade { .. } => {}
+                Event::ClockDiscrepancy { .. } | Event::PositionSet { .. } => {}
+                Event::ResultPending { .. } => text = Some("ARBITER"),
+                Event::PausedByPlayer { .. } | Event::Paused { .. } => {
+                    reprogram = true;
+                    text = Some("PAUSE");
+                }
+                Event::FlagFell { frozen, .. } => {
+                    reprogram = true;
+                    if *frozen {
+                        text = Some("FLAG");
+                    }
+                }
+                Event::GameEnded { result, .. } => {
+                    reprogram = true;
+                    text = Some(match result.score {
+                        Score::WhiteWins => "1-0",
+                        Score::BlackWins => "0-1",
+                        Score::Draw => "DRAW",
+                        Score::BothLose => "0-0",
+                        Score::Annulled => "ANNUL",
+                    });
+                    finished = Some(result.clone());
+                }
+                Event::Resumed { .. } => {
+                    reprogram = true;
+                    text = None;
+                }
+                _ => reprogram = true,
+            }
+            let payload = EventPayload {
+                board: self.id.clone(),
+                seq: self.seq,
+                event,
+            };
+            self.publisher
+                .json_message(self.topics.event(&self.id), &payload);
+        }
+        self.publish_state();
+        self.update_game_alerts();
+        if reprogram {
+            self.program_clock(text).await;
+        }
+        if let (Some(result), Some(slot)) = (finished, &self.slot) {
+            tracing::info!(board = %self.id, result = %describe_result(&result), "game over");
+            let setup = slot.game.setup();
+            let _ = self
+                .hall
+                .send(FromBoard::Finished {
+                    board: self.id.clone(),
+                    round: slot.round,
+                    white: setup.white.clone(),
+                    black: setup.black.clone(),
+                    result,
+                })
+                .await;
+        }
+    }
+
+    /// Alerts that follow the game's state: a pending flag, a player's pause, 6.11.
+    fn update_game_alerts(&mut self) {
+        let Some(slot) = &self.slot else { return };
+        let view = slot.game.view(self.now());
+        let pending = view.pending_flag.clone();
+        let player_pause = match &view.phase {
+            Phase::Paused(crate::rules::game::PausedBy::Player { side }) => Some(*side),
+            _ => None,
+        };
+        let both = view.both_flags_order_unknown;
+        match pending {
+            Some(p) => self.raise(
+                AlertKind::ResultPending,
+                Severity::Critical,
+                format!("{}'s flag fell: {}", p.side, p.reason),
+            ),
+            None => self.clear(AlertKind::ResultPending),
+        }
+        match player_pause {
+            Some(side) => self.raise(
+                AlertKind::PlayerPause,
+                Severity::Critical,
+                format!("{side} stopped the clocks and asks for the arbiter (6.12b)"),
+            ),
+            None => self.clear(AlertKind::PlayerPause),
+        }
+        if both {
+            self.raise(
+                AlertKind::BothFlags,
+                Severity::Critical,
+                "both flags are down and which fell first cannot be established (6.11): the game continues until the arbiter acts".into(),
+            );
+        } else {
+            self.clear(AlertKind::BothFlags);
+        }
+    }
+
+    /// Program the clock with the official times (DESIGN.md §3): SETNRUN (+END by the
+    /// link) with the times the core computed, then a short text when there is one.
+    async fn program_clock(&mut self, text: Option<&str>) {
+        let Some(slot) = &self.slot else { return };
+        let view = slot.game.view(self.now());
+        let time_of = |side: Side| {
+            let c = self.placement.color_at(side);
+            let ms = match c {
+                Color::White => view.white.display_ms,
+                Color::Black => view.black.display_ms,
+            };
+            Duration::from_millis(u64::try_from(ms.0).unwrap_or(0))
+        };
+        let run = match view.running {
+            None => RunSide::Paused,
+            Some(c) => match self.placement.side_of(c) {
+                Side::Left => RunSide::Left,
+                Side::Right => RunSide::Right,
+            },
+        };
+        let command = LinkCommand::SetAndRun {
+            left: time_of(Side::Left),
+            right: time_of(Side::Right),
+            run,
+        };
+        self.display_synced = false;
+        if self.link.send(command).await.is_err() {
+            return;
+        }
+        if let Some(text) = text {
+            let _ = self
+                .link
+                .send(LinkCommand::Text {
+                    text: text.to_string(),
+                    beep: false,
+                })
+                .await;
+        }
+    }
+
+    /// A time-driven deadline (start, default time, flag). A flag may need the full 6.9
+    /// search, which can take seconds: it runs on a blocking thread, bounded.
+    async fn on_deadline(&mut self) {
+        let Some(slot) = &self.slot else { return };
+        let game = slot.game.clone();
+        let now = self.now();
+        let permit = self.searches.clone().acquire_owned().await;
+        let events = tokio::task::spawn_blocking(move || {
+            let _permit = permit;
+            game.poll(now)
+        })
+        .await
+        .unwrap_or_default();
+        self.apply(events).await;
+    }
+
+    /// Decide an input; inputs that may search (6.9) run on a blocking thread.
+    async fn decide(&mut self, input: Input) -> Result<(), Refusal> {
+        let Some(slot) = &self.slot else {
+            return Err(Refusal::new(
+                "no_game",
+                format!("board {} has no game", self.id),
+            ));
+        };
+        let now = self.now();
+        let heavy = matches!(input, Input::ConfirmFlag { .. } | Input::SetResult { .. })
+            || slot.game.next_deadline().is_some_and(|d| d <= now);
+        let decided = if heavy {
+            let game = slot.game.clone();
+            let permit = self.searches.clone().acquire_owned().await;
+            tokio::task::spawn_blocking(move || {
+                let _permit = permit;
+                game.decide(&input, now)
+            })
+            .await
+            .unwrap_or_else(|_| {
+                Err(Rejection::VerdictUnknown {
+                    reason: "the 6.9 search failed".into(),
+                })
+            })
+        } else {
+            slot.game.decide(&input, now)
+        };
+        match decided {
+            Ok(events) => {
+                self.apply(events).await;
+                Ok(())
+            }
+            Err(r) => Err(Refusal::from_rejection(&r)),
+        }
+    }
+
+    async fn on_message(&mut self, msg: ToBoard) {
+        match msg {
+            ToBoard::StartGame { slot, reply } => {
+                let r = self.start_game(*slot).await;
+                let _ = reply.send(r);
+            }
+            ToBoard::Command { command, reply } => {
+                let r = self.on_command(command).await;
+                let _ = reply.send(r);
+            }
+            ToBoard::TakeGame { reply } => {
+                let r = match self.slot.take() {
+                    Some(slot) if slot.game.result().is_none() => {
+                        self.pending_move = None;
+                        self.publish_state();
+                        for kind in [
+                            AlertKind::ResultPending,
+                            AlertKind::PlayerPause,
+                            AlertKind::BothFlags,
+                            AlertKind::ClockDiscrepancy,
+                        ] {
+                            self.clear(kind);
+                        }
+                        let _ = self
+                            .link
+                            .send(LinkCommand::Text {
+                                text: "MOVED".into(),
+                                beep: false,
+                            })
+                            .await;
+                        Ok(slot)
+                    }
+                    other => {
+                        self.slot = other;
+                        Err(Refusal::new(
+                            "no_game",
+                            format!("board {} has no unfinished game to move", self.id),
+                        ))
+                    }
+                };
+                let _ = reply.send(r);
+            }
+            ToBoard::AdoptGame { slot, input, reply } => {
+                let r = if self.busy().is_some() {
+                    Err(Refusal::new(
+                        "board_busy",
+                        format!("board {} has an unfinished game", self.id),
+                    ))
+                } else {
+                    self.slot = Some(*slot);
+                    self.new_game_on_board().await;
+                    self.decide(input).await
+                };
+                let _ = reply.send(r);
+            }
+            ToBoard::Busy { reply } => {
+                let _ = reply.send(self.busy());
+            }
+        }
+    }
+
+    /// The round of an unfinished game on this board, if any (0 when it has no round).
+    fn busy(&self) -> Option<u32> {
+        self.slot
+            .as_ref()
+            .filter(|s| s.game.result().is_none())
+            .map(|s| s.round.unwrap_or(0))
+    }
+
+    async fn start_game(&mut self, slot: GameSlot) -> Result<(), Refusal> {
+        if let Some(round) = self.busy() {
+            return Err(Refusal::new(
+                "board_busy",
+                format!(
+                    "board {} has an unfinished game (round {round}); finish it first",
+                    self.id
+                ),
+            ));
+        }
+        self.slot = Some(slot);
+        self.pending_move = None;
+        for kind in [
+            AlertKind::ResultPending,
+            AlertKind::PlayerPause,
+            AlertKind::BothFlags,
+            AlertKind::StrayPress,
+            AlertKind::ClockDiscrepancy,
+            AlertKind::MoveRejected,
+        ] {
+            self.clear(kind);
+        }
+        self.new_game_on_board().await;
+        self.publish_state();
+        self.program_clock(None).await;
+        Ok(())
+    }
+
+    /// Tell the move reader where the game starts.
+    async fn new_game_on_board(&mut self) {
+        let Some(slot) = &self.slot else { return };
+        let start = slot.game.position().cloned().unwrap_or_default();
+        let _ = self
+            .link
+            .send(LinkCommand::NewGame {
+                start: Box::new(start),
+                orientation: None,
+            })
+            .await;
+    }
+
+    async fn on_command(&mut self, c: Command<BoardAction>) -> Result<(), Refusal> {
+        let arbiter = c.arbiter.clone();
+        let reason = c.reason.clone();
+        let input = match c.action {
+            BoardAction::SwapSides {} => {
+                self.placement = self.placement.swapped();
+                tracing::info!(board = %self.id, white = ?self.placement.white, %arbiter, "clock turned round (6.4)");
+                self.publish_state();
+                self.program_clock(None).await;
+                return Ok(());
+            }
+            BoardAction::ReplaceClock { to: Some(_), .. } => {
+                return Err(Refusal::new(
+                    "internal",
+                    "replace_clock to another board is handled by the hall",
+                ));
+            }
+            BoardAction::ReplaceClock {
+                to: None,
+                white_ms,
+                black_ms,
+            } => Input::ReplaceClock {
+                device: self.id.clone(),
+                white: white_ms,
+                black: black_ms,
+                arbiter,
+                reason,
+            },
+            BoardAction::Pause {} => Input::Pause { arbiter, reason },
+            BoardAction::Resume {} => Input::Resume { arbiter },
+            BoardAction::Present { side } => Input::Present { side, arbiter },
+            BoardAction::SetTime { side, remaining_ms } => Input::SetTime {
+                side,
+                remaining: remaining_ms,
+                arbiter,
+                reason,
+            },
+            BoardAction::AddTime { side, delta_ms } => Input::AddTime {
+                side,
+                delta: delta_ms,
+                arbiter,
+                reason,
+            },
+            BoardAction::SetMoves {
+                side,
+                moves,
+                period,
+            } => Input::SetMoves {
+                side,
+                moves,
+                period,
+                arbiter,
+                reason,
+            },
+            BoardAction::SetResult { result, side } => Input::SetResult {
+                result: result
+                    .to_result(side)
+                    .map_err(|e| Refusal::new("bad_value", e))?,
+                arbiter,
+                reason,
+            },
+            BoardAction::ConfirmFlag {} => Input::ConfirmFlag { arbiter },
+            BoardAction::SetPosition { fen } => Input::SetPosition {
+                fen,
+                arbiter,
+                reason,
+            },
+        };
+        let r = self.decide(input).await;
+        if r.is_ok() {
+            // A new position for the move reader, or a resumed clock: keep the board in step.
+            self.clear(AlertKind::StrayPress);
+        }
+        r
+    }
+
+    async fn on_link(&mut self, ev: LinkEvent) {
+        match ev {
+            LinkEvent::Online(identity) => {
+                self.online = true;
+                tracing::info!(board = %self.id, serial = %identity.serial, clock = ?identity.clock, "board online");
+                self.publish_availability();
+                self.clear(AlertKind::Offline);
+                self.clear(AlertKind::Port);
+                if identity.clock.is_none() {
+                    self.raise(
+                        AlertKind::ClockCommand,
+                        Severity::Warning,
+                        format!(
+                            "board {} ({}): no clock answered; connect a DGT3000 in mode 25",
+                            self.id,
+                            identity.path.display()
+                        ),
+                    );
+                }
+                self.publish_state();
+                if self.slot.is_some() {
+                    self.program_clock(None).await;
+                }
+            }
+            LinkEvent::Offline(why) => {
+                self.online = false;
+                self.display_synced = false;
+                self.publish_availability();
+                let severity = if self.busy().is_some() {
+                    Severity::Critical
+                } else {
+                    Severity::Warning
+                };
+                self.raise(
+                    AlertKind::Offline,
+                    severity,
+                    format!("board {} offline: {why} (the clock keeps running by itself)", self.id),
+                );
+                self.publish_state();
+            }
+            LinkEvent::Error(e) => {
+                self.raise(AlertKind::Port, Severity::Warning, e.to_string());
+            }
+            LinkEvent::CommandDone { command } => {
+                if command == "set-and-run" {
+                    self.display_synced = true;
+                }
+                self.clear(AlertKind::ClockMode);
+                if command != "text" && command != "show-times" {
+                    self.clear(AlertKind::ClockCommand);
+                }
+            }
+            LinkEvent::CommandFailed(e) => match e {
+                ClockCommandError::NotInComputerMode { .. } => self.raise(
+                    AlertKind::ClockMode,
+                    Severity::Critical,
+                    format!("{e}: the official time is kept by hallclock, but the clock does not show it"),
+                ),
+                // Offline boards get their times again when they come back.
+                ClockCommandError::Offline { .. } => {}
+                other => self.raise(AlertKind::ClockCommand, Severity::Warning, other.to_string()),
+            },
+            LinkEvent::Lever { high, reading } => self.on_lever(high, reading).await,
+            LinkEvent::Clock(reading) => self.on_reading(reading).await,
+            LinkEvent::Button(button) => self.on_button(button).await,
+            LinkEvent::Game(e) => self.on_board_event(e).await,
+            LinkEvent::Board(_) | LinkEvent::Field(_) => {}
+            LinkEvent::Battery(b) => tracing::info!(board = %self.id, battery = ?b, "battery"),
+            LinkEvent::ClockBatteryLow(low) => {
+                if low {
+                    tracing::warn!(board = %self.id, "clock battery low");
+                }
+            }
+        }
+    }
+
+    fn side(side: ClockSide) -> Side {
+        match side {
+            ClockSide::Left => Side::Left,
+            ClockSide::Right => Side::Right,
+        }
+    }
+
+    /// A lever press: the lever went down on the presser's side, so the side now high
+    /// is the opponent's (dgt-protocol.md §6).
+    async fn on_lever(&mut self, high: ClockSide, _reading: ClockTime) {
+        self.display_synced = false;
+        let presser = self.placement.color_at(Self::side(high).other());
+        let Some(slot) = &self.slot else {
+            self.raise(
+                AlertKind::StrayPress,
+                Severity::Info,
+                format!("lever pressed on board {} which has no game", self.id),
+            );
+            return;
+        };
+        // A deadline due now (a flag) comes first.
+        if slot.game.next_deadline().is_some_and(|d| d <= self.now()) {
+            self.on_deadline().await;
+        }
+        let mv = self.pending_move.take();
+        let press = Input::Press {
+            side: Some(presser),
+            mv: mv.clone(),
+        };
+        match self.decide(press).await {
+            Ok(()) => self.clear(AlertKind::MoveRejected),
+            Err(r) if mv.is_some() && r.error == "bad_move" => {
+                // The press is a physical fact and its time counts: record it without the
+                // move and let the arbiter sort the position out.
+                self.raise(
+                    AlertKind::MoveRejected,
+                    Severity::Warning,
+                    format!(
+                        "e-board move {} not accepted ({}); the press was recorded without it",
+                        mv.unwrap_or_default(),
+                        r.reason
+                    ),
+                );
+                let retry = Input::Press {
+                    side: Some(presser),
+                    mv: None,
+                };
+                if let Err(r) = self.decide(retry).await {
+                    self.stray_press(presser, &r).await;
+                }
+            }
+            Err(r) => self.stray_press(presser, &r).await,
+        }
+    }
+
+    /// A press the rules refused: tell the arbiters, and put the official times back on
+    /// the clock (it switched by itself at the lever).
+    async fn stray_press(&mut self, presser: Color, r: &Refusal) {
+        self.raise(
+            AlertKind::StrayPress,
+            Severity::Info,
+            format!(
+                "lever press by {presser} on board {} not accepted: {}",
+                self.id, r.reason
+            ),
+        );
+        let text = match self.slot.as_ref().map(|s| s.game.phase()) {
+            Some(Phase::Paused(_)) => Some("PAUSE"),
+            _ => None,
+        };
+        self.program_clock(text).await;
+    }
+
+    /// Compare the clock's own reading with the official time (6.10); both at zero
+    /// without a known order is 6.11.
+    async fn on_reading(&mut self, reading: ClockTime) {
+        if !self.display_synced {
+            return;
+        }
+        let Some(slot) = &self.slot else { return };
+        if *slot.game.phase() != Phase::Running {
+            return;
+        }
+        let ms = |side: Side| {
+            let t = match side {
+                Side::Left => reading.left,
+                Side::Right => reading.right,
+            };
+            Millis(i64::from(t.total_seconds()) * 1000)
+        };
+        let white = ms(self.placement.side_of(Color::White));
+        let black = ms(self.placement.side_of(Color::Black));
+        let now = self.now();
+        match slot.game.decide(&Input::ClockReading { white, black }, now) {
+            Ok(events) if events.is_empty() => self.clear(AlertKind::ClockDiscrepancy),
+            Ok(events) => {
+                let discrepancy = events.iter().find_map(|e| match e {
+                    Event::ClockDiscrepancy {
+                        reckoned_white_ms,
+                        reckoned_black_ms,
+                        ..
+                    } => Some((*reckoned_white_ms, *reckoned_black_ms)),
+                    _ => None,
+                });
+                if let Some((rw, rb)) = discrepancy {
+                    // Reported, never adopted; the event is published once per episode.
+                    if !self.alerts.contains_key(&AlertKind::ClockDiscrepancy) {
+                        self.raise(
+                            AlertKind::ClockDiscrepancy,
+                            Severity::Warning,
+                            format!(
+                                "clock shows white {white} black {black}, official time is white {rw} black {rb} (6.10)"
+                            ),
+                        );
+                        self.apply(events).await;
+                    }
+                } else {
+                    self.apply(events).await;
+                }
+            }
+            Err(_) => {}
+        }
+    }
+
+    async fn on_button(&mut self, button: ClockButton) {
+        if button != ClockButton::RunPause {
+            return;
+        }
+        if let Err(r) = self.decide(Input::PlayerPause { side: None }).await {
+            tracing::info!(board = %self.id, reason = %r.reason, "pause button ignored");
+        }
+    }
+
+    async fn on_board_event(&mut self, e: BoardEvent) {
+        match e {
+            BoardEvent::Move { uci, .. } | BoardEvent::Corrected { uci, .. } => {
+                let Some(slot) = &self.slot else { return };
+                // A move that ends the game ends it at once, without a press (6.7a);
+                // any other waits for the press (a slide may still be corrected).
+                let now = self.now();
+                if let Ok(events) = slot.game.decide(&Input::Move { mv: uci.clone() }, now)
+                    && events.iter().any(|e| matches!(e, Event::GameEnded { .. }))
+                {
+                    self.pending_move = None;
+                    self.apply(events).await;
+                    return;
+                }
+                self.pending_move = Some(uci);
+            }
+            BoardEvent::TakeBack { .. } => self.pending_move = None,
+            BoardEvent::Irregular {
+                observed_fen,
+                expected_fen,
+                only_missing,
+                ..
+            } => {
+                let severity = if only_missing {
+                    Severity::Info
+                } else {
+                    Severity::Warning
+                };
+                self.raise(
+                    AlertKind::Irregular,
+                    severity,
+                    format!("the board shows {observed_fen}, which no legal move from {expected_fen} explains"),
+                );
+            }
+            BoardEvent::Restored { .. } => self.clear(AlertKind::Irregular),
+            BoardEvent::Started { .. } => {}
+        }
+    }
+}

@@ -1,0 +1,638 @@
+//! The hall: one actor per board (`board.rs`) and a coordinator for what spans boards —
+//! command intake, rounds (start, end, summary), hall-wide pause/resume, moving a game to
+//! another board (6.10).
+
+pub mod board;
+pub mod timebase;
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use tokio::sync::{Semaphore, mpsc, oneshot};
+
+use crate::link::{LinkConfig, spawn as spawn_link};
+use crate::mqtt::client::{self, Incoming, MqttError, MqttSettings, Publisher};
+use crate::mqtt::command::{self, BadCommand, BoardAction, Command, HallAction, Pairing};
+use crate::mqtt::payload::{
+    BoardInfo, BoardResult, DefaultsInfo, HallEvent, InfoPayload, ResponsePayload, ResponseStatus,
+    RoundInfo, Topics,
+};
+use crate::rules::Millis;
+use crate::rules::game::{BothAbsent, FlagMode, Game, GameResult, Input, Setup, Termination};
+use crate::rules::placement::{Placement, Side};
+use crate::rules::time_control::{ClockOptions, TimeControl};
+
+use board::{BoardParts, FromBoard, GameSlot, Refusal, ToBoard};
+use timebase::Timebase;
+
+/// One board of the hall.
+#[derive(Debug, Clone)]
+pub struct BoardSettings {
+    pub id: String,
+    pub port: PathBuf,
+    /// Which side of the clock White sits on (6.4).
+    pub white: Side,
+}
+
+/// The event's defaults for games (overridable per round).
+#[derive(Debug, Clone)]
+pub struct GameDefaults {
+    pub time_control: TimeControl,
+    pub default_time: Millis,
+    pub flag_mode: FlagMode,
+    pub both_absent: BothAbsent,
+    pub clock: ClockOptions,
+    pub discrepancy_margin: Millis,
+}
+
+impl Default for GameDefaults {
+    fn default() -> Self {
+        GameDefaults {
+            time_control: TimeControl::Periods(vec![
+                crate::rules::time_control::Period {
+                    moves: Some(40),
+                    secs: 5400,
+                    bonus: crate::rules::time_control::Bonus::Increment(30),
+                },
+                crate::rules::time_control::Period {
+                    moves: None,
+                    secs: 1800,
+                    bonus: crate::rules::time_control::Bonus::Increment(30),
+                },
+            ]),
+            default_time: Millis::from_mins(60),
+            flag_mode: FlagMode::Auto,
+            both_absent: BothAbsent::BothLose,
+            clock: ClockOptions::default(),
+            discrepancy_margin: Millis(2000),
+        }
+    }
+}
+
+/// What the daemon runs.
+#[derive(Debug, Clone)]
+pub struct HallSettings {
+    pub hall: String,
+    pub boards: Vec<BoardSettings>,
+    pub defaults: GameDefaults,
+    /// Timings for every link; the path is replaced per board.
+    pub link: LinkConfig,
+    pub mqtt: MqttSettings,
+}
+
+/// Errors that stop the daemon from starting.
+#[derive(Debug, thiserror::Error)]
+pub enum HallError {
+    #[error(transparent)]
+    Mqtt(#[from] MqttError),
+    #[error("board id '{0}' appears twice")]
+    DuplicateBoard(String),
+    #[error("'{0}' is not a valid id: use lowercase letters, digits and '-'")]
+    BadId(String),
+}
+
+struct BoardEntry {
+    inbox: mpsc::Sender<ToBoard>,
+}
+
+struct Round {
+    number: u32,
+    start: Millis,
+    time_control: String,
+    boards: Vec<String>,
+    results: BTreeMap<String, BoardResult>,
+}
+
+struct Hall {
+    settings: HallSettings,
+    topics: Topics,
+    publisher: Publisher,
+    timebase: Timebase,
+    boards: BTreeMap<String, BoardEntry>,
+    round: Option<Round>,
+}
+
+/// A running hall: how to reach it and how to stop it.
+pub struct RunningHall {
+    pub publisher: Publisher,
+    stop: Option<oneshot::Sender<()>>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl RunningHall {
+    /// Stop cleanly: `offline` published, links closed. The clocks keep running by
+    /// themselves: the hardware keeps time while the daemon is away.
+    pub async fn stop(mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+        let _ = self.task.await;
+    }
+}
+
+/// Start the daemon's tasks: the MQTT connection, a link and an actor per board, and the
+/// coordinator.
+pub fn start(settings: HallSettings) -> Result<RunningHall, HallError> {
+    let mut seen = HashMap::new();
+    if !crate::mqtt::payload::valid_id(&settings.hall) {
+        return Err(HallError::BadId(settings.hall.clone()));
+    }
+    for b in &settings.boards {
+        if !crate::mqtt::payload::valid_id(&b.id) {
+            return Err(HallError::BadId(b.id.clone()));
+        }
+        if seen.insert(b.id.clone(), ()).is_some() {
+            return Err(HallError::DuplicateBoard(b.id.clone()));
+        }
+    }
+    let topics = Topics::new(&settings.hall);
+    let (incoming_tx, incoming_rx) = mpsc::channel(256);
+    let (publisher, mqtt_task) = client::spawn(settings.mqtt.clone(), topics.clone(), incoming_tx)?;
+    let timebase = Timebase::start();
+    let (from_boards_tx, from_boards_rx) = mpsc::channel(256);
+    let searches = Arc::new(Semaphore::new(2));
+    let mut boards = BTreeMap::new();
+    let mut board_tasks = Vec::new();
+    for b in &settings.boards {
+        let mut link_cfg = settings.link.clone();
+        link_cfg.path = b.port.clone();
+        let link = spawn_link(link_cfg);
+        let (inbox_tx, inbox_rx) = mpsc::channel(64);
+        let parts = BoardParts {
+            id: b.id.clone(),
+            port: b.port.display().to_string(),
+            placement: Placement { white: b.white },
+            topics: topics.clone(),
+            publisher: publisher.clone(),
+            timebase,
+            link_commands: link.commands,
+            link_events: link.events,
+            inbox: inbox_rx,
+            hall: from_boards_tx.clone(),
+            searches: searches.clone(),
+        };
+        board_tasks.push((tokio::spawn(board::run(parts)), link.task));
+        boards.insert(b.id.clone(), BoardEntry { inbox: inbox_tx });
+    }
+    let hall = Hall {
+        settings,
+        topics,
+        publisher: publisher.clone(),
+        timebase,
+        boards,
+        round: None,
+    };
+    let (stop_tx, stop_rx) = oneshot::channel();
+    let task = tokio::spawn(async move {
+        hall.run(incoming_rx, from_boards_rx, stop_rx).await;
+        for (actor, link) in board_tasks {
+            actor.abort();
+            link.abort();
+        }
+        mqtt_task.abort();
+    });
+    Ok(RunningHall {
+        publisher,
+        stop: Some(stop_tx),
+        task,
+    })
+}
+
+impl Hall {
+    async fn run(
+        mut self,
+        mut incoming: mpsc::Receiver<Incoming>,
+        mut from_boards: mpsc::Receiver<FromBoard>,
+        mut stop: oneshot::Receiver<()>,
+    ) {
+        self.publish_info();
+        loop {
+            tokio::select! {
+                msg = incoming.recv() => match msg {
+                    Some(Incoming::Hall(payload)) => self.on_hall_command(&payload).await,
+                    Some(Incoming::Board { board, payload }) => self.on_board_command(board, &payload).await,
+                    None => break,
+                },
+                note = from_boards.recv() => if let Some(note) = note {
+                    self.on_board_note(note);
+                },
+                _ = &mut stop => break,
+            }
+        }
+        self.publisher
+            .shutdown(std::time::Duration::from_secs(3))
+            .await;
+    }
+
+    fn publish_info(&self) {
+        let info = InfoPayload {
+            version: env!("CARGO_PKG_VERSION").to_string(),
+            hall: self.settings.hall.clone(),
+            boards: self
+                .settings
+                .boards
+                .iter()
+                .map(|b| BoardInfo {
+                    id: b.id.clone(),
+                    port: b.port.display().to_string(),
+                    white_side: b.white,
+                })
+                .collect(),
+            defaults: DefaultsInfo {
+                time_control: self.settings.defaults.time_control.to_string(),
+                default_time_ms: self.settings.defaults.default_time,
+                flag_mode: match self.settings.defaults.flag_mode {
+                    FlagMode::Auto => "auto".into(),
+                    FlagMode::Claim => "claim".into(),
+                },
+            },
+            round: self.round.as_ref().map(|r| RoundInfo {
+                round: r.number,
+                start: r.start,
+                time_control: r.time_control.clone(),
+                boards: r.boards.clone(),
+            }),
+        };
+        self.publisher.json_retained(self.topics.info(), &info);
+    }
+
+    fn respond(&self, topic: String, transaction: &str, action: &str, r: Result<(), Refusal>) {
+        let (status, reason, error) = match r {
+            Ok(()) => (ResponseStatus::Ok, None, None),
+            Err(e) => (ResponseStatus::Error, Some(e.reason), Some(e.error)),
+        };
+        self.publisher.json_message(
+            topic,
+            &ResponsePayload {
+                transaction: transaction.to_string(),
+                action: action.to_string(),
+                status,
+                reason,
+                error,
+            },
+        );
+    }
+
+    fn respond_bad(&self, topic: String, bad: BadCommand) {
+        tracing::info!(transaction = %bad.transaction, reason = %bad.reason, "command refused");
+        self.respond(
+            topic,
+            &bad.transaction,
+            &bad.action,
+            Err(Refusal::new("bad_command", bad.reason)),
+        );
+    }
+
+    async fn on_board_command(&mut self, board: String, payload: &[u8]) {
+        let topic = self.topics.board_response(&board);
+        let command = match command::parse::<BoardAction>(payload) {
+            Ok(c) => c,
+            Err(bad) => return self.respond_bad(topic, bad),
+        };
+        let (transaction, action) = (command.transaction.clone(), command.action.name());
+        let Some(entry) = self.boards.get(&board) else {
+            return self.respond(
+                topic,
+                &transaction,
+                action,
+                Err(Refusal::new(
+                    "unknown_board",
+                    format!(
+                        "unknown board '{board}'; this hall has {}",
+                        self.boards.keys().cloned().collect::<Vec<_>>().join(", ")
+                    ),
+                )),
+            );
+        };
+        tracing::info!(%board, %transaction, action, arbiter = %command.arbiter, "arbiter command");
+        if let BoardAction::ReplaceClock {
+            to: Some(to),
+            white_ms,
+            black_ms,
+        } = &command.action
+        {
+            let r = self
+                .move_game(&board, to, *white_ms, *black_ms, &command)
+                .await;
+            return self.respond(topic, &transaction, action, r);
+        }
+        let inbox = entry.inbox.clone();
+        let publisher = self.publisher.clone();
+        // A command may wait on a 6.9 search; don't hold up the other boards.
+        tokio::spawn(async move {
+            let (reply, rx) = oneshot::channel();
+            let r = match inbox.send(ToBoard::Command { command, reply }).await {
+                Ok(()) => rx
+                    .await
+                    .unwrap_or_else(|_| Err(Refusal::new("internal", "the board stopped"))),
+                Err(_) => Err(Refusal::new("internal", "the board stopped")),
+            };
+            let (status, reason, error) = match r {
+                Ok(()) => (ResponseStatus::Ok, None, None),
+                Err(e) => (ResponseStatus::Error, Some(e.reason), Some(e.error)),
+            };
+            publisher.json_message(
+                topic,
+                &ResponsePayload {
+                    transaction,
+                    action: action.to_string(),
+                    status,
+                    reason,
+                    error,
+                },
+            );
+        });
+    }
+
+    async fn ask<T>(
+        inbox: &mpsc::Sender<ToBoard>,
+        make: impl FnOnce(oneshot::Sender<T>) -> ToBoard,
+    ) -> Option<T> {
+        let (tx, rx) = oneshot::channel();
+        inbox.send(make(tx)).await.ok()?;
+        rx.await.ok()
+    }
+
+    /// 6.10: the game continues on another board with the arbiter's times.
+    async fn move_game(
+        &mut self,
+        from: &str,
+        to: &str,
+        white: Option<Millis>,
+        black: Option<Millis>,
+        command: &Command<BoardAction>,
+    ) -> Result<(), Refusal> {
+        let target = self
+            .boards
+            .get(to)
+            .map(|e| e.inbox.clone())
+            .ok_or_else(|| Refusal::new("unknown_board", format!("unknown target board '{to}'")))?;
+        let source = self
+            .boards
+            .get(from)
+            .map(|e| e.inbox.clone())
+            .ok_or_else(|| Refusal::new("unknown_board", format!("unknown board '{from}'")))?;
+        if from == to {
+            return Err(Refusal::new("bad_value", "the target board is this board"));
+        }
+        if let Some(round) = Self::ask(&target, |reply| ToBoard::Busy { reply })
+            .await
+            .flatten()
+        {
+            return Err(Refusal::new(
+                "board_busy",
+                format!("target board {to} has an unfinished game (round {round})"),
+            ));
+        }
+        let slot = Self::ask(&source, |reply| ToBoard::TakeGame { reply })
+            .await
+            .unwrap_or_else(|| Err(Refusal::new("internal", "the board stopped")))?;
+        let input = Input::ReplaceClock {
+            device: to.to_string(),
+            white,
+            black,
+            arbiter: command.arbiter.clone(),
+            reason: command.reason.clone(),
+        };
+        let r = Self::ask(&target, |reply| ToBoard::AdoptGame {
+            slot: Box::new(slot),
+            input,
+            reply,
+        })
+        .await
+        .unwrap_or_else(|| Err(Refusal::new("internal", "the board stopped")));
+        if r.is_ok()
+            && let Some(round) = &mut self.round
+        {
+            for b in &mut round.boards {
+                if b == from {
+                    *b = to.to_string();
+                }
+            }
+            self.publish_info();
+        }
+        r
+    }
+
+    async fn on_hall_command(&mut self, payload: &[u8]) {
+        let topic = self.topics.hall_response();
+        let command = match command::parse::<HallAction>(payload) {
+            Ok(c) => c,
+            Err(bad) => return self.respond_bad(topic, bad),
+        };
+        let (transaction, action) = (command.transaction.clone(), command.action.name());
+        tracing::info!(%transaction, action, arbiter = %command.arbiter, "hall command");
+        let r = match command.action.clone() {
+            HallAction::StartRound {
+                round,
+                pairings,
+                start,
+                time_control,
+                time_control_black,
+                default_time_ms,
+                flag_mode,
+                both_absent,
+            } => {
+                let d = &self.settings.defaults;
+                let template = Setup {
+                    white: String::new(),
+                    black: String::new(),
+                    tc: time_control.unwrap_or_else(|| d.time_control.clone()),
+                    tc_black: time_control_black,
+                    start: start.0,
+                    default_time: default_time_ms.unwrap_or(d.default_time),
+                    both_absent: both_absent.unwrap_or(d.both_absent),
+                    flag_mode: flag_mode.unwrap_or(d.flag_mode),
+                    clock: d.clock,
+                    fen: None,
+                    discrepancy_margin: d.discrepancy_margin,
+                };
+                self.start_round(round, &pairings, template, &command.arbiter)
+                    .await
+            }
+            HallAction::Pause {} | HallAction::Resume {} => {
+                let board_action = match command.action {
+                    HallAction::Pause {} => BoardAction::Pause {},
+                    _ => BoardAction::Resume {},
+                };
+                let mut applied = 0;
+                for entry in self.boards.values() {
+                    let c = Command {
+                        transaction: transaction.clone(),
+                        arbiter: command.arbiter.clone(),
+                        reason: command.reason.clone(),
+                        action: board_action.clone(),
+                    };
+                    let r = Self::ask(&entry.inbox, |reply| ToBoard::Command { command: c, reply })
+                        .await;
+                    if matches!(r, Some(Ok(()))) {
+                        applied += 1;
+                    }
+                }
+                tracing::info!(applied, action, "hall-wide");
+                Ok(())
+            }
+        };
+        self.respond(topic, &transaction, action, r);
+    }
+
+    /// Validate every pairing before starting any game: a rejected round changes nothing.
+    async fn start_round(
+        &mut self,
+        number: u32,
+        pairings: &[Pairing],
+        template: Setup,
+        arbiter: &str,
+    ) -> Result<(), Refusal> {
+        if number == 0 {
+            return Err(Refusal::new(
+                "out_of_range",
+                "round: 0 is out of range (1 or more)",
+            ));
+        }
+        if pairings.is_empty() {
+            return Err(Refusal::new(
+                "bad_value",
+                "pairings: at least one board is needed",
+            ));
+        }
+        let mut slots = Vec::new();
+        let mut seen = HashMap::new();
+        for (i, p) in pairings.iter().enumerate() {
+            let at = format!("pairings[{i}]");
+            let entry = self.boards.get(&p.board).ok_or_else(|| {
+                Refusal::new(
+                    "unknown_board",
+                    format!("{at}.board: unknown board '{}'", p.board),
+                )
+            })?;
+            if seen.insert(p.board.clone(), i).is_some() {
+                return Err(Refusal::new(
+                    "bad_value",
+                    format!("{at}.board: board '{}' is paired twice", p.board),
+                ));
+            }
+            if p.white.trim().is_empty() || p.black.trim().is_empty() {
+                return Err(Refusal::new(
+                    "bad_value",
+                    format!("{at}: both players need a name"),
+                ));
+            }
+            if let Some(round) = Self::ask(&entry.inbox, |reply| ToBoard::Busy { reply })
+                .await
+                .flatten()
+            {
+                return Err(Refusal::new(
+                    "board_busy",
+                    format!(
+                        "{at}.board: board '{}' has an unfinished game (round {round})",
+                        p.board
+                    ),
+                ));
+            }
+            let mut setup = template.clone();
+            setup.white = p.white.clone();
+            setup.black = p.black.clone();
+            setup.fen = p.fen.clone();
+            let game =
+                Game::new(setup).map_err(|e| Refusal::new("bad_value", format!("{at}: {e}")))?;
+            slots.push((
+                p.board.clone(),
+                GameSlot {
+                    game,
+                    round: Some(number),
+                    fide: (p.white_fide_id, p.black_fide_id),
+                },
+            ));
+        }
+        let mut boards = Vec::new();
+        for (board, slot) in slots {
+            if let Some(entry) = self.boards.get(&board) {
+                let r = Self::ask(&entry.inbox, |reply| ToBoard::StartGame {
+                    slot: Box::new(slot),
+                    reply,
+                })
+                .await
+                .unwrap_or_else(|| Err(Refusal::new("internal", "the board stopped")));
+                r?;
+                boards.push(board);
+            }
+        }
+        let now = self.timebase.now();
+        self.round = Some(Round {
+            number,
+            start: template.start,
+            time_control: template.tc.to_string(),
+            boards: boards.clone(),
+            results: BTreeMap::new(),
+        });
+        self.publish_info();
+        self.publisher.json_message(
+            self.topics.hall_event(),
+            &HallEvent::RoundStarted {
+                at: now,
+                round: number,
+                start: template.start,
+                boards,
+                arbiter: arbiter.to_string(),
+            },
+        );
+        Ok(())
+    }
+
+    fn on_board_note(&mut self, note: FromBoard) {
+        let FromBoard::Finished {
+            board,
+            round,
+            white,
+            black,
+            result,
+        } = note;
+        let Some(r) = &mut self.round else { return };
+        if round != Some(r.number) {
+            return;
+        }
+        r.results.insert(
+            board.clone(),
+            BoardResult {
+                board,
+                white,
+                black,
+                score: score_text(&result),
+                termination: termination_text(&result),
+            },
+        );
+        if r.boards.iter().all(|b| r.results.contains_key(b)) {
+            let summary = HallEvent::RoundFinished {
+                at: self.timebase.now(),
+                round: r.number,
+                results: r.results.values().cloned().collect(),
+            };
+            tracing::info!(round = r.number, "round finished: every game has a result");
+            self.publisher
+                .json_message(self.topics.hall_event(), &summary);
+        }
+    }
+}
+
+fn score_text(r: &GameResult) -> String {
+    serde_json::to_value(r.score)
+        .ok()
+        .and_then(|v| v.as_str().map(String::from))
+        .unwrap_or_default()
+}
+
+fn termination_text(r: &GameResult) -> String {
+    match &r.termination {
+        Termination::Arbiter { .. } => "arbiter".into(),
+        other => serde_json::to_value(other)
+            .ok()
+            .and_then(|v| {
+                v.get("termination")
+                    .and_then(|t| t.as_str())
+                    .map(String::from)
+            })
+            .unwrap_or_default(),
+    }
+}

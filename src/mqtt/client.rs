@@ -1,0 +1,289 @@
+//! The MQTT connection: one task owns the rumqttc event loop (polled continuously, with
+//! backoff while the broker is away), keeps the latest retained message of every topic,
+//! and on every ConnAck resubscribes and republishes them (rumqttc does neither itself).
+
+use std::collections::{BTreeMap, VecDeque};
+use std::path::PathBuf;
+use std::time::Duration;
+
+use rumqttc::{
+    AsyncClient, Event, LastWill, MqttOptions, Packet, QoS, TlsConfiguration, Transport,
+};
+use tokio::sync::{mpsc, oneshot};
+use tokio::time::Instant;
+
+use super::payload::{OFFLINE, ONLINE, Topics};
+
+/// How to reach the broker.
+#[derive(Debug, Clone)]
+pub struct MqttSettings {
+    pub host: String,
+    pub port: u16,
+    pub client_id: String,
+    pub username: Option<String>,
+    pub password: Option<String>,
+    /// CA certificate (PEM) for TLS; `None` = plain TCP.
+    pub tls_ca: Option<PathBuf>,
+    pub keep_alive: Duration,
+    /// Events kept while the broker is unreachable; beyond it the oldest are dropped
+    /// (retained states are never dropped: only the newest per topic is kept anyway).
+    pub max_queued: usize,
+}
+
+/// Something to publish.
+#[derive(Debug)]
+pub enum Outgoing {
+    /// Retained: remembered and republished after every reconnection. An empty payload
+    /// clears the topic (a resolved alert).
+    Retained { topic: String, payload: Vec<u8> },
+    /// Not retained (events, responses).
+    Message { topic: String, payload: Vec<u8> },
+    /// Publish `offline`, disconnect cleanly, then answer.
+    Shutdown(oneshot::Sender<()>),
+}
+
+/// A command that arrived on a `set` topic.
+#[derive(Debug)]
+pub enum Incoming {
+    Hall(Vec<u8>),
+    Board { board: String, payload: Vec<u8> },
+}
+
+/// The daemon's handle for publishing; cheap to clone.
+#[derive(Debug, Clone)]
+pub struct Publisher {
+    tx: mpsc::UnboundedSender<Outgoing>,
+}
+
+impl Publisher {
+    pub fn retained(&self, topic: String, payload: Vec<u8>) {
+        // A closed channel means the daemon is stopping: nothing to tell anyone.
+        let _ = self.tx.send(Outgoing::Retained { topic, payload });
+    }
+
+    pub fn message(&self, topic: String, payload: Vec<u8>) {
+        let _ = self.tx.send(Outgoing::Message { topic, payload });
+    }
+
+    pub fn json_retained<T: serde::Serialize>(&self, topic: String, value: &T) {
+        if let Ok(payload) = serde_json::to_vec(value) {
+            self.retained(topic, payload);
+        }
+    }
+
+    pub fn json_message<T: serde::Serialize>(&self, topic: String, value: &T) {
+        if let Ok(payload) = serde_json::to_vec(value) {
+            self.message(topic, payload);
+        }
+    }
+
+    /// Publish `offline` and disconnect; waits at most `timeout`.
+    pub async fn shutdown(&self, timeout: Duration) {
+        let (tx, rx) = oneshot::channel();
+        if self.tx.send(Outgoing::Shutdown(tx)).is_ok() {
+            let _ = tokio::time::timeout(timeout, rx).await;
+        }
+    }
+}
+
+/// A publisher with no broker behind it, for tests of the parts above it.
+pub fn detached() -> (Publisher, mpsc::UnboundedReceiver<Outgoing>) {
+    let (tx, rx) = mpsc::unbounded_channel();
+    (Publisher { tx }, rx)
+}
+
+/// Errors that stop the MQTT task from starting at all.
+#[derive(Debug, thiserror::Error)]
+pub enum MqttError {
+    #[error("broker TLS CA file {path}: {source}")]
+    Ca {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+}
+
+/// Start the connection task. Commands arriving on `set` topics go to `incoming`.
+pub fn spawn(
+    settings: MqttSettings,
+    topics: Topics,
+    incoming: mpsc::Sender<Incoming>,
+) -> Result<(Publisher, tokio::task::JoinHandle<()>), MqttError> {
+    let mut opts = MqttOptions::new(&settings.client_id, &settings.host, settings.port);
+    opts.set_keep_alive(settings.keep_alive.max(Duration::from_secs(5)));
+    // Durability comes from the journal and per-board seq, not from the broker's session.
+    opts.set_clean_session(true);
+    opts.set_last_will(LastWill::new(
+        topics.status(),
+        OFFLINE.as_bytes().to_vec(),
+        QoS::AtLeastOnce,
+        true,
+    ));
+    if let (Some(user), Some(pass)) = (&settings.username, &settings.password) {
+        opts.set_credentials(user, pass);
+    }
+    if let Some(path) = &settings.tls_ca {
+        let ca = std::fs::read(path).map_err(|source| MqttError::Ca {
+            path: path.clone(),
+            source,
+        })?;
+        opts.set_transport(Transport::tls_with_config(TlsConfiguration::Simple {
+            ca,
+            alpn: None,
+            client_auth: None,
+        }));
+    }
+    let (tx, rx) = mpsc::unbounded_channel();
+    let task = tokio::spawn(run(opts, settings.max_queued, topics, rx, incoming));
+    Ok((Publisher { tx }, task))
+}
+
+/// Status first, then info, then the rest: a dashboard learns the daemon is up before it
+/// learns the boards.
+fn order_key(topics: &Topics, topic: &str) -> (u8, String) {
+    let rank = if topic == topics.status() {
+        0
+    } else if topic == topics.info() {
+        1
+    } else if topic.ends_with("/availability") {
+        2
+    } else {
+        3
+    };
+    (rank, topic.to_string())
+}
+
+async fn run(
+    opts: MqttOptions,
+    max_queued: usize,
+    topics: Topics,
+    mut rx: mpsc::UnboundedReceiver<Outgoing>,
+    incoming: mpsc::Sender<Incoming>,
+) {
+    // rumqttc's request channel; we never let it fill (we do not send while offline).
+    let (client, mut eventloop) = AsyncClient::new(opts, 4096);
+    let mut retained: BTreeMap<(u8, String), Vec<u8>> = BTreeMap::new();
+    retained.insert(
+        order_key(&topics, &topics.status()),
+        ONLINE.as_bytes().to_vec(),
+    );
+    let mut queued: VecDeque<(String, Vec<u8>)> = VecDeque::new();
+    let mut dropped: u64 = 0;
+    let mut connected = false;
+    let mut retry_at: Option<Instant> = None;
+    let mut backoff = Duration::from_millis(200);
+    let mut shutting_down: Option<oneshot::Sender<()>> = None;
+    loop {
+        tokio::select! {
+            out = rx.recv(), if shutting_down.is_none() => {
+                let Some(out) = out else { break };
+                match out {
+                    Outgoing::Retained { topic, payload } => {
+                        let key = order_key(&topics, &topic);
+                        if payload.is_empty() {
+                            retained.remove(&key);
+                        } else {
+                            retained.insert(key, payload.clone());
+                        }
+                        // Offline: the map holds it and the reconnection republishes it.
+                        if connected {
+                            let _ = client.try_publish(topic, QoS::AtLeastOnce, true, payload);
+                        }
+                    }
+                    Outgoing::Message { topic, payload } => {
+                        if connected
+                            && client.try_publish(topic.clone(), QoS::AtLeastOnce, false, payload.clone()).is_ok()
+                        {
+                            continue;
+                        }
+                        if queued.len() >= max_queued {
+                            queued.pop_front();
+                            dropped += 1;
+                            if dropped == 1 || dropped.is_power_of_two() {
+                                tracing::warn!(dropped, max_queued, "broker unreachable: outgoing queue full, oldest events dropped");
+                            }
+                        }
+                        queued.push_back((topic, payload));
+                    }
+                    Outgoing::Shutdown(done) => {
+                        if connected {
+                            let _ = client.try_publish(topics.status(), QoS::AtLeastOnce, true, OFFLINE.as_bytes().to_vec());
+                            let _ = client.try_disconnect();
+                            shutting_down = Some(done);
+                        } else {
+                            let _ = done.send(());
+                            break;
+                        }
+                    }
+                }
+            }
+            () = async {
+                if let Some(at) = retry_at { tokio::time::sleep_until(at).await }
+            }, if retry_at.is_some() => {
+                retry_at = None;
+            }
+            ev = eventloop.poll(), if retry_at.is_none() => match ev {
+                Ok(Event::Incoming(Packet::ConnAck(_))) => {
+                    connected = true;
+                    backoff = Duration::from_millis(200);
+                    tracing::info!("connected to the MQTT broker");
+                    let _ = client.try_subscribe(topics.hall_set(), QoS::AtLeastOnce);
+                    let _ = client.try_subscribe(topics.board_set_filter(), QoS::AtLeastOnce);
+                    for ((_, topic), payload) in &retained {
+                        let _ = client.try_publish(topic.clone(), QoS::AtLeastOnce, true, payload.clone());
+                    }
+                    while let Some((topic, payload)) = queued.pop_front() {
+                        if client.try_publish(topic.clone(), QoS::AtLeastOnce, false, payload.clone()).is_err() {
+                            queued.push_front((topic, payload));
+                            break;
+                        }
+                    }
+                    if dropped > 0 {
+                        tracing::warn!(dropped, "events dropped while the broker was unreachable (replay them from the journal)");
+                        dropped = 0;
+                    }
+                }
+                Ok(Event::Incoming(Packet::Publish(p))) if p.retain => {
+                    // A retained command would be replayed at every reconnection and act
+                    // twice: commands are never retained.
+                    tracing::warn!(topic = %p.topic, "retained command ignored (commands must not be retained)");
+                }
+                Ok(Event::Incoming(Packet::Publish(p))) => {
+                    let msg = if p.topic == topics.hall_set() {
+                        Some(Incoming::Hall(p.payload.to_vec()))
+                    } else {
+                        topics.board_of_set_topic(&p.topic).map(|b| Incoming::Board {
+                            board: b.to_string(),
+                            payload: p.payload.to_vec(),
+                        })
+                    };
+                    if let Some(msg) = msg
+                        && incoming.send(msg).await.is_err()
+                    {
+                        break;
+                    }
+                }
+                Ok(Event::Outgoing(rumqttc::Outgoing::Disconnect)) => {
+                    if let Some(done) = shutting_down.take() {
+                        let _ = done.send(());
+                        break;
+                    }
+                }
+                Ok(_) => {}
+                Err(e) => {
+                    if let Some(done) = shutting_down.take() {
+                        let _ = done.send(());
+                        break;
+                    }
+                    if connected {
+                        tracing::warn!(error = %e, "lost the MQTT broker; reconnecting");
+                    } else {
+                        tracing::debug!(error = %e, "MQTT broker unreachable");
+                    }
+                    connected = false;
+                    retry_at = Some(Instant::now() + backoff);
+                    backoff = (backoff * 2).min(Duration::from_secs(5));
+                }
+            },
+        }
+    }
+}

@@ -1,0 +1,362 @@
+//! What goes over MQTT: the topic scheme of DESIGN.md §5 and every payload, as types.
+//! docs/MQTT-API.md documents them; a test parses its examples into these types.
+
+use serde::{Deserialize, Serialize};
+
+use crate::rules::game::{Event, GameResult, PendingFlag, Phase, View};
+use crate::rules::placement::Side;
+use crate::rules::{Color, Millis};
+
+/// Topic names under `hallclock/<hall>/`.
+#[derive(Debug, Clone)]
+pub struct Topics {
+    base: String,
+}
+
+impl Topics {
+    pub fn new(hall: &str) -> Topics {
+        Topics {
+            base: format!("hallclock/{hall}"),
+        }
+    }
+
+    pub fn base(&self) -> &str {
+        &self.base
+    }
+
+    pub fn status(&self) -> String {
+        format!("{}/status", self.base)
+    }
+
+    pub fn info(&self) -> String {
+        format!("{}/info", self.base)
+    }
+
+    pub fn hall_set(&self) -> String {
+        format!("{}/set", self.base)
+    }
+
+    pub fn hall_response(&self) -> String {
+        format!("{}/response", self.base)
+    }
+
+    pub fn hall_event(&self) -> String {
+        format!("{}/event", self.base)
+    }
+
+    pub fn board_set_filter(&self) -> String {
+        format!("{}/board/+/set", self.base)
+    }
+
+    pub fn availability(&self, board: &str) -> String {
+        format!("{}/board/{board}/availability", self.base)
+    }
+
+    pub fn state(&self, board: &str) -> String {
+        format!("{}/board/{board}/state", self.base)
+    }
+
+    pub fn event(&self, board: &str) -> String {
+        format!("{}/board/{board}/event", self.base)
+    }
+
+    pub fn board_response(&self, board: &str) -> String {
+        format!("{}/board/{board}/response", self.base)
+    }
+
+    pub fn alert(&self, id: &str) -> String {
+        format!("{}/alert/{id}", self.base)
+    }
+
+    /// The board a `board/<b>/set` topic addresses.
+    pub fn board_of_set_topic<'a>(&self, topic: &'a str) -> Option<&'a str> {
+        let rest = topic.strip_prefix(&self.base)?.strip_prefix("/board/")?;
+        rest.strip_suffix("/set")
+    }
+}
+
+/// `[a-z0-9-]+`: hall and board ids are topic levels.
+pub fn valid_id(id: &str) -> bool {
+    !id.is_empty()
+        && id
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+}
+
+/// `board/<b>/state`, retained: everything a display needs to show the board and count
+/// down by itself (`remaining_ms` as of `as_of`, and which side runs).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StatePayload {
+    pub board: String,
+    /// The board's event sequence number this state follows.
+    pub seq: u64,
+    pub as_of: Millis,
+    /// `idle` (no game), `scheduled`, `running`, `paused`, `finished`.
+    pub phase: String,
+    /// Who stopped the clocks, when paused.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub paused_by: Option<serde_json::Value>,
+    pub online: bool,
+    pub round: Option<u32>,
+    pub running: Option<Color>,
+    pub turn: Option<Color>,
+    /// Which side of the clock White sits on (6.4).
+    pub white_side: Side,
+    pub white: Option<SideState>,
+    pub black: Option<SideState>,
+    pub fen: Option<String>,
+    pub result: Option<GameResult>,
+    pub pending_flag: Option<PendingFlag>,
+    pub both_flags_order_unknown: bool,
+    pub time_control: Option<String>,
+    /// 6.14: displays are not evidence; claims go through the arbiter.
+    pub authoritative: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SideState {
+    pub name: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fide_id: Option<u64>,
+    pub remaining_ms: Millis,
+    pub display_ms: Millis,
+    pub delay_left_ms: Millis,
+    pub moves: u32,
+    pub period: u32,
+    pub flagged_at: Option<Millis>,
+    pub present: bool,
+}
+
+impl StatePayload {
+    /// A board with no game.
+    pub fn idle(board: &str, seq: u64, as_of: Millis, online: bool, white_side: Side) -> Self {
+        StatePayload {
+            board: board.to_string(),
+            seq,
+            as_of,
+            phase: "idle".into(),
+            paused_by: None,
+            online,
+            round: None,
+            running: None,
+            turn: None,
+            white_side,
+            white: None,
+            black: None,
+            fen: None,
+            result: None,
+            pending_flag: None,
+            both_flags_order_unknown: false,
+            time_control: None,
+            authoritative: false,
+        }
+    }
+
+    /// A board's game, from the core's view.
+    #[allow(clippy::too_many_arguments)]
+    pub fn from_view(
+        board: &str,
+        seq: u64,
+        view: &View,
+        online: bool,
+        round: Option<u32>,
+        white_side: Side,
+        fide: (Option<u64>, Option<u64>),
+        time_control: String,
+    ) -> Self {
+        let side = |s: &crate::rules::game::SideView, fide_id| SideState {
+            name: s.name.clone(),
+            fide_id,
+            remaining_ms: s.remaining_ms,
+            display_ms: s.display_ms,
+            delay_left_ms: s.delay_left_ms,
+            moves: s.moves,
+            period: s.period,
+            flagged_at: s.flagged_at,
+            present: s.present,
+        };
+        let (phase, paused_by) = match &view.phase {
+            Phase::Scheduled => ("scheduled", None),
+            Phase::Running => ("running", None),
+            Phase::Paused(by) => ("paused", serde_json::to_value(by).ok()),
+            Phase::Finished => ("finished", None),
+        };
+        StatePayload {
+            board: board.to_string(),
+            seq,
+            as_of: view.as_of,
+            phase: phase.into(),
+            paused_by,
+            online,
+            round,
+            running: view.running,
+            turn: Some(view.turn),
+            white_side,
+            white: Some(side(&view.white, fide.0)),
+            black: Some(side(&view.black, fide.1)),
+            fen: view.fen.clone(),
+            result: view.result.clone(),
+            pending_flag: view.pending_flag.clone(),
+            both_flags_order_unknown: view.both_flags_order_unknown,
+            time_control: Some(time_control),
+            authoritative: false,
+        }
+    }
+}
+
+/// `board/<b>/event`: one core event with the board's sequence number.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct EventPayload {
+    pub board: String,
+    pub seq: u64,
+    #[serde(flatten)]
+    pub event: Event,
+}
+
+/// `event` (hall level): round lifecycle.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "event", rename_all = "snake_case")]
+pub enum HallEvent {
+    RoundStarted {
+        at: Millis,
+        round: u32,
+        start: Millis,
+        boards: Vec<String>,
+        arbiter: String,
+    },
+    /// Every game of the round has a result.
+    RoundFinished {
+        at: Millis,
+        round: u32,
+        results: Vec<BoardResult>,
+    },
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BoardResult {
+    pub board: String,
+    pub white: String,
+    pub black: String,
+    pub score: String,
+    pub termination: String,
+}
+
+/// `info`, retained: what this daemon serves.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct InfoPayload {
+    pub version: String,
+    pub hall: String,
+    pub boards: Vec<BoardInfo>,
+    pub defaults: DefaultsInfo,
+    pub round: Option<RoundInfo>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BoardInfo {
+    pub id: String,
+    pub port: String,
+    pub white_side: Side,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DefaultsInfo {
+    pub time_control: String,
+    pub default_time_ms: Millis,
+    pub flag_mode: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RoundInfo {
+    pub round: u32,
+    pub start: Millis,
+    pub time_control: String,
+    pub boards: Vec<String>,
+}
+
+/// `board/<b>/availability`, retained.
+pub const ONLINE: &str = "online";
+pub const OFFLINE: &str = "offline";
+
+/// `alert/<id>`, retained until resolved (then an empty retained message clears it).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AlertPayload {
+    pub id: String,
+    pub board: Option<String>,
+    pub kind: AlertKind,
+    pub severity: Severity,
+    pub message: String,
+    pub since: Millis,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AlertKind {
+    /// The board's port is gone or silent (6.10).
+    Offline,
+    /// The port cannot be opened, or is not a DGT board.
+    Port,
+    /// The clock refuses commands: not in computer mode (DGT3000 mode 25).
+    ClockMode,
+    /// A clock command failed (no ACK after the resends).
+    ClockCommand,
+    /// The clock shows times that disagree with the official time (6.10).
+    ClockDiscrepancy,
+    /// A player stopped the clocks to summon the arbiter (6.12b).
+    PlayerPause,
+    /// A lever press that the rules did not accept (no game running, paused, ...).
+    StrayPress,
+    /// A flag fell and the result waits for the arbiter (6.8 claim mode, 6.9 unknown).
+    ResultPending,
+    /// Both flags down, order unknown (6.11).
+    BothFlags,
+    /// The e-board shows a position no legal move explains.
+    Irregular,
+    /// An e-board move the rules refused; the press was recorded without it.
+    MoveRejected,
+}
+
+impl AlertKind {
+    pub fn slug(self) -> &'static str {
+        match self {
+            AlertKind::Offline => "offline",
+            AlertKind::Port => "port",
+            AlertKind::ClockMode => "clock-mode",
+            AlertKind::ClockCommand => "clock-command",
+            AlertKind::ClockDiscrepancy => "clock-discrepancy",
+            AlertKind::PlayerPause => "player-pause",
+            AlertKind::StrayPress => "stray-press",
+            AlertKind::ResultPending => "result-pending",
+            AlertKind::BothFlags => "both-flags",
+            AlertKind::Irregular => "irregular",
+            AlertKind::MoveRejected => "move-rejected",
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Severity {
+    Info,
+    Warning,
+    Critical,
+}
+
+/// `response` / `board/<b>/response`: the answer to a command.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ResponsePayload {
+    pub transaction: String,
+    pub action: String,
+    pub status: ResponseStatus,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    /// The kind of error, for programs (`unknown_board`, `not_your_turn`, ...).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ResponseStatus {
+    Ok,
+    Error,
+}

@@ -1,0 +1,401 @@
+//! End-to-end test harness: a real Mosquitto started by the test on a free port, the
+//! simulator on real pseudo-terminals, the daemon in-process, and an MQTT subscriber that
+//! records everything it receives.
+#![allow(dead_code)]
+
+use std::net::TcpListener;
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+use hallclock::hall::{self, BoardSettings, GameDefaults, HallSettings, RunningHall};
+use hallclock::link::testing::{fast_config, scratch_dir};
+use hallclock::mqtt::MqttSettings;
+use hallclock::rules::placement::Side;
+use hallclock::sim::{Sim, SimConfig};
+use rumqttc::{AsyncClient, Event, MqttOptions, Packet, QoS};
+use serde_json::Value;
+use tokio::sync::mpsc;
+
+pub const HALL: &str = "test-hall";
+pub const WAIT: Duration = Duration::from_secs(15);
+
+pub fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .expect("a free local port")
+}
+
+/// A Mosquitto of the test's own.
+pub struct Broker {
+    pub port: u16,
+    dir: PathBuf,
+    child: Option<Child>,
+}
+
+impl Broker {
+    pub async fn start(name: &str) -> Broker {
+        let mut b = Broker {
+            port: free_port(),
+            dir: scratch_dir(&format!("mosquitto-{name}")),
+            child: None,
+        };
+        b.launch().await;
+        b
+    }
+
+    async fn launch(&mut self) {
+        let conf = self.dir.join("mosquitto.conf");
+        std::fs::write(
+            &conf,
+            format!(
+                "listener {} 127.0.0.1\nallow_anonymous true\npersistence false\n",
+                self.port
+            ),
+        )
+        .expect("write mosquitto.conf");
+        let child = Command::new("mosquitto")
+            .arg("-c")
+            .arg(&conf)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("mosquitto is installed (./scripts/test installs it)");
+        self.child = Some(child);
+        for _ in 0..200 {
+            if std::net::TcpStream::connect(("127.0.0.1", self.port)).is_ok() {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(25)).await;
+        }
+        panic!("mosquitto did not start on port {}", self.port);
+    }
+
+    pub fn kill(&mut self) {
+        if let Some(mut c) = self.child.take() {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+
+    pub async fn restart(&mut self) {
+        self.kill();
+        self.launch().await;
+    }
+}
+
+impl Drop for Broker {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
+pub fn mqtt_settings(port: u16, client_id: &str) -> MqttSettings {
+    MqttSettings {
+        host: "127.0.0.1".into(),
+        port,
+        client_id: client_id.into(),
+        username: None,
+        password: None,
+        tls_ca: None,
+        keep_alive: Duration::from_secs(5),
+        max_queued: 10_000,
+    }
+}
+
+/// The simulator with `n` boards, and the daemon driving them.
+pub struct Rig {
+    pub broker: Broker,
+    pub sim: Sim,
+    pub hall: Option<RunningHall>,
+    pub watcher: Watcher,
+}
+
+pub fn board_id(n: usize) -> String {
+    format!("board-{n:03}")
+}
+
+impl Rig {
+    pub async fn start(name: &str, boards: usize) -> Rig {
+        Self::start_with(name, boards, GameDefaults::default()).await
+    }
+
+    pub async fn start_with(name: &str, boards: usize, defaults: GameDefaults) -> Rig {
+        let broker = Broker::start(name).await;
+        let dir = scratch_dir(&format!("sim-{name}"));
+        let mut cfg = SimConfig::new(boards, &dir);
+        cfg.ack_delay = Duration::from_millis(5);
+        cfg.scan_interval = Duration::from_millis(20);
+        let sim = Sim::start(cfg).await.expect("simulator starts");
+        let watcher = Watcher::connect(broker.port, &format!("watcher-{name}")).await;
+        let settings = HallSettings {
+            hall: HALL.into(),
+            boards: (1..=boards)
+                .map(|n| BoardSettings {
+                    id: board_id(n),
+                    port: sim.board(n).path().to_path_buf(),
+                    white: Side::Left,
+                })
+                .collect(),
+            defaults,
+            link: fast_config(""),
+            mqtt: mqtt_settings(broker.port, &format!("hallclock-{name}")),
+        };
+        let hall = hall::start(settings).expect("the daemon starts");
+        let mut rig = Rig {
+            broker,
+            sim,
+            hall: Some(hall),
+            watcher,
+        };
+        for n in 1..=boards {
+            let topic = rig.topic(&format!("board/{}/availability", board_id(n)));
+            rig.watcher
+                .wait(&format!("{topic} online"), |m| {
+                    m.topic == topic && m.text() == "online"
+                })
+                .await;
+        }
+        rig
+    }
+
+    pub fn topic(&self, rest: &str) -> String {
+        format!("hallclock/{HALL}/{rest}")
+    }
+
+    /// Send a board command and wait for its response.
+    pub async fn board_command(&mut self, board: &str, mut cmd: Value) -> Value {
+        let tx = format!("t-{}", rand_id());
+        cmd["transaction"] = Value::String(tx.clone());
+        if cmd.get("arbiter").is_none() {
+            cmd["arbiter"] = Value::String("IA Test".into());
+        }
+        let topic = self.topic(&format!("board/{board}/set"));
+        self.watcher
+            .publish(&topic, cmd.to_string().as_bytes())
+            .await;
+        let resp = self.topic(&format!("board/{board}/response"));
+        self.watcher
+            .wait(&format!("response {tx}"), |m| {
+                m.topic == resp && m.json()["transaction"] == tx.as_str()
+            })
+            .await
+            .json()
+    }
+
+    /// Send a hall command and wait for its response.
+    pub async fn hall_command(&mut self, mut cmd: Value) -> Value {
+        let tx = format!("t-{}", rand_id());
+        cmd["transaction"] = Value::String(tx.clone());
+        if cmd.get("arbiter").is_none() {
+            cmd["arbiter"] = Value::String("IA Test".into());
+        }
+        let topic = self.topic("set");
+        self.watcher
+            .publish(&topic, cmd.to_string().as_bytes())
+            .await;
+        let resp = self.topic("response");
+        self.watcher
+            .wait(&format!("hall response {tx}"), |m| {
+                m.topic == resp && m.json()["transaction"] == tx.as_str()
+            })
+            .await
+            .json()
+    }
+
+    /// Start a round on boards 1..=n with the given control, starting `in_ms` from now.
+    pub async fn start_round(
+        &mut self,
+        boards: usize,
+        tc: &str,
+        in_ms: i64,
+        extra: Value,
+    ) -> Value {
+        let now = now_ms();
+        let pairings: Vec<Value> = (1..=boards)
+            .map(|n| {
+                serde_json::json!({"board": board_id(n), "white": format!("White {n}"), "black": format!("Black {n}")})
+            })
+            .collect();
+        let mut cmd = serde_json::json!({
+            "action": "start_round", "round": 1, "time_control": tc,
+            "start": now + in_ms, "pairings": pairings,
+        });
+        if let (Value::Object(c), Value::Object(e)) = (&mut cmd, extra) {
+            c.extend(e);
+        }
+        self.hall_command(cmd).await
+    }
+
+    pub async fn stop(&mut self) {
+        if let Some(h) = self.hall.take() {
+            h.stop().await;
+        }
+    }
+}
+
+pub fn now_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis() as i64)
+        .unwrap_or(0)
+}
+
+fn rand_id() -> u64 {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static N: AtomicU64 = AtomicU64::new(1);
+    N.fetch_add(1, Ordering::Relaxed)
+}
+
+#[derive(Debug, Clone)]
+pub struct Msg {
+    pub topic: String,
+    pub payload: Vec<u8>,
+    pub retained: bool,
+    /// Already returned by a `wait`: each message satisfies one wait at most.
+    pub used: bool,
+}
+
+impl Msg {
+    pub fn text(&self) -> String {
+        String::from_utf8_lossy(&self.payload).into_owned()
+    }
+
+    pub fn json(&self) -> Value {
+        serde_json::from_slice(&self.payload).unwrap_or(Value::Null)
+    }
+}
+
+/// An MQTT client subscribed to `hallclock/#`, keeping every message it receives.
+pub struct Watcher {
+    client: AsyncClient,
+    rx: mpsc::UnboundedReceiver<Msg>,
+    pub seen: Vec<Msg>,
+}
+
+impl Watcher {
+    pub async fn connect(port: u16, id: &str) -> Watcher {
+        let mut opts = MqttOptions::new(id, "127.0.0.1", port);
+        opts.set_keep_alive(Duration::from_secs(5));
+        opts.set_max_packet_size(1 << 20, 1 << 20);
+        let (client, mut eventloop) = AsyncClient::new(opts, 1024);
+        let (tx, rx) = mpsc::unbounded_channel();
+        let sub = client.clone();
+        tokio::spawn(async move {
+            loop {
+                match eventloop.poll().await {
+                    Ok(Event::Incoming(Packet::ConnAck(_))) => {
+                        let _ = sub.subscribe("hallclock/#", QoS::AtLeastOnce).await;
+                    }
+                    Ok(Event::Incoming(Packet::Publish(p))) => {
+                        if tx
+                            .send(Msg {
+                                topic: p.topic.clone(),
+                                payload: p.payload.to_vec(),
+                                retained: p.retain,
+                                used: false,
+                            })
+                            .is_err()
+                        {
+                            return;
+                        }
+                    }
+                    Ok(_) => {}
+                    Err(_) => tokio::time::sleep(Duration::from_millis(100)).await,
+                }
+            }
+        });
+        Watcher {
+            client,
+            rx,
+            seen: Vec::new(),
+        }
+    }
+
+    pub async fn publish(&self, topic: &str, payload: &[u8]) {
+        self.client
+            .publish(topic, QoS::AtLeastOnce, false, payload.to_vec())
+            .await
+            .expect("publish");
+    }
+
+    /// The first message not yet used by a wait that `want` accepts (already received or
+    /// arriving within `WAIT`); panics after `WAIT` with what was seen instead (a failure
+    /// is a failure, not a hang).
+    pub async fn wait(&mut self, what: &str, mut want: impl FnMut(&Msg) -> bool) -> Msg {
+        self.drain();
+        if let Some(m) = self.seen.iter_mut().find(|m| !m.used && want(m)) {
+            m.used = true;
+            return m.clone();
+        }
+        let deadline = tokio::time::Instant::now() + WAIT;
+        let start = self.seen.len();
+        loop {
+            match tokio::time::timeout_at(deadline, self.rx.recv()).await {
+                Ok(Some(mut m)) => {
+                    if want(&m) {
+                        m.used = true;
+                        self.seen.push(m.clone());
+                        return m;
+                    }
+                    self.seen.push(m);
+                }
+                _ => {
+                    let tail: Vec<String> = self.seen[start.saturating_sub(10)..]
+                        .iter()
+                        .rev()
+                        .take(40)
+                        .map(|m| format!("{} {}", m.topic, m.text()))
+                        .collect();
+                    panic!(
+                        "waited {WAIT:?} for {what}; last messages seen:\n{}",
+                        tail.join("\n")
+                    );
+                }
+            }
+        }
+    }
+
+    /// The newest state of `board` received so far.
+    pub fn latest_state(&mut self, board: &str) -> Value {
+        let topic = format!("hallclock/{HALL}/board/{board}/state");
+        self.drain()
+            .iter()
+            .rev()
+            .find(|m| m.topic == topic)
+            .map(Msg::json)
+            .unwrap_or(Value::Null)
+    }
+
+    /// Wait for an event of `kind` on `board`'s event topic.
+    pub async fn event(&mut self, board: &str, kind: &str) -> Value {
+        let topic = format!("hallclock/{HALL}/board/{board}/event");
+        self.wait(&format!("{kind} on {board}"), |m| {
+            m.topic == topic && m.json()["event"] == kind
+        })
+        .await
+        .json()
+    }
+
+    /// Wait for a state of `board` that `want` accepts.
+    pub async fn state(
+        &mut self,
+        board: &str,
+        what: &str,
+        mut want: impl FnMut(&Value) -> bool,
+    ) -> Value {
+        let topic = format!("hallclock/{HALL}/board/{board}/state");
+        self.wait(what, |m| m.topic == topic && want(&m.json()))
+            .await
+            .json()
+    }
+
+    /// Everything received so far (and drain what is queued).
+    pub fn drain(&mut self) -> &[Msg] {
+        while let Ok(m) = self.rx.try_recv() {
+            self.seen.push(m);
+        }
+        &self.seen
+    }
+}
