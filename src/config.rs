@@ -392,6 +392,8 @@ impl Config {
                 .into_iter()
                 .filter(|p| !bad.contains(&p.key)),
         );
+        // In the order of the documented file, whichever pass found them.
+        problems.sort_by_key(|p| file_order(&p.key));
         if problems.iter().any(Problem::is_error) {
             Err(ConfigError { problems })
         } else {
@@ -500,8 +502,9 @@ impl Config {
                 "0 is not a port; the MQTT default is 1883 (8883 with TLS)",
             ));
         }
-        for p in client_id_problems(&self.client_id()) {
-            out.push(p);
+        // A derived id is only as good as the hall id, which has its own message.
+        if b.client_id.is_some() || id_problem(&self.hall.id).is_none() {
+            out.extend(client_id_problems(&self.client_id()));
         }
         if b.username.as_deref() == Some("") {
             out.push(Problem::error(
@@ -721,6 +724,22 @@ fn is_ours(env_name: &str) -> bool {
         && env_name[..prefix.len()].eq_ignore_ascii_case(&prefix)
 }
 
+/// Sections in file order, then boards by index; the file as a whole and unknown
+/// sections first.
+fn file_order(key: &str) -> (usize, usize) {
+    let section = key.split(['.', '[']).next().unwrap_or("");
+    let rank = ROOT_KEYS
+        .iter()
+        .position(|s| *s == section)
+        .map_or(0, |i| i + 1);
+    let board = key
+        .strip_prefix("boards[")
+        .and_then(|rest| rest.split_once(']'))
+        .and_then(|(n, _)| n.parse().ok())
+        .unwrap_or(0);
+    (rank, board)
+}
+
 /// `HALLCLOCK__BROKER__PORT` → `broker.port`, as the `config` crate maps it.
 fn env_key_path(env_name: &str) -> String {
     let prefix_len = ENV_PREFIX.len() + ENV_SEPARATOR.len();
@@ -856,20 +875,22 @@ fn client_id_problems(id: &str) -> Vec<Problem> {
 fn port_warning(port: &Path) -> Option<String> {
     use std::os::unix::fs::FileTypeExt;
     let shown = port.display();
+    let name = port.to_string_lossy();
+    let unstable = if name.starts_with("/dev/ttyUSB") || name.starts_with("/dev/ttyACM") {
+        "; ttyUSB/ttyACM numbers follow plug order and may name another board after a reboot: prefer /dev/serial/by-id/…"
+    } else {
+        ""
+    };
     match std::fs::metadata(port) {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Some(format!(
-            "{shown} does not exist (yet); the board may be unplugged, the daemon keeps trying to open it"
+            "{shown} does not exist (yet); the board may be unplugged, the daemon keeps trying to open it{unstable}"
         )),
         Err(e) => Some(format!("{shown}: cannot inspect: {e}")),
         Ok(meta) if !meta.file_type().is_char_device() => {
             Some(format!("{shown} is not a serial device (character device)"))
         }
-        Ok(_) => {
-            let name = port.to_string_lossy();
-            (name.starts_with("/dev/ttyUSB") || name.starts_with("/dev/ttyACM")).then(|| {
-                format!("{shown} is numbered in plug order and may name another board after a reboot; prefer /dev/serial/by-id/…")
-            })
-        }
+        Ok(_) if !unstable.is_empty() => Some(format!("{shown} exists{unstable}")),
+        Ok(_) => None,
     }
 }
 
