@@ -260,3 +260,38 @@ fn print_config_of_an_invalid_file_prints_no_configuration() {
         stderr(&out)
     );
 }
+
+/// The code block after `marker` in docs/OPERATIONS.md.
+fn doc_block(doc: &str, marker: &str) -> String {
+    let after = doc
+        .split_once(marker)
+        .unwrap_or_else(|| panic!("{marker} not in docs/OPERATIONS.md"))
+        .1;
+    let body = after.split_once("```").unwrap().1;
+    let body = body.split_once('\n').unwrap().1;
+    body.split_once("```").unwrap().0.to_string()
+}
+
+#[test]
+fn the_check_config_example_in_operations_md_is_real() {
+    let doc =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/OPERATIONS.md"))
+            .unwrap();
+    let dir = TempDir::new();
+    let file = dir.path().join("hallclock.toml");
+    std::fs::write(&file, doc_block(&doc, "<!-- check-config sample file -->")).unwrap();
+    let out = hallclock(&["check-config"], Some(&file), &[]);
+    assert_eq!(out.status.code(), Some(78));
+    // Whether /var/lib/hallclock exists depends on the machine.
+    let machine = |l: &&str| !l.starts_with("warning: hall.state_dir:");
+    let shown = doc_block(&doc, "<!-- check-config sample output -->");
+    let expected: Vec<&str> = shown
+        .lines()
+        .skip(1) // the command line
+        .take_while(|l| !l.starts_with('$'))
+        .filter(machine)
+        .collect();
+    let real = stdout(&out).replace(&file.display().to_string(), "/etc/hallclock/hallclock.toml");
+    let real: Vec<&str> = real.lines().filter(machine).collect();
+    assert_eq!(real, expected);
+}
