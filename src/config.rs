@@ -1,8 +1,9 @@
 //! The daemon's configuration: TOML, layered as defaults ← file ← environment
 //! (`HALLCLOCK__SECTION__KEY`, e.g. `HALLCLOCK__BROKER__PORT=1884`).
 //!
-//! The `config` crate does the layering; it stops at the first bad value and its messages
-//! do not always carry the key, so the merged tree is walked here instead of deserialised.
+//! The `config` crate parses the TOML and merges the environment into it; its typed
+//! deserialisation stops at the first bad value and its messages do not always carry the
+//! key, so the merged tree is walked here instead.
 //! The walk reports every problem at once, each with its key path (`boards[2].id`,
 //! `broker.port`), then [`Config::validate`] adds the semantic checks. A load that finds
 //! any error returns [`ConfigError`] with all problems; otherwise the warnings travel
@@ -16,7 +17,7 @@ use std::collections::{HashMap, HashSet};
 use std::fmt;
 use std::path::{Path, PathBuf};
 
-use config::{Environment, File, FileFormat, Map, Source, Value, ValueKind};
+use config::{Environment, FileFormat, Format, Map, Source, Value, ValueKind};
 
 use crate::rules::Millis;
 use crate::rules::game::{BothAbsent, FlagMode};
@@ -346,7 +347,18 @@ impl Config {
                 continue;
             }
             let key = env_key_path(name);
-            if key == "boards" || key.starts_with("boards.") {
+            let suffix = &name[ENV_PREFIX.len() + ENV_SEPARATOR.len()..];
+            if !suffix
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '_')
+            {
+                // Also keeps '[' away from the config crate's key paths, where
+                // `x[99999999999]` would allocate that many values.
+                walk.error(
+                    "",
+                    format!("{name}: not an override; names are HALLCLOCK__SECTION__KEY, letters, digits and '_'"),
+                );
+            } else if key == "boards" || key.starts_with("boards.") {
                 walk.error(
                     "boards",
                     format!(
@@ -357,29 +369,33 @@ impl Config {
                 overrides.insert(name.clone(), value.clone());
             }
         }
-        let built = config::Config::builder()
-            .add_source(File::from_str(text, FileFormat::Toml))
-            .add_source(
-                Environment::with_prefix(ENV_PREFIX)
-                    .separator(ENV_SEPARATOR)
-                    .source(Some(overrides.into_iter().collect())),
-            )
-            .build()
-            .and_then(|c| c.collect());
-        let tree = match built {
-            Ok(tree) => tree,
-            Err(config::ConfigError::FileParse { cause, .. }) => {
+        // Not `config::Config::builder()`: its build re-reads every top-level key as a key
+        // path, so a quoted TOML key "hall.id" would land in [hall] and "x[99999999999]"
+        // would allocate that many values. The file's table is taken as parsed, and the
+        // environment merged into it the crate's way.
+        let file = match FileFormat::Toml.parse(None, text) {
+            Ok(table) => table,
+            Err(cause) => {
                 walk.error("", toml_message(&cause.to_string()));
                 return Err(ConfigError {
                     problems: walk.problems,
                 });
             }
-            Err(e) => {
-                walk.error("", e.to_string());
-                return Err(ConfigError {
-                    problems: walk.problems,
-                });
-            }
+        };
+        let mut merged = Value::new(None, ValueKind::Table(file));
+        let environment = Environment::with_prefix(ENV_PREFIX)
+            .separator(ENV_SEPARATOR)
+            .source(Some(overrides.into_iter().collect()));
+        if let Err(e) = environment.collect_to(&mut merged) {
+            walk.error("", e.to_string());
+            return Err(ConfigError {
+                problems: walk.problems,
+            });
+        }
+        let tree = match merged.kind {
+            ValueKind::Table(tree) => tree,
+            // collect_to only ever merges into a table.
+            _ => Map::new(),
         };
         let config = walk.config(&tree);
         // A key whose value could not be read kept its default; checking that default
@@ -1316,13 +1332,12 @@ impl Walk {
             } else {
                 format!("in [{path}]")
             };
-            self.error(
-                full,
-                format!(
-                    "unknown key{from} {where_}{}",
-                    did_you_mean(key, known.iter().copied())
-                ),
-            );
+            let hint = if key.contains('.') {
+                format!("; a quoted key is one key: write {key} without quotes for a dotted key")
+            } else {
+                did_you_mean(key, known.iter().copied())
+            };
+            self.error(full, format!("unknown key{from} {where_}{hint}"));
         }
     }
 
@@ -1352,9 +1367,19 @@ impl Walk {
     }
 }
 
+/// `path.key`, with `key` quoted as TOML would need it (`"hall.id"` is one key).
 fn join(path: &str, key: &str) -> String {
-    if path.is_empty() {
+    let bare = !key.is_empty()
+        && key
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
+    let key = if bare {
         key.to_string()
+    } else {
+        toml_string(key)
+    };
+    if path.is_empty() {
+        key
     } else {
         format!("{path}.{key}")
     }

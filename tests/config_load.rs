@@ -873,3 +873,25 @@ fn load_reads_the_file_and_reports_a_missing_one() {
             .starts_with(&format!("cannot read {}", missing.display()))
     );
 }
+
+#[test]
+fn a_quoted_dotted_key_is_one_unknown_key() {
+    // TOML: "hall.id" is a single key at the top level, not id in [hall].
+    let e = err("\"hall.id\" = \"hall-q\"\n", &[]);
+    let p = error_at(&e, "\"hall.id\"");
+    assert!(p.message.contains("write hall.id without quotes"), "{p}");
+}
+
+#[test]
+fn key_paths_in_the_file_or_environment_cannot_exhaust_memory() {
+    // The config crate reads "x[N]" as an array index and would allocate N values.
+    let e = err("\"x[99999999999999]\" = 1\n", &[]);
+    error_at(&e, "\"x[99999999999999]\"");
+    let e = err("", &env(&[("HALLCLOCK__X[99999999999999]", "1")]));
+    let p = error_at(&e, "");
+    assert!(
+        p.message
+            .starts_with("HALLCLOCK__X[99999999999999]: not an override"),
+        "{p}"
+    );
+}
