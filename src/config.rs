@@ -347,7 +347,9 @@ impl Config {
                 continue;
             }
             let key = env_key_path(name);
-            let suffix = &name[ENV_PREFIX.len() + ENV_SEPARATOR.len()..];
+            let suffix = name
+                .get(ENV_PREFIX.len() + ENV_SEPARATOR.len()..)
+                .unwrap_or("");
             if !suffix
                 .chars()
                 .all(|c| c.is_ascii_alphanumeric() || c == '_')
@@ -359,8 +361,9 @@ impl Config {
                     format!("{name}: not an override; names are HALLCLOCK__SECTION__KEY, letters, digits and '_'"),
                 );
             } else if key == "boards" || key.starts_with("boards.") {
+                // Not at key "boards": that would hide the problems of the file's boards.
                 walk.error(
-                    "boards",
+                    "",
                     format!(
                         "{name}: boards cannot be set from the environment; list them in the file"
                     ),
@@ -398,16 +401,23 @@ impl Config {
             _ => Map::new(),
         };
         let config = walk.config(&tree);
-        // A key whose value could not be read kept its default; checking that default
-        // would only add a second, misleading message about the same key.
-        let bad: HashSet<String> = walk.problems.iter().map(|p| p.key.clone()).collect();
+        // A key whose value could not be read kept its default (a board that is not a
+        // table, an empty placeholder); checking that default would only add a second,
+        // misleading message about the same key.
+        let bad: HashSet<String> = walk
+            .problems
+            .iter()
+            .map(|p| p.key.clone())
+            .filter(|k| !k.is_empty())
+            .collect();
+        let under_bad = |key: &str| {
+            bad.iter().any(|b| {
+                key.strip_prefix(b.as_str())
+                    .is_some_and(|rest| rest.is_empty() || rest.starts_with(['.', '[']))
+            })
+        };
         let mut problems = walk.problems;
-        problems.extend(
-            config
-                .validate()
-                .into_iter()
-                .filter(|p| !bad.contains(&p.key)),
-        );
+        problems.extend(config.validate().into_iter().filter(|p| !under_bad(&p.key)));
         // In the order of the documented file, whichever pass found them.
         problems.sort_by_key(|p| file_order(&p.key));
         if problems.iter().any(Problem::is_error) {
@@ -1251,6 +1261,12 @@ impl Walk {
                         kind_name(&item.kind)
                     ),
                 );
+                // A placeholder keeps boards[i] naming the i-th entry of the file.
+                boards.push(BoardConfig {
+                    id: String::new(),
+                    port: PathBuf::new(),
+                    white: Side::Left,
+                });
                 continue;
             };
             self.unknown_keys(&s, t, BOARD_KEYS);

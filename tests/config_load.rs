@@ -809,9 +809,9 @@ fn environment_mistakes_name_the_variable() {
         "unknown key (set by HALLCLOCK__BROKER__PROT) in [broker]; did you mean 'port'?"
     );
     assert!(
-        error_at(&e, "boards")
+        error_at(&e, "")
             .message
-            .contains("cannot be set from the environment")
+            .starts_with("HALLCLOCK__BOARDS__0__PORT: boards cannot be set from the environment")
     );
     error_at(&e, "hall.id");
 
@@ -894,4 +894,38 @@ fn key_paths_in_the_file_or_environment_cannot_exhaust_memory() {
             .starts_with("HALLCLOCK__X[99999999999999]: not an override"),
         "{p}"
     );
+}
+
+#[test]
+fn a_board_that_is_not_a_table_keeps_the_others_numbered() {
+    let dir = TempDir::new();
+    // An array of mixed values: TOML allows it, [[boards]] cannot express it.
+    let text = format!(
+        "boards = [\"board-001\", {{ id = \"b2\", port = \"/dev/null\" }}, {{ id = \"b2\", port = \"/dev/zero\" }}]\n{}",
+        with_state_dir(&dir, "")
+    );
+    let e = err(&text, &[]);
+    assert!(
+        error_at(&e, "boards[0]")
+            .message
+            .starts_with("expected a table ([[boards]]), found a string")
+    );
+    error_at(&e, "boards[2].id");
+    assert_eq!(e.problems.len(), 2, "{e}");
+}
+
+#[test]
+fn an_environment_mistake_about_boards_does_not_hide_the_files_boards() {
+    let dir = TempDir::new();
+    let text = with_state_dir(
+        &dir,
+        &format!(
+            "{}{}",
+            board("b1"),
+            board("b1").replace("/dev/null", "/dev/zero")
+        ),
+    );
+    let e = err(&text, &env(&[("HALLCLOCK__BOARDS", "x")]));
+    error_at(&e, "");
+    error_at(&e, "boards[1].id");
 }
