@@ -1,6 +1,6 @@
 //! `hallclock check-config` and `hallclock print-config`.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use crate::config::{Config, DEFAULT_PATH, ENV_PREFIX, ENV_SEPARATOR, EXIT_CONFIG, Problem};
@@ -51,22 +51,34 @@ pub fn check(args: ConfigArgs) -> ExitCode {
 /// The effective configuration as TOML on stdout, the password masked; problems on
 /// stderr. Nothing on stdout when the configuration is invalid.
 pub fn print(args: ConfigArgs) -> ExitCode {
-    match Config::load(Some(&args.config)) {
+    match load(&args.config) {
+        Ok(config) => {
+            print!("{}", config.effective_toml(true));
+            ExitCode::SUCCESS
+        }
+        Err(code) => code,
+    }
+}
+
+/// For commands that need a configuration (`hallclock run`): the configuration, with
+/// its warnings printed on stderr; or every problem and a summary on stderr and the
+/// exit code to return (78).
+pub fn load(path: &Path) -> Result<Config, ExitCode> {
+    match Config::load(Some(path)) {
         Ok((config, warnings)) => {
             for w in &warnings {
                 eprintln!("{w}");
             }
-            print!("{}", config.effective_toml(true));
-            ExitCode::SUCCESS
+            Ok(config)
         }
         Err(e) => {
             eprintln!("{e}");
             eprintln!(
                 "{}: invalid, {} (see hallclock check-config)",
-                args.config.display(),
+                path.display(),
                 count(e.errors().count(), "error")
             );
-            ExitCode::from(EXIT_CONFIG)
+            Err(ExitCode::from(EXIT_CONFIG))
         }
     }
 }
