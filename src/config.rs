@@ -20,8 +20,8 @@ use std::path::{Path, PathBuf};
 use config::{Environment, FileFormat, Format, Map, Source, Value, ValueKind};
 
 use crate::rules::Millis;
-use crate::rules::game::{BothAbsent, FlagMode};
-use crate::rules::placement::Side;
+use crate::rules::game::{BothAbsent, FlagMode, Setup};
+use crate::rules::placement::{Placement, Side};
 use crate::rules::time_control::{
     self, ClockOptions, DelayDisplay, IncrementCredit, PeriodTransition, TimeControl,
 };
@@ -149,6 +149,20 @@ impl Default for EventDefaults {
     }
 }
 
+impl EventDefaults {
+    /// A game's setup from these defaults; the event may still change any field.
+    pub fn setup(&self, white: &str, black: &str, start: Millis) -> Setup {
+        Setup {
+            default_time: self.default_time,
+            both_absent: self.both_absent,
+            flag_mode: self.flag_mode,
+            clock: self.clock,
+            discrepancy_margin: self.discrepancy_margin,
+            ..Setup::new(white, black, self.time_control.clone(), start)
+        }
+    }
+}
+
 fn default_time_control() -> TimeControl {
     // A constant that does not parse is a bug caught by the tests; falling back to "?"
     // keeps this total and `validate` would then report it.
@@ -204,6 +218,13 @@ pub struct BoardConfig {
     pub port: PathBuf,
     /// Which side of the clock White sits on (6.4).
     pub white: Side,
+}
+
+impl BoardConfig {
+    /// Where White sits on this board's clock (6.4).
+    pub fn placement(&self) -> Placement {
+        Placement { white: self.white }
+    }
 }
 
 /// How bad a [`Problem`] is.
@@ -596,7 +617,7 @@ impl Config {
         } else if d.discrepancy_margin < Millis::from_secs(1) {
             out.push(Problem::warning(
                 "defaults.discrepancy_margin",
-                "under 1 s: DGT clocks report whole seconds, so almost every reading would raise an alert",
+                "under 1 s: DGT clocks report whole seconds, so readings normally differ by up to 1 s and would raise false alerts",
             ));
         }
     }

@@ -8,10 +8,11 @@ use hallclock::config::{
     BoardConfig, BrokerConfig, Config, ConfigError, EventDefaults, HallConfig, LinkSettings,
     LogConfig, Problem, Severity,
 };
+use hallclock::rules::Color;
 use hallclock::rules::Millis;
 use hallclock::rules::game::{BothAbsent, FlagMode};
 use hallclock::rules::placement::Side;
-use hallclock::rules::time_control::{DelayDisplay, PeriodTransition};
+use hallclock::rules::time_control::{DelayDisplay, IncrementCredit, PeriodTransition};
 
 /// A fresh directory under the system temp dir, removed when dropped.
 struct TempDir(PathBuf);
@@ -928,4 +929,28 @@ fn an_environment_mistake_about_boards_does_not_hide_the_files_boards() {
     let e = err(&text, &env(&[("HALLCLOCK__BOARDS", "x")]));
     error_at(&e, "");
     error_at(&e, "boards[1].id");
+}
+
+#[test]
+fn a_games_setup_and_a_boards_placement_come_from_the_configuration() {
+    let dir = TempDir::new();
+    let text = with_state_dir(
+        &dir,
+        "[defaults]\ntime_control = \"900+10\"\ndefault_time = \"0:00\"\nflag_mode = \"claim\"\n\
+         [defaults.clock]\nincrement_credit = \"after_press\"\n\
+         [[boards]]\nid = \"b1\"\nport = \"/dev/null\"\nwhite = \"right\"\n",
+    );
+    let (c, _) = ok(&text, &[]);
+    let setup = c.defaults.setup("Carlsen", "Nepo", Millis(1_000));
+    assert_eq!(setup.tc.to_string(), "900+10");
+    assert_eq!(setup.tc_black, None);
+    assert_eq!(setup.default_time, Millis::ZERO);
+    assert_eq!(setup.flag_mode, FlagMode::Claim);
+    assert_eq!(setup.clock.increment_credit, IncrementCredit::AfterPress);
+    assert_eq!(setup.discrepancy_margin, Millis::from_secs(2));
+    assert_eq!(
+        (setup.white.as_str(), setup.start),
+        ("Carlsen", Millis(1_000))
+    );
+    assert_eq!(c.boards[0].placement().side_of(Color::White), Side::Right);
 }
