@@ -295,3 +295,27 @@ fn the_check_config_example_in_operations_md_is_real() {
     let real: Vec<&str> = real.lines().filter(machine).collect();
     assert_eq!(real, expected);
 }
+
+#[test]
+fn the_print_config_example_in_operations_md_is_real() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let doc = std::fs::read_to_string(root.join("docs/OPERATIONS.md")).unwrap();
+    let shown = doc_block(&doc, "<!-- print-config sample output -->");
+    let out = hallclock(
+        &["print-config"],
+        Some(&root.join("config/hallclock.toml")),
+        &[
+            ("HALLCLOCK__BROKER__USERNAME", "clock"),
+            ("HALLCLOCK__BROKER__PASSWORD", "s3cret"),
+        ],
+    );
+    // The shipped state_dir is /var/lib/hallclock: on a machine where it exists and is
+    // not ours, the configuration is (rightly) invalid here.
+    if out.status.code() == Some(78) {
+        assert!(stderr(&out).contains("hall.state_dir"), "{}", stderr(&out));
+        return;
+    }
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let expected = shown.split_once('\n').unwrap().1;
+    assert_eq!(stdout(&out), expected);
+}
