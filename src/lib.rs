@@ -5,6 +5,7 @@
 //! `cli` holds the command-line seams.
 
 pub mod cli;
+pub mod config;
 pub mod dgt;
 pub mod hall;
 pub mod link;

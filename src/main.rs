@@ -30,6 +30,10 @@ enum Cmd {
     },
     /// Simulated DGT boards with DGT3000 clocks on pseudo-terminals.
     Sim(cli::sim::SimArgs),
+    /// Check the configuration: every problem with its key path; exit 78 when invalid.
+    CheckConfig(cli::config::ConfigArgs),
+    /// The effective configuration (file + HALLCLOCK__* environment) as TOML, secrets masked.
+    PrintConfig(cli::config::ConfigArgs),
 }
 
 fn main() -> ExitCode {
@@ -38,5 +42,7 @@ fn main() -> ExitCode {
         Cmd::Rules { cmd } => cli::rules::run(cmd),
         Cmd::Dgt { cmd } => cli::dgt::run(cmd),
         Cmd::Sim(args) => cli::sim::run(args),
+        Cmd::CheckConfig(args) => cli::config::check(args),
+        Cmd::PrintConfig(args) => cli::config::print(args),
     }
 }

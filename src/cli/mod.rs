@@ -1,6 +1,7 @@
 //! Command-line seams. Each subcommand lives in its own file and returns an exit code.
 
 pub mod can_mate;
+pub mod config;
 pub mod dgt;
 pub mod rules;
 pub mod sim;
