@@ -13,6 +13,8 @@ struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Cmd {
+    /// Run the hall daemon (configuration: --config, default /etc/hallclock/hallclock.toml).
+    Run(cli::config::ConfigArgs),
     /// Time-control notation.
     Tc {
         #[command(subcommand)]
@@ -38,6 +40,7 @@ enum Cmd {
 
 fn main() -> ExitCode {
     match Cli::parse().cmd {
+        Cmd::Run(args) => cli::run::run(args),
         Cmd::Tc { cmd } => cli::tc::run(cmd),
         Cmd::Rules { cmd } => cli::rules::run(cmd),
         Cmd::Dgt { cmd } => cli::dgt::run(cmd),

@@ -4,5 +4,6 @@ pub mod can_mate;
 pub mod config;
 pub mod dgt;
 pub mod rules;
+pub mod run;
 pub mod sim;
 pub mod tc;
