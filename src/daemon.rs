@@ -49,6 +49,8 @@ pub fn settings(config: &Config) -> HallSettings {
             keep_alive: Duration::from_secs(u64::from(config.broker.keep_alive_secs)),
             max_queued: config.broker.max_queued,
         },
+        state_dir: config.hall.state_dir.clone(),
+        sync_window: Duration::from_millis(20),
     }
 }
 

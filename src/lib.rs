@@ -14,3 +14,4 @@ pub mod mqtt;
 pub mod rules;
 pub mod script;
 pub mod sim;
+pub mod store;

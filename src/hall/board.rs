@@ -18,12 +18,15 @@ use crate::mqtt::payload::{
 use crate::rules::game::{Event, Game, Input, Phase, Rejection, Score, describe_result};
 use crate::rules::placement::{Placement, Side};
 use crate::rules::{Color, Millis};
+use crate::store::{JournalHandle, Record};
 
 use super::timebase::Timebase;
 
 /// A game on a board, with what the hall knows about it besides the rules.
 #[derive(Debug, Clone)]
 pub struct GameSlot {
+    /// The game's id in the journal (it may move between boards, 6.10).
+    pub id: u64,
     pub game: Game,
     pub round: Option<u32>,
     pub fide: (Option<u64>, Option<u64>),
@@ -80,6 +83,7 @@ pub enum ToBoard {
     /// 6.10, target side: continue `slot` here with the arbiter's times.
     AdoptGame {
         slot: Box<GameSlot>,
+        from: String,
         input: Input,
         reply: oneshot::Sender<Result<(), Refusal>>,
     },
@@ -113,6 +117,10 @@ pub struct BoardParts {
     pub hall: mpsc::Sender<FromBoard>,
     /// Bounds the 6.9 full searches that run at once (they can take seconds).
     pub searches: Arc<Semaphore>,
+    pub journal: JournalHandle,
+    /// What the journal held for this board at start-up.
+    pub recovered: Option<GameSlot>,
+    pub seq: u64,
 }
 
 struct Actor {
@@ -124,8 +132,16 @@ struct Actor {
     link: mpsc::Sender<LinkCommand>,
     hall: mpsc::Sender<FromBoard>,
     searches: Arc<Semaphore>,
+    journal: JournalHandle,
     slot: Option<GameSlot>,
+    /// The last sequence number given to an event of this board.
     seq: u64,
+    /// Events applied in memory but not yet on disk (a storage fault): they are
+    /// published only once stored.
+    unstored: Vec<(u64, u64, Event)>,
+    /// The sequence number of the last event published.
+    published_seq: u64,
+    retry_storage: Option<tokio::time::Instant>,
     online: bool,
     /// The e-board move waiting for its press (a slide may still be corrected).
     pending_move: Option<String>,
@@ -150,6 +166,9 @@ pub async fn run(parts: BoardParts) {
         mut inbox,
         hall,
         searches,
+        journal,
+        recovered,
+        seq,
     } = parts;
     let mut a = Actor {
         id,
@@ -160,8 +179,12 @@ pub async fn run(parts: BoardParts) {
         link: link_commands,
         hall,
         searches,
-        slot: None,
-        seq: 0,
+        journal,
+        slot: recovered,
+        seq,
+        unstored: Vec::new(),
+        published_seq: seq,
+        retry_storage: None,
         online: false,
         pending_move: None,
         alerts: HashMap::new(),
@@ -175,7 +198,14 @@ pub async fn run(parts: BoardParts) {
             .as_ref()
             .and_then(|s| s.game.next_deadline())
             .map(|d| a.timebase.instant_of(d));
+        let retry = a.retry_storage;
         tokio::select! {
+            () = async {
+                if let Some(at) = retry { tokio::time::sleep_until(at).await }
+            }, if retry.is_some() => {
+                a.retry_storage = None;
+                a.flush().await;
+            },
             msg = inbox.recv() => match msg {
                 Some(msg) => a.on_message(msg).await,
                 None => break,
@@ -242,10 +272,16 @@ impl Actor {
 
     fn state(&self, now: Millis) -> StatePayload {
         match &self.slot {
-            None => StatePayload::idle(&self.id, self.seq, now, self.online, self.placement.white),
+            None => StatePayload::idle(
+                &self.id,
+                self.published_seq,
+                now,
+                self.online,
+                self.placement.white,
+            ),
             Some(s) => StatePayload::from_view(
                 &self.id,
-                self.seq,
+                self.published_seq,
                 &s.game.view(now),
                 self.online,
                 s.round,
@@ -256,13 +292,20 @@ impl Actor {
         }
     }
 
+    /// The retained state. Held back while events wait for the disk: a state must not
+    /// show what no stored event explains.
     fn publish_state(&self) {
+        if !self.unstored.is_empty() {
+            return;
+        }
         let state = self.state(self.now());
         self.publisher
             .json_retained(self.topics.state(&self.id), &state);
     }
 
-    /// Journal (issue 6), evolve, publish: the only way the game changes.
+    /// Evolve, journal, then publish: the only way the game changes. Nobody is told about
+    /// an event before it is on disk; if the disk fails, the game goes on in memory (the
+    /// clocks must keep running) and the events wait, with a storage alert, until stored.
     async fn apply(&mut self, events: Vec<Event>) {
         if events.is_empty() {
             return;
@@ -308,19 +351,13 @@ impl Actor {
                 }
                 _ => reprogram = true,
             }
-            let payload = EventPayload {
-                board: self.id.clone(),
-                seq: self.seq,
-                event,
-            };
-            self.publisher
-                .json_message(self.topics.event(&self.id), &payload);
+            self.unstored.push((self.seq, slot.id, event));
         }
-        self.publish_state();
-        self.update_game_alerts();
+        // The hardware first: players see the official time even if the disk is slow.
         if reprogram {
             self.program_clock(text).await;
         }
+        self.flush().await;
         if let (Some(result), Some(slot)) = (finished, &self.slot) {
             tracing::info!(board = %self.id, result = %describe_result(&result), "game over");
             let setup = slot.game.setup();
@@ -334,6 +371,51 @@ impl Actor {
                     result,
                 })
                 .await;
+        }
+    }
+
+    /// Store what is not stored yet, then publish it.
+    async fn flush(&mut self) {
+        if self.unstored.is_empty() {
+            return;
+        }
+        let records: Vec<Record> = self
+            .unstored
+            .iter()
+            .map(|(seq, game, event)| Record::Event {
+                board: self.id.clone(),
+                seq: *seq,
+                game: *game,
+                event: event.clone(),
+            })
+            .collect();
+        match self.journal.append(records).await {
+            Ok(()) => {
+                for (seq, _, event) in std::mem::take(&mut self.unstored) {
+                    let payload = EventPayload {
+                        board: self.id.clone(),
+                        seq,
+                        event,
+                    };
+                    self.publisher
+                        .json_message(self.topics.event(&self.id), &payload);
+                    self.published_seq = seq;
+                }
+                self.clear(AlertKind::Storage);
+                self.publish_state();
+                self.update_game_alerts();
+            }
+            Err(e) => {
+                self.raise(
+                    AlertKind::Storage,
+                    Severity::Critical,
+                    format!(
+                        "cannot store events ({e}); the clocks keep running, {} event(s) wait to be stored and published",
+                        self.unstored.len()
+                    ),
+                );
+                self.retry_storage = Some(tokio::time::Instant::now() + Duration::from_secs(1));
+            }
         }
     }
 
@@ -508,12 +590,24 @@ impl Actor {
                 };
                 let _ = reply.send(r);
             }
-            ToBoard::AdoptGame { slot, input, reply } => {
+            ToBoard::AdoptGame {
+                slot,
+                from,
+                input,
+                reply,
+            } => {
+                let moved = Record::GameMoved {
+                    game: slot.id,
+                    from,
+                    to: self.id.clone(),
+                };
                 let r = if self.busy().is_some() {
                     Err(Refusal::new(
                         "board_busy",
                         format!("board {} has an unfinished game", self.id),
                     ))
+                } else if let Err(e) = self.journal.append(vec![moved]).await {
+                    Err(Refusal::new("storage", format!("not stored: {e}")))
                 } else {
                     self.slot = Some(*slot);
                     self.new_game_on_board().await;
@@ -543,6 +637,24 @@ impl Actor {
                     "board {} has an unfinished game (round {round}); finish it first",
                     self.id
                 ),
+            ));
+        }
+        let created = Record::GameCreated {
+            board: self.id.clone(),
+            game: slot.id,
+            round: slot.round,
+            fide: slot.fide,
+            setup: Box::new(slot.game.setup().clone()),
+        };
+        if let Err(e) = self.journal.append(vec![created]).await {
+            self.raise(
+                AlertKind::Storage,
+                Severity::Critical,
+                format!("cannot store the new game ({e})"),
+            );
+            return Err(Refusal::new(
+                "storage",
+                format!("board {}: the game could not be stored: {e}", self.id),
             ));
         }
         self.slot = Some(slot);

@@ -79,6 +79,10 @@ pub struct HallSettings {
     /// Timings for every link; the path is replaced per board.
     pub link: LinkConfig,
     pub mqtt: MqttSettings,
+    /// The journal lives in `<state_dir>/journal`.
+    pub state_dir: PathBuf,
+    /// At most one `fdatasync` per window (group commit).
+    pub sync_window: std::time::Duration,
 }
 
 /// Errors that stop the daemon from starting.
@@ -86,6 +90,8 @@ pub struct HallSettings {
 pub enum HallError {
     #[error(transparent)]
     Mqtt(#[from] MqttError),
+    #[error("journal: {0}")]
+    Store(#[from] crate::store::StoreError),
     #[error("board id '{0}' appears twice")]
     DuplicateBoard(String),
     #[error("'{0}' is not a valid id: use lowercase letters, digits and '-'")]
@@ -111,6 +117,7 @@ struct Hall {
     timebase: Timebase,
     boards: BTreeMap<String, BoardEntry>,
     round: Option<Round>,
+    next_game_id: u64,
 }
 
 /// A running hall: how to reach it and how to stop it.
@@ -146,6 +153,59 @@ pub fn start(settings: HallSettings) -> Result<RunningHall, HallError> {
             return Err(HallError::DuplicateBoard(b.id.clone()));
         }
     }
+    // Recovery first: the journal is replayed before anything is published.
+    let mut journal_settings = crate::store::JournalSettings::new(&settings.state_dir);
+    journal_settings.sync_window = settings.sync_window;
+    let (journal, scan) = crate::store::open_after(journal_settings)?;
+    let damage = scan.damage.clone();
+    let mut recovered =
+        crate::store::record::replay(scan.records.into_iter().map(|(r, _, _)| r), scan.damage);
+    tracing::info!(
+        records = recovered.records,
+        games = recovered.games.len(),
+        "journal replayed"
+    );
+    for p in &recovered.problems {
+        tracing::warn!("journal: {p}");
+    }
+    let journal = journal.spawn();
+    // The round in progress, as far as the journal shows it.
+    let round = recovered
+        .games
+        .values()
+        .filter_map(|g| g.round)
+        .max()
+        .map(|number| {
+            let mut r = Round {
+                number,
+                start: Millis::ZERO,
+                time_control: String::new(),
+                boards: Vec::new(),
+                results: BTreeMap::new(),
+            };
+            for (board, g) in &recovered.games {
+                if g.round != Some(number) {
+                    continue;
+                }
+                let setup = g.game.setup();
+                r.start = setup.start;
+                r.time_control = setup.tc.to_string();
+                r.boards.push(board.clone());
+                if let Some(result) = g.game.result() {
+                    r.results.insert(
+                        board.clone(),
+                        BoardResult {
+                            board: board.clone(),
+                            white: setup.white.clone(),
+                            black: setup.black.clone(),
+                            score: score_text(result),
+                            termination: termination_text(result),
+                        },
+                    );
+                }
+            }
+            r
+        });
     let topics = Topics::new(&settings.hall);
     let (incoming_tx, incoming_rx) = mpsc::channel(256);
     let (publisher, mqtt_task) = client::spawn(settings.mqtt.clone(), topics.clone(), incoming_tx)?;
@@ -171,9 +231,35 @@ pub fn start(settings: HallSettings) -> Result<RunningHall, HallError> {
             inbox: inbox_rx,
             hall: from_boards_tx.clone(),
             searches: searches.clone(),
+            journal: journal.clone(),
+            recovered: recovered.games.remove(&b.id).map(|g| GameSlot {
+                id: g.game_id,
+                game: g.game,
+                round: g.round,
+                fide: g.fide,
+            }),
+            seq: recovered.seqs.get(&b.id).copied().unwrap_or(0),
         };
         board_tasks.push((tokio::spawn(board::run(parts)), link.task));
         boards.insert(b.id.clone(), BoardEntry { inbox: inbox_tx });
+    }
+    if let Some(d) = &damage {
+        let alert = crate::mqtt::payload::AlertPayload {
+            id: "journal".into(),
+            board: None,
+            kind: crate::mqtt::payload::AlertKind::Storage,
+            severity: crate::mqtt::payload::Severity::Critical,
+            message: format!(
+                "the journal was damaged at {} offset {} ({}): {} byte(s) after the last good record were dropped; every event before it was recovered",
+                d.segment.display(),
+                d.offset,
+                d.reason,
+                d.dropped_bytes
+            ),
+            since: timebase.now(),
+        };
+        tracing::error!("{}", alert.message);
+        publisher.json_retained(topics.alert("journal"), &alert);
     }
     let hall = Hall {
         settings,
@@ -181,7 +267,8 @@ pub fn start(settings: HallSettings) -> Result<RunningHall, HallError> {
         publisher: publisher.clone(),
         timebase,
         boards,
-        round: None,
+        round,
+        next_game_id: recovered.next_game_id,
     };
     let (stop_tx, stop_rx) = oneshot::channel();
     let task = tokio::spawn(async move {
@@ -397,6 +484,7 @@ impl Hall {
         };
         let r = Self::ask(&target, |reply| ToBoard::AdoptGame {
             slot: Box::new(slot),
+            from: from.to_string(),
             input,
             reply,
         })
@@ -540,6 +628,10 @@ impl Hall {
             slots.push((
                 p.board.clone(),
                 GameSlot {
+                    id: {
+                        self.next_game_id += 1;
+                        self.next_game_id - 1
+                    },
                     game,
                     round: Some(number),
                     fide: (p.white_fide_id, p.black_fide_id),

@@ -313,6 +313,8 @@ pub enum AlertKind {
     Irregular,
     /// An e-board move the rules refused; the press was recorded without it.
     MoveRejected,
+    /// The journal cannot be written (disk full, I/O error), or was found damaged.
+    Storage,
 }
 
 impl AlertKind {
@@ -329,6 +331,7 @@ impl AlertKind {
             AlertKind::BothFlags => "both-flags",
             AlertKind::Irregular => "irregular",
             AlertKind::MoveRejected => "move-rejected",
+            AlertKind::Storage => "storage",
         }
     }
 }

@@ -141,6 +141,8 @@ impl Rig {
             defaults,
             link: fast_config(""),
             mqtt: mqtt_settings(broker.port, &format!("hallclock-{name}")),
+            state_dir: scratch_dir(&format!("state-{name}")),
+            sync_window: Duration::from_millis(5),
         };
         let hall = hall::start(settings).expect("the daemon starts");
         let mut rig = Rig {

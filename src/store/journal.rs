@@ -1,0 +1,314 @@
+//! The journal writer: one thread owns the files. Appends from every board are grouped:
+//! a batch is written and `fdatasync`ed at most once per sync window, so a hall pressing
+//! 100 times a second syncs a bounded number of times (SD cards wear), while a quiet hall
+//! syncs each event at once.
+
+use std::fs::{File, OpenOptions};
+use std::os::unix::fs::FileExt;
+use std::path::{Path, PathBuf};
+use std::sync::mpsc as std_mpsc;
+use std::time::{Duration, Instant};
+
+use tokio::sync::oneshot;
+
+use super::record::{Record, Scan, frame, read_dir};
+
+/// Where and how the journal writes.
+#[derive(Debug, Clone)]
+pub struct JournalSettings {
+    /// `<state_dir>/journal`.
+    pub dir: PathBuf,
+    /// Bytes preallocated per segment.
+    pub segment_size: u64,
+    /// At most one `fdatasync` per window; appends arriving meanwhile share it.
+    pub sync_window: Duration,
+}
+
+impl JournalSettings {
+    pub fn new(state_dir: &Path) -> JournalSettings {
+        JournalSettings {
+            dir: state_dir.join("journal"),
+            segment_size: 16 << 20,
+            sync_window: Duration::from_millis(20),
+        }
+    }
+}
+
+/// Why an append was not stored.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum StoreError {
+    #[error("{path}: {message}")]
+    Io { path: PathBuf, message: String },
+    #[error("the journal has stopped")]
+    Stopped,
+}
+
+fn io_err(path: &Path, e: impl std::fmt::Display) -> StoreError {
+    StoreError::Io {
+        path: path.to_path_buf(),
+        message: e.to_string(),
+    }
+}
+
+struct Append {
+    records: Vec<Record>,
+    done: oneshot::Sender<Result<(), StoreError>>,
+}
+
+/// The daemon's handle on the journal; cheap to clone.
+#[derive(Debug, Clone)]
+pub struct JournalHandle {
+    tx: std_mpsc::Sender<Append>,
+}
+
+impl JournalHandle {
+    /// Returns once the records are on disk (`fdatasync`ed), or why they are not.
+    pub async fn append(&self, records: Vec<Record>) -> Result<(), StoreError> {
+        let (done, rx) = oneshot::channel();
+        self.tx
+            .send(Append { records, done })
+            .map_err(|_| StoreError::Stopped)?;
+        rx.await.unwrap_or(Err(StoreError::Stopped))
+    }
+}
+
+/// Counters for measurements.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct JournalStats {
+    pub syncs: u64,
+    pub records: u64,
+    pub bytes: u64,
+}
+
+pub struct Journal {
+    settings: JournalSettings,
+    file: Option<(PathBuf, File)>,
+    offset: u64,
+    next_segment: u32,
+    pub stats: JournalStats,
+}
+
+fn segment_name(n: u32) -> String {
+    format!("segment-{n:06}.log")
+}
+
+impl Journal {
+    /// Open for appending after `scan` (from [`read_dir`]): a damaged tail is cut off, so
+    /// new records follow the last good one. Segments after a damaged one are renamed
+    /// `*.damaged` (kept for support, never read again).
+    pub fn open(settings: JournalSettings, scan: &Scan) -> Result<Journal, StoreError> {
+        std::fs::create_dir_all(&settings.dir).map_err(|e| io_err(&settings.dir, e))?;
+        let mut j = Journal {
+            next_segment: 1,
+            settings,
+            file: None,
+            offset: 0,
+            stats: JournalStats::default(),
+        };
+        if let Some((seg, end)) = &scan.end {
+            let mut past = false;
+            for s in &scan.segments {
+                if past {
+                    let mut to = s.clone().into_os_string();
+                    to.push(".damaged");
+                    std::fs::rename(s, &to).map_err(|e| io_err(s, e))?;
+                }
+                if s == seg {
+                    past = true;
+                }
+            }
+            let n = seg
+                .file_name()
+                .and_then(|n| n.to_str())
+                .and_then(|n| n.strip_prefix("segment-"))
+                .and_then(|n| n.strip_suffix(".log"))
+                .and_then(|n| n.parse::<u32>().ok())
+                .unwrap_or(1);
+            let file = OpenOptions::new()
+                .read(true)
+                .write(true)
+                .open(seg)
+                .map_err(|e| io_err(seg, e))?;
+            if scan.damage.is_some() {
+                // Zero what follows the last good record, so the next reading stops there.
+                let len = file.metadata().map_err(|e| io_err(seg, e))?.len();
+                file.set_len(*end).map_err(|e| io_err(seg, e))?;
+                file.set_len(len.max(*end)).map_err(|e| io_err(seg, e))?;
+                file.sync_all().map_err(|e| io_err(seg, e))?;
+            }
+            j.file = Some((seg.clone(), file));
+            j.offset = *end;
+            j.next_segment = n + 1;
+        }
+        Ok(j)
+    }
+
+    fn new_segment(&mut self) -> Result<(), StoreError> {
+        let path = self.settings.dir.join(segment_name(self.next_segment));
+        let file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(&path)
+            .map_err(|e| io_err(&path, e))?;
+        // Preallocate so that appends do not grow the file (and its metadata) every time.
+        nix::fcntl::fallocate(
+            std::os::fd::AsRawFd::as_raw_fd(&file),
+            nix::fcntl::FallocateFlags::empty(),
+            0,
+            self.settings.segment_size as i64,
+        )
+        .map_err(|e| {
+            let _ = std::fs::remove_file(&path);
+            io_err(&path, e)
+        })?;
+        // The directory entry must survive a power cut too.
+        if let Ok(d) = File::open(&self.settings.dir) {
+            let _ = d.sync_all();
+        }
+        self.file = Some((path, file));
+        self.offset = 0;
+        self.next_segment += 1;
+        Ok(())
+    }
+
+    /// Write and sync `records`. On failure nothing counts as written: the next attempt
+    /// writes the same bytes at the same place.
+    pub fn write(&mut self, records: &[Record]) -> Result<(), StoreError> {
+        let start_offset = self.offset;
+        let start_segment = self.next_segment;
+        let r = self.write_inner(records);
+        if r.is_err() && self.next_segment == start_segment {
+            self.offset = start_offset;
+        }
+        r
+    }
+
+    fn write_inner(&mut self, records: &[Record]) -> Result<(), StoreError> {
+        let mut synced_files: Vec<File> = Vec::new();
+        for r in records {
+            let payload = serde_json::to_vec(r).map_err(|e| io_err(&self.settings.dir, e))?;
+            let framed = frame(&payload);
+            // Keep an 8-byte zero end marker inside the segment.
+            let fits = self.offset + framed.len() as u64 + 8 <= self.settings.segment_size;
+            if self.file.is_none() || !fits {
+                if let Some((_, f)) = self.file.take() {
+                    synced_files.push(f);
+                }
+                self.new_segment()?;
+            }
+            let Some((path, file)) = &self.file else {
+                return Err(StoreError::Stopped);
+            };
+            file.write_all_at(&framed, self.offset)
+                .map_err(|e| io_err(path, e))?;
+            self.offset += framed.len() as u64;
+            self.stats.records += 1;
+            self.stats.bytes += framed.len() as u64;
+        }
+        for f in &synced_files {
+            f.sync_data().map_err(|e| io_err(&self.settings.dir, e))?;
+        }
+        if let Some((path, file)) = &self.file {
+            file.sync_data().map_err(|e| io_err(path, e))?;
+        }
+        self.stats.syncs += 1;
+        Ok(())
+    }
+
+    /// Run the writer on its own thread.
+    pub fn spawn(mut self) -> JournalHandle {
+        let (tx, rx) = std_mpsc::channel::<Append>();
+        let window = self.settings.sync_window;
+        let spawned = std::thread::Builder::new()
+            .name("journal".into())
+            .spawn(move || {
+                let mut last_sync: Option<Instant> = None;
+                while let Ok(first) = rx.recv() {
+                    let mut batch = vec![first];
+                    // Wait out the rest of the window since the last sync, collecting.
+                    if let Some(last) = last_sync {
+                        let due = last + window;
+                        while let Some(left) = due.checked_duration_since(Instant::now()) {
+                            match rx.recv_timeout(left) {
+                                Ok(a) => batch.push(a),
+                                Err(std_mpsc::RecvTimeoutError::Timeout) => break,
+                                Err(std_mpsc::RecvTimeoutError::Disconnected) => break,
+                            }
+                        }
+                    }
+                    while let Ok(a) = rx.try_recv() {
+                        batch.push(a);
+                    }
+                    let records: Vec<Record> = batch
+                        .iter()
+                        .flat_map(|a| a.records.iter().cloned())
+                        .collect();
+                    let r = self.write(&records);
+                    last_sync = Some(Instant::now());
+                    for a in batch {
+                        let _ = a.done.send(r.clone());
+                    }
+                }
+            });
+        if spawned.is_err() {
+            // Without a thread every append fails with `Stopped`: loud, not silent.
+            let (dead_tx, _) = std_mpsc::channel();
+            return JournalHandle { tx: dead_tx };
+        }
+        JournalHandle { tx }
+    }
+}
+
+/// Open the journal in `settings.dir` for appending, after recovery read it.
+pub fn open_after(settings: JournalSettings) -> Result<(Journal, Scan), StoreError> {
+    let scan = read_dir(&settings.dir).map_err(|e| io_err(&settings.dir, e))?;
+    let j = Journal::open(settings, &scan)?;
+    Ok((j, scan))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rules::Millis;
+    use crate::rules::game::Event;
+
+    fn ev(seq: u64) -> Record {
+        Record::Event {
+            board: "b".into(),
+            seq,
+            game: 1,
+            event: Event::Resumed {
+                at: Millis(seq as i64),
+                arbiter: "a".into(),
+            },
+        }
+    }
+
+    fn dir(name: &str) -> PathBuf {
+        let d = std::env::temp_dir().join(format!("hallclock-j-{}-{name}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        d
+    }
+
+    #[test]
+    fn writes_are_read_back_across_segments() {
+        let d = dir("segments");
+        let mut s = JournalSettings::new(&d);
+        s.dir = d.clone();
+        s.segment_size = 300;
+        let (mut j, _) = open_after(s.clone()).unwrap();
+        for i in 1..=10 {
+            j.write(&[ev(i)]).unwrap();
+        }
+        let scan = read_dir(&d).unwrap();
+        assert!(scan.segments.len() > 2);
+        assert_eq!(scan.records.len(), 10);
+        assert!(scan.damage.is_none());
+        // Reopening continues after the last record.
+        let (mut j, _) = open_after(s).unwrap();
+        j.write(&[ev(11)]).unwrap();
+        assert_eq!(read_dir(&d).unwrap().records.len(), 11);
+    }
+}
