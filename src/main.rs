@@ -30,6 +30,11 @@ enum Cmd {
         #[command(subcommand)]
         cmd: cli::dgt::DgtCmd,
     },
+    /// The event journal: dump it as JSON lines, or verify it.
+    Journal {
+        #[command(subcommand)]
+        cmd: cli::journal::JournalCmd,
+    },
     /// Simulated DGT boards with DGT3000 clocks on pseudo-terminals.
     Sim(cli::sim::SimArgs),
     /// Check the configuration: every problem with its key path; exit 78 when invalid.
@@ -41,6 +46,7 @@ enum Cmd {
 fn main() -> ExitCode {
     match Cli::parse().cmd {
         Cmd::Run(args) => cli::run::run(args),
+        Cmd::Journal { cmd } => cli::journal::run(cmd),
         Cmd::Tc { cmd } => cli::tc::run(cmd),
         Cmd::Rules { cmd } => cli::rules::run(cmd),
         Cmd::Dgt { cmd } => cli::dgt::run(cmd),

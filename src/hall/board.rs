@@ -150,6 +150,9 @@ struct Actor {
     /// The clock shows what we last programmed (its ACK came back); readings taken
     /// before that are not compared (they miss the increment just credited).
     display_synced: bool,
+    /// Back online after an outage: the clock's first reading is the evidence of what
+    /// happened meanwhile, compared before the official times are sent again.
+    reconcile: bool,
 }
 
 /// Run a board actor until the hall drops its inbox.
@@ -189,6 +192,7 @@ pub async fn run(parts: BoardParts) {
         pending_move: None,
         alerts: HashMap::new(),
         display_synced: false,
+        reconcile: false,
     };
     a.publish_availability();
     a.publish_state();
@@ -784,7 +788,11 @@ impl Actor {
                     );
                 }
                 self.publish_state();
-                if self.slot.is_some() {
+                if self.running_game() {
+                    // Wait for the clock's own reading (the link asks for one right after
+                    // the handshake) before overwriting it.
+                    self.reconcile = true;
+                } else if self.slot.is_some() {
                     self.program_clock(None).await;
                 }
             }
@@ -913,9 +921,56 @@ impl Actor {
         self.program_clock(text).await;
     }
 
+    fn running_game(&self) -> bool {
+        self.slot
+            .as_ref()
+            .is_some_and(|s| *s.game.phase() == Phase::Running)
+    }
+
+    /// After an outage: if the clock's lever shows the other side running, players pressed
+    /// while the board was away (the clock switched at the lever by itself). That press is
+    /// applied now, the arbiter is told, and any gap in the times is reported (6.10, 6.13).
+    async fn reconcile_after_outage(&mut self, reading: ClockTime) {
+        self.reconcile = false;
+        let Some(slot) = &self.slot else { return };
+        let official = slot.game.clock().running();
+        let hardware = if reading.status.running {
+            reading.status.turn().map(|s| self.placement.color_at(Self::side(s)))
+        } else {
+            None
+        };
+        if let (Some(official), Some(hardware)) = (official, hardware)
+            && official != hardware
+        {
+            let mv = self.pending_move.take();
+            let r = self
+                .decide(Input::Press {
+                    side: Some(official),
+                    mv,
+                })
+                .await;
+            let outcome = match r {
+                Ok(()) => "applied at reconnection".to_string(),
+                Err(e) => format!("not applied: {}", e.reason),
+            };
+            self.raise(
+                AlertKind::ClockDiscrepancy,
+                Severity::Warning,
+                format!(
+                    "board {} came back with {hardware}'s clock running: {official} pressed while the board was offline ({outcome}); check the times (6.13)",
+                    self.id
+                ),
+            );
+        }
+        self.program_clock(None).await;
+    }
+
     /// Compare the clock's own reading with the official time (6.10); both at zero
     /// without a known order is 6.11.
     async fn on_reading(&mut self, reading: ClockTime) {
+        if self.reconcile {
+            return self.reconcile_after_outage(reading).await;
+        }
         if !self.display_synced {
             return;
         }

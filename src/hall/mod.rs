@@ -539,6 +539,7 @@ impl Hall {
                 self.start_round(round, &pairings, template, &command.arbiter)
                     .await
             }
+            HallAction::Replay { board, from_seq } => self.replay(&board, from_seq).await,
             HallAction::Pause {} | HallAction::Resume {} => {
                 let board_action = match command.action {
                     HallAction::Pause {} => BoardAction::Pause {},
@@ -563,6 +564,43 @@ impl Hall {
             }
         };
         self.respond(topic, &transaction, action, r);
+    }
+
+    /// Republish a board's journaled events from `from_seq`, in order, as they were.
+    async fn replay(&self, board: &str, from_seq: u64) -> Result<(), Refusal> {
+        if !self.boards.contains_key(board) {
+            return Err(Refusal::new("unknown_board", format!("unknown board '{board}'")));
+        }
+        let dir = self.settings.state_dir.join("journal");
+        let scan = tokio::task::spawn_blocking(move || crate::store::read_dir(&dir))
+            .await
+            .map_err(|e| Refusal::new("internal", e.to_string()))?
+            .map_err(|e| Refusal::new("storage", format!("cannot read the journal: {e}")))?;
+        let topic = self.topics.event(board);
+        let mut n = 0;
+        for (record, _, _) in scan.records {
+            if let crate::store::Record::Event {
+                board: b,
+                seq,
+                event,
+                ..
+            } = record
+                && b == board
+                && seq >= from_seq
+            {
+                self.publisher.json_message(
+                    topic.clone(),
+                    &crate::mqtt::payload::EventPayload {
+                        board: b,
+                        seq,
+                        event,
+                    },
+                );
+                n += 1;
+            }
+        }
+        tracing::info!(board, from_seq, events = n, "replayed");
+        Ok(())
     }
 
     /// Validate every pairing before starting any game: a rejected round changes nothing.

@@ -152,6 +152,13 @@ pub enum HallAction {
     /// 6.12a for every board with a running game.
     Pause {},
     Resume {},
+    /// Republish `board`'s journaled events from `from_seq` on, so a dashboard that was
+    /// away can fill its gap.
+    Replay {
+        board: String,
+        #[serde(default)]
+        from_seq: u64,
+    },
 }
 
 impl HallAction {
@@ -160,6 +167,7 @@ impl HallAction {
             HallAction::StartRound { .. } => "start_round",
             HallAction::Pause {} => "pause",
             HallAction::Resume {} => "resume",
+            HallAction::Replay { .. } => "replay",
         }
     }
 }

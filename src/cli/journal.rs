@@ -1,0 +1,125 @@
+//! `hallclock journal dump|verify`: the journal for arbiters and support.
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use crate::store::record::{read_dir, replay};
+
+#[derive(Debug, clap::Subcommand)]
+pub enum JournalCmd {
+    /// Print every record as one JSON line (optionally one board's).
+    Dump {
+        #[command(flatten)]
+        at: JournalAt,
+        /// Only this board's records.
+        #[arg(long)]
+        board: Option<String>,
+    },
+    /// Check every record (framing, CRC, JSON) and that the games replay; exit 1 if damaged.
+    Verify {
+        #[command(flatten)]
+        at: JournalAt,
+    },
+}
+
+#[derive(Debug, clap::Args)]
+pub struct JournalAt {
+    /// The state directory (the journal is its `journal/` folder). Default: from --config.
+    #[arg(long)]
+    pub state_dir: Option<PathBuf>,
+    /// The configuration naming the state directory.
+    #[arg(long, short = 'c', default_value = crate::config::DEFAULT_PATH)]
+    pub config: PathBuf,
+}
+
+impl JournalAt {
+    fn dir(&self) -> Result<PathBuf, ExitCode> {
+        let state = match &self.state_dir {
+            Some(d) => d.clone(),
+            None => super::config::load(&self.config)?.hall.state_dir,
+        };
+        Ok(state.join("journal"))
+    }
+}
+
+pub fn run(cmd: JournalCmd) -> ExitCode {
+    match cmd {
+        JournalCmd::Dump { at, board } => {
+            let dir = match at.dir() {
+                Ok(d) => d,
+                Err(code) => return code,
+            };
+            let scan = match read_dir(&dir) {
+                Ok(s) => s,
+                Err(e) => {
+                    eprintln!("hallclock journal: cannot read {}: {e}", dir.display());
+                    return ExitCode::FAILURE;
+                }
+            };
+            let mut out = std::io::stdout().lock();
+            for (record, _, _) in &scan.records {
+                if board.as_deref().is_some_and(|b| b != record.board()) {
+                    continue;
+                }
+                let line = serde_json::to_string(record).unwrap_or_default();
+                if writeln!(out, "{line}").is_err() {
+                    return ExitCode::SUCCESS;
+                }
+            }
+            if let Some(d) = &scan.damage {
+                eprintln!(
+                    "hallclock journal: damaged at {} offset {}: {} ({} bytes after it not shown)",
+                    d.segment.display(),
+                    d.offset,
+                    d.reason,
+                    d.dropped_bytes
+                );
+            }
+            ExitCode::SUCCESS
+        }
+        JournalCmd::Verify { at } => {
+            let dir = match at.dir() {
+                Ok(d) => d,
+                Err(code) => return code,
+            };
+            let scan = match read_dir(&dir) {
+                Ok(s) => s,
+                Err(e) => {
+                    eprintln!("hallclock journal: cannot read {}: {e}", dir.display());
+                    return ExitCode::FAILURE;
+                }
+            };
+            let segments = scan.segments.len();
+            let damage = scan.damage.clone();
+            let r = replay(scan.records.into_iter().map(|(r, _, _)| r), scan.damage);
+            println!(
+                "{}: {segments} segment(s), {} record(s), {} game(s) on {} board(s)",
+                dir.display(),
+                r.records,
+                r.next_game_id.saturating_sub(1),
+                r.games.len()
+            );
+            for p in &r.problems {
+                println!("problem: {p}");
+            }
+            match damage {
+                Some(d) => {
+                    println!(
+                        "DAMAGED at {} offset {}: {}; {} byte(s) after the last good record would be dropped at the next start",
+                        d.segment.display(),
+                        d.offset,
+                        d.reason,
+                        d.dropped_bytes
+                    );
+                    ExitCode::FAILURE
+                }
+                None if r.problems.is_empty() => {
+                    println!("ok");
+                    ExitCode::SUCCESS
+                }
+                None => ExitCode::FAILURE,
+            }
+        }
+    }
+}
