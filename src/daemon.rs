@@ -51,6 +51,7 @@ pub fn settings(config: &Config) -> HallSettings {
         },
         state_dir: config.hall.state_dir.clone(),
         sync_window: Duration::from_millis(20),
+        segment_size: 16 << 20,
     }
 }
 

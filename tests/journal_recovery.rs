@@ -47,7 +47,13 @@ fn game_records(presses: usize) -> Vec<Record> {
     for i in 0..presses {
         let now = T0 + Millis(1000 * (i as i64 + 1));
         let events = game
-            .decide(&Input::Press { side: None, mv: None }, now)
+            .decide(
+                &Input::Press {
+                    side: None,
+                    mv: None,
+                },
+                now,
+            )
             .expect("press");
         push(&mut game, events, &mut records);
     }
@@ -105,10 +111,15 @@ fn truncated_at_every_byte_of_the_last_record_recovers_to_the_last_good_record()
             let mut s = JournalSettings::new(&dir);
             s.segment_size = 1 << 14;
             let (mut j, _) = open_after(s).expect("reopen");
-            j.write(std::slice::from_ref(&records[n - 1])).expect("append");
+            j.write(std::slice::from_ref(&records[n - 1]))
+                .expect("append");
             let again = recover(&jdir).expect("recover again");
             assert_eq!(again.records, n, "cut at {cut} ({mode})");
-            assert!(again.damage.is_none(), "cut at {cut} ({mode}): {:?}", again.damage);
+            assert!(
+                again.damage.is_none(),
+                "cut at {cut} ({mode}): {:?}",
+                again.damage
+            );
             let _ = std::fs::remove_dir_all(&dir);
         }
     }
@@ -191,7 +202,11 @@ fn journal_cli_dump_and_verify() {
         .arg(&dir)
         .output()
         .expect("runs");
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stdout));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
     assert!(String::from_utf8_lossy(&out.stdout).ends_with("ok\n"));
     // Damage makes verify fail and say where.
     let scan = read_dir(&settings.dir).expect("read");
@@ -206,5 +221,8 @@ fn journal_cli_dump_and_verify() {
         .expect("runs");
     assert_eq!(out.status.code(), Some(1));
     let text = String::from_utf8_lossy(&out.stdout);
-    assert!(text.contains("DAMAGED at") && text.contains("CRC"), "{text}");
+    assert!(
+        text.contains("DAMAGED at") && text.contains("CRC"),
+        "{text}"
+    );
 }

@@ -935,7 +935,10 @@ impl Actor {
         let Some(slot) = &self.slot else { return };
         let official = slot.game.clock().running();
         let hardware = if reading.status.running {
-            reading.status.turn().map(|s| self.placement.color_at(Self::side(s)))
+            reading
+                .status
+                .turn()
+                .map(|s| self.placement.color_at(Self::side(s)))
         } else {
             None
         };

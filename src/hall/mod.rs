@@ -83,6 +83,8 @@ pub struct HallSettings {
     pub state_dir: PathBuf,
     /// At most one `fdatasync` per window (group commit).
     pub sync_window: std::time::Duration,
+    /// Bytes preallocated per journal segment.
+    pub segment_size: u64,
 }
 
 /// Errors that stop the daemon from starting.
@@ -156,6 +158,7 @@ pub fn start(settings: HallSettings) -> Result<RunningHall, HallError> {
     // Recovery first: the journal is replayed before anything is published.
     let mut journal_settings = crate::store::JournalSettings::new(&settings.state_dir);
     journal_settings.sync_window = settings.sync_window;
+    journal_settings.segment_size = settings.segment_size;
     let (journal, scan) = crate::store::open_after(journal_settings)?;
     let damage = scan.damage.clone();
     let mut recovered =
@@ -569,7 +572,10 @@ impl Hall {
     /// Republish a board's journaled events from `from_seq`, in order, as they were.
     async fn replay(&self, board: &str, from_seq: u64) -> Result<(), Refusal> {
         if !self.boards.contains_key(board) {
-            return Err(Refusal::new("unknown_board", format!("unknown board '{board}'")));
+            return Err(Refusal::new(
+                "unknown_board",
+                format!("unknown board '{board}'"),
+            ));
         }
         let dir = self.settings.state_dir.join("journal");
         let scan = tokio::task::spawn_blocking(move || crate::store::read_dir(&dir))

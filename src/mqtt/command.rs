@@ -350,12 +350,17 @@ mod tests {
         else {
             panic!()
         };
-        assert_eq!(start.0, Millis(1_764_511_200_000));
+        assert_eq!(start.0, Millis(1_796_047_200_000));
         assert_eq!(time_control.unwrap().to_string(), "40/5400+30:1800+30");
         let e = parse::<HallAction>(
-            br#"{"transaction":"r3","arbiter":"CA","action":"start_round","round":3,"start":"14:00","time_control":"40/5400+30:","pairings":[]}"#,
+            br#"{"transaction":"r3","arbiter":"CA","action":"start_round","round":3,"start":"14:00","pairings":[]}"#,
         )
         .unwrap_err();
         assert!(e.reason.contains("not an instant"), "{}", e.reason);
+        let e = parse::<HallAction>(
+            br#"{"transaction":"r3","arbiter":"CA","action":"start_round","round":3,"start":0,"time_control":"40/5400+30:","pairings":[]}"#,
+        )
+        .unwrap_err();
+        assert!(e.reason.contains("expected a period after ':' at column 12"), "{}", e.reason);
     }
 }

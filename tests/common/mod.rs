@@ -122,6 +122,16 @@ impl Rig {
     }
 
     pub async fn start_with(name: &str, boards: usize, defaults: GameDefaults) -> Rig {
+        Self::start_custom(name, boards, defaults, |_| {}).await
+    }
+
+    /// As `start_with`, with a last say on the daemon's settings.
+    pub async fn start_custom(
+        name: &str,
+        boards: usize,
+        defaults: GameDefaults,
+        adjust: impl FnOnce(&mut HallSettings),
+    ) -> Rig {
         let broker = Broker::start(name).await;
         let dir = scratch_dir(&format!("sim-{name}"));
         let mut cfg = SimConfig::new(boards, &dir);
@@ -143,7 +153,10 @@ impl Rig {
             mqtt: mqtt_settings(broker.port, &format!("hallclock-{name}")),
             state_dir: scratch_dir(&format!("state-{name}")),
             sync_window: Duration::from_millis(5),
+            segment_size: 1 << 20,
         };
+        let mut settings = settings;
+        adjust(&mut settings);
         let hall = hall::start(settings).expect("the daemon starts");
         let mut rig = Rig {
             broker,
