@@ -1095,3 +1095,205 @@ fn every_termination_and_arbiter_result_is_documented() {
         );
     }
 }
+
+// ---------------------------------------------------------------------------------------
+// The AsyncAPI schemas accept the document's examples
+// ---------------------------------------------------------------------------------------
+
+/// A small JSON Schema validator: the keywords asyncapi.yaml uses, and nothing else (an
+/// unknown keyword fails, so the schema cannot grow beyond what is checked).
+fn validate(api: &Value, schema: &Value, v: &Value, at: &str) -> Result<(), String> {
+    let schema = resolve(api, schema);
+    let Some(obj) = schema.as_object() else {
+        return Err(format!("{at}: schema is not an object"));
+    };
+    for (key, rule) in obj {
+        match key.as_str() {
+            "$ref" | "description" | "discriminator" | "title" => {}
+            "type" => {
+                let types: Vec<&str> = match rule {
+                    Value::String(s) => vec![s.as_str()],
+                    Value::Array(a) => a.iter().filter_map(Value::as_str).collect(),
+                    _ => return Err(format!("{at}: bad type {rule}")),
+                };
+                let ok = types.iter().any(|t| match *t {
+                    "object" => v.is_object(),
+                    "array" => v.is_array(),
+                    "string" => v.is_string(),
+                    "integer" => v.is_i64() || v.is_u64(),
+                    "number" => v.is_number(),
+                    "boolean" => v.is_boolean(),
+                    "null" => v.is_null(),
+                    _ => false,
+                });
+                if !ok {
+                    return Err(format!("{at}: {v} is not of type {rule}"));
+                }
+            }
+            "enum" => {
+                if !rule.as_array().is_some_and(|a| a.contains(v)) {
+                    return Err(format!("{at}: {v} is not one of {rule}"));
+                }
+            }
+            "const" => {
+                if rule != v {
+                    return Err(format!("{at}: {v} is not {rule}"));
+                }
+            }
+            "required" => {
+                for name in rule.as_array().into_iter().flatten() {
+                    let name = name.as_str().unwrap_or_default();
+                    if v.is_object() && v.get(name).is_none() {
+                        return Err(format!("{at}: `{name}` is missing"));
+                    }
+                }
+            }
+            "properties" => {
+                for (name, sub) in rule.as_object().into_iter().flatten() {
+                    if let Some(value) = v.get(name) {
+                        validate(api, sub, value, &format!("{at}.{name}"))?;
+                    }
+                }
+            }
+            "additionalProperties" => {
+                let known = obj.get("properties").and_then(Value::as_object);
+                if rule == &json!(false)
+                    && let Some(fields) = v.as_object()
+                {
+                    for name in fields.keys() {
+                        if !known.is_some_and(|k| k.contains_key(name)) {
+                            return Err(format!("{at}: unexpected `{name}`"));
+                        }
+                    }
+                }
+            }
+            "items" => {
+                for (i, item) in v.as_array().into_iter().flatten().enumerate() {
+                    validate(api, rule, item, &format!("{at}[{i}]"))?;
+                }
+            }
+            "allOf" => {
+                for part in rule.as_array().into_iter().flatten() {
+                    validate(api, part, v, at)?;
+                }
+            }
+            "oneOf" => {
+                let alternatives = rule.as_array().cloned().unwrap_or_default();
+                let errors: Vec<String> = alternatives
+                    .iter()
+                    .filter_map(|alt| validate(api, alt, v, at).err())
+                    .collect();
+                let matched = alternatives.len() - errors.len();
+                if matched != 1 {
+                    return Err(format!(
+                        "{at}: {v} matches {matched} of the oneOf alternatives, not 1: {errors:#?}"
+                    ));
+                }
+            }
+            "minimum" | "maximum" => {
+                if let (Some(n), Some(bound)) = (v.as_i64(), rule.as_i64())
+                    && ((key == "minimum" && n < bound) || (key == "maximum" && n > bound))
+                {
+                    return Err(format!("{at}: {n} is beyond the {key} {bound}"));
+                }
+            }
+            "minLength" | "maxLength" => {
+                if let (Some(s), Some(bound)) = (v.as_str(), rule.as_u64()) {
+                    let n = s.chars().count() as u64;
+                    if (key == "minLength" && n < bound) || (key == "maxLength" && n > bound) {
+                        return Err(format!("{at}: {v} is beyond the {key} {bound}"));
+                    }
+                }
+            }
+            "minItems" => {
+                if let (Some(a), Some(bound)) = (v.as_array(), rule.as_u64())
+                    && (a.len() as u64) < bound
+                {
+                    return Err(format!("{at}: fewer than {bound} items"));
+                }
+            }
+            "pattern" => {
+                // The one pattern in use: ids.
+                assert_eq!(rule, "^[a-z0-9-]+$", "{at}: unsupported pattern");
+                if let Some(s) = v.as_str()
+                    && !hallclock::mqtt::payload::valid_id(s)
+                {
+                    return Err(format!("{at}: {v} is not an id"));
+                }
+            }
+            other => panic!("{at}: the test's validator does not know the keyword `{other}`"),
+        }
+    }
+    Ok(())
+}
+
+fn message_payload<'a>(api: &'a Value, message: &str) -> &'a Value {
+    let m = resolve(api, &api["components"]["messages"][message]);
+    &m["payload"]
+}
+
+#[test]
+fn asyncapi_schemas_accept_every_example() {
+    let api = asyncapi();
+    for e in examples() {
+        let m = e.marker.as_str();
+        let (message, value) = match m.split(':').next().unwrap_or_default() {
+            "status" => ("status", json!(e.body.trim())),
+            "availability" => ("availability", json!(e.body.trim())),
+            "info" => ("info", serde_json::from_str(&e.body).unwrap()),
+            "state" => ("state", serde_json::from_str(&e.body).unwrap()),
+            "event" => ("boardEvent", serde_json::from_str(&e.body).unwrap()),
+            "hall_event" => ("hallEvent", serde_json::from_str(&e.body).unwrap()),
+            "response" => ("response", serde_json::from_str(&e.body).unwrap()),
+            "alert" => ("alert", serde_json::from_str(&e.body).unwrap()),
+            "command" if m.starts_with("command:board:") => {
+                ("boardCommand", serde_json::from_str(&e.body).unwrap())
+            }
+            "command" => ("hallCommand", serde_json::from_str(&e.body).unwrap()),
+            // The core's own form, not an MQTT message.
+            "rejection" => continue,
+            other => panic!("MQTT-API.md:{}: unknown marker {other}", e.line),
+        };
+        let at = format!(
+            "MQTT-API.md:{} ({m}) against asyncapi.yaml {message}",
+            e.line
+        );
+        if let Err(why) = validate(&api, message_payload(&api, message), &value, &at) {
+            panic!("{why}");
+        }
+    }
+    // A cleared alert is an empty message.
+    validate(
+        &api,
+        message_payload(&api, "alert"),
+        &json!(""),
+        "cleared alert",
+    )
+    .unwrap();
+    // And the schemas refuse what the daemon refuses or never writes.
+    let refused = [
+        (
+            "boardCommand",
+            json!({"transaction": "t", "arbiter": "a", "action": "fly"}),
+        ),
+        (
+            "boardCommand",
+            json!({"transaction": "t", "arbiter": "a", "action": "set_time", "side": "white"}),
+        ),
+        (
+            "boardEvent",
+            json!({"board": "b", "seq": 1, "event": "exploded", "at": 0}),
+        ),
+        (
+            "alert",
+            json!({"id": "x", "board": null, "kind": "fire", "severity": "info", "message": "", "since": 0}),
+        ),
+        ("status", json!("maybe")),
+    ];
+    for (message, value) in refused {
+        assert!(
+            validate(&api, message_payload(&api, message), &value, message).is_err(),
+            "asyncapi.yaml {message} accepts {value}"
+        );
+    }
+}
