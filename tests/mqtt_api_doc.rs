@@ -1244,7 +1244,7 @@ fn asyncapi_schemas_accept_every_example() {
             "state" => ("state", serde_json::from_str(&e.body).unwrap()),
             "event" => ("boardEvent", serde_json::from_str(&e.body).unwrap()),
             "hall_event" => ("hallEvent", serde_json::from_str(&e.body).unwrap()),
-            "response" => ("response", serde_json::from_str(&e.body).unwrap()),
+            "response" => ("boardResponse", serde_json::from_str(&e.body).unwrap()),
             "alert" => ("alert", serde_json::from_str(&e.body).unwrap()),
             "command" if m.starts_with("command:board:") => {
                 ("boardCommand", serde_json::from_str(&e.body).unwrap())
