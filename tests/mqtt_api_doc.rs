@@ -1297,3 +1297,98 @@ fn asyncapi_schemas_accept_every_example() {
         );
     }
 }
+
+/// `(kind, template)` of every `Refusal::new("kind", "literal" | format!("template", ..))`
+/// in the hall's sources; `None` when the reason is a variable.
+fn daemon_reason_templates() -> Vec<(String, Option<String>)> {
+    fn string_literal(s: &str) -> Option<String> {
+        let body = s.strip_prefix('"')?;
+        let mut out = String::new();
+        let mut chars = body.chars();
+        while let Some(c) = chars.next() {
+            match c {
+                '"' => return Some(out),
+                '\\' => out.push(chars.next()?),
+                c => out.push(c),
+            }
+        }
+        None
+    }
+    let mut templates = Vec::new();
+    for src in HALL_SOURCES {
+        for (i, _) in src.match_indices("Refusal::new(") {
+            let rest = src[i + "Refusal::new(".len()..].trim_start();
+            let Some(kind) = string_literal(rest) else {
+                continue;
+            };
+            let after = rest[kind.len() + 2..].trim_start();
+            let after = after.strip_prefix(',').unwrap_or(after).trim_start();
+            let template = match after.strip_prefix("format!(") {
+                Some(f) => string_literal(f.trim_start()),
+                None => string_literal(after),
+            };
+            templates.push((kind, template));
+        }
+    }
+    templates
+}
+
+/// Whether `text` is what `format!(template, ..)` can write.
+fn matches_template(template: &str, text: &str) -> bool {
+    let mut parts = Vec::new();
+    let mut rest = template;
+    while let Some(open) = rest.find('{') {
+        parts.push(&rest[..open]);
+        let close = rest[open..].find('}').map_or(rest.len(), |c| open + c + 1);
+        rest = &rest[close..];
+    }
+    parts.push(rest);
+    let (first, last) = (parts[0], parts[parts.len() - 1]);
+    if parts.len() == 1 {
+        return text == first;
+    }
+    let Some(mut tail) = text.strip_prefix(first) else {
+        return false;
+    };
+    for middle in &parts[1..parts.len() - 1] {
+        match tail.find(middle) {
+            Some(at) => tail = &tail[at + middle.len()..],
+            None => return false,
+        }
+    }
+    tail.ends_with(last)
+}
+
+#[test]
+fn documented_daemon_reasons_are_the_daemons_own() {
+    let templates = daemon_reason_templates();
+    let rejections: BTreeMap<String, String> = all_rejections()
+        .iter()
+        .map(|r| (tag(r, "rejection"), r.to_string()))
+        .collect();
+    // Reasons the hall passes on from elsewhere (`Refusal::new("bad_value", e)`).
+    let passed_on = [(
+        "bad_value",
+        ResultName::Resignation.to_result(None).unwrap_err(),
+    )];
+    let all = examples();
+    for (kind, e) in with_prefix(&all, "response:") {
+        if kind == "ok" || kind == "bad_command" {
+            continue; // no reason / the parser's, checked above
+        }
+        let reason = serde_json::from_str::<ResponsePayload>(&e.body)
+            .unwrap()
+            .reason
+            .unwrap_or_default();
+        let from_hall = templates
+            .iter()
+            .any(|(k, t)| k == kind && t.as_deref().is_some_and(|t| matches_template(t, &reason)));
+        let from_rules = rejections.get(kind) == Some(&reason);
+        let from_elsewhere = passed_on.iter().any(|(k, r)| *k == kind && *r == reason);
+        assert!(
+            from_hall || from_rules || from_elsewhere,
+            "MQTT-API.md:{}: no `{kind}` refusal of the daemon writes {reason:?}",
+            e.line
+        );
+    }
+}
