@@ -204,7 +204,7 @@ fn covers_every_variant<T: std::fmt::Debug>(items: &[T], index: fn(&T) -> usize,
     );
 }
 
-const T0: Millis = Millis(1_764_511_200_000);
+const T0: Millis = Millis(1_796_047_200_000);
 
 /// One value of every event the rules core can emit.
 fn all_events() -> Vec<Event> {
@@ -1391,4 +1391,32 @@ fn documented_daemon_reasons_are_the_daemons_own() {
             e.line
         );
     }
+}
+
+#[test]
+fn the_round_examples_agree_on_the_start() {
+    // The first start_round example gives the start as text; the round_started and info
+    // examples show it in ms. They describe the same round.
+    let all = examples();
+    let (_, cmd) = with_prefix(&all, "command:hall:start_round")[0];
+    let HallAction::StartRound { start, round, .. } =
+        parse::<HallAction>(cmd.body.as_bytes()).unwrap().action
+    else {
+        panic!("not a start_round")
+    };
+    let (_, started) = with_prefix(&all, "hall_event:round_started")[0];
+    let HallEvent::RoundStarted {
+        start: published,
+        round: r,
+        ..
+    } = serde_json::from_str(&started.body).unwrap()
+    else {
+        panic!("not round_started")
+    };
+    assert_eq!((published, r), (start.0, round));
+    let (_, info) = with_prefix(&all, "info")[0];
+    let info: InfoPayload = serde_json::from_str(&info.body).unwrap();
+    let ri = info.round.expect("the info example has a round");
+    assert_eq!((ri.start, ri.round), (start.0, round));
+    assert_eq!(start.0, T0, "the examples' round starts at T0");
 }
