@@ -1,0 +1,1422 @@
+//! docs/MQTT-API.md and docs/asyncapi.yaml checked against the daemon's own types, so that
+//! neither can drift from the code:
+//!
+//! - every example payload in the document parses into the type the daemon publishes or
+//!   reads (commands with the daemon's own command parser) and serialises back to the same
+//!   JSON;
+//! - every event, hall event, command, alert kind and error kind the daemon has is shown
+//!   by an example (the lists below are checked against the enums by exhaustive matches,
+//!   so a new variant does not compile until it is listed here, and then fails until it
+//!   is documented);
+//! - the AsyncAPI document has the same channels (direction, retained flag, QoS) as the
+//!   topic table, and its message schemas name the same events, actions, alert kinds and
+//!   error kinds.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use hallclock::mqtt::command::{BoardAction, HallAction, ResultName, parse};
+use hallclock::mqtt::payload::{
+    AlertKind, AlertPayload, BoardResult, EventPayload, HallEvent, InfoPayload, OFFLINE, ONLINE,
+    ResponsePayload, ResponseStatus, StatePayload,
+};
+use hallclock::rules::game::{
+    ArbiterResult, Arrival, Event, GameResult, Rejection, Score, Termination, describe_result,
+};
+use hallclock::rules::{Color, Millis};
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use serde_json::{Value, json};
+
+const DOC: &str = include_str!("../docs/MQTT-API.md");
+const ASYNCAPI: &str = include_str!("../docs/asyncapi.yaml");
+/// The sources whose `Refusal::new("kind", ...)` calls are the daemon's own error kinds.
+const HALL_SOURCES: [&str; 2] = [
+    include_str!("../src/hall/mod.rs"),
+    include_str!("../src/hall/board.rs"),
+];
+
+// ---------------------------------------------------------------------------------------
+// The examples of the document
+// ---------------------------------------------------------------------------------------
+
+/// A fenced code block preceded by `<!-- example: MARKER -->`.
+#[derive(Debug)]
+struct Example {
+    marker: String,
+    body: String,
+    line: usize,
+}
+
+fn examples_of(doc: &str) -> Vec<Example> {
+    let lines: Vec<&str> = doc.lines().collect();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < lines.len() {
+        let t = lines[i].trim();
+        if let Some(marker) = t
+            .strip_prefix("<!-- example:")
+            .and_then(|r| r.strip_suffix("-->"))
+        {
+            let line = i + 1;
+            let mut j = i + 1;
+            while j < lines.len() && lines[j].trim().is_empty() {
+                j += 1;
+            }
+            assert!(
+                j < lines.len() && lines[j].trim_start().starts_with("```"),
+                "MQTT-API.md:{line}: the example marker is not followed by a code block"
+            );
+            let mut body = String::new();
+            j += 1;
+            while j < lines.len() && lines[j].trim() != "```" {
+                body.push_str(lines[j]);
+                body.push('\n');
+                j += 1;
+            }
+            assert!(
+                j < lines.len(),
+                "MQTT-API.md:{line}: the code block never ends"
+            );
+            out.push(Example {
+                marker: marker.trim().to_string(),
+                body,
+                line,
+            });
+            i = j;
+        }
+        i += 1;
+    }
+    out
+}
+
+fn examples() -> Vec<Example> {
+    examples_of(DOC)
+}
+
+/// The examples whose marker is `prefix` + something; that something with each.
+fn with_prefix<'a>(all: &'a [Example], prefix: &str) -> Vec<(&'a str, &'a Example)> {
+    all.iter()
+        .filter_map(|e| e.marker.strip_prefix(prefix).map(|rest| (rest, e)))
+        .collect()
+}
+
+fn markers() -> BTreeSet<String> {
+    examples().into_iter().map(|e| e.marker).collect()
+}
+
+/// Parse `e` as a `T`, serialise it again and compare: the example has exactly the
+/// fields the daemon writes, with the values it writes.
+fn round_trip<T: DeserializeOwned + Serialize>(e: &Example) -> T {
+    let value: T = serde_json::from_str(&e.body).unwrap_or_else(|err| {
+        panic!(
+            "MQTT-API.md:{} ({}): does not parse as {}: {err}",
+            e.line,
+            e.marker,
+            std::any::type_name::<T>()
+        )
+    });
+    let again = serde_json::to_value(&value).unwrap();
+    let written: Value = serde_json::from_str(&e.body).unwrap();
+    assert_eq!(
+        again, written,
+        "MQTT-API.md:{} ({}): the daemon would write this differently",
+        e.line, e.marker
+    );
+    value
+}
+
+fn tag(value: &impl Serialize, key: &str) -> String {
+    serde_json::to_value(value).unwrap()[key]
+        .as_str()
+        .unwrap_or_else(|| panic!("no {key} tag"))
+        .to_string()
+}
+
+#[test]
+fn every_example_parses_into_the_daemons_own_types() {
+    let all = examples();
+    assert!(all.len() > 50, "found only {} examples", all.len());
+    for e in &all {
+        let m = e.marker.as_str();
+        let at = format!("MQTT-API.md:{} ({m})", e.line);
+        if m == "status" || m == "availability" {
+            let text = e.body.trim();
+            assert!(text == ONLINE || text == OFFLINE, "{at}: {text}");
+        } else if m == "info" {
+            round_trip::<InfoPayload>(e);
+        } else if m == "state" {
+            let s: StatePayload = round_trip(e);
+            assert!(!s.authoritative, "{at}: states are never authoritative");
+        } else if let Some(name) = m.strip_prefix("event:") {
+            let p: EventPayload = round_trip(e);
+            assert_eq!(tag(&p.event, "event"), name, "{at}");
+        } else if let Some(name) = m.strip_prefix("hall_event:") {
+            let h: HallEvent = round_trip(e);
+            assert_eq!(tag(&h, "event"), name, "{at}");
+        } else if let Some(name) = m.strip_prefix("command:board:") {
+            let c = parse::<BoardAction>(e.body.as_bytes())
+                .unwrap_or_else(|bad| panic!("{at}: refused: {}", bad.reason));
+            assert_eq!(c.action.name(), name, "{at}");
+            if let BoardAction::SetResult { result, side } = c.action {
+                assert!(result.to_result(side).is_ok(), "{at}: incomplete result");
+            }
+        } else if let Some(name) = m.strip_prefix("command:hall:") {
+            let c = parse::<HallAction>(e.body.as_bytes())
+                .unwrap_or_else(|bad| panic!("{at}: refused: {}", bad.reason));
+            assert_eq!(c.action.name(), name, "{at}");
+        } else if let Some(kind) = m.strip_prefix("response:") {
+            let r: ResponsePayload = round_trip(e);
+            if kind == "ok" {
+                assert_eq!(r.status, ResponseStatus::Ok, "{at}");
+                assert_eq!((&r.reason, &r.error), (&None, &None), "{at}");
+            } else {
+                assert_eq!(r.status, ResponseStatus::Error, "{at}");
+                assert_eq!(r.error.as_deref(), Some(kind), "{at}");
+                assert!(r.reason.is_some(), "{at}: an error has a reason");
+            }
+        } else if let Some(rest) = m.strip_prefix("alert:") {
+            let a: AlertPayload = round_trip(e);
+            if !rest.starts_with("rejection:") {
+                assert_eq!(serde_json::to_value(a.kind).unwrap(), json!(rest), "{at}");
+            }
+            let board = a.board.as_deref().expect("board alerts name their board");
+            assert_eq!(a.id, format!("{board}-{}", a.kind.slug()), "{at}: alert id");
+        } else if let Some(kind) = m.strip_prefix("rejection:") {
+            let v: Value = serde_json::from_str(&e.body).expect("JSON");
+            assert_eq!(v["rejection"], kind, "{at}");
+        } else {
+            panic!("{at}: unknown example marker (the test would not check it)");
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Everything the daemon has, listed; exhaustive matches keep the lists complete
+// ---------------------------------------------------------------------------------------
+
+/// Checks that `items` has one value of each of the `count` variants `index` tells apart.
+fn covers_every_variant<T: std::fmt::Debug>(items: &[T], index: fn(&T) -> usize, count: usize) {
+    let seen: BTreeSet<usize> = items.iter().map(index).collect();
+    let missing: Vec<usize> = (0..count).filter(|i| !seen.contains(i)).collect();
+    assert!(
+        missing.is_empty(),
+        "variants {missing:?} have no value in the list: add one"
+    );
+}
+
+const T0: Millis = Millis(1_796_047_200_000);
+
+/// One value of every event the rules core can emit.
+fn all_events() -> Vec<Event> {
+    let s = || "IA Schmid".to_string();
+    let r = || "a reason".to_string();
+    let events = vec![
+        Event::ClockStarted {
+            at: T0,
+            side: Color::White,
+        },
+        Event::PlayerPresent {
+            at: T0,
+            side: Color::Black,
+            arrival: Arrival::Press,
+        },
+        Event::DefaultTimePassed {
+            at: T0,
+            absent: vec![Color::Black],
+        },
+        Event::MoveMade {
+            at: T0,
+            side: Color::White,
+            uci: "e2e4".into(),
+            san: "e4".into(),
+            fen: "rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq - 0 1".into(),
+        },
+        Event::Pressed {
+            at: T0,
+            side: Color::White,
+            charged_ms: Millis(4250),
+            increment_ms: Millis(30_000),
+            remaining_ms: Millis(5_455_750),
+            moves: 1,
+        },
+        Event::PeriodAdvanced {
+            at: T0,
+            side: Color::White,
+            period: 2,
+            added_ms: Millis(1_800_000),
+            forfeited_ms: Millis::ZERO,
+            remaining_ms: Millis(2_100_000),
+        },
+        Event::FlagFell {
+            at: T0,
+            side: Color::Black,
+            period: 1,
+            moves_made: 0,
+            moves_required: None,
+            frozen: true,
+        },
+        Event::ResultPending {
+            at: T0,
+            side: Color::White,
+            reason: r(),
+        },
+        Event::BothFlagsOrderUnknown { at: T0 },
+        Event::ClockDiscrepancy {
+            at: T0,
+            white_ms: Millis(1),
+            black_ms: Millis(2),
+            reckoned_white_ms: Millis(3),
+            reckoned_black_ms: Millis(4),
+        },
+        Event::PausedByPlayer {
+            at: T0,
+            side: Color::Black,
+        },
+        Event::Paused {
+            at: T0,
+            arbiter: s(),
+            reason: r(),
+        },
+        Event::Resumed {
+            at: T0,
+            arbiter: s(),
+        },
+        Event::TimeSet {
+            at: T0,
+            side: Color::White,
+            remaining_ms: Millis(1),
+            previous_ms: Millis(2),
+            arbiter: s(),
+            reason: r(),
+        },
+        Event::TimeAdded {
+            at: T0,
+            side: Color::White,
+            delta_ms: Millis(1),
+            remaining_ms: Millis(2),
+            arbiter: s(),
+            reason: r(),
+        },
+        Event::MovesSet {
+            at: T0,
+            side: Color::White,
+            moves: 20,
+            period: 1,
+            arbiter: s(),
+            reason: r(),
+        },
+        Event::PositionSet {
+            at: T0,
+            fen: "8/8/8/4k3/8/8/8/4K3 w - - 0 1".into(),
+            arbiter: s(),
+            reason: r(),
+        },
+        Event::ClockReplaced {
+            at: T0,
+            device: "board-002".into(),
+            white_ms: Millis(1),
+            black_ms: Millis(2),
+            arbiter: s(),
+            reason: r(),
+        },
+        Event::GameEnded {
+            at: T0,
+            result: GameResult {
+                score: Score::BlackWins,
+                termination: Termination::Checkmate,
+            },
+            replaces: None,
+        },
+    ];
+    covers_every_variant(
+        &events,
+        |e| match e {
+            Event::ClockStarted { .. } => 0,
+            Event::PlayerPresent { .. } => 1,
+            Event::DefaultTimePassed { .. } => 2,
+            Event::MoveMade { .. } => 3,
+            Event::Pressed { .. } => 4,
+            Event::PeriodAdvanced { .. } => 5,
+            Event::FlagFell { .. } => 6,
+            Event::ResultPending { .. } => 7,
+            Event::BothFlagsOrderUnknown { .. } => 8,
+            Event::ClockDiscrepancy { .. } => 9,
+            Event::PausedByPlayer { .. } => 10,
+            Event::Paused { .. } => 11,
+            Event::Resumed { .. } => 12,
+            Event::TimeSet { .. } => 13,
+            Event::TimeAdded { .. } => 14,
+            Event::MovesSet { .. } => 15,
+            Event::PositionSet { .. } => 16,
+            Event::ClockReplaced { .. } => 17,
+            Event::GameEnded { .. } => 18,
+        },
+        19,
+    );
+    events
+}
+
+fn event_names() -> BTreeSet<String> {
+    all_events().iter().map(|e| tag(e, "event")).collect()
+}
+
+fn all_hall_events() -> Vec<HallEvent> {
+    let events = vec![
+        HallEvent::RoundStarted {
+            at: T0,
+            round: 1,
+            start: T0,
+            boards: vec!["board-001".into()],
+            arbiter: "CA".into(),
+        },
+        HallEvent::RoundFinished {
+            at: T0,
+            round: 1,
+            results: vec![BoardResult {
+                board: "board-001".into(),
+                white: "A".into(),
+                black: "B".into(),
+                score: "1-0".into(),
+                termination: "flag".into(),
+            }],
+        },
+    ];
+    covers_every_variant(
+        &events,
+        |e| match e {
+            HallEvent::RoundStarted { .. } => 0,
+            HallEvent::RoundFinished { .. } => 1,
+        },
+        2,
+    );
+    events
+}
+
+fn hall_event_names() -> BTreeSet<String> {
+    all_hall_events().iter().map(|e| tag(e, "event")).collect()
+}
+
+fn all_board_actions() -> Vec<BoardAction> {
+    let actions = vec![
+        BoardAction::Pause {},
+        BoardAction::Resume {},
+        BoardAction::Present { side: Color::White },
+        BoardAction::SetTime {
+            side: Color::White,
+            remaining_ms: Millis(1),
+        },
+        BoardAction::AddTime {
+            side: Color::White,
+            delta_ms: Millis(1),
+        },
+        BoardAction::SetMoves {
+            side: Color::White,
+            moves: 1,
+            period: None,
+        },
+        BoardAction::SetResult {
+            result: ResultName::AgreedDraw,
+            side: None,
+        },
+        BoardAction::ConfirmFlag {},
+        BoardAction::SetPosition { fen: String::new() },
+        BoardAction::ReplaceClock {
+            to: None,
+            white_ms: None,
+            black_ms: None,
+        },
+        BoardAction::SwapSides {},
+    ];
+    covers_every_variant(
+        &actions,
+        |a| match a {
+            BoardAction::Pause {} => 0,
+            BoardAction::Resume {} => 1,
+            BoardAction::Present { .. } => 2,
+            BoardAction::SetTime { .. } => 3,
+            BoardAction::AddTime { .. } => 4,
+            BoardAction::SetMoves { .. } => 5,
+            BoardAction::SetResult { .. } => 6,
+            BoardAction::ConfirmFlag {} => 7,
+            BoardAction::SetPosition { .. } => 8,
+            BoardAction::ReplaceClock { .. } => 9,
+            BoardAction::SwapSides {} => 10,
+        },
+        11,
+    );
+    actions
+}
+
+fn all_hall_actions() -> Vec<HallAction> {
+    let start: Value = json!({"transaction": "t", "arbiter": "a", "action": "start_round",
+        "round": 1, "start": 0, "pairings": []});
+    let actions = vec![
+        parse::<HallAction>(start.to_string().as_bytes())
+            .unwrap()
+            .action,
+        HallAction::Pause {},
+        HallAction::Resume {},
+    ];
+    covers_every_variant(
+        &actions,
+        |a| match a {
+            HallAction::StartRound { .. } => 0,
+            HallAction::Pause {} => 1,
+            HallAction::Resume {} => 2,
+        },
+        3,
+    );
+    actions
+}
+
+/// `set_result`'s `result` values, as the parser reads them.
+fn all_result_names() -> Vec<&'static str> {
+    let names = vec![
+        "agreed_draw",
+        "resignation",
+        "illegal_moves",
+        "annulled",
+        "1-0",
+        "0-1",
+        "1/2-1/2",
+        "0-0",
+    ];
+    let parsed: Vec<ResultName> = names
+        .iter()
+        .map(|n| serde_json::from_value(json!(n)).unwrap())
+        .collect();
+    covers_every_variant(
+        &parsed,
+        |r| match r {
+            ResultName::AgreedDraw => 0,
+            ResultName::Resignation => 1,
+            ResultName::IllegalMoves => 2,
+            ResultName::Annulled => 3,
+            ResultName::WhiteWins => 4,
+            ResultName::BlackWins => 5,
+            ResultName::Draw => 6,
+            ResultName::BothLose => 7,
+        },
+        8,
+    );
+    names
+}
+
+fn all_alert_kinds() -> Vec<AlertKind> {
+    let kinds = vec![
+        AlertKind::Offline,
+        AlertKind::Port,
+        AlertKind::ClockMode,
+        AlertKind::ClockCommand,
+        AlertKind::ClockDiscrepancy,
+        AlertKind::PlayerPause,
+        AlertKind::StrayPress,
+        AlertKind::ResultPending,
+        AlertKind::BothFlags,
+        AlertKind::Irregular,
+        AlertKind::MoveRejected,
+    ];
+    covers_every_variant(
+        &kinds,
+        |k| match k {
+            AlertKind::Offline => 0,
+            AlertKind::Port => 1,
+            AlertKind::ClockMode => 2,
+            AlertKind::ClockCommand => 3,
+            AlertKind::ClockDiscrepancy => 4,
+            AlertKind::PlayerPause => 5,
+            AlertKind::StrayPress => 6,
+            AlertKind::ResultPending => 7,
+            AlertKind::BothFlags => 8,
+            AlertKind::Irregular => 9,
+            AlertKind::MoveRejected => 10,
+        },
+        11,
+    );
+    kinds
+}
+
+fn alert_kind_names() -> BTreeSet<String> {
+    all_alert_kinds()
+        .iter()
+        .map(|k| {
+            serde_json::to_value(k)
+                .unwrap()
+                .as_str()
+                .unwrap()
+                .to_string()
+        })
+        .collect()
+}
+
+/// One value of every rejection of the rules core, with the values the document's
+/// examples show (their messages are compared).
+fn all_rejections() -> Vec<Rejection> {
+    let mate = GameResult {
+        score: Score::BlackWins,
+        termination: Termination::Checkmate,
+    };
+    let rejections = vec![
+        Rejection::NotStarted { start: T0 },
+        Rejection::GameOver {
+            result: describe_result(&mate),
+        },
+        Rejection::Paused {
+            by: "paused by arbiter IA Schmid: noise in the hall".into(),
+        },
+        Rejection::NotPaused,
+        Rejection::NotYourTurn {
+            side: Color::Black,
+            running: Color::White,
+        },
+        Rejection::Frozen,
+        Rejection::PositionUnknown,
+        Rejection::BadMove {
+            mv: "e2e5".into(),
+            reason: "illegal in this position".into(),
+        },
+        Rejection::MovePending { side: Color::Black },
+        Rejection::NoPendingFlag,
+        Rejection::VerdictUnknown {
+            reason: "flag fell, result pending arbiter: the position is not known".into(),
+        },
+        Rejection::OutOfRange {
+            field: "remaining",
+            value: -5,
+            allowed: "0 to 86400000 ms (24 h)".into(),
+        },
+        Rejection::BadFen {
+            reason: "piece placement (field 1): 3 ranks, not 8".into(),
+        },
+        Rejection::ReasonRequired { what: "set_time" },
+        Rejection::ArbiterRequired,
+    ];
+    covers_every_variant(
+        &rejections,
+        |r| match r {
+            Rejection::NotStarted { .. } => 0,
+            Rejection::GameOver { .. } => 1,
+            Rejection::Paused { .. } => 2,
+            Rejection::NotPaused => 3,
+            Rejection::NotYourTurn { .. } => 4,
+            Rejection::Frozen => 5,
+            Rejection::PositionUnknown => 6,
+            Rejection::BadMove { .. } => 7,
+            Rejection::MovePending { .. } => 8,
+            Rejection::NoPendingFlag => 9,
+            Rejection::VerdictUnknown { .. } => 10,
+            Rejection::OutOfRange { .. } => 11,
+            Rejection::BadFen { .. } => 12,
+            Rejection::ReasonRequired { .. } => 13,
+            Rejection::ArbiterRequired => 14,
+        },
+        15,
+    );
+    rejections
+}
+
+/// The kinds the hall and the board actors give in `Refusal::new("kind", ...)`.
+fn daemon_error_kinds() -> BTreeSet<String> {
+    let mut kinds = BTreeSet::new();
+    for src in HALL_SOURCES {
+        for (i, _) in src.match_indices("Refusal::new(") {
+            let rest = src[i + "Refusal::new(".len()..].trim_start();
+            // The definition `pub fn new(error: &str, ...)` has no literal.
+            if let Some(lit) = rest.strip_prefix('"') {
+                let end = lit.find('"').unwrap();
+                kinds.insert(lit[..end].to_string());
+            }
+        }
+    }
+    assert!(kinds.len() >= 5, "found {kinds:?}");
+    kinds
+}
+
+fn rejection_kinds() -> BTreeSet<String> {
+    all_rejections()
+        .iter()
+        .map(|r| tag(r, "rejection"))
+        .collect()
+}
+
+// ---------------------------------------------------------------------------------------
+// Everything the daemon has is documented
+// ---------------------------------------------------------------------------------------
+
+fn assert_documented(what: &str, names: impl IntoIterator<Item = String>, prefix: &str) {
+    let markers = markers();
+    let missing: Vec<String> = names
+        .into_iter()
+        .filter(|n| !markers.contains(&format!("{prefix}{n}")))
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "MQTT-API.md has no example for the {what} {missing:?} (marker `<!-- example: {prefix}NAME -->`)"
+    );
+}
+
+#[test]
+fn every_board_event_is_documented() {
+    assert_documented("event", event_names(), "event:");
+    // And under a heading of its own.
+    for name in event_names() {
+        assert!(
+            DOC.contains(&format!("### `{name}`\n")),
+            "MQTT-API.md has no section for the event `{name}`"
+        );
+    }
+}
+
+#[test]
+fn the_rules_script_doc_lists_the_same_events() {
+    let script = include_str!("../docs/RULES-SCRIPT.md");
+    for name in event_names() {
+        assert!(
+            script.contains(&format!("`{name}`")),
+            "RULES-SCRIPT.md does not name the event `{name}`"
+        );
+    }
+}
+
+#[test]
+fn every_hall_event_is_documented() {
+    assert_documented("hall event", hall_event_names(), "hall_event:");
+}
+
+#[test]
+fn every_command_is_documented() {
+    assert_documented(
+        "board command",
+        all_board_actions().iter().map(|a| a.name().to_string()),
+        "command:board:",
+    );
+    assert_documented(
+        "hall command",
+        all_hall_actions().iter().map(|a| a.name().to_string()),
+        "command:hall:",
+    );
+    for a in all_board_actions() {
+        assert!(
+            DOC.contains(&format!("| `{}` |", a.name())),
+            "MQTT-API.md's board command table has no row for `{}`",
+            a.name()
+        );
+    }
+    for r in all_result_names() {
+        assert!(
+            DOC.contains(&format!("`\"{r}\"`")),
+            "MQTT-API.md does not list the result `\"{r}\"`"
+        );
+    }
+}
+
+#[test]
+fn every_alert_kind_is_documented() {
+    assert_documented("alert kind", alert_kind_names(), "alert:");
+    for kind in alert_kind_names() {
+        assert!(
+            DOC.contains(&format!("| `{kind}` |")),
+            "MQTT-API.md's alert table has no row for `{kind}`"
+        );
+    }
+}
+
+#[test]
+fn every_error_kind_is_documented() {
+    let all = examples();
+    for kind in daemon_error_kinds() {
+        assert!(
+            markers().contains(&format!("response:{kind}")),
+            "MQTT-API.md has no example response with the error `{kind}`"
+        );
+        assert!(
+            DOC.contains(&format!("| `{kind}` |")),
+            "MQTT-API.md's error tables have no row for `{kind}`"
+        );
+    }
+    for r in all_rejections() {
+        let kind = tag(&r, "rejection");
+        let message = r.to_string();
+        assert!(
+            DOC.contains(&format!("| `{kind}` |")),
+            "MQTT-API.md's error tables have no row for `{kind}`"
+        );
+        let responses = with_prefix(&all, &format!("response:{kind}"));
+        let alerts = with_prefix(&all, &format!("alert:rejection:{kind}"));
+        let core = with_prefix(&all, &format!("rejection:{kind}"));
+        if !responses.is_empty() {
+            let reasons: Vec<String> = responses
+                .iter()
+                .map(|(_, e)| serde_json::from_str::<ResponsePayload>(&e.body).unwrap())
+                .filter_map(|r| r.reason)
+                .collect();
+            assert!(
+                reasons.contains(&message),
+                "no example response for `{kind}` has the core's message {message:?}; they have {reasons:?}"
+            );
+        } else if !alerts.is_empty() {
+            for (_, e) in alerts {
+                let a: AlertPayload = serde_json::from_str(&e.body).unwrap();
+                assert!(
+                    a.message.contains(&message),
+                    "MQTT-API.md:{}: the alert does not carry the core's message {message:?}",
+                    e.line
+                );
+            }
+        } else if !core.is_empty() {
+            for (_, e) in core {
+                let v: Value = serde_json::from_str(&e.body).unwrap();
+                assert_eq!(
+                    v,
+                    serde_json::to_value(&r).unwrap(),
+                    "MQTT-API.md:{}",
+                    e.line
+                );
+            }
+        } else {
+            panic!("MQTT-API.md has no example for the rejection `{kind}`");
+        }
+    }
+}
+
+#[test]
+fn documented_parse_errors_are_the_parsers_own() {
+    // The payloads behind the `bad_command` examples, and what the parser answers.
+    let payloads: [&[u8]; 4] = [
+        br#"{"transaction":"t-0120","arbiter":"IA Schmid","action":"fly"}"#,
+        br#"{"transaction":"t-0121","arbiter":"IA Schmid","action":"set_time","side":"white","remaining":300000}"#,
+        b"{not json",
+        br#"{"transaction":"t-0138","action":"pause"}"#,
+    ];
+    let produced: Vec<(String, String, String)> = payloads
+        .iter()
+        .map(|p| {
+            let bad = parse::<BoardAction>(p).unwrap_err();
+            (bad.transaction, bad.action, bad.reason)
+        })
+        .collect();
+    let all = examples();
+    let documented = with_prefix(&all, "response:bad_command");
+    assert!(!documented.is_empty());
+    for (_, e) in documented {
+        let r: ResponsePayload = serde_json::from_str(&e.body).unwrap();
+        let key = (r.transaction, r.action, r.reason.unwrap_or_default());
+        assert!(
+            produced.contains(&key),
+            "MQTT-API.md:{}: the parser does not answer this; it answers {produced:#?}",
+            e.line
+        );
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// The AsyncAPI document
+// ---------------------------------------------------------------------------------------
+
+fn yaml_to_json(y: &yaml_rust::Yaml) -> Value {
+    use yaml_rust::Yaml;
+    match y {
+        Yaml::Real(s) => json!(s.parse::<f64>().unwrap()),
+        Yaml::Integer(i) => json!(i),
+        Yaml::String(s) => json!(s),
+        Yaml::Boolean(b) => json!(b),
+        Yaml::Array(a) => Value::Array(a.iter().map(yaml_to_json).collect()),
+        Yaml::Hash(h) => Value::Object(
+            h.iter()
+                .map(|(k, v)| {
+                    let key = match k {
+                        Yaml::String(s) => s.clone(),
+                        Yaml::Integer(i) => i.to_string(),
+                        other => panic!("asyncapi.yaml: a key that is not a string: {other:?}"),
+                    };
+                    (key, yaml_to_json(v))
+                })
+                .collect(),
+        ),
+        Yaml::Null => Value::Null,
+        other => panic!("asyncapi.yaml: unexpected YAML {other:?}"),
+    }
+}
+
+fn asyncapi() -> Value {
+    let docs = yaml_rust::YamlLoader::load_from_str(ASYNCAPI)
+        .unwrap_or_else(|e| panic!("asyncapi.yaml is not valid YAML: {e}"));
+    assert_eq!(docs.len(), 1, "asyncapi.yaml holds one document");
+    yaml_to_json(&docs[0])
+}
+
+/// Follow a local `$ref` (`#/components/...`).
+fn resolve<'a>(root: &'a Value, v: &'a Value) -> &'a Value {
+    match v.get("$ref").and_then(Value::as_str) {
+        Some(r) => {
+            let path = r.strip_prefix("#/").expect("local $ref");
+            let target = root.pointer(&format!("/{path}"));
+            resolve(root, target.unwrap_or_else(|| panic!("dangling $ref {r}")))
+        }
+        None => v,
+    }
+}
+
+/// The rows of the document's topic table: topic -> (dir, retained).
+fn doc_topics() -> BTreeMap<String, (String, bool)> {
+    let section = DOC.split("\n## Topics\n").nth(1).expect("a Topics section");
+    let mut topics = BTreeMap::new();
+    for line in section.lines().skip_while(|l| !l.starts_with('|')) {
+        if !line.starts_with('|') {
+            break;
+        }
+        let cells: Vec<&str> = line.split('|').map(str::trim).collect();
+        if let Some(topic) = cells[1].strip_prefix('`').and_then(|t| t.strip_suffix('`')) {
+            assert_eq!(cells[4], "1", "{topic}: QoS");
+            topics.insert(topic.to_string(), (cells[2].to_string(), cells[3] == "yes"));
+        }
+    }
+    topics
+}
+
+/// `hallclock/{hall}/board/{board}/state` -> `board/<b>/state`.
+fn channel_topic(channel: &str) -> String {
+    channel
+        .strip_prefix("hallclock/{hall}/")
+        .unwrap_or_else(|| panic!("channel {channel} is not under hallclock/{{hall}}/"))
+        .replace("{board}", "<b>")
+        .replace("{id}", "<id>")
+}
+
+#[test]
+fn asyncapi_channels_are_the_documented_topics() {
+    let api = asyncapi();
+    assert_eq!(api["asyncapi"], "2.6.0");
+    let channels = api["channels"].as_object().expect("channels");
+    let doc = doc_topics();
+    let mut seen = BTreeSet::new();
+    for (name, channel) in channels {
+        let topic = channel_topic(name);
+        let (dir, retained) = doc.get(&topic).unwrap_or_else(|| {
+            panic!("asyncapi.yaml channel {name}: no row `{topic}` in MQTT-API.md's topic table")
+        });
+        // AsyncAPI 2: `subscribe` = what the daemon publishes, `publish` = what it reads.
+        let op = if dir == "out" { "subscribe" } else { "publish" };
+        let other = if dir == "out" { "publish" } else { "subscribe" };
+        let operation = channel
+            .get(op)
+            .unwrap_or_else(|| panic!("{name}: MQTT-API.md says `{dir}`, so a `{op}` operation"));
+        assert!(channel.get(other).is_none(), "{name}: only `{op}`");
+        let mqtt = &operation["bindings"]["mqtt"];
+        assert_eq!(mqtt["qos"], 1, "{name}: QoS");
+        assert_eq!(mqtt["retain"], json!(retained), "{name}: retained");
+        for param in ["hall", "board", "id"] {
+            if name.contains(&format!("{{{param}}}")) {
+                let p = resolve(&api, &channel["parameters"][param]);
+                assert!(p.get("schema").is_some(), "{name}: parameter {param}");
+            }
+        }
+        assert!(
+            resolve(&api, &operation["message"]).is_object(),
+            "{name}: message"
+        );
+        seen.insert(topic);
+    }
+    let missing: Vec<&String> = doc.keys().filter(|t| !seen.contains(*t)).collect();
+    assert!(
+        missing.is_empty(),
+        "topics of MQTT-API.md with no channel in asyncapi.yaml: {missing:?}"
+    );
+}
+
+/// The `const` of `property` in each alternative of the `oneOf` of the message's payload.
+fn one_of_consts(api: &Value, message: &str, property: &str) -> BTreeSet<String> {
+    let m = resolve(api, &api["components"]["messages"][message]);
+    let payload = resolve(api, &m["payload"]);
+    let alternatives = payload["oneOf"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{message}: payload.oneOf"));
+    alternatives
+        .iter()
+        .map(|alt| {
+            const_of(api, resolve(api, alt), property)
+                .unwrap_or_else(|| panic!("{message}: an alternative without {property}.const"))
+        })
+        .collect()
+}
+
+/// The `const` of a property of a schema, also when it comes from an `allOf` part.
+fn const_of(api: &Value, schema: &Value, property: &str) -> Option<String> {
+    if let Some(c) = schema["properties"][property]["const"].as_str() {
+        return Some(c.to_string());
+    }
+    schema["allOf"]
+        .as_array()?
+        .iter()
+        .find_map(|part| const_of(api, resolve(api, part), property))
+}
+
+fn enum_of(api: &Value, schema: &str) -> BTreeSet<String> {
+    let s = resolve(api, &api["components"]["schemas"][schema]);
+    s["enum"]
+        .as_array()
+        .unwrap_or_else(|| panic!("components.schemas.{schema}.enum"))
+        .iter()
+        .map(|v| v.as_str().unwrap().to_string())
+        .collect()
+}
+
+#[test]
+fn asyncapi_messages_name_what_the_daemon_has() {
+    let api = asyncapi();
+    assert_eq!(one_of_consts(&api, "boardEvent", "event"), event_names());
+    assert_eq!(
+        one_of_consts(&api, "hallEvent", "event"),
+        hall_event_names()
+    );
+    let board_actions: BTreeSet<String> = all_board_actions()
+        .iter()
+        .map(|a| a.name().to_string())
+        .collect();
+    assert_eq!(one_of_consts(&api, "boardCommand", "action"), board_actions);
+    let hall_actions: BTreeSet<String> = all_hall_actions()
+        .iter()
+        .map(|a| a.name().to_string())
+        .collect();
+    assert_eq!(one_of_consts(&api, "hallCommand", "action"), hall_actions);
+    assert_eq!(enum_of(&api, "alertKind"), alert_kind_names());
+    let mut errors = daemon_error_kinds();
+    errors.extend(rejection_kinds());
+    assert_eq!(enum_of(&api, "errorKind"), errors);
+    let results: BTreeSet<String> = all_result_names().iter().map(|s| s.to_string()).collect();
+    assert_eq!(enum_of(&api, "resultName"), results);
+}
+
+#[test]
+fn asyncapi_messages_are_in_the_document() {
+    let api = asyncapi();
+    let messages = api["components"]["messages"]
+        .as_object()
+        .expect("components.messages");
+    // Each message of the AsyncAPI document is a section of MQTT-API.md (by its title).
+    for (name, m) in messages {
+        let title = m["title"]
+            .as_str()
+            .unwrap_or_else(|| panic!("message {name}: title"));
+        let heading = DOC.lines().any(|l| {
+            l.starts_with('#') && l.trim_start_matches('#').trim().eq_ignore_ascii_case(title)
+        });
+        assert!(
+            heading,
+            "message {name}: MQTT-API.md has no section `{title}`"
+        );
+    }
+}
+
+#[test]
+fn the_example_scanner_finds_missing_examples() {
+    // The checks above rely on the scanner; make sure it sees a removed example.
+    let without = DOC.replace("<!-- example: event:pressed -->", "");
+    let markers: BTreeSet<String> = examples_of(&without)
+        .into_iter()
+        .map(|e| e.marker)
+        .collect();
+    assert!(!markers.contains("event:pressed"));
+    assert!(markers.contains("event:clock_started"));
+}
+
+#[test]
+fn every_termination_and_arbiter_result_is_documented() {
+    let side = Color::White;
+    let terminations = vec![
+        Termination::Checkmate,
+        Termination::Stalemate,
+        Termination::DeadPosition,
+        Termination::SeventyFiveMoves,
+        Termination::FivefoldRepetition,
+        Termination::Flag { side },
+        Termination::FlagOpponentCannotMate { side },
+        Termination::Default { absent: vec![side] },
+        Termination::Arbiter {
+            kind: ArbiterResult::AgreedDraw,
+            arbiter: "IA".into(),
+            reason: "r".into(),
+        },
+    ];
+    covers_every_variant(
+        &terminations,
+        |t| match t {
+            Termination::Checkmate => 0,
+            Termination::Stalemate => 1,
+            Termination::DeadPosition => 2,
+            Termination::SeventyFiveMoves => 3,
+            Termination::FivefoldRepetition => 4,
+            Termination::Flag { .. } => 5,
+            Termination::FlagOpponentCannotMate { .. } => 6,
+            Termination::Default { .. } => 7,
+            Termination::Arbiter { .. } => 8,
+        },
+        9,
+    );
+    let api = asyncapi();
+    let in_api = enum_of(&api, "termination");
+    for t in &terminations {
+        let name = tag(t, "termination");
+        assert!(
+            DOC.contains(&format!("| `{name}` |")),
+            "MQTT-API.md's termination table has no row for `{name}`"
+        );
+        assert!(in_api.contains(&name), "asyncapi.yaml: termination {name}");
+    }
+    let kinds = vec![
+        ArbiterResult::AgreedDraw,
+        ArbiterResult::Resignation { side },
+        ArbiterResult::IllegalMoves { side },
+        ArbiterResult::Annulled,
+        ArbiterResult::Score { score: Score::Draw },
+    ];
+    covers_every_variant(
+        &kinds,
+        |k| match k {
+            ArbiterResult::AgreedDraw => 0,
+            ArbiterResult::Resignation { .. } => 1,
+            ArbiterResult::IllegalMoves { .. } => 2,
+            ArbiterResult::Annulled => 3,
+            ArbiterResult::Score { .. } => 4,
+        },
+        5,
+    );
+    let api_kinds = &resolve(&api, &api["components"]["schemas"]["arbiterResult"])["properties"]["kind"]
+        ["enum"];
+    for k in &kinds {
+        let name = tag(k, "kind");
+        assert!(
+            DOC.contains(&format!("{{\"kind\": \"{name}\"")),
+            "MQTT-API.md does not show the arbiter's result kind `{name}`"
+        );
+        assert!(
+            api_kinds.as_array().unwrap().contains(&json!(name)),
+            "asyncapi.yaml: arbiterResult kind {name}"
+        );
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// The AsyncAPI schemas accept the document's examples
+// ---------------------------------------------------------------------------------------
+
+/// A small JSON Schema validator: the keywords asyncapi.yaml uses, and nothing else (an
+/// unknown keyword fails, so the schema cannot grow beyond what is checked).
+fn validate(api: &Value, schema: &Value, v: &Value, at: &str) -> Result<(), String> {
+    let schema = resolve(api, schema);
+    let Some(obj) = schema.as_object() else {
+        return Err(format!("{at}: schema is not an object"));
+    };
+    for (key, rule) in obj {
+        match key.as_str() {
+            "$ref" | "description" | "discriminator" | "title" => {}
+            "type" => {
+                let types: Vec<&str> = match rule {
+                    Value::String(s) => vec![s.as_str()],
+                    Value::Array(a) => a.iter().filter_map(Value::as_str).collect(),
+                    _ => return Err(format!("{at}: bad type {rule}")),
+                };
+                let ok = types.iter().any(|t| match *t {
+                    "object" => v.is_object(),
+                    "array" => v.is_array(),
+                    "string" => v.is_string(),
+                    "integer" => v.is_i64() || v.is_u64(),
+                    "number" => v.is_number(),
+                    "boolean" => v.is_boolean(),
+                    "null" => v.is_null(),
+                    _ => false,
+                });
+                if !ok {
+                    return Err(format!("{at}: {v} is not of type {rule}"));
+                }
+            }
+            "enum" => {
+                if !rule.as_array().is_some_and(|a| a.contains(v)) {
+                    return Err(format!("{at}: {v} is not one of {rule}"));
+                }
+            }
+            "const" => {
+                if rule != v {
+                    return Err(format!("{at}: {v} is not {rule}"));
+                }
+            }
+            "required" => {
+                for name in rule.as_array().into_iter().flatten() {
+                    let name = name.as_str().unwrap_or_default();
+                    if v.is_object() && v.get(name).is_none() {
+                        return Err(format!("{at}: `{name}` is missing"));
+                    }
+                }
+            }
+            "properties" => {
+                for (name, sub) in rule.as_object().into_iter().flatten() {
+                    if let Some(value) = v.get(name) {
+                        validate(api, sub, value, &format!("{at}.{name}"))?;
+                    }
+                }
+            }
+            "additionalProperties" => {
+                let known = obj.get("properties").and_then(Value::as_object);
+                if rule == &json!(false)
+                    && let Some(fields) = v.as_object()
+                {
+                    for name in fields.keys() {
+                        if !known.is_some_and(|k| k.contains_key(name)) {
+                            return Err(format!("{at}: unexpected `{name}`"));
+                        }
+                    }
+                }
+            }
+            "items" => {
+                for (i, item) in v.as_array().into_iter().flatten().enumerate() {
+                    validate(api, rule, item, &format!("{at}[{i}]"))?;
+                }
+            }
+            "allOf" => {
+                for part in rule.as_array().into_iter().flatten() {
+                    validate(api, part, v, at)?;
+                }
+            }
+            "oneOf" => {
+                let alternatives = rule.as_array().cloned().unwrap_or_default();
+                let errors: Vec<String> = alternatives
+                    .iter()
+                    .filter_map(|alt| validate(api, alt, v, at).err())
+                    .collect();
+                let matched = alternatives.len() - errors.len();
+                if matched != 1 {
+                    return Err(format!(
+                        "{at}: {v} matches {matched} of the oneOf alternatives, not 1: {errors:#?}"
+                    ));
+                }
+            }
+            "minimum" | "maximum" => {
+                if let (Some(n), Some(bound)) = (v.as_i64(), rule.as_i64())
+                    && ((key == "minimum" && n < bound) || (key == "maximum" && n > bound))
+                {
+                    return Err(format!("{at}: {n} is beyond the {key} {bound}"));
+                }
+            }
+            "minLength" | "maxLength" => {
+                if let (Some(s), Some(bound)) = (v.as_str(), rule.as_u64()) {
+                    let n = s.chars().count() as u64;
+                    if (key == "minLength" && n < bound) || (key == "maxLength" && n > bound) {
+                        return Err(format!("{at}: {v} is beyond the {key} {bound}"));
+                    }
+                }
+            }
+            "minItems" => {
+                if let (Some(a), Some(bound)) = (v.as_array(), rule.as_u64())
+                    && (a.len() as u64) < bound
+                {
+                    return Err(format!("{at}: fewer than {bound} items"));
+                }
+            }
+            "pattern" => {
+                // The one pattern in use: ids.
+                assert_eq!(rule, "^[a-z0-9-]+$", "{at}: unsupported pattern");
+                if let Some(s) = v.as_str()
+                    && !hallclock::mqtt::payload::valid_id(s)
+                {
+                    return Err(format!("{at}: {v} is not an id"));
+                }
+            }
+            other => panic!("{at}: the test's validator does not know the keyword `{other}`"),
+        }
+    }
+    Ok(())
+}
+
+fn message_payload<'a>(api: &'a Value, message: &str) -> &'a Value {
+    let m = resolve(api, &api["components"]["messages"][message]);
+    &m["payload"]
+}
+
+#[test]
+fn asyncapi_schemas_accept_every_example() {
+    let api = asyncapi();
+    for e in examples() {
+        let m = e.marker.as_str();
+        let (message, value) = match m.split(':').next().unwrap_or_default() {
+            "status" => ("status", json!(e.body.trim())),
+            "availability" => ("availability", json!(e.body.trim())),
+            "info" => ("info", serde_json::from_str(&e.body).unwrap()),
+            "state" => ("state", serde_json::from_str(&e.body).unwrap()),
+            "event" => ("boardEvent", serde_json::from_str(&e.body).unwrap()),
+            "hall_event" => ("hallEvent", serde_json::from_str(&e.body).unwrap()),
+            "response" => ("boardResponse", serde_json::from_str(&e.body).unwrap()),
+            "alert" => ("alert", serde_json::from_str(&e.body).unwrap()),
+            "command" if m.starts_with("command:board:") => {
+                ("boardCommand", serde_json::from_str(&e.body).unwrap())
+            }
+            "command" => ("hallCommand", serde_json::from_str(&e.body).unwrap()),
+            // The core's own form, not an MQTT message.
+            "rejection" => continue,
+            other => panic!("MQTT-API.md:{}: unknown marker {other}", e.line),
+        };
+        let at = format!(
+            "MQTT-API.md:{} ({m}) against asyncapi.yaml {message}",
+            e.line
+        );
+        if let Err(why) = validate(&api, message_payload(&api, message), &value, &at) {
+            panic!("{why}");
+        }
+    }
+    // A cleared alert is an empty message.
+    validate(
+        &api,
+        message_payload(&api, "alert"),
+        &json!(""),
+        "cleared alert",
+    )
+    .unwrap();
+    // And the schemas refuse what the daemon refuses or never writes.
+    let refused = [
+        (
+            "boardCommand",
+            json!({"transaction": "t", "arbiter": "a", "action": "fly"}),
+        ),
+        (
+            "boardCommand",
+            json!({"transaction": "t", "arbiter": "a", "action": "set_time", "side": "white"}),
+        ),
+        (
+            "boardEvent",
+            json!({"board": "b", "seq": 1, "event": "exploded", "at": 0}),
+        ),
+        (
+            "alert",
+            json!({"id": "x", "board": null, "kind": "fire", "severity": "info", "message": "", "since": 0}),
+        ),
+        ("status", json!("maybe")),
+    ];
+    for (message, value) in refused {
+        assert!(
+            validate(&api, message_payload(&api, message), &value, message).is_err(),
+            "asyncapi.yaml {message} accepts {value}"
+        );
+    }
+}
+
+/// `(kind, template)` of every `Refusal::new("kind", "literal" | format!("template", ..))`
+/// in the hall's sources; `None` when the reason is a variable.
+fn daemon_reason_templates() -> Vec<(String, Option<String>)> {
+    fn string_literal(s: &str) -> Option<String> {
+        let body = s.strip_prefix('"')?;
+        let mut out = String::new();
+        let mut chars = body.chars();
+        while let Some(c) = chars.next() {
+            match c {
+                '"' => return Some(out),
+                '\\' => out.push(chars.next()?),
+                c => out.push(c),
+            }
+        }
+        None
+    }
+    let mut templates = Vec::new();
+    for src in HALL_SOURCES {
+        for (i, _) in src.match_indices("Refusal::new(") {
+            let rest = src[i + "Refusal::new(".len()..].trim_start();
+            let Some(kind) = string_literal(rest) else {
+                continue;
+            };
+            let after = rest[kind.len() + 2..].trim_start();
+            let after = after.strip_prefix(',').unwrap_or(after).trim_start();
+            let template = match after.strip_prefix("format!(") {
+                Some(f) => string_literal(f.trim_start()),
+                None => string_literal(after),
+            };
+            templates.push((kind, template));
+        }
+    }
+    templates
+}
+
+/// Whether `text` is what `format!(template, ..)` can write.
+fn matches_template(template: &str, text: &str) -> bool {
+    let mut parts = Vec::new();
+    let mut rest = template;
+    while let Some(open) = rest.find('{') {
+        parts.push(&rest[..open]);
+        let close = rest[open..].find('}').map_or(rest.len(), |c| open + c + 1);
+        rest = &rest[close..];
+    }
+    parts.push(rest);
+    let (first, last) = (parts[0], parts[parts.len() - 1]);
+    if parts.len() == 1 {
+        return text == first;
+    }
+    let Some(mut tail) = text.strip_prefix(first) else {
+        return false;
+    };
+    for middle in &parts[1..parts.len() - 1] {
+        match tail.find(middle) {
+            Some(at) => tail = &tail[at + middle.len()..],
+            None => return false,
+        }
+    }
+    tail.ends_with(last)
+}
+
+#[test]
+fn documented_daemon_reasons_are_the_daemons_own() {
+    let templates = daemon_reason_templates();
+    let rejections: BTreeMap<String, String> = all_rejections()
+        .iter()
+        .map(|r| (tag(r, "rejection"), r.to_string()))
+        .collect();
+    // Reasons the hall passes on from elsewhere (`Refusal::new("bad_value", e)`).
+    let passed_on = [(
+        "bad_value",
+        ResultName::Resignation.to_result(None).unwrap_err(),
+    )];
+    let all = examples();
+    for (kind, e) in with_prefix(&all, "response:") {
+        if kind == "ok" || kind == "bad_command" {
+            continue; // no reason / the parser's, checked above
+        }
+        let reason = serde_json::from_str::<ResponsePayload>(&e.body)
+            .unwrap()
+            .reason
+            .unwrap_or_default();
+        let from_hall = templates
+            .iter()
+            .any(|(k, t)| k == kind && t.as_deref().is_some_and(|t| matches_template(t, &reason)));
+        let from_rules = rejections.get(kind) == Some(&reason);
+        let from_elsewhere = passed_on.iter().any(|(k, r)| *k == kind && *r == reason);
+        assert!(
+            from_hall || from_rules || from_elsewhere,
+            "MQTT-API.md:{}: no `{kind}` refusal of the daemon writes {reason:?}",
+            e.line
+        );
+    }
+}
+
+#[test]
+fn the_round_examples_agree_on_the_start() {
+    // The first start_round example gives the start as text; the round_started and info
+    // examples show it in ms. They describe the same round.
+    let all = examples();
+    let (_, cmd) = with_prefix(&all, "command:hall:start_round")[0];
+    let HallAction::StartRound { start, round, .. } =
+        parse::<HallAction>(cmd.body.as_bytes()).unwrap().action
+    else {
+        panic!("not a start_round")
+    };
+    let (_, started) = with_prefix(&all, "hall_event:round_started")[0];
+    let HallEvent::RoundStarted {
+        start: published,
+        round: r,
+        ..
+    } = serde_json::from_str(&started.body).unwrap()
+    else {
+        panic!("not round_started")
+    };
+    assert_eq!((published, r), (start.0, round));
+    let (_, info) = with_prefix(&all, "info")[0];
+    let info: InfoPayload = serde_json::from_str(&info.body).unwrap();
+    let ri = info.round.expect("the info example has a round");
+    assert_eq!((ri.start, ri.round), (start.0, round));
+    assert_eq!(start.0, T0, "the examples' round starts at T0");
+}
