@@ -41,11 +41,8 @@ pub fn settings(config: &Config) -> HallSettings {
             client_id: config.client_id(),
             username: config.broker.username.clone(),
             password: config.broker.password.clone(),
-            tls_ca: if config.broker.tls {
-                config.broker.ca_file.clone()
-            } else {
-                None
-            },
+            tls: config.broker.tls,
+            tls_ca: config.broker.ca_file.clone(),
             keep_alive: Duration::from_secs(u64::from(config.broker.keep_alive_secs)),
             max_queued: config.broker.max_queued,
         },

@@ -179,8 +179,13 @@ fn every_example_parses_into_the_daemons_own_types() {
             if !rest.starts_with("rejection:") {
                 assert_eq!(serde_json::to_value(a.kind).unwrap(), json!(rest), "{at}");
             }
-            let board = a.board.as_deref().expect("board alerts name their board");
-            assert_eq!(a.id, format!("{board}-{}", a.kind.slug()), "{at}: alert id");
+            match a.board.as_deref() {
+                Some(board) => {
+                    assert_eq!(a.id, format!("{board}-{}", a.kind.slug()), "{at}: alert id")
+                }
+                // The one hall-wide alert: a journal found damaged at start-up.
+                None => assert_eq!(a.id, "journal", "{at}: hall-wide alert id"),
+            }
         } else if let Some(kind) = m.strip_prefix("rejection:") {
             let v: Value = serde_json::from_str(&e.body).expect("JSON");
             assert_eq!(v["rejection"], kind, "{at}");
@@ -456,6 +461,10 @@ fn all_hall_actions() -> Vec<HallAction> {
             .action,
         HallAction::Pause {},
         HallAction::Resume {},
+        HallAction::Replay {
+            board: "board-001".into(),
+            from_seq: 1,
+        },
     ];
     covers_every_variant(
         &actions,
@@ -463,8 +472,9 @@ fn all_hall_actions() -> Vec<HallAction> {
             HallAction::StartRound { .. } => 0,
             HallAction::Pause {} => 1,
             HallAction::Resume {} => 2,
+            HallAction::Replay { .. } => 3,
         },
-        3,
+        4,
     );
     actions
 }
@@ -515,6 +525,7 @@ fn all_alert_kinds() -> Vec<AlertKind> {
         AlertKind::BothFlags,
         AlertKind::Irregular,
         AlertKind::MoveRejected,
+        AlertKind::Storage,
     ];
     covers_every_variant(
         &kinds,
@@ -530,8 +541,9 @@ fn all_alert_kinds() -> Vec<AlertKind> {
             AlertKind::BothFlags => 8,
             AlertKind::Irregular => 9,
             AlertKind::MoveRejected => 10,
+            AlertKind::Storage => 11,
         },
-        11,
+        12,
     );
     kinds
 }

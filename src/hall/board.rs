@@ -89,6 +89,11 @@ pub enum ToBoard {
     },
     /// Whether this board's game is unfinished (for round start checks).
     Busy { reply: oneshot::Sender<Option<u32>> },
+    /// Would the rules accept `input` now? Nothing is applied.
+    Check {
+        input: Input,
+        reply: oneshot::Sender<Result<(), Refusal>>,
+    },
 }
 
 /// What a board tells the hall.
@@ -622,6 +627,20 @@ impl Actor {
             ToBoard::Busy { reply } => {
                 let _ = reply.send(self.busy());
             }
+            ToBoard::Check { input, reply } => {
+                let r = match &self.slot {
+                    None => Err(Refusal::new(
+                        "no_game",
+                        format!("board {} has no game", self.id),
+                    )),
+                    Some(slot) => slot
+                        .game
+                        .decide(&input, self.now())
+                        .map(|_| ())
+                        .map_err(|r| Refusal::from_rejection(&r)),
+                };
+                let _ = reply.send(r);
+            }
         }
     }
 
@@ -879,7 +898,13 @@ impl Actor {
         };
         match self.decide(press).await {
             Ok(()) => self.clear(AlertKind::MoveRejected),
-            Err(r) if mv.is_some() && r.error == "bad_move" => {
+            Err(r)
+                if mv.is_some()
+                    && matches!(
+                        r.error.as_str(),
+                        "bad_move" | "position_unknown" | "move_pending"
+                    ) =>
+            {
                 // The press is a physical fact and its time counts: record it without the
                 // move and let the arbiter sort the position out.
                 self.raise(

@@ -475,9 +475,6 @@ impl Hall {
                 format!("target board {to} has an unfinished game (round {round})"),
             ));
         }
-        let slot = Self::ask(&source, |reply| ToBoard::TakeGame { reply })
-            .await
-            .unwrap_or_else(|| Err(Refusal::new("internal", "the board stopped")))?;
         let input = Input::ReplaceClock {
             device: to.to_string(),
             white,
@@ -485,6 +482,17 @@ impl Hall {
             arbiter: command.arbiter.clone(),
             reason: command.reason.clone(),
         };
+        // The rules check the command before anything moves: a refused move changes nothing.
+        let check = input.clone();
+        Self::ask(&source, |reply| ToBoard::Check {
+            input: check,
+            reply,
+        })
+        .await
+        .unwrap_or_else(|| Err(Refusal::new("internal", "the board stopped")))?;
+        let slot = Self::ask(&source, |reply| ToBoard::TakeGame { reply })
+            .await
+            .unwrap_or_else(|| Err(Refusal::new("internal", "the board stopped")))?;
         let r = Self::ask(&target, |reply| ToBoard::AdoptGame {
             slot: Box::new(slot),
             from: from.to_string(),
@@ -563,7 +571,14 @@ impl Hall {
                     }
                 }
                 tracing::info!(applied, action, "hall-wide");
-                Ok(())
+                if applied == 0 {
+                    Err(Refusal::new(
+                        "no_game",
+                        format!("no board has a game to {action}"),
+                    ))
+                } else {
+                    Ok(())
+                }
             }
         };
         self.respond(topic, &transaction, action, r);

@@ -22,7 +22,9 @@ pub struct MqttSettings {
     pub client_id: String,
     pub username: Option<String>,
     pub password: Option<String>,
-    /// CA certificate (PEM) for TLS; `None` = plain TCP.
+    /// TLS to the broker.
+    pub tls: bool,
+    /// CA certificate(s) (PEM) for TLS; `None` = the system's trusted roots.
     pub tls_ca: Option<PathBuf>,
     pub keep_alive: Duration,
     /// Events kept while the broker is unreachable; beyond it the oldest are dropped
@@ -109,7 +111,12 @@ pub fn spawn(
     incoming: mpsc::Sender<Incoming>,
 ) -> Result<(Publisher, tokio::task::JoinHandle<()>), MqttError> {
     let mut opts = MqttOptions::new(&settings.client_id, &settings.host, settings.port);
-    opts.set_keep_alive(settings.keep_alive.max(Duration::from_secs(5)));
+    // 0 disables keep-alive; rumqttc refuses values under a second otherwise.
+    opts.set_keep_alive(if settings.keep_alive.is_zero() {
+        Duration::ZERO
+    } else {
+        settings.keep_alive.max(Duration::from_secs(1))
+    });
     // Durability comes from the journal and per-board seq, not from the broker's session.
     opts.set_clean_session(true);
     opts.set_last_will(LastWill::new(
@@ -121,8 +128,13 @@ pub fn spawn(
     if let (Some(user), Some(pass)) = (&settings.username, &settings.password) {
         opts.set_credentials(user, pass);
     }
-    if let Some(path) = &settings.tls_ca {
-        let ca = std::fs::read(path).map_err(|source| MqttError::Ca {
+    if settings.tls {
+        // Debian's bundle of the system's trusted roots, when no CA file is named.
+        let path = settings
+            .tls_ca
+            .clone()
+            .unwrap_or_else(|| PathBuf::from("/etc/ssl/certs/ca-certificates.crt"));
+        let ca = std::fs::read(&path).map_err(|source| MqttError::Ca {
             path: path.clone(),
             source,
         })?;
@@ -178,12 +190,9 @@ async fn run(
                 let Some(out) = out else { break };
                 match out {
                     Outgoing::Retained { topic, payload } => {
-                        let key = order_key(&topics, &topic);
-                        if payload.is_empty() {
-                            retained.remove(&key);
-                        } else {
-                            retained.insert(key, payload.clone());
-                        }
+                        // A cleared topic keeps its empty payload, so a broker that kept the
+                        // old message while we were away gets it cleared on reconnection.
+                        retained.insert(order_key(&topics, &topic), payload.clone());
                         // Offline: the map holds it and the reconnection republishes it.
                         if connected {
                             let _ = client.try_publish(topic, QoS::AtLeastOnce, true, payload);

@@ -361,6 +361,11 @@ mod tests {
             br#"{"transaction":"r3","arbiter":"CA","action":"start_round","round":3,"start":0,"time_control":"40/5400+30:","pairings":[]}"#,
         )
         .unwrap_err();
-        assert!(e.reason.contains("expected a period after ':' at column 12"), "{}", e.reason);
+        assert!(
+            e.reason
+                .contains("expected a period after ':' at column 12"),
+            "{}",
+            e.reason
+        );
     }
 }

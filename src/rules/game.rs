@@ -471,7 +471,7 @@ impl Event {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error, Serialize)]
 #[serde(tag = "rejection", rename_all = "snake_case")]
 pub enum Rejection {
-    #[error("the game has not started yet (scheduled start {start})")]
+    #[error("the game has not started yet (scheduled start {})", start.utc())]
     NotStarted { start: Millis },
     #[error("the game is over ({result})")]
     GameOver { result: String },
@@ -1476,6 +1476,7 @@ impl Game {
                 self.clock.stop(*at);
                 self.phase = Phase::Finished;
                 self.pending_flag = None;
+                self.both_flags_order_unknown = false;
                 self.result = Some(result.clone());
             }
         }

@@ -98,6 +98,7 @@ pub fn mqtt_settings(port: u16, client_id: &str) -> MqttSettings {
         client_id: client_id.into(),
         username: None,
         password: None,
+        tls: false,
         tls_ca: None,
         keep_alive: Duration::from_secs(5),
         max_queued: 10_000,
