@@ -49,10 +49,26 @@ pub fn settings(config: &Config) -> HallSettings {
         state_dir: config.hall.state_dir.clone(),
         sync_window: Duration::from_millis(20),
         segment_size: 16 << 20,
+        heartbeat: heartbeat(),
     }
 }
 
-/// Log to stderr, human-readable, at the configured level.
+/// Once a second, or twice per systemd watchdog period when that is shorter.
+fn heartbeat() -> Duration {
+    let mut usec = 0;
+    let second = Duration::from_secs(1);
+    if sd_notify::watchdog_enabled(false, &mut usec) && usec > 0 {
+        second
+            .min(Duration::from_micros(usec / 2))
+            .max(Duration::from_millis(50))
+    } else {
+        second
+    }
+}
+
+/// Under systemd (stderr connected to the journal) log into the journal with priorities,
+/// so `journalctl -p warning` shows what an operator must see; otherwise human-readable
+/// lines on stderr.
 pub fn init_logging(level: &str) {
     let level = match level {
         "error" => tracing::Level::ERROR,
@@ -61,6 +77,24 @@ pub fn init_logging(level: &str) {
         "trace" => tracing::Level::TRACE,
         _ => tracing::Level::INFO,
     };
+    if systemd_journal_logger::connected_to_journal()
+        && let Ok(journal) = systemd_journal_logger::JournalLog::new()
+        && journal
+            .with_syslog_identifier("hallclock".into())
+            .install()
+            .is_ok()
+    {
+        // tracing's "log" feature forwards events to the `log` logger when no tracing
+        // subscriber is installed; the level filter is `log`'s.
+        log::set_max_level(match level {
+            tracing::Level::ERROR => log::LevelFilter::Error,
+            tracing::Level::WARN => log::LevelFilter::Warn,
+            tracing::Level::INFO => log::LevelFilter::Info,
+            tracing::Level::DEBUG => log::LevelFilter::Debug,
+            tracing::Level::TRACE => log::LevelFilter::Trace,
+        });
+        return;
+    }
     use std::io::IsTerminal;
     let _ = tracing_subscriber::fmt()
         .with_max_level(level)
@@ -69,9 +103,11 @@ pub fn init_logging(level: &str) {
         .try_init();
 }
 
-/// Run until SIGTERM or SIGINT; then publish `offline` and stop. The clocks are left
-/// running as they are: the hardware keeps time while the daemon is away.
-pub async fn run(config: Config) -> Result<(), HallError> {
+/// Run until SIGTERM or SIGINT; SIGHUP reloads what can change live. Tells systemd when
+/// it is ready (journal replayed, broker attempted, links started), what it is doing
+/// (STATUS), and that it makes progress (WATCHDOG, only from the hall's heartbeat, which
+/// needs the coordinator and every board actor to answer).
+pub async fn run(config: Config, path: std::path::PathBuf) -> Result<(), HallError> {
     let settings = settings(&config);
     tracing::info!(
         hall = %settings.hall,
@@ -80,26 +116,104 @@ pub async fn run(config: Config) -> Result<(), HallError> {
         "hallclock starting"
     );
     let running = hall::start(settings)?;
-    wait_for_stop().await;
+    // READY only after the broker was tried (a refusal is fine: the hall still runs).
+    let _ = tokio::time::timeout(Duration::from_secs(10), running.publisher.first_attempt()).await;
+    notify(&[sd_notify::NotifyState::Ready]);
+    tracing::info!("ready");
+    let mut health = running.health.clone();
+    let mut config = config;
+    use tokio::signal::unix::{SignalKind, signal};
+    let (mut term, mut int, mut hup) = match (
+        signal(SignalKind::terminate()),
+        signal(SignalKind::interrupt()),
+        signal(SignalKind::hangup()),
+    ) {
+        (Ok(t), Ok(i), Ok(h)) => (t, i, h),
+        _ => {
+            tracing::error!("cannot install signal handlers; stopping");
+            running.stop().await;
+            return Ok(());
+        }
+    };
+    loop {
+        tokio::select! {
+            _ = term.recv() => break,
+            _ = int.recv() => break,
+            _ = hup.recv() => {
+                config = reload(&running, config, &path).await;
+            }
+            changed = health.changed() => {
+                if changed.is_err() {
+                    break;
+                }
+                let status = health.borrow_and_update().clone();
+                if let Some(h) = status {
+                    notify(&[
+                        sd_notify::NotifyState::Watchdog,
+                        sd_notify::NotifyState::Status(&h.status),
+                    ]);
+                }
+            }
+        }
+    }
     tracing::info!("stopping");
+    notify(&[sd_notify::NotifyState::Stopping]);
     running.stop().await;
     Ok(())
 }
 
-async fn wait_for_stop() {
-    use tokio::signal::unix::{SignalKind, signal};
-    match (
-        signal(SignalKind::terminate()),
-        signal(SignalKind::interrupt()),
-    ) {
-        (Ok(mut term), Ok(mut int)) => {
-            tokio::select! {
-                _ = term.recv() => {}
-                _ = int.recv() => {}
+fn notify(state: &[sd_notify::NotifyState]) {
+    // Not under systemd (no NOTIFY_SOCKET): nothing to do.
+    let _ = sd_notify::notify(false, state);
+}
+
+/// SIGHUP: re-read the file; apply boards added or removed and new event defaults; say
+/// what else changed and needs a restart.
+async fn reload(running: &hall::RunningHall, old: Config, path: &std::path::Path) -> Config {
+    notify(&[sd_notify::NotifyState::Reloading]);
+    let new = match Config::load(Some(path)) {
+        Ok((c, warnings)) => {
+            for w in warnings {
+                tracing::warn!("reload: {w}");
             }
+            c
         }
-        _ => {
-            let _ = tokio::signal::ctrl_c().await;
+        Err(e) => {
+            tracing::error!("reload refused, the configuration is invalid; nothing changed:\n{e}");
+            notify(&[sd_notify::NotifyState::Ready]);
+            return old;
         }
+    };
+    let s = settings(&new);
+    for line in running.reload(s.boards.clone(), s.defaults.clone()).await {
+        tracing::info!("reload: {line}");
+    }
+    let mut needs_restart = Vec::new();
+    if new.hall != old.hall {
+        needs_restart.push("[hall]");
+    }
+    if new.broker != old.broker {
+        needs_restart.push("[broker]");
+    }
+    if new.link != old.link {
+        needs_restart.push("[link]");
+    }
+    if new.log != old.log {
+        needs_restart.push("[log]");
+    }
+    if !needs_restart.is_empty() {
+        tracing::warn!(
+            "reload: changes to {} need a restart (systemctl restart hallclock); not applied",
+            needs_restart.join(", ")
+        );
+    }
+    notify(&[sd_notify::NotifyState::Ready]);
+    // Keep what runs: the sections that need a restart stay as they were.
+    Config {
+        hall: old.hall,
+        broker: old.broker,
+        link: old.link,
+        log: old.log,
+        ..new
     }
 }

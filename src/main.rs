@@ -35,6 +35,8 @@ enum Cmd {
         #[command(subcommand)]
         cmd: cli::journal::JournalCmd,
     },
+    /// Candidate serial ports, their stable names and the DGT board answering on each.
+    Ports(cli::ports::PortsArgs),
     /// Simulated DGT boards with DGT3000 clocks on pseudo-terminals.
     Sim(cli::sim::SimArgs),
     /// Check the configuration: every problem with its key path; exit 78 when invalid.
@@ -47,6 +49,7 @@ fn main() -> ExitCode {
     match Cli::parse().cmd {
         Cmd::Run(args) => cli::run::run(args),
         Cmd::Journal { cmd } => cli::journal::run(cmd),
+        Cmd::Ports(args) => cli::ports::run(args),
         Cmd::Tc { cmd } => cli::tc::run(cmd),
         Cmd::Rules { cmd } => cli::rules::run(cmd),
         Cmd::Dgt { cmd } => cli::dgt::run(cmd),

@@ -4,6 +4,7 @@ pub mod can_mate;
 pub mod config;
 pub mod dgt;
 pub mod journal;
+pub mod ports;
 pub mod rules;
 pub mod run;
 pub mod sim;

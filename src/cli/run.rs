@@ -20,7 +20,7 @@ pub fn run(args: ConfigArgs) -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    match runtime.block_on(crate::daemon::run(config)) {
+    match runtime.block_on(crate::daemon::run(config, args.config.clone())) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             tracing::error!("{e}");

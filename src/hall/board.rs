@@ -89,11 +89,21 @@ pub enum ToBoard {
     },
     /// Whether this board's game is unfinished (for round start checks).
     Busy { reply: oneshot::Sender<Option<u32>> },
+    /// How the board is, for the hall's heartbeat.
+    Summary { reply: oneshot::Sender<Summary> },
     /// Would the rules accept `input` now? Nothing is applied.
     Check {
         input: Input,
         reply: oneshot::Sender<Result<(), Refusal>>,
     },
+}
+
+/// One board's part of the status line.
+#[derive(Debug, Clone, Copy)]
+pub struct Summary {
+    pub online: bool,
+    pub running: bool,
+    pub alerts: usize,
 }
 
 /// What a board tells the hall.
@@ -626,6 +636,13 @@ impl Actor {
             }
             ToBoard::Busy { reply } => {
                 let _ = reply.send(self.busy());
+            }
+            ToBoard::Summary { reply } => {
+                let _ = reply.send(Summary {
+                    online: self.online,
+                    running: self.running_game(),
+                    alerts: self.alerts.len(),
+                });
             }
             ToBoard::Check { input, reply } => {
                 let r = match &self.slot {

@@ -85,6 +85,8 @@ pub struct HallSettings {
     pub sync_window: std::time::Duration,
     /// Bytes preallocated per journal segment.
     pub segment_size: u64,
+    /// How often every board is asked how it is (the watchdog's proof of progress).
+    pub heartbeat: std::time::Duration,
 }
 
 /// Errors that stop the daemon from starting.
@@ -102,6 +104,8 @@ pub enum HallError {
 
 struct BoardEntry {
     inbox: mpsc::Sender<ToBoard>,
+    actor: tokio::task::JoinHandle<()>,
+    link: tokio::task::JoinHandle<()>,
 }
 
 struct Round {
@@ -120,16 +124,58 @@ struct Hall {
     boards: BTreeMap<String, BoardEntry>,
     round: Option<Round>,
     next_game_id: u64,
+    from_boards: mpsc::Sender<FromBoard>,
+    /// Bounds the 6.9 full searches that run at once (they can take seconds).
+    searches: Arc<Semaphore>,
+    journal: crate::store::JournalHandle,
 }
 
-/// A running hall: how to reach it and how to stop it.
+/// A running hall: how to reach it, watch it and stop it.
 pub struct RunningHall {
     pub publisher: Publisher,
+    control: mpsc::Sender<Control>,
+    /// The latest proof of progress: every board actor and the coordinator answered.
+    pub health: tokio::sync::watch::Receiver<Option<Health>>,
     stop: Option<oneshot::Sender<()>>,
     task: tokio::task::JoinHandle<()>,
 }
 
+/// Changes made live (SIGHUP).
+#[derive(Debug)]
+pub enum Control {
+    Reload {
+        boards: Vec<BoardSettings>,
+        defaults: GameDefaults,
+        reply: oneshot::Sender<Vec<String>>,
+    },
+}
+
+/// One heartbeat of the whole hall, for systemd's watchdog and status line.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Health {
+    pub at: Millis,
+    pub status: String,
+}
+
 impl RunningHall {
+    /// Apply a new board list and game defaults; returns what was done, line by line.
+    pub async fn reload(&self, boards: Vec<BoardSettings>, defaults: GameDefaults) -> Vec<String> {
+        let (reply, rx) = oneshot::channel();
+        if self
+            .control
+            .send(Control::Reload {
+                boards,
+                defaults,
+                reply,
+            })
+            .await
+            .is_err()
+        {
+            return vec!["the hall has stopped".into()];
+        }
+        rx.await.unwrap_or_default()
+    }
+
     /// Stop cleanly: `offline` published, links closed. The clocks keep running by
     /// themselves: the hardware keeps time while the daemon is away.
     pub async fn stop(mut self) {
@@ -214,38 +260,6 @@ pub fn start(settings: HallSettings) -> Result<RunningHall, HallError> {
     let (publisher, mqtt_task) = client::spawn(settings.mqtt.clone(), topics.clone(), incoming_tx)?;
     let timebase = Timebase::start();
     let (from_boards_tx, from_boards_rx) = mpsc::channel(256);
-    let searches = Arc::new(Semaphore::new(2));
-    let mut boards = BTreeMap::new();
-    let mut board_tasks = Vec::new();
-    for b in &settings.boards {
-        let mut link_cfg = settings.link.clone();
-        link_cfg.path = b.port.clone();
-        let link = spawn_link(link_cfg);
-        let (inbox_tx, inbox_rx) = mpsc::channel(64);
-        let parts = BoardParts {
-            id: b.id.clone(),
-            port: b.port.display().to_string(),
-            placement: Placement { white: b.white },
-            topics: topics.clone(),
-            publisher: publisher.clone(),
-            timebase,
-            link_commands: link.commands,
-            link_events: link.events,
-            inbox: inbox_rx,
-            hall: from_boards_tx.clone(),
-            searches: searches.clone(),
-            journal: journal.clone(),
-            recovered: recovered.games.remove(&b.id).map(|g| GameSlot {
-                id: g.game_id,
-                game: g.game,
-                round: g.round,
-                fide: g.fide,
-            }),
-            seq: recovered.seqs.get(&b.id).copied().unwrap_or(0),
-        };
-        board_tasks.push((tokio::spawn(board::run(parts)), link.task));
-        boards.insert(b.id.clone(), BoardEntry { inbox: inbox_tx });
-    }
     if let Some(d) = &damage {
         let alert = crate::mqtt::payload::AlertPayload {
             id: "journal".into(),
@@ -264,41 +278,232 @@ pub fn start(settings: HallSettings) -> Result<RunningHall, HallError> {
         tracing::error!("{}", alert.message);
         publisher.json_retained(topics.alert("journal"), &alert);
     }
-    let hall = Hall {
+    let board_settings = settings.boards.clone();
+    let mut hall = Hall {
         settings,
         topics,
         publisher: publisher.clone(),
         timebase,
-        boards,
+        boards: BTreeMap::new(),
         round,
         next_game_id: recovered.next_game_id,
+        from_boards: from_boards_tx,
+        searches: Arc::new(Semaphore::new(2)),
+        journal,
     };
+    for b in &board_settings {
+        let slot = recovered.games.remove(&b.id).map(|g| GameSlot {
+            id: g.game_id,
+            game: g.game,
+            round: g.round,
+            fide: g.fide,
+        });
+        let seq = recovered.seqs.get(&b.id).copied().unwrap_or(0);
+        hall.spawn_board(b, slot, seq);
+    }
     let (stop_tx, stop_rx) = oneshot::channel();
+    let (control_tx, control_rx) = mpsc::channel(16);
+    let (health_tx, health_rx) = tokio::sync::watch::channel(None);
     let task = tokio::spawn(async move {
-        hall.run(incoming_rx, from_boards_rx, stop_rx).await;
-        for (actor, link) in board_tasks {
-            actor.abort();
-            link.abort();
+        hall.run(incoming_rx, from_boards_rx, control_rx, health_tx, stop_rx)
+            .await;
+        for entry in hall.boards.values() {
+            entry.actor.abort();
+            entry.link.abort();
         }
         mqtt_task.abort();
     });
     Ok(RunningHall {
         publisher,
+        control: control_tx,
+        health: health_rx,
         stop: Some(stop_tx),
         task,
     })
 }
 
 impl Hall {
+    /// A link and an actor for one board.
+    fn spawn_board(&mut self, b: &BoardSettings, recovered: Option<GameSlot>, seq: u64) {
+        let mut link_cfg = self.settings.link.clone();
+        link_cfg.path = b.port.clone();
+        let link = spawn_link(link_cfg);
+        let (inbox_tx, inbox_rx) = mpsc::channel(64);
+        let parts = BoardParts {
+            id: b.id.clone(),
+            port: b.port.display().to_string(),
+            placement: Placement { white: b.white },
+            topics: self.topics.clone(),
+            publisher: self.publisher.clone(),
+            timebase: self.timebase,
+            link_commands: link.commands,
+            link_events: link.events,
+            inbox: inbox_rx,
+            hall: self.from_boards.clone(),
+            searches: self.searches.clone(),
+            journal: self.journal.clone(),
+            recovered,
+            seq,
+        };
+        let actor = tokio::spawn(board::run(parts));
+        self.boards.insert(
+            b.id.clone(),
+            BoardEntry {
+                inbox: inbox_tx,
+                actor,
+                link: link.task,
+            },
+        );
+    }
+
+    /// SIGHUP: boards added or removed, new defaults for the next rounds.
+    async fn reload(&mut self, boards: Vec<BoardSettings>, defaults: GameDefaults) -> Vec<String> {
+        let mut done = Vec::new();
+        let wanted: BTreeMap<String, BoardSettings> =
+            boards.iter().map(|b| (b.id.clone(), b.clone())).collect();
+        let current: Vec<String> = self.boards.keys().cloned().collect();
+        for id in current {
+            let changed = match (
+                wanted.get(&id),
+                self.settings.boards.iter().find(|b| b.id == id),
+            ) {
+                (Some(w), Some(old)) => w.port != old.port || w.white != old.white,
+                (Some(_), None) => false,
+                (None, _) => true,
+            };
+            if !changed {
+                continue;
+            }
+            let busy = match self.boards.get(&id) {
+                Some(e) => Self::ask(&e.inbox, |reply| ToBoard::Busy { reply })
+                    .await
+                    .flatten(),
+                None => None,
+            };
+            if let Some(round) = busy {
+                done.push(format!(
+                    "board {id}: kept as it was: its game (round {round}) is unfinished; apply the change after the game"
+                ));
+                continue;
+            }
+            if let Some(e) = self.boards.remove(&id) {
+                e.actor.abort();
+                e.link.abort();
+                self.publisher
+                    .retained(self.topics.availability(&id), Vec::new());
+                self.publisher.retained(self.topics.state(&id), Vec::new());
+                self.settings.boards.retain(|b| b.id != id);
+                done.push(format!("board {id}: removed"));
+            }
+        }
+        for (id, b) in &wanted {
+            if !self.boards.contains_key(id) {
+                // The journal's last word on this board, if it ever had one.
+                let seq = self.journal_seq(id).await;
+                self.spawn_board(b, None, seq);
+                self.settings.boards.push(b.clone());
+                done.push(format!("board {id}: added on {}", b.port.display()));
+            }
+        }
+        if defaults.time_control != self.settings.defaults.time_control
+            || defaults.default_time != self.settings.defaults.default_time
+            || defaults.flag_mode != self.settings.defaults.flag_mode
+            || defaults.both_absent != self.settings.defaults.both_absent
+            || defaults.clock != self.settings.defaults.clock
+            || defaults.discrepancy_margin != self.settings.defaults.discrepancy_margin
+        {
+            self.settings.defaults = defaults;
+            done.push("event defaults: applied to the next rounds".into());
+        }
+        self.settings.boards.sort_by(|a, b| a.id.cmp(&b.id));
+        self.publish_info();
+        done
+    }
+
+    async fn journal_seq(&self, board: &str) -> u64 {
+        let dir = self.settings.state_dir.join("journal");
+        let board = board.to_string();
+        tokio::task::spawn_blocking(move || {
+            crate::store::read_dir(&dir)
+                .map(|scan| {
+                    scan.records
+                        .iter()
+                        .filter_map(|(r, _, _)| match r {
+                            crate::store::Record::Event { board: b, seq, .. } if *b == board => {
+                                Some(*seq)
+                            }
+                            _ => None,
+                        })
+                        .max()
+                        .unwrap_or(0)
+                })
+                .unwrap_or(0)
+        })
+        .await
+        .unwrap_or(0)
+    }
+
+    /// Ask every board how it is: proof that the coordinator and every actor make
+    /// progress (systemd's watchdog), and the status line.
+    async fn heartbeat(&self) -> Option<Health> {
+        let mut online = 0;
+        let mut running = 0;
+        let mut alerts = 0;
+        for entry in self.boards.values() {
+            let (tx, rx) = oneshot::channel();
+            entry.inbox.try_send(ToBoard::Summary { reply: tx }).ok()?;
+            let s = tokio::time::timeout(std::time::Duration::from_secs(2), rx)
+                .await
+                .ok()?
+                .ok()?;
+            online += usize::from(s.online);
+            running += usize::from(s.running);
+            alerts += s.alerts;
+        }
+        let round = match &self.round {
+            Some(r) => format!("round {}: ", r.number),
+            None => String::new(),
+        };
+        Some(Health {
+            at: self.timebase.now(),
+            status: format!(
+                "{round}{} boards, {online} online, {running} running, {alerts} alerts",
+                self.boards.len()
+            ),
+        })
+    }
+
     async fn run(
-        mut self,
+        &mut self,
         mut incoming: mpsc::Receiver<Incoming>,
         mut from_boards: mpsc::Receiver<FromBoard>,
+        mut control: mpsc::Receiver<Control>,
+        health: tokio::sync::watch::Sender<Option<Health>>,
         mut stop: oneshot::Receiver<()>,
     ) {
         self.publish_info();
+        let mut beat = tokio::time::interval(self.settings.heartbeat);
+        beat.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        // A fault-injection hook for the watchdog test: the coordinator's thread blocks
+        // after this many ms, as a wedged main loop would.
+        let wedge_at = std::env::var("HALLCLOCK_TEST_WEDGE_AFTER_MS")
+            .ok()
+            .and_then(|v| v.parse::<u64>().ok())
+            .map(|ms| tokio::time::Instant::now() + std::time::Duration::from_millis(ms));
         loop {
             tokio::select! {
+                _ = beat.tick() => {
+                    if wedge_at.is_some_and(|at| tokio::time::Instant::now() >= at) {
+                        std::thread::sleep(std::time::Duration::from_secs(3600));
+                    }
+                    if let Some(h) = self.heartbeat().await {
+                        let _ = health.send(Some(h));
+                    }
+                },
+                msg = control.recv() => if let Some(Control::Reload { boards, defaults, reply }) = msg {
+                    let done = self.reload(boards, defaults).await;
+                    let _ = reply.send(done);
+                },
                 msg = incoming.recv() => match msg {
                     Some(Incoming::Hall(payload)) => self.on_hall_command(&payload).await,
                     Some(Incoming::Board { board, payload }) => self.on_board_command(board, &payload).await,

@@ -55,6 +55,8 @@ pub enum Incoming {
 #[derive(Debug, Clone)]
 pub struct Publisher {
     tx: mpsc::UnboundedSender<Outgoing>,
+    /// Becomes true once the first connection attempt has an outcome (either way).
+    attempted: tokio::sync::watch::Receiver<bool>,
 }
 
 impl Publisher {
@@ -79,6 +81,12 @@ impl Publisher {
         }
     }
 
+    /// Wait until the first connection attempt has an outcome (connected or refused).
+    pub async fn first_attempt(&self) {
+        let mut rx = self.attempted.clone();
+        let _ = rx.wait_for(|done| *done).await;
+    }
+
     /// Publish `offline` and disconnect; waits at most `timeout`.
     pub async fn shutdown(&self, timeout: Duration) {
         let (tx, rx) = oneshot::channel();
@@ -91,7 +99,8 @@ impl Publisher {
 /// A publisher with no broker behind it, for tests of the parts above it.
 pub fn detached() -> (Publisher, mpsc::UnboundedReceiver<Outgoing>) {
     let (tx, rx) = mpsc::unbounded_channel();
-    (Publisher { tx }, rx)
+    let (_, attempted) = tokio::sync::watch::channel(true);
+    (Publisher { tx, attempted }, rx)
 }
 
 /// Errors that stop the MQTT task from starting at all.
@@ -145,8 +154,16 @@ pub fn spawn(
         }));
     }
     let (tx, rx) = mpsc::unbounded_channel();
-    let task = tokio::spawn(run(opts, settings.max_queued, topics, rx, incoming));
-    Ok((Publisher { tx }, task))
+    let (attempted_tx, attempted) = tokio::sync::watch::channel(false);
+    let task = tokio::spawn(run(
+        opts,
+        settings.max_queued,
+        topics,
+        rx,
+        incoming,
+        attempted_tx,
+    ));
+    Ok((Publisher { tx, attempted }, task))
 }
 
 /// Status first, then info, then the rest: a dashboard learns the daemon is up before it
@@ -170,6 +187,7 @@ async fn run(
     topics: Topics,
     mut rx: mpsc::UnboundedReceiver<Outgoing>,
     incoming: mpsc::Sender<Incoming>,
+    attempted: tokio::sync::watch::Sender<bool>,
 ) {
     // rumqttc's request channel; we never let it fill (we do not send while offline).
     let (client, mut eventloop) = AsyncClient::new(opts, 4096);
@@ -233,6 +251,7 @@ async fn run(
             ev = eventloop.poll(), if retry_at.is_none() => match ev {
                 Ok(Event::Incoming(Packet::ConnAck(_))) => {
                     connected = true;
+                    let _ = attempted.send(true);
                     backoff = Duration::from_millis(200);
                     tracing::info!("connected to the MQTT broker");
                     let _ = client.try_subscribe(topics.hall_set(), QoS::AtLeastOnce);
@@ -289,6 +308,7 @@ async fn run(
                         tracing::debug!(error = %e, "MQTT broker unreachable");
                     }
                     connected = false;
+                    let _ = attempted.send(true);
                     retry_at = Some(Instant::now() + backoff);
                     backoff = (backoff * 2).min(Duration::from_secs(5));
                 }

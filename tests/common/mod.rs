@@ -155,6 +155,7 @@ impl Rig {
             state_dir: scratch_dir(&format!("state-{name}")),
             sync_window: Duration::from_millis(5),
             segment_size: 1 << 20,
+            heartbeat: Duration::from_secs(1),
         };
         let mut settings = settings;
         adjust(&mut settings);
