@@ -386,3 +386,75 @@ async fn disk_full_alerts_keeps_the_clocks_running_and_recovers_when_space_retur
     assert_eq!(pressed, presses, "no press lost");
     rig.stop().await;
 }
+
+/// Two boards' cables swapped between ports: recognised by the DGT serial numbers, the
+/// games follow the boards, with an alert.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn swapped_ports_the_games_follow_the_boards() {
+    let links = scratch_dir("swap-links");
+    let a = links.join("port-a");
+    let b = links.join("port-b");
+    // The daemon's ports are symlinks of the test's own, so the test can swap them.
+    let mut rig = Rig::start_custom("swap", 2, Default::default(), |s| {
+        let sim1 = s.boards[0].port.clone();
+        let sim2 = s.boards[1].port.clone();
+        let _ = std::os::unix::fs::symlink(&sim1, &a);
+        let _ = std::os::unix::fs::symlink(&sim2, &b);
+        s.boards[0].port = a.clone();
+        s.boards[1].port = b.clone();
+    })
+    .await;
+    let r = rig.start_round(2, "600", 0, json!({})).await;
+    assert_eq!(r["status"], "ok", "{r}");
+    for n in 1..=2 {
+        rig.watcher.event(&board_id(n), "clock_started").await;
+    }
+    // Board 1's game has a move; board 2's has none.
+    rig.sim.board(1).play_move("e2e4").expect("move");
+    tokio::time::sleep(Duration::from_millis(80)).await;
+    rig.sim.board(1).press();
+    rig.watcher.event(&board_id(1), "pressed").await;
+    // Unplug both, swap the cables (the symlinks), plug both back.
+    rig.sim.board(1).unplug().await.expect("unplug 1");
+    rig.sim.board(2).unplug().await.expect("unplug 2");
+    let sim1 = std::fs::read_link(&a).expect("a");
+    let sim2 = std::fs::read_link(&b).expect("b");
+    std::fs::remove_file(&a).expect("rm a");
+    std::fs::remove_file(&b).expect("rm b");
+    std::os::unix::fs::symlink(&sim2, &a).expect("a -> sim 2");
+    std::os::unix::fs::symlink(&sim1, &b).expect("b -> sim 1");
+    rig.sim.board(1).replug().await.expect("replug 1");
+    rig.sim.board(2).replug().await.expect("replug 2");
+    let alert_prefix = rig.topic("alert/");
+    let alert = rig
+        .watcher
+        .wait("board moved alert", |m| {
+            m.topic.starts_with(&alert_prefix) && m.json()["kind"] == "board_moved"
+        })
+        .await
+        .json();
+    assert!(
+        alert["message"]
+            .as_str()
+            .unwrap_or("")
+            .contains("followed its board"),
+        "{alert}"
+    );
+    // The game with White's move is now on board-002's port, where its board is.
+    let s2 = rig
+        .watcher
+        .state(&board_id(2), "game 1 on board 2", |s| {
+            s["white"]["moves"] == 1
+        })
+        .await;
+    assert_eq!(s2["phase"], "running");
+    assert_eq!(s2["white"]["name"], "White 1");
+    let s1 = rig
+        .watcher
+        .state(&board_id(1), "game 2 on board 1", |s| {
+            s["white"]["name"] == "White 2"
+        })
+        .await;
+    assert_eq!(s1["white"]["moves"], 0);
+    rig.stop().await;
+}

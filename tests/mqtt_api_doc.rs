@@ -526,6 +526,7 @@ fn all_alert_kinds() -> Vec<AlertKind> {
         AlertKind::Irregular,
         AlertKind::MoveRejected,
         AlertKind::Storage,
+        AlertKind::BoardMoved,
     ];
     covers_every_variant(
         &kinds,
@@ -542,8 +543,9 @@ fn all_alert_kinds() -> Vec<AlertKind> {
             AlertKind::Irregular => 9,
             AlertKind::MoveRejected => 10,
             AlertKind::Storage => 11,
+            AlertKind::BoardMoved => 12,
         },
-        12,
+        13,
     );
     kinds
 }

@@ -80,11 +80,12 @@ pub enum ToBoard {
     TakeGame {
         reply: oneshot::Sender<Result<GameSlot, Refusal>>,
     },
-    /// 6.10, target side: continue `slot` here with the arbiter's times.
+    /// 6.10, target side: continue `slot` here with the arbiter's times (`input`), or as
+    /// it is (a board that moved to another port).
     AdoptGame {
         slot: Box<GameSlot>,
         from: String,
-        input: Input,
+        input: Option<Input>,
         reply: oneshot::Sender<Result<(), Refusal>>,
     },
     /// Whether this board's game is unfinished (for round start checks).
@@ -109,6 +110,8 @@ pub struct Summary {
 /// What a board tells the hall.
 #[derive(Debug)]
 pub enum FromBoard {
+    /// The board answered on this board's port (after every connection).
+    Identity { board: String, serial: String },
     Finished {
         board: String,
         round: Option<u32>,
@@ -630,7 +633,15 @@ impl Actor {
                 } else {
                     self.slot = Some(*slot);
                     self.new_game_on_board().await;
-                    self.decide(input).await
+                    match input {
+                        Some(input) => self.decide(input).await,
+                        None => {
+                            self.publish_state();
+                            self.update_game_alerts();
+                            self.program_clock(None).await;
+                            Ok(())
+                        }
+                    }
                 };
                 let _ = reply.send(r);
             }
@@ -809,6 +820,13 @@ impl Actor {
             LinkEvent::Online(identity) => {
                 self.online = true;
                 tracing::info!(board = %self.id, serial = %identity.serial, clock = ?identity.clock, "board online");
+                let _ = self
+                    .hall
+                    .send(FromBoard::Identity {
+                        board: self.id.clone(),
+                        serial: identity.serial.clone(),
+                    })
+                    .await;
                 self.publish_availability();
                 self.clear(AlertKind::Offline);
                 self.clear(AlertKind::Port);

@@ -125,6 +125,8 @@ struct Hall {
     round: Option<Round>,
     next_game_id: u64,
     from_boards: mpsc::Sender<FromBoard>,
+    /// The port (board id) each DGT board, by serial number, was last seen on.
+    seen_on: HashMap<String, String>,
     /// Bounds the 6.9 full searches that run at once (they can take seconds).
     searches: Arc<Semaphore>,
     journal: crate::store::JournalHandle,
@@ -288,6 +290,7 @@ pub fn start(settings: HallSettings) -> Result<RunningHall, HallError> {
         round,
         next_game_id: recovered.next_game_id,
         from_boards: from_boards_tx,
+        seen_on: HashMap::new(),
         searches: Arc::new(Semaphore::new(2)),
         journal,
     };
@@ -510,7 +513,7 @@ impl Hall {
                     None => break,
                 },
                 note = from_boards.recv() => if let Some(note) = note {
-                    self.on_board_note(note);
+                    self.on_board_note(note).await;
                 },
                 _ = &mut stop => break,
             }
@@ -701,7 +704,7 @@ impl Hall {
         let r = Self::ask(&target, |reply| ToBoard::AdoptGame {
             slot: Box::new(slot),
             from: from.to_string(),
-            input,
+            input: Some(input),
             reply,
         })
         .await
@@ -937,14 +940,104 @@ impl Hall {
         Ok(())
     }
 
-    fn on_board_note(&mut self, note: FromBoard) {
-        let FromBoard::Finished {
-            board,
-            round,
-            white,
-            black,
-            result,
-        } = note;
+    /// A DGT board known by its serial number answered on `board`'s port. If it used to be
+    /// on another port, the cables were swapped: the games follow the boards (the clock and
+    /// the e-board position are on the board, not on the port).
+    async fn on_identity(&mut self, board: String, serial: String) {
+        let before = self.seen_on.get(&serial).cloned();
+        let Some(other) = before.filter(|b| *b != board && self.boards.contains_key(b)) else {
+            self.seen_on.insert(serial, board);
+            return;
+        };
+        // The board that was on this port, if any, now answers on the other port.
+        let displaced = self
+            .seen_on
+            .iter()
+            .find(|(s, b)| **b == board && **s != serial)
+            .map(|(s, _)| s.clone());
+        let (Some(here), Some(there)) = (
+            self.boards.get(&board).map(|e| e.inbox.clone()),
+            self.boards.get(&other).map(|e| e.inbox.clone()),
+        ) else {
+            return;
+        };
+        let game_there = Self::ask(&there, |reply| ToBoard::TakeGame { reply })
+            .await
+            .and_then(Result::ok);
+        let game_here = Self::ask(&here, |reply| ToBoard::TakeGame { reply })
+            .await
+            .and_then(Result::ok);
+        let mut moved = Vec::new();
+        if let Some(slot) = game_there {
+            let r = Self::ask(&here, |reply| ToBoard::AdoptGame {
+                slot: Box::new(slot),
+                from: other.clone(),
+                input: None,
+                reply,
+            })
+            .await;
+            if matches!(r, Some(Ok(()))) {
+                moved.push(format!("the game of {other} followed its board to {board}"));
+            }
+        }
+        if let Some(slot) = game_here {
+            let r = Self::ask(&there, |reply| ToBoard::AdoptGame {
+                slot: Box::new(slot),
+                from: board.clone(),
+                input: None,
+                reply,
+            })
+            .await;
+            if matches!(r, Some(Ok(()))) {
+                moved.push(format!("the game of {board} followed its board to {other}"));
+            }
+        }
+        self.seen_on.insert(serial.clone(), board.clone());
+        if let Some(d) = displaced {
+            self.seen_on.insert(d, other.clone());
+        }
+        if let Some(round) = &mut self.round {
+            for b in &mut round.boards {
+                if *b == board {
+                    *b = other.clone();
+                } else if *b == other {
+                    *b = board.clone();
+                }
+            }
+        }
+        let message = format!(
+            "DGT board {serial} (was on {other}'s port) now answers on {board}'s port: {}; check the cables",
+            if moved.is_empty() {
+                "no game had to move".to_string()
+            } else {
+                moved.join("; ")
+            }
+        );
+        tracing::warn!("{message}");
+        let alert = crate::mqtt::payload::AlertPayload {
+            id: format!("{board}-board-moved"),
+            board: Some(board.clone()),
+            kind: crate::mqtt::payload::AlertKind::BoardMoved,
+            severity: crate::mqtt::payload::Severity::Warning,
+            message,
+            since: self.timebase.now(),
+        };
+        self.publisher
+            .json_retained(self.topics.alert(&alert.id), &alert);
+        self.publish_info();
+    }
+
+    async fn on_board_note(&mut self, note: FromBoard) {
+        let (board, round, white, black, result) = match note {
+            FromBoard::Identity { board, serial } => return self.on_identity(board, serial).await,
+            FromBoard::Finished {
+                board,
+                round,
+                white,
+                black,
+                result,
+            } => (board, round, white, black, result),
+        };
         let Some(r) = &mut self.round else { return };
         if round != Some(r.number) {
             return;

@@ -315,6 +315,9 @@ pub enum AlertKind {
     MoveRejected,
     /// The journal cannot be written (disk full, I/O error), or was found damaged.
     Storage,
+    /// A DGT board (known by its serial number) came up on another board's port: its
+    /// game followed it.
+    BoardMoved,
 }
 
 impl AlertKind {
@@ -332,6 +335,7 @@ impl AlertKind {
             AlertKind::Irregular => "irregular",
             AlertKind::MoveRejected => "move-rejected",
             AlertKind::Storage => "storage",
+            AlertKind::BoardMoved => "board-moved",
         }
     }
 }
