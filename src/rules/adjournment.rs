@@ -111,7 +111,6 @@ pub struct Verification {
 /// how the move reads in the position (I.8).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Opening {
-    pub at: Millis,
     pub arbiter: String,
     pub move_text: String,
     pub nonce: String,
@@ -150,6 +149,7 @@ pub struct Envelope {
     pub commitment: String,
     pub status: EnvelopeStatus,
     pub verified: Option<Verification>,
+    pub opened_at: Option<Millis>,
     pub opened: Option<Opening>,
 }
 
@@ -1169,6 +1169,7 @@ impl Game {
             commitment,
             status: EnvelopeStatus::Sealed,
             verified: None,
+            opened_at: None,
             opened: None,
         }
     }
@@ -1248,7 +1249,6 @@ impl Game {
             at: now,
             envelope: envelope.number,
             opening: Opening {
-                at: now,
                 arbiter: arbiter.to_string(),
                 move_text: mv.to_string(),
                 nonce: nonce.to_string(),
@@ -1495,7 +1495,9 @@ impl Game {
                 }
             }
             Event::EnvelopeOpened {
-                envelope, opening, ..
+                at,
+                envelope,
+                opening,
             } => {
                 if let Some(e) = self
                     .adj
@@ -1504,6 +1506,7 @@ impl Game {
                     .find(|e| e.number == *envelope)
                 {
                     e.status = EnvelopeStatus::Opened;
+                    e.opened_at = Some(*at);
                     e.opened = Some(opening.clone());
                 }
             }
