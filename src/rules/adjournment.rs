@@ -679,7 +679,7 @@ impl Game {
     /// adjourned) and a session end is known.
     pub(super) fn session_end_deadline(&self) -> Option<Millis> {
         match self.adj.stage {
-            None | Some(Stage::Resumed) => self.adj.session_end,
+            None | Some(Stage::Resumed) => self.adj.session_end.map(|t| t.max(self.last_at)),
             _ => None,
         }
     }
@@ -687,7 +687,11 @@ impl Game {
     /// Timer `ResumptionStart`.
     pub(super) fn resumption_deadline(&self) -> Option<Millis> {
         match self.adj.stage {
-            Some(Stage::Adjourned) => self.adj.resumption.as_ref().map(|r| r.start),
+            Some(Stage::Adjourned) => self
+                .adj
+                .resumption
+                .as_ref()
+                .map(|r| r.start.max(self.last_at)),
             _ => None,
         }
     }

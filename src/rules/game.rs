@@ -863,6 +863,9 @@ pub struct Game {
     pub(super) default_base: Millis,
     pub(super) default_len: Millis,
     pub(super) adj: AdjState,
+    /// The instant of the latest event: a timer that came due while it could not fire
+    /// (a session end during a pause) fires then, so events never go back in time.
+    pub(super) last_at: Millis,
 }
 
 /// Parse a FEN into a legal position, saying what is wrong (see [`super::fen`]).
@@ -938,6 +941,7 @@ impl Game {
             default_base: setup.start,
             default_len: setup.default_time,
             adj: AdjState::default(),
+            last_at: Millis(i64::MIN),
             setup,
         })
     }
@@ -1654,6 +1658,7 @@ impl Game {
 
     /// Apply an event. The only mutator.
     pub fn evolve(&mut self, event: &Event) {
+        self.last_at = self.last_at.max(event.at());
         match event {
             Event::ClockStarted { at, side } => {
                 self.phase = Phase::Running;
