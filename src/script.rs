@@ -1152,7 +1152,7 @@ mod tests {
             script_err(&format!(
                 "{SETUP}\n\n{{\"at\":\"14:00:01\",\"input\":\"prss\"}}"
             )),
-            "line 3: prss: unknown variant `prss`, expected one of `setup`, `advance`, `present`, `move`, `press`, `player_pause`, `pause`, `resume`, `set_time`, `add_time`, `set_moves`, `set_position`, `replace_clock`, `confirm_flag`, `set_result`, `clock_reading`"
+            "line 3: prss: unknown variant `prss`, expected one of `setup`, `advance`, `present`, `move`, `press`, `player_pause`, `pause`, `resume`, `set_time`, `add_time`, `set_moves`, `set_position`, `replace_clock`, `confirm_flag`, `set_result`, `clock_reading`, `set_session_end`, `set_adjournment_rules`, `adjourn`, `schedule_resumption`, `seal`, `commit_seal`, `verify_envelope`, `draw_offer`, `draw_reply`, `open_envelope`, `counter_seal`, `envelope_lost`, `correct_time`"
         );
         assert_eq!(
             script_err(&format!(
@@ -1185,6 +1185,40 @@ mod tests {
             "line 1: setup: fen: piece placement (field 1): 3 ranks, not 8"
         );
         assert_eq!(script_err("[1,2]"), "line 1: expected a JSON object");
+    }
+
+    #[test]
+    fn rule_i_1_1_a_board_move_after_the_order_is_sealed_by_the_runner_and_kept_for_the_opening() {
+        let text = format!(
+            "{SETUP}\n{{\"at\":\"14:00:05\",\"input\":\"press\",\"move\":\"e4\"}}\n{{\"at\":\"14:00:06\",\"input\":\"adjourn\",\"arbiter\":\"IA\",\"resumption\":{{\"start\":\"15:00:00\",\"place\":\"B\"}}}}\n{{\"at\":\"14:00:07\",\"input\":\"press\",\"move\":\"e5\"}}\n{{\"at\":\"14:59:00\",\"input\":\"present\",\"side\":\"white\",\"arbiter\":\"IA\"}}\n{{\"at\":\"15:00:01\",\"input\":\"open_envelope\",\"arbiter\":\"IA\"}}"
+        );
+        let out = run(&parse(&text).unwrap()).unwrap();
+        let names: Vec<String> = out
+            .iter()
+            .filter_map(|o| match o {
+                Output::Event { event, .. } => Some(
+                    serde_json::to_value(event).unwrap()["event"]
+                        .as_str()
+                        .unwrap()
+                        .to_string(),
+                ),
+                Output::Rejected { input, .. } => Some(format!("rejected {input}")),
+                Output::Final { .. } => None,
+            })
+            .collect();
+        assert_eq!(
+            names[4..],
+            [
+                "adjournment_ordered",
+                "resumption_scheduled",
+                "sealed",
+                "seal_committed",
+                "player_present",
+                "resumption_started",
+                "envelope_opened",
+                "sealed_move_played"
+            ]
+        );
     }
 
     #[test]
