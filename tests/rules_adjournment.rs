@@ -802,6 +802,31 @@ fn rule_i_9_2_responder_absent_clock_runs_and_stops_on_arrival() {
 }
 
 #[test]
+fn rule_i_9_2_the_arriving_responder_may_stop_the_clock_with_the_lever() {
+    let mut d = Driver::adjourned();
+    d.advance(R0);
+    let press = Input::Press {
+        side: None,
+        mv: None,
+    };
+    let ev = d.input(press.clone(), rat(300));
+    assert!(matches!(
+        ev[0],
+        Event::PlayerPresent {
+            side: Color::White,
+            ..
+        }
+    ));
+    assert_eq!(d.game.clock().running(), None);
+    assert_eq!(d.remaining(Color::White, rat(400)), s(7160 - 300));
+    // A second press does not complete any move: the envelope is not open.
+    assert_eq!(
+        d.try_input(press, rat(310)),
+        Err(Rejection::EnvelopeNotOpened)
+    );
+}
+
+#[test]
 fn rule_i_9_3_counter_seal() {
     let mut d = Driver::adjourned();
     d.present(Color::White, rat(-60));

@@ -604,7 +604,7 @@ mod tests {
 use super::color::ByColor;
 use super::dead_position::{self, MateVerdict};
 use super::game::{
-    AdjournmentView, Event, Game, Input, PausedBy, Phase, Rejection, Score, Termination,
+    AdjournmentView, Arrival, Event, Game, Input, PausedBy, Phase, Rejection, Score, Termination,
     check_time, fen_of, parse_move, require_arbiter,
 };
 
@@ -858,6 +858,26 @@ impl Game {
                 .is_some_and(|e| e.status == EnvelopeStatus::Lost) =>
             {
                 Some(self.stated_move(mv, now))
+            }
+            // I.9.2: "al llegar, el jugador puede detener su reloj": the arriving
+            // responder's press stops the clock and records the arrival.
+            (
+                Stage::AwaitingOpening | Stage::AwaitingCounterOpening,
+                Input::Press { side, mv: None },
+            ) => {
+                let waiting = self.adj.last()?.sealer.other();
+                let arriving = !*self.present.get(waiting)
+                    && self.clock.running() == Some(waiting)
+                    && side.is_none_or(|s| s == waiting);
+                Some(if arriving {
+                    Ok(vec![Event::PlayerPresent {
+                        at: now,
+                        side: waiting,
+                        arrival: Arrival::Press,
+                    }])
+                } else {
+                    Err(Rejection::EnvelopeNotOpened)
+                })
             }
             (
                 Stage::AwaitingOpening | Stage::AwaitingCounterOpening,

@@ -741,7 +741,12 @@ pub enum Rejection {
     #[error(
         "I.1.1: after the order to seal, a move made on the board is {side}'s sealed move; it is not played but sealed (seal with on_board)"
     )]
-    MoveIsTheSealedMove { side: Color, mv: String },
+    MoveIsTheSealedMove {
+        side: Color,
+        /// For the shell to seal; never serialised (rejections go back to senders).
+        #[serde(skip_serializing)]
+        mv: String,
+    },
     #[error("I.1.1: {side} must seal a move (seal) before stopping the clock")]
     SealFirst { side: Color },
     #[error(
