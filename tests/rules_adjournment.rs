@@ -1108,6 +1108,59 @@ fn rule_i_10_late_responder_loses_unless_the_sealed_move_ended_the_game() {
 }
 
 #[test]
+fn rule_i_10_an_invalid_sealed_move_opened_after_default_time_loses_for_the_sealer() {
+    // White (the responder) never comes; Black's sealed move turns out illegal. The sealed
+    // move's own result (I.8) is what prevails over the default (I.10).
+    let mut d = Driver::to_the_session_end(None);
+    d.seal("Nf5", 7, at(3700));
+    d.commit(at(3720));
+    d.schedule(at(3800));
+    d.present(Color::Black, rat(-10));
+    d.advance(rat(3600));
+    assert_eq!(d.result(), None);
+    d.open("Nf5", 7, rat(3700)).unwrap();
+    assert!(matches!(
+        d.result(),
+        Some((
+            Score::WhiteWins,
+            Termination::InvalidSealedMove {
+                side: Color::Black,
+                verdict: SealedVerdict::Illegal { .. }
+            }
+        ))
+    ));
+}
+
+#[test]
+fn adjournment_rules_and_session_end_are_fixed_while_it_matters() {
+    let mut d = Driver::to_the_session_end(None);
+    assert!(matches!(
+        d.try_input(
+            Input::SetSessionEnd {
+                end: Some(at(7200)),
+                arbiter: "IA".into()
+            },
+            at(3650)
+        ),
+        Err(Rejection::NotInThisStage { .. })
+    ));
+    assert!(matches!(
+        d.try_input(
+            Input::SetAdjournmentRules {
+                rules: AdjournmentRules::default(),
+                arbiter: "IA".into()
+            },
+            at(3650)
+        ),
+        Err(Rejection::NotInThisStage { .. })
+    ));
+    // The board-move rejection never carries the move when serialised.
+    let r = d.try_input(Input::Move { mv: "Nc6".into() }, at(3660));
+    let json = serde_json::to_string(&r.unwrap_err()).unwrap();
+    assert!(!json.contains("Nc6"), "{json}");
+}
+
+#[test]
 fn rule_a10_one_hour_default_with_exceptions() {
     let a10 = |d: &mut Driver| {
         d.input(
