@@ -8,8 +8,12 @@
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
+use crate::rules::adjournment::{
+    AdjournmentRules, Edition, NotationLanguage, Resumption, encode_hex,
+};
 use crate::rules::game::{
-    ArbiterResult, BothAbsent, Event, FlagMode, Game, Input, Score, Setup, describe_result,
+    ArbiterResult, BothAbsent, Event, FlagMode, Game, Input, Rejection, Score, Setup,
+    describe_result,
 };
 use crate::rules::time_control::{ClockOptions, TimeControl};
 use crate::rules::{Color, Millis};
@@ -190,6 +194,72 @@ struct ScriptSetup {
     fen: Option<String>,
     #[serde(default = "default_margin")]
     discrepancy_margin: Duration,
+    /// The nominal end of the session (I.1.1): becomes a `set_session_end` input.
+    #[serde(default)]
+    session_end: Option<String>,
+    /// The event's adjournment rules: becomes a `set_adjournment_rules` input.
+    #[serde(default)]
+    adjournment: Option<ScriptRules>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ScriptRules {
+    #[serde(default)]
+    edition: Edition,
+    #[serde(default)]
+    notation_language: NotationLanguage,
+    #[serde(default)]
+    resumption_default_time: Option<Duration>,
+}
+
+impl ScriptRules {
+    fn rules(&self) -> AdjournmentRules {
+        AdjournmentRules {
+            edition: self.edition,
+            notation_language: self.notation_language,
+            resumption_default_time: self.resumption_default_time.map(|d| d.0),
+        }
+    }
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ScriptResumption {
+    start: String,
+    #[serde(default)]
+    end: Option<String>,
+    place: String,
+}
+
+impl ScriptResumption {
+    fn resumption(&self, line: usize, date: Millis) -> Result<Resumption, ScriptError> {
+        let at = |field: &str, t: &str| {
+            parse_instant(t, date).map_err(|e| err(line, format!("{field}: {e}")))
+        };
+        Ok(Resumption {
+            start: at("start", &self.start)?,
+            end: self.end.as_deref().map(|e| at("end", e)).transpose()?,
+            place: self.place.clone(),
+        })
+    }
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "snake_case")]
+enum Reply {
+    Accept,
+    Decline,
+}
+
+/// A script's stand-in for the nonce the daemon draws at random: derived from the line,
+/// so outputs are reproducible. It is NOT secret; real envelopes need random nonces.
+pub fn script_nonce(line: usize) -> String {
+    use sha2::{Digest, Sha256};
+    let digest = Sha256::digest(format!(
+        "hallclock rules run: demonstration nonce, line {line}"
+    ));
+    encode_hex(&digest[..16])
 }
 
 #[derive(Debug, Deserialize)]
@@ -287,6 +357,77 @@ enum ScriptInput {
         white: Duration,
         black: Duration,
     },
+    SetSessionEnd {
+        end: Option<String>,
+        arbiter: String,
+    },
+    SetAdjournmentRules {
+        #[serde(default)]
+        edition: Edition,
+        #[serde(default)]
+        notation_language: NotationLanguage,
+        #[serde(default)]
+        resumption_default_time: Option<Duration>,
+        arbiter: String,
+    },
+    Adjourn {
+        arbiter: String,
+        #[serde(default)]
+        resumption: Option<ScriptResumption>,
+    },
+    ScheduleResumption {
+        start: String,
+        #[serde(default)]
+        end: Option<String>,
+        place: String,
+        arbiter: String,
+    },
+    Seal {
+        #[serde(default)]
+        side: Option<Color>,
+        #[serde(rename = "move")]
+        mv: String,
+        #[serde(default)]
+        nonce: Option<String>,
+    },
+    CommitSeal {
+        #[serde(default)]
+        arbiter: Option<String>,
+    },
+    VerifyEnvelope {
+        arbiter: String,
+    },
+    DrawOffer {
+        side: Color,
+        arbiter: String,
+    },
+    DrawReply {
+        reply: Reply,
+        arbiter: String,
+    },
+    OpenEnvelope {
+        #[serde(default, rename = "move")]
+        mv: Option<String>,
+        #[serde(default)]
+        nonce: Option<String>,
+        arbiter: String,
+    },
+    CounterSeal {
+        #[serde(rename = "move")]
+        mv: String,
+        #[serde(default)]
+        nonce: Option<String>,
+    },
+    EnvelopeLost {
+        arbiter: String,
+        reason: String,
+    },
+    CorrectTime {
+        side: Color,
+        remaining: Duration,
+        arbiter: String,
+        reason: String,
+    },
 }
 
 /// One checked line of a script.
@@ -306,7 +447,10 @@ pub struct Script {
     pub steps: Vec<Step>,
 }
 
-fn to_input(line: usize, s: ScriptInput) -> Result<Option<Input>, ScriptError> {
+fn to_input(line: usize, s: ScriptInput, date: Millis) -> Result<Option<Input>, ScriptError> {
+    let instant = |field: &str, t: &str| {
+        parse_instant(t, date).map_err(|e| err(line, format!("{field}: {e}")))
+    };
     Ok(Some(match s {
         ScriptInput::Setup(_) => {
             return Err(err(line, "a script has one setup, on its first line"));
@@ -420,6 +564,75 @@ fn to_input(line: usize, s: ScriptInput) -> Result<Option<Input>, ScriptError> {
             white: white.0,
             black: black.0,
         },
+        ScriptInput::SetSessionEnd { end, arbiter } => Input::SetSessionEnd {
+            end: end.as_deref().map(|e| instant("end", e)).transpose()?,
+            arbiter,
+        },
+        ScriptInput::SetAdjournmentRules {
+            edition,
+            notation_language,
+            resumption_default_time,
+            arbiter,
+        } => Input::SetAdjournmentRules {
+            rules: AdjournmentRules {
+                edition,
+                notation_language,
+                resumption_default_time: resumption_default_time.map(|d| d.0),
+            },
+            arbiter,
+        },
+        ScriptInput::Adjourn {
+            arbiter,
+            resumption,
+        } => Input::Adjourn {
+            arbiter,
+            resumption: resumption.map(|r| r.resumption(line, date)).transpose()?,
+        },
+        ScriptInput::ScheduleResumption {
+            start,
+            end,
+            place,
+            arbiter,
+        } => Input::ScheduleResumption {
+            resumption: ScriptResumption { start, end, place }.resumption(line, date)?,
+            arbiter,
+        },
+        ScriptInput::Seal { side, mv, nonce } => Input::Seal {
+            side,
+            mv,
+            nonce: nonce.unwrap_or_else(|| script_nonce(line)),
+            on_board: false,
+        },
+        ScriptInput::CommitSeal { arbiter } => Input::CommitSeal { arbiter },
+        ScriptInput::VerifyEnvelope { arbiter } => Input::VerifyEnvelope { arbiter },
+        ScriptInput::DrawOffer { side, arbiter } => Input::DrawOffer { side, arbiter },
+        ScriptInput::DrawReply { reply, arbiter } => Input::DrawReply {
+            accept: matches!(reply, Reply::Accept),
+            arbiter,
+        },
+        // Without the move and nonce, the runner gives back what it kept, as the daemon
+        // will from its store.
+        ScriptInput::OpenEnvelope { mv, nonce, arbiter } => Input::OpenEnvelope {
+            mv: mv.unwrap_or_default(),
+            nonce: nonce.unwrap_or_default(),
+            arbiter,
+        },
+        ScriptInput::CounterSeal { mv, nonce } => Input::CounterSeal {
+            mv,
+            nonce: nonce.unwrap_or_else(|| script_nonce(line)),
+        },
+        ScriptInput::EnvelopeLost { arbiter, reason } => Input::EnvelopeLost { arbiter, reason },
+        ScriptInput::CorrectTime {
+            side,
+            remaining,
+            arbiter,
+            reason,
+        } => Input::CorrectTime {
+            side,
+            remaining: remaining.0,
+            arbiter,
+            reason,
+        },
     }))
 }
 
@@ -490,6 +703,32 @@ pub fn parse(text: &str) -> Result<Script, ScriptError> {
                 let at = parse_instant(&at_text, date).map_err(|e| err(line, e))?;
                 let start =
                     parse_instant(&s.start, date).map_err(|e| err(line, format!("start: {e}")))?;
+                let session_end = s
+                    .session_end
+                    .as_deref()
+                    .map(|t| parse_instant(t, date))
+                    .transpose()
+                    .map_err(|e| err(line, format!("session_end: {e}")))?;
+                if let Some(rules) = &s.adjournment {
+                    steps.push(Step {
+                        line,
+                        at,
+                        input: Some(Input::SetAdjournmentRules {
+                            rules: rules.rules(),
+                            arbiter: "setup".into(),
+                        }),
+                    });
+                }
+                if session_end.is_some() {
+                    steps.push(Step {
+                        line,
+                        at,
+                        input: Some(Input::SetSessionEnd {
+                            end: session_end,
+                            arbiter: "setup".into(),
+                        }),
+                    });
+                }
                 let game_setup = Setup {
                     white: s.white,
                     black: s.black,
@@ -513,7 +752,7 @@ pub fn parse(text: &str) -> Result<Script, ScriptError> {
                     return Err(err(line, "\"date\" belongs on the setup line"));
                 }
                 let at = parse_instant(&at_text, *date).map_err(|e| err(line, e))?;
-                let input = to_input(line, parsed)?;
+                let input = to_input(line, parsed, *date)?;
                 steps.push(Step { line, at, input });
                 at
             }
@@ -551,11 +790,86 @@ pub enum Output {
     },
 }
 
+/// What a shell keeps of each sealed move: the text and nonce behind a commitment.
+/// (The daemon keeps them encrypted at rest; a script keeps them in memory.)
+#[derive(Default)]
+struct Secrets(Vec<(String, String, String)>);
+
+impl Secrets {
+    fn keep(&mut self, input: &Input, events: &[Event], line: usize) {
+        let (mv, nonce) = match input {
+            Input::Seal { mv, nonce, .. } | Input::CounterSeal { mv, nonce } => {
+                (mv.clone(), nonce.clone())
+            }
+            // Sealed from the board (see `seal_board_move`).
+            Input::Move { mv } | Input::Press { mv: Some(mv), .. } => {
+                (mv.clone(), script_nonce(line))
+            }
+            _ => return,
+        };
+        for e in events {
+            let commitment = match e {
+                Event::Sealed { commitment, .. } => commitment,
+                Event::CounterSealed { envelope, .. } => &envelope.commitment,
+                _ => continue,
+            };
+            self.0.push((commitment.clone(), mv.clone(), nonce.clone()));
+        }
+    }
+
+    /// `open_envelope` without a move and nonce: give back the ones kept for the
+    /// envelope waiting to be opened.
+    fn fill(&self, game: &Game, input: &Input, now: Millis) -> Input {
+        if let Input::OpenEnvelope { mv, nonce, arbiter } = input
+            && mv.is_empty()
+            && nonce.is_empty()
+            && let Some(adj) = game.view(now).adjournment
+            && let Some(envelope) = adj.envelopes.last()
+            && let Some((_, mv, nonce)) = self.0.iter().find(|(c, ..)| *c == envelope.commitment)
+        {
+            return Input::OpenEnvelope {
+                mv: mv.clone(),
+                nonce: nonce.clone(),
+                arbiter: arbiter.clone(),
+            };
+        }
+        input.clone()
+    }
+}
+
+/// I.1.1: seal a move made on the board after the order; a press with it also stops the
+/// clock, which commits it.
+fn seal_board_move(
+    game: &Game,
+    input: &Input,
+    side: Color,
+    mv: String,
+    line: usize,
+    now: Millis,
+) -> Result<Vec<Event>, Rejection> {
+    let seal = Input::Seal {
+        side: Some(side),
+        mv,
+        nonce: script_nonce(line),
+        on_board: true,
+    };
+    let mut events = game.decide(&seal, now)?;
+    if matches!(input, Input::Press { .. }) {
+        let mut draft = game.clone();
+        for e in &events {
+            draft.evolve(e);
+        }
+        events.extend(draft.decide(&Input::CommitSeal { arbiter: None }, now)?);
+    }
+    Ok(events)
+}
+
 /// Drive a checked script through the core, as the daemon would: time-driven events are
 /// polled up to each line's instant before its input is decided.
 pub fn run(script: &Script) -> Result<Vec<Output>, ScriptError> {
     let mut game = Game::new(script.setup.clone()).map_err(|e| err(1, format!("setup: {e}")))?;
     let mut out = Vec::new();
+    let mut secrets = Secrets::default();
     let mut now = script
         .steps
         .first()
@@ -571,8 +885,18 @@ pub fn run(script: &Script) -> Result<Vec<Output>, ScriptError> {
             });
         }
         let Some(input) = &step.input else { continue };
-        match game.decide(input, now) {
+        let input = secrets.fill(&game, input, now);
+        let decided = match game.decide(&input, now) {
+            // I.1.1: a move made on the board after the order to seal is the sealed move.
+            // The daemon seals it with a random nonce; the script with its stand-in.
+            Err(Rejection::MoveIsTheSealedMove { side, mv }) => {
+                seal_board_move(&game, &input, side, mv, step.line, now)
+            }
+            other => other,
+        };
+        match decided {
             Ok(events) => {
+                secrets.keep(&input, &events, step.line);
                 for event in events {
                     game.evolve(&event);
                     out.push(Output::Event {
@@ -611,7 +935,16 @@ pub fn run(script: &Script) -> Result<Vec<Output>, ScriptError> {
 fn render_value(key: &str, v: &Value, date: Millis) -> String {
     match v {
         Value::Number(n)
-            if key == "at" || key == "as_of" || key == "flagged_at" || key == "next_deadline" =>
+            if matches!(
+                key,
+                "at" | "as_of"
+                    | "flagged_at"
+                    | "next_deadline"
+                    | "charged_to"
+                    | "start"
+                    | "end"
+                    | "session_end"
+            ) =>
         {
             n.as_i64()
                 .map(|t| format_instant(Millis(t), date))
@@ -622,6 +955,19 @@ fn render_value(key: &str, v: &Value, date: Millis) -> String {
             .map(|t| Millis(t).to_string())
             .unwrap_or_else(|| n.to_string()),
         Value::String(s) => s.clone(),
+        // The envelope is in the JSON output; a readable line names it.
+        Value::Object(o) if key == "envelope" => {
+            format!("#{}", o.get("number").unwrap_or(&Value::Null))
+        }
+        Value::Object(o) if key == "verdict" => {
+            let field = |k: &str| o.get(k).cloned().unwrap_or(Value::Null);
+            match (field("verdict"), field("san"), field("reason")) {
+                (Value::String(v), Value::String(san), _) => format!("{v}:{san}"),
+                (Value::String(v), _, Value::String(reason)) => format!("{v}:\"{reason}\""),
+                (Value::String(v), _, _) => format!("{v}:{}", field("candidates")),
+                _ => Value::Object(o.clone()).to_string(),
+            }
+        }
         other => other.to_string(),
     }
 }
@@ -710,8 +1056,12 @@ impl Output {
                         }
                     )
                 };
+                let stage = match view["adjournment"]["stage"].as_str() {
+                    Some(stage) => format!(" (adjournment: {stage})"),
+                    None => String::new(),
+                };
                 format!(
-                    "final at {}: {}; {} | {}; phase {}",
+                    "final at {}: {}; {} | {}; phase {}{stage}",
                     render_value("as_of", &view["as_of"], date),
                     summary,
                     side("white"),
@@ -773,7 +1123,7 @@ mod tests {
             script_err(&format!(
                 "{SETUP}\n\n{{\"at\":\"14:00:01\",\"input\":\"prss\"}}"
             )),
-            "line 3: prss: unknown variant `prss`, expected one of `setup`, `advance`, `present`, `move`, `press`, `player_pause`, `pause`, `resume`, `set_time`, `add_time`, `set_moves`, `set_position`, `replace_clock`, `confirm_flag`, `set_result`, `clock_reading`"
+            "line 3: prss: unknown variant `prss`, expected one of `setup`, `advance`, `present`, `move`, `press`, `player_pause`, `pause`, `resume`, `set_time`, `add_time`, `set_moves`, `set_position`, `replace_clock`, `confirm_flag`, `set_result`, `clock_reading`, `set_session_end`, `set_adjournment_rules`, `adjourn`, `schedule_resumption`, `seal`, `commit_seal`, `verify_envelope`, `draw_offer`, `draw_reply`, `open_envelope`, `counter_seal`, `envelope_lost`, `correct_time`"
         );
         assert_eq!(
             script_err(&format!(
@@ -806,6 +1156,40 @@ mod tests {
             "line 1: setup: fen: piece placement (field 1): 3 ranks, not 8"
         );
         assert_eq!(script_err("[1,2]"), "line 1: expected a JSON object");
+    }
+
+    #[test]
+    fn rule_i_1_1_a_board_move_after_the_order_is_sealed_by_the_runner_and_kept_for_the_opening() {
+        let text = format!(
+            "{SETUP}\n{{\"at\":\"14:00:05\",\"input\":\"press\",\"move\":\"e4\"}}\n{{\"at\":\"14:00:06\",\"input\":\"adjourn\",\"arbiter\":\"IA\",\"resumption\":{{\"start\":\"15:00:00\",\"place\":\"B\"}}}}\n{{\"at\":\"14:00:07\",\"input\":\"press\",\"move\":\"e5\"}}\n{{\"at\":\"14:59:00\",\"input\":\"present\",\"side\":\"white\",\"arbiter\":\"IA\"}}\n{{\"at\":\"15:00:01\",\"input\":\"open_envelope\",\"arbiter\":\"IA\"}}"
+        );
+        let out = run(&parse(&text).unwrap()).unwrap();
+        let names: Vec<String> = out
+            .iter()
+            .filter_map(|o| match o {
+                Output::Event { event, .. } => Some(
+                    serde_json::to_value(event).unwrap()["event"]
+                        .as_str()
+                        .unwrap()
+                        .to_string(),
+                ),
+                Output::Rejected { input, .. } => Some(format!("rejected {input}")),
+                Output::Final { .. } => None,
+            })
+            .collect();
+        assert_eq!(
+            names[4..],
+            [
+                "adjournment_ordered",
+                "resumption_scheduled",
+                "sealed",
+                "seal_committed",
+                "player_present",
+                "resumption_started",
+                "envelope_opened",
+                "sealed_move_played"
+            ]
+        );
     }
 
     #[test]

@@ -20,6 +20,9 @@ pub struct SideClock {
     pub period: usize,
     /// When this side's flag fell, if it did.
     pub flagged_at: Option<Millis>,
+    /// Main time this side's clock has run (the envelope's "time used", I.2.3).
+    #[serde(default)]
+    pub used: Millis,
 }
 
 /// Both sides, and whose turn it is.
@@ -51,6 +54,7 @@ impl Clock {
             moves: 0,
             period: 0,
             flagged_at: None,
+            used: Millis::ZERO,
         };
         Clock {
             sides: ByColor {
@@ -128,6 +132,7 @@ impl Clock {
             self.delay_left -= charge.delay;
             let turn = self.turn;
             self.side_mut(turn).remaining -= charge.main;
+            self.side_mut(turn).used += charge.main;
             self.running_since = Some(since.max(now));
         }
     }

@@ -17,6 +17,9 @@ use shakmaty::uci::UciMove;
 use shakmaty::zobrist::Zobrist64;
 use shakmaty::{CastlingMode, Chess, EnPassantMode, Move, Position};
 
+use super::adjournment::{
+    AdjState, AdjournmentRules, DrawOffer, Envelope, Opening, Resumption, SealedVerdict, Stage,
+};
 use super::clock::Clock;
 use super::color::{ByColor, Color};
 use super::dead_position::{self, MateVerdict};
@@ -106,6 +109,9 @@ pub enum PausedBy {
     Arbiter { arbiter: String, reason: String },
     /// 6.12b: a player stopped the clocks to summon the arbiter.
     Player { side: Color },
+    /// Guidelines I / A1a: the game is adjourned; both clocks stand still until the
+    /// resumption session (the view's `adjournment` says more).
+    Adjourned,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -167,6 +173,17 @@ pub enum Termination {
     /// 6.6: absent when default time passed.
     Default {
         absent: Vec<Color>,
+    },
+    /// I.8: the sealed move was ambiguous, meaningless or illegal; `side` sealed it.
+    InvalidSealedMove {
+        side: Color,
+        verdict: SealedVerdict,
+    },
+    /// I.8 with the exception of 6.9: the sealed move was invalid, but the opponent could
+    /// not mate by any series of legal moves.
+    InvalidSealedMoveOpponentCannotMate {
+        side: Color,
+        verdict: SealedVerdict,
     },
     /// Set by the arbiter: agreed draw, resignation, illegal moves, annulment, other.
     Arbiter {
@@ -272,6 +289,65 @@ pub enum Input {
     /// What a hardware clock shows; compared with the reckoning (6.10), and the evidence
     /// when both flags fell without a known order (6.11).
     ClockReading { white: Millis, black: Millis },
+    /// The nominal end of the playing session (I.1.1, I.1.2): at that instant the core
+    /// orders the player to move to seal (timer `SessionEnd`). `None` clears it.
+    SetSessionEnd {
+        end: Option<Millis>,
+        arbiter: String,
+    },
+    /// The event's adjournment rules (edition, notation language, default time at
+    /// resumption); fixed before the game is adjourned.
+    SetAdjournmentRules {
+        rules: AdjournmentRules,
+        arbiter: String,
+    },
+    /// I.1.1: the arbiter orders this game adjourned; the player to move must seal.
+    Adjourn {
+        arbiter: String,
+        resumption: Option<Resumption>,
+    },
+    /// I.2.7, I.14: date, time and place of the resumption session.
+    ScheduleResumption {
+        resumption: Resumption,
+        arbiter: String,
+    },
+    /// I.1.1: the sealer writes the move. `mv` is the text as written and `nonce` fresh
+    /// random bytes (hex, 16 to 64 bytes) from the shell; only their commitment enters
+    /// the events. Replaceable until the commit, unless `on_board` (the move was made on
+    /// the board after the order: it is the sealed move).
+    Seal {
+        side: Option<Color>,
+        mv: String,
+        nonce: String,
+        on_board: bool,
+    },
+    /// I.1.1 / A1a: the sealer stops the clock (`arbiter: None`) or the arbiter does;
+    /// the sealed move is committed and both clocks stand still.
+    CommitSeal { arbiter: Option<String> },
+    /// I.3: the arbiter checked the envelope.
+    VerifyEnvelope { arbiter: String },
+    /// 9.1 / I.4: a draw offer, recorded.
+    DrawOffer { side: Color, arbiter: String },
+    /// 9.1 / I.4 / I.6: the answer to the standing offer.
+    DrawReply { accept: bool, arbiter: String },
+    /// I.7 / I.9 / I.9.3: open the envelope waiting to be opened, with the move text and
+    /// nonce the shell kept; checked against the commitment.
+    OpenEnvelope {
+        mv: String,
+        nonce: String,
+        arbiter: String,
+    },
+    /// I.9.3: the responder, with the sealer absent, seals the reply instead of playing it.
+    CounterSeal { mv: String, nonce: String },
+    /// I.12.1: the envelope is lost; the sealer states the move and makes it on the board.
+    EnvelopeLost { arbiter: String, reason: String },
+    /// I.13: a clock time shown wrong at resumption, before the first move, is corrected.
+    CorrectTime {
+        side: Color,
+        remaining: Millis,
+        arbiter: String,
+        reason: String,
+    },
 }
 
 impl Input {
@@ -291,6 +367,19 @@ impl Input {
             Input::ConfirmFlag { .. } => "confirm_flag",
             Input::SetResult { .. } => "set_result",
             Input::ClockReading { .. } => "clock_reading",
+            Input::SetSessionEnd { .. } => "set_session_end",
+            Input::SetAdjournmentRules { .. } => "set_adjournment_rules",
+            Input::Adjourn { .. } => "adjourn",
+            Input::ScheduleResumption { .. } => "schedule_resumption",
+            Input::Seal { .. } => "seal",
+            Input::CommitSeal { .. } => "commit_seal",
+            Input::VerifyEnvelope { .. } => "verify_envelope",
+            Input::DrawOffer { .. } => "draw_offer",
+            Input::DrawReply { .. } => "draw_reply",
+            Input::OpenEnvelope { .. } => "open_envelope",
+            Input::CounterSeal { .. } => "counter_seal",
+            Input::EnvelopeLost { .. } => "envelope_lost",
+            Input::CorrectTime { .. } => "correct_time",
         }
     }
 }
@@ -431,6 +520,130 @@ pub enum Event {
         arbiter: String,
         reason: String,
     },
+    SessionEndSet {
+        at: Millis,
+        end: Option<Millis>,
+        arbiter: String,
+    },
+    AdjournmentRulesSet {
+        at: Millis,
+        rules: AdjournmentRules,
+        arbiter: String,
+    },
+    /// I.1.1: `sealer` must seal. `arbiter: None` = the session end (timer `SessionEnd`).
+    /// `early`: ordered before the session's nominal end (I.1.2).
+    AdjournmentOrdered {
+        at: Millis,
+        sealer: Color,
+        arbiter: Option<String>,
+        early: bool,
+    },
+    ResumptionScheduled {
+        at: Millis,
+        #[serde(flatten)]
+        resumption: Resumption,
+        arbiter: String,
+    },
+    /// I.1.1: a sealed move was written (or replaced). Only its commitment.
+    Sealed {
+        at: Millis,
+        side: Color,
+        commitment: String,
+        on_board: bool,
+    },
+    /// I.1.1 / I.1.2 / A1a: the sealer's clock stopped, charged up to `charged_to`
+    /// (the nominal session end when adjourned early); both clocks stand still.
+    SealCommitted {
+        at: Millis,
+        side: Color,
+        charged_ms: Millis,
+        charged_to: Millis,
+        increment_ms: Millis,
+        remaining_ms: Millis,
+        moves: u32,
+        arbiter: Option<String>,
+        envelope: Box<Envelope>,
+    },
+    EnvelopeVerified {
+        at: Millis,
+        envelope: u32,
+        arbiter: String,
+    },
+    DrawOffered {
+        at: Millis,
+        side: Color,
+        arbiter: String,
+    },
+    /// `side` answered the standing offer.
+    DrawOfferAnswered {
+        at: Millis,
+        side: Color,
+        accepted: bool,
+        arbiter: String,
+    },
+    /// I.5 / I.9 / I.11: the resumption session began; the position before the sealed
+    /// move and the adjourned times are restored; the responder's clock runs unless the
+    /// responder is present (then it starts when the move is played).
+    ResumptionStarted {
+        at: Millis,
+        #[serde(flatten)]
+        resumption: Resumption,
+        responder: Color,
+        white_ms: Millis,
+        black_ms: Millis,
+        fen: Option<String>,
+    },
+    /// I.7 / I.8: an envelope was opened; the text and nonce match its commitment.
+    EnvelopeOpened {
+        at: Millis,
+        envelope: u32,
+        #[serde(flatten)]
+        opening: Opening,
+    },
+    /// I.9: the sealed move (or, I.12.1, the move the sealer states) is played; the
+    /// opponent's clock runs.
+    SealedMovePlayed {
+        at: Millis,
+        side: Color,
+        uci: String,
+        san: String,
+        fen: String,
+        /// `None`: stated by the sealer after the envelope was lost (I.12.1).
+        envelope: Option<u32>,
+    },
+    /// I.9.3: the responder sealed the reply; the responder's clock stopped and the
+    /// absent sealer's started.
+    CounterSealed {
+        at: Millis,
+        side: Color,
+        charged_ms: Millis,
+        increment_ms: Millis,
+        remaining_ms: Millis,
+        moves: u32,
+        envelope: Box<Envelope>,
+    },
+    EnvelopeLost {
+        at: Millis,
+        envelope: u32,
+        arbiter: String,
+        reason: String,
+    },
+    /// I.13.
+    TimeCorrected {
+        at: Millis,
+        side: Color,
+        remaining_ms: Millis,
+        previous_ms: Millis,
+        arbiter: String,
+        reason: String,
+    },
+    /// I.10: default time passed while an envelope is unopened; whether the sealed move
+    /// ended the game decides, so the result waits for the opening (`open_envelope`).
+    ResultAwaitsEnvelope {
+        at: Millis,
+        absent: Vec<Color>,
+        envelope: u32,
+    },
     GameEnded {
         at: Millis,
         #[serde(flatten)]
@@ -462,6 +675,22 @@ impl Event {
             | Event::MovesSet { at, .. }
             | Event::PositionSet { at, .. }
             | Event::ClockReplaced { at, .. }
+            | Event::SessionEndSet { at, .. }
+            | Event::AdjournmentRulesSet { at, .. }
+            | Event::AdjournmentOrdered { at, .. }
+            | Event::ResumptionScheduled { at, .. }
+            | Event::Sealed { at, .. }
+            | Event::SealCommitted { at, .. }
+            | Event::EnvelopeVerified { at, .. }
+            | Event::DrawOffered { at, .. }
+            | Event::DrawOfferAnswered { at, .. }
+            | Event::ResumptionStarted { at, .. }
+            | Event::EnvelopeOpened { at, .. }
+            | Event::SealedMovePlayed { at, .. }
+            | Event::CounterSealed { at, .. }
+            | Event::EnvelopeLost { at, .. }
+            | Event::TimeCorrected { at, .. }
+            | Event::ResultAwaitsEnvelope { at, .. }
             | Event::GameEnded { at, .. } => *at,
         }
     }
@@ -507,6 +736,47 @@ pub enum Rejection {
     ReasonRequired { what: &'static str },
     #[error("the arbiter's id is required")]
     ArbiterRequired,
+    #[error("the game is adjourned (A1a: both clocks stand still until the resumption{})", resumes.map(|t| format!(" at {t}")).unwrap_or_default())]
+    Adjourned { resumes: Option<Millis> },
+    #[error(
+        "I.1.1: after the order to seal, a move made on the board is {side}'s sealed move; it is not played but sealed (seal with on_board)"
+    )]
+    MoveIsTheSealedMove {
+        side: Color,
+        /// For the shell to seal; never serialised (rejections go back to senders).
+        #[serde(skip_serializing)]
+        mv: String,
+    },
+    #[error("I.1.1: {side} must seal a move (seal) before stopping the clock")]
+    SealFirst { side: Color },
+    #[error(
+        "I.1.1: the move made on the board after the order is the sealed move; it cannot be replaced"
+    )]
+    SealIsFinal,
+    #[error("{side} is not the player who must seal ({sealer})")]
+    NotTheSealer { side: Color, sealer: Color },
+    #[error("nonce: {reason}")]
+    BadNonce { reason: String },
+    #[error("sealed move: {reason}")]
+    BadSealText { reason: String },
+    #[error(
+        "I.7: the envelope opens only when {side}, who must respond to the sealed move, is present"
+    )]
+    ResponderAbsent { side: Color },
+    #[error("the move and nonce do not match envelope {envelope}'s commitment; it stays sealed")]
+    CommitmentMismatch { envelope: u32 },
+    #[error("{reason}")]
+    NotInThisStage { reason: String },
+    #[error(
+        "the sealed move has not been played yet: the envelope must be opened first (I.7, I.9)"
+    )]
+    EnvelopeNotOpened,
+    #[error(
+        "I.13: times are corrected this way only before the first move after resumption; use set_time or add_time with a reason (6.13)"
+    )]
+    CorrectionWindowClosed,
+    #[error("no draw offer stands")]
+    NoDrawOffer,
 }
 
 /// A flag whose result waits for the arbiter.
@@ -536,6 +806,29 @@ pub struct View {
     pub next_deadline: Option<Millis>,
     /// 6.14: displays are not evidence; claims go through the arbiter.
     pub authoritative: bool,
+    /// 9.1 / I.4: the standing draw offer.
+    pub draw_offer: Option<DrawOffer>,
+    /// The nominal end of the current session, when known (I.1.2, I.14).
+    pub session_end: Option<Millis>,
+    /// Guidelines I: where the game is in sealing and resumption, and its envelopes
+    /// (never a sealed move before its opening). `None` for a game never adjourned.
+    pub adjournment: Option<AdjournmentView>,
+}
+
+/// The adjournment part of the view.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct AdjournmentView {
+    pub stage: Stage,
+    pub sealer: Option<Color>,
+    /// A sealed move has been written and not yet committed (I.1.1).
+    pub sealed: bool,
+    pub resumption: Option<Resumption>,
+    pub envelopes: Vec<Envelope>,
+    /// I.10: default time passed and the result waits for the envelope's opening.
+    pub result_awaits_envelope: bool,
+    /// I.13: a time correction is still accepted without further ado.
+    pub correction_window: bool,
+    pub rules: AdjournmentRules,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -555,22 +848,29 @@ pub struct SideView {
 /// The game. See the module documentation.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Game {
-    setup: Setup,
-    periods: ByColor<Vec<Period>>,
-    phase: Phase,
-    clock: Clock,
+    pub(super) setup: Setup,
+    pub(super) periods: ByColor<Vec<Period>>,
+    pub(super) phase: Phase,
+    pub(super) clock: Clock,
     /// `None` when the moves are not known (a press without a move, clock-only boards).
-    position: Option<Chess>,
+    pub(super) position: Option<Chess>,
     /// Zobrist keys of the positions since the last irreversible move (9.6.1).
-    repetitions: Vec<u64>,
-    present: ByColor<bool>,
-    default_done: bool,
+    pub(super) repetitions: Vec<u64>,
+    pub(super) present: ByColor<bool>,
+    pub(super) default_done: bool,
     /// Paused time before the default-time deadline does not count against it.
-    paused_total: Millis,
-    paused_since: Option<Millis>,
-    pending_flag: Option<PendingFlag>,
-    both_flags_order_unknown: bool,
-    result: Option<GameResult>,
+    pub(super) paused_total: Millis,
+    pub(super) paused_since: Option<Millis>,
+    pub(super) pending_flag: Option<PendingFlag>,
+    pub(super) both_flags_order_unknown: bool,
+    pub(super) result: Option<GameResult>,
+    /// When default time is measured from (the scheduled start, then the resumption).
+    pub(super) default_base: Millis,
+    pub(super) default_len: Millis,
+    pub(super) adj: AdjState,
+    /// The instant of the latest event: a timer that came due while it could not fire
+    /// (a session end during a pause) fires then, so events never go back in time.
+    pub(super) last_at: Millis,
 }
 
 /// Parse a FEN into a legal position, saying what is wrong (see [`super::fen`]).
@@ -643,6 +943,10 @@ impl Game {
             pending_flag: None,
             both_flags_order_unknown: false,
             result: None,
+            default_base: setup.start,
+            default_len: setup.default_time,
+            adj: AdjState::default(),
+            last_at: Millis(i64::MIN),
             setup,
         })
     }
@@ -667,7 +971,7 @@ impl Game {
         self.result.as_ref()
     }
 
-    fn period(&self, side: Color, k: usize) -> &Period {
+    pub(super) fn period(&self, side: Color, k: usize) -> &Period {
         let periods = self.periods.get(side);
         // Game::new guarantees at least one period per side.
         TimeControl::period(periods, k).unwrap_or(&periods[0])
@@ -678,13 +982,13 @@ impl Game {
     }
 
     /// Default time still matters: it has not passed and someone is not yet present.
-    fn default_pending(&self) -> bool {
+    pub(super) fn default_pending(&self) -> bool {
         let everyone_here = self.present.white && self.present.black;
         !self.default_done && !everyone_here
     }
 
-    fn default_deadline(&self) -> Millis {
-        self.setup.start + self.setup.default_time + self.paused_total
+    pub(super) fn default_deadline(&self) -> Millis {
+        self.default_base + self.default_len + self.paused_total
     }
 
     /// When time alone will next cause an event, if ever: the scheduled start, default
@@ -693,14 +997,15 @@ impl Game {
         match self.phase {
             Phase::Finished => None,
             Phase::Scheduled => Some(self.setup.start),
+            // Timer `ResumptionStart` (I.14).
+            Phase::Paused(PausedBy::Adjourned) => self.resumption_deadline(),
             Phase::Paused(_) => None,
             Phase::Running => {
                 let default = self.default_pending().then(|| self.default_deadline());
                 let flag = self.clock.zero_at();
-                match (default, flag) {
-                    (Some(a), Some(b)) => Some(a.min(b)),
-                    (a, b) => a.or(b),
-                }
+                // Timer `SessionEnd` (I.1.1).
+                let session = self.session_end_deadline();
+                [default, flag, session].into_iter().flatten().min()
             }
         }
     }
@@ -741,10 +1046,15 @@ impl Game {
             Phase::Running => {
                 if self.default_pending() && self.default_deadline() == due {
                     self.on_default_time(due)
-                } else {
+                } else if self.clock.zero_at() == Some(due) {
                     self.on_zero(due)
+                } else if self.session_end_deadline() == Some(due) {
+                    self.on_session_end(due)
+                } else {
+                    Vec::new()
                 }
             }
+            Phase::Paused(PausedBy::Adjourned) => self.on_resumption_start(due),
             _ => Vec::new(),
         }
     }
@@ -755,10 +1065,21 @@ impl Game {
             .into_iter()
             .filter(|c| !*self.present.get(*c))
             .collect();
+        if let Some(events) = self.on_resumption_default(at, &absent) {
+            return events;
+        }
         let mut events = vec![Event::DefaultTimePassed {
             at,
             absent: absent.clone(),
         }];
+        if let Some(ended) = self.default_result(at, absent) {
+            events.push(ended);
+        }
+        events
+    }
+
+    /// 6.6 / I.10: who is absent loses; both absent as configured.
+    pub(super) fn default_result(&self, at: Millis, absent: Vec<Color>) -> Option<Event> {
         let score = match absent.as_slice() {
             [] => None,
             [one] => Some(Score::win_for(one.other())),
@@ -767,10 +1088,7 @@ impl Game {
                 BothAbsent::Arbiter => None,
             },
         };
-        if let Some(score) = score {
-            events.push(self.ended(at, score, Termination::Default { absent }));
-        }
-        events
+        score.map(|score| self.ended(at, score, Termination::Default { absent }))
     }
 
     /// The running side's time reached 0:00 at `at`.
@@ -845,7 +1163,7 @@ impl Game {
         }
     }
 
-    fn ended(&self, at: Millis, score: Score, termination: Termination) -> Event {
+    pub(super) fn ended(&self, at: Millis, score: Score, termination: Termination) -> Event {
         Event::GameEnded {
             at,
             result: GameResult { score, termination },
@@ -853,7 +1171,7 @@ impl Game {
         }
     }
 
-    fn reject_if_over(&self) -> Result<(), Rejection> {
+    pub(super) fn reject_if_over(&self) -> Result<(), Rejection> {
         match &self.result {
             Some(r) => Err(Rejection::GameOver {
                 result: describe_result(r),
@@ -862,7 +1180,7 @@ impl Game {
         }
     }
 
-    fn reject_unless_playing(&self) -> Result<(), Rejection> {
+    pub(super) fn reject_unless_playing(&self) -> Result<(), Rejection> {
         self.reject_if_over()?;
         match &self.phase {
             Phase::Scheduled => Err(Rejection::NotStarted {
@@ -891,6 +1209,10 @@ impl Game {
     }
 
     fn decide_now(&self, input: &Input, now: Millis) -> Result<Vec<Event>, Rejection> {
+        // Sealing and resumption change what presses, moves and pauses mean.
+        if let Some(decided) = self.adjournment_gate(input, now) {
+            return decided;
+        }
         match input {
             Input::Present { side, arbiter } => {
                 self.reject_if_over()?;
@@ -1106,6 +1428,19 @@ impl Game {
                 )])
             }
             Input::ClockReading { white, black } => Ok(self.decide_reading(*white, *black, now)),
+            Input::SetSessionEnd { .. }
+            | Input::SetAdjournmentRules { .. }
+            | Input::Adjourn { .. }
+            | Input::ScheduleResumption { .. }
+            | Input::Seal { .. }
+            | Input::CommitSeal { .. }
+            | Input::VerifyEnvelope { .. }
+            | Input::DrawOffer { .. }
+            | Input::DrawReply { .. }
+            | Input::OpenEnvelope { .. }
+            | Input::CounterSeal { .. }
+            | Input::EnvelopeLost { .. }
+            | Input::CorrectTime { .. } => self.decide_adjournment(input, now),
         }
     }
 
@@ -1120,7 +1455,7 @@ impl Game {
         }
     }
 
-    fn check_adjustment(
+    pub(super) fn check_adjustment(
         &self,
         arbiter: &str,
         reason: &str,
@@ -1204,7 +1539,11 @@ impl Game {
     }
 
     /// 5.1, 5.2.2, 9.6: does the position after a move end the game?
-    fn ending_after(&self, after: &Chess, irreversible: bool) -> Option<(Score, Termination)> {
+    pub(super) fn ending_after(
+        &self,
+        after: &Chess,
+        irreversible: bool,
+    ) -> Option<(Score, Termination)> {
         if after.is_checkmate() {
             let winner: Color = after.turn().other().into();
             return Some((Score::win_for(winner), Termination::Checkmate));
@@ -1265,80 +1604,92 @@ impl Game {
                 return Ok(events);
             }
         }
-        let s = self.clock.side(turn);
         let charge = self.clock.charge(now);
-        let after_charge = s.remaining - charge.main;
-        let flagged = s.flagged_at.is_some();
-        let moves = s.moves + 1;
-        let completed_in = self.period(turn, s.period);
-        let advances = !flagged
-            && self.setup.clock.period_transition == PeriodTransition::OnMoves
-            && self.period_end(turn, s.period) == Some(moves);
-        let period = if advances { s.period + 1 } else { s.period };
-        // No increment after a flag (FIDE equipment rules; lichess does the same).
-        let increment = match (flagged, self.setup.clock.increment_credit) {
-            (true, _) => Millis::ZERO,
-            (false, IncrementCredit::BeforeMove1) => self.period(turn, period).increment(),
-            (false, IncrementCredit::AfterPress) => completed_in.increment(),
-        };
+        let done = self.completion(turn, charge.main, now);
         events.push(Event::Pressed {
             at: now,
             side: turn,
             charged_ms: charge.main,
-            increment_ms: increment,
-            remaining_ms: after_charge + increment,
-            moves,
+            increment_ms: done.increment,
+            remaining_ms: done.remaining,
+            moves: done.moves,
         });
-        if advances {
+        events.extend(done.advance);
+        Ok(events)
+    }
+
+    /// What completing `side`'s move costs and earns (6.7a, 6.2a, 6.2b): a press, and
+    /// also the stop of the clock that commits a sealed move (I.1.1) or a counter-seal.
+    pub(super) fn completion(&self, side: Color, charged: Millis, at: Millis) -> Completion {
+        let s = self.clock.side(side);
+        let after_charge = s.remaining - charged;
+        let flagged = s.flagged_at.is_some();
+        let moves = s.moves + 1;
+        let completed_in = self.period(side, s.period);
+        let advances = !flagged
+            && self.setup.clock.period_transition == PeriodTransition::OnMoves
+            && self.period_end(side, s.period) == Some(moves);
+        let period = if advances { s.period + 1 } else { s.period };
+        // No increment after a flag (FIDE equipment rules; lichess does the same).
+        let increment = match (flagged, self.setup.clock.increment_credit) {
+            (true, _) => Millis::ZERO,
+            (false, IncrementCredit::BeforeMove1) => self.period(side, period).increment(),
+            (false, IncrementCredit::AfterPress) => completed_in.increment(),
+        };
+        let advance = advances.then(|| {
             // 6.2b: unused time carries over, except in delay mode.
             let forfeited = if completed_in.delay() > Millis::ZERO {
                 after_charge
             } else {
                 Millis::ZERO
             };
-            let next = self.period(turn, period);
-            events.push(Event::PeriodAdvanced {
-                at: now,
-                side: turn,
+            let next = self.period(side, period);
+            Event::PeriodAdvanced {
+                at,
+                side,
                 period: period_number(period),
                 added_ms: next.time(),
                 forfeited_ms: forfeited,
                 remaining_ms: after_charge + increment - forfeited + next.time(),
-            });
+            }
+        });
+        Completion {
+            increment,
+            remaining: after_charge + increment,
+            moves,
+            advance,
         }
-        Ok(events)
     }
 
     /// Apply an event. The only mutator.
     pub fn evolve(&mut self, event: &Event) {
+        self.last_at = self.last_at.max(event.at());
         match event {
             Event::ClockStarted { at, side } => {
                 self.phase = Phase::Running;
                 self.clock.turn = *side;
                 self.begin_turn(*at);
             }
-            Event::PlayerPresent { side, .. } => *self.present.get_mut(*side) = true,
-            Event::DefaultTimePassed { .. } => self.default_done = true,
-            Event::MoveMade { uci, .. } => {
-                let played = self.position.as_ref().and_then(|pos| {
-                    let m = uci.parse::<UciMove>().ok()?.to_move(pos).ok()?;
-                    let irreversible = pos.is_irreversible(m);
-                    let mut after = pos.clone();
-                    after.play_unchecked(m);
-                    Some((after, irreversible))
-                });
-                match played {
-                    Some((after, irreversible)) => {
-                        if irreversible {
-                            self.repetitions.clear();
-                        }
-                        self.repetitions.push(zobrist(&after));
-                        self.position = Some(after);
-                    }
-                    // Only a corrupt journal gets here: forget the position rather than
-                    // keep a wrong one.
-                    None => self.forget_position(),
+            Event::PlayerPresent { at, side, .. } => {
+                *self.present.get_mut(*side) = true;
+                // I.9.2: on arrival the responder stops the clock until the envelope is
+                // opened (and the sealer likewise for a counter-seal, I.9.3).
+                if !self.clock_may_run() {
+                    self.clock.stop(*at);
                 }
+            }
+            Event::DefaultTimePassed { .. } => self.default_done = true,
+            Event::MoveMade { uci, side, .. } => {
+                // 9.1: a move by the player offered a draw declines it.
+                if self
+                    .adj
+                    .draw_offer
+                    .as_ref()
+                    .is_some_and(|o| o.side != *side)
+                {
+                    self.adj.draw_offer = None;
+                }
+                self.play_uci(uci);
             }
             Event::Pressed {
                 at,
@@ -1363,6 +1714,10 @@ impl Game {
                 self.clock.turn = side.other();
                 if self.clock.running_since.is_some() {
                     self.begin_turn(*at);
+                }
+                // I.13: the first move after resumption closes the correction window.
+                if self.adj.stage == Some(Stage::Resumed) {
+                    self.adj.first_move_done = true;
                 }
             }
             Event::PeriodAdvanced {
@@ -1424,7 +1779,7 @@ impl Game {
                     self.paused_total += *at - since;
                 }
                 self.phase = Phase::Running;
-                if !self.frozen() {
+                if !self.frozen() && self.clock_may_run() {
                     self.clock.start(*at);
                 }
             }
@@ -1478,11 +1833,51 @@ impl Game {
                 self.pending_flag = None;
                 self.both_flags_order_unknown = false;
                 self.result = Some(result.clone());
+                self.adj.game_ended();
             }
+            Event::SessionEndSet { .. }
+            | Event::AdjournmentRulesSet { .. }
+            | Event::AdjournmentOrdered { .. }
+            | Event::ResumptionScheduled { .. }
+            | Event::Sealed { .. }
+            | Event::SealCommitted { .. }
+            | Event::EnvelopeVerified { .. }
+            | Event::DrawOffered { .. }
+            | Event::DrawOfferAnswered { .. }
+            | Event::ResumptionStarted { .. }
+            | Event::EnvelopeOpened { .. }
+            | Event::SealedMovePlayed { .. }
+            | Event::CounterSealed { .. }
+            | Event::EnvelopeLost { .. }
+            | Event::TimeCorrected { .. }
+            | Event::ResultAwaitsEnvelope { .. } => self.evolve_adjournment(event),
         }
     }
 
-    fn forget_position(&mut self) {
+    /// Play a journaled move on the position.
+    pub(super) fn play_uci(&mut self, uci: &str) {
+        let played = self.position.as_ref().and_then(|pos| {
+            let m = uci.parse::<UciMove>().ok()?.to_move(pos).ok()?;
+            let irreversible = pos.is_irreversible(m);
+            let mut after = pos.clone();
+            after.play_unchecked(m);
+            Some((after, irreversible))
+        });
+        match played {
+            Some((after, irreversible)) => {
+                if irreversible {
+                    self.repetitions.clear();
+                }
+                self.repetitions.push(zobrist(&after));
+                self.position = Some(after);
+            }
+            // Only a corrupt journal gets here: forget the position rather than keep a
+            // wrong one.
+            None => self.forget_position(),
+        }
+    }
+
+    pub(super) fn forget_position(&mut self) {
         self.position = None;
         self.repetitions.clear();
     }
@@ -1498,14 +1893,17 @@ impl Game {
                 self.pending_flag = None;
             }
             self.both_flags_order_unknown = false;
-            if self.phase == Phase::Running && self.clock.running_since.is_none() && !self.frozen()
+            if self.phase == Phase::Running
+                && self.clock.running_since.is_none()
+                && !self.frozen()
+                && self.clock_may_run()
             {
                 self.clock.start(at);
             }
         }
     }
 
-    fn frozen(&self) -> bool {
+    pub(super) fn frozen(&self) -> bool {
         self.setup.clock.freeze_after_last_flag
             && Color::ALL
                 .iter()
@@ -1521,7 +1919,7 @@ impl Game {
     }
 
     /// The side to move starts thinking: its clock runs from `at`, with a fresh delay.
-    fn begin_turn(&mut self, at: Millis) {
+    pub(super) fn begin_turn(&mut self, at: Millis) {
         let side = self.clock.turn;
         let k = self.clock.side(side).period;
         self.clock.delay_left = self.period(side, k).delay();
@@ -1569,14 +1967,26 @@ impl Game {
             both_flags_order_unknown: self.both_flags_order_unknown,
             next_deadline: self.next_deadline(),
             authoritative: false,
+            draw_offer: self.adj.draw_offer.clone(),
+            session_end: self.adj.session_end,
+            adjournment: self.adjournment_view(),
         }
     }
+}
+
+/// See [`Game::completion`].
+pub(super) struct Completion {
+    pub increment: Millis,
+    /// Remaining main time after the charge and the increment (before any period time).
+    pub remaining: Millis,
+    pub moves: u32,
+    pub advance: Option<Event>,
 }
 
 /// The largest time an arbiter may put on a clock: 24 h.
 pub const MAX_CLOCK: Millis = Millis(24 * 3_600_000);
 
-fn check_time(field: &'static str, t: Millis) -> Result<(), Rejection> {
+pub(super) fn check_time(field: &'static str, t: Millis) -> Result<(), Rejection> {
     if t < Millis::ZERO || t > MAX_CLOCK {
         return Err(Rejection::OutOfRange {
             field,
@@ -1587,7 +1997,7 @@ fn check_time(field: &'static str, t: Millis) -> Result<(), Rejection> {
     Ok(())
 }
 
-fn require_arbiter(arbiter: &str) -> Result<(), Rejection> {
+pub(super) fn require_arbiter(arbiter: &str) -> Result<(), Rejection> {
     if arbiter.trim().is_empty() {
         Err(Rejection::ArbiterRequired)
     } else {
@@ -1595,11 +2005,11 @@ fn require_arbiter(arbiter: &str) -> Result<(), Rejection> {
     }
 }
 
-fn period_number(index: usize) -> u32 {
+pub(super) fn period_number(index: usize) -> u32 {
     u32::try_from(index.saturating_add(1)).unwrap_or(u32::MAX)
 }
 
-fn period_index(number: u32) -> usize {
+pub(super) fn period_index(number: u32) -> usize {
     usize::try_from(number.saturating_sub(1)).unwrap_or(0)
 }
 
@@ -1607,6 +2017,7 @@ fn describe_pause(by: &PausedBy) -> String {
     match by {
         PausedBy::Arbiter { arbiter, reason } => format!("paused by arbiter {arbiter}: {reason}"),
         PausedBy::Player { side } => format!("stopped by {side} to summon the arbiter"),
+        PausedBy::Adjourned => "adjourned".to_string(),
     }
 }
 
@@ -1636,6 +2047,13 @@ pub fn describe_result(r: &GameResult) -> String {
                 .map(|c| c.name())
                 .collect::<Vec<_>>()
                 .join(" and ")
+        ),
+        Termination::InvalidSealedMove { side, verdict } => {
+            format!("{side}'s sealed move is {}", verdict.describe())
+        }
+        Termination::InvalidSealedMoveOpponentCannotMate { side, verdict } => format!(
+            "{side}'s sealed move is {}, opponent cannot mate",
+            verdict.describe()
         ),
         Termination::Arbiter { reason, .. } => format!("arbiter: {reason}"),
     };
