@@ -29,7 +29,7 @@ impl JournalSettings {
         JournalSettings {
             dir: state_dir.join("journal"),
             segment_size: 16 << 20,
-            sync_window: Duration::from_millis(20),
+            sync_window: Duration::from_millis(50),
         }
     }
 }
@@ -59,9 +59,15 @@ struct Append {
 #[derive(Debug, Clone)]
 pub struct JournalHandle {
     tx: std_mpsc::Sender<Append>,
+    syncs: std::sync::Arc<std::sync::atomic::AtomicU64>,
 }
 
 impl JournalHandle {
+    /// `fdatasync`s done so far (for measurements).
+    pub fn syncs(&self) -> u64 {
+        self.syncs.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
     /// Returns once the records are on disk (`fdatasync`ed), or why they are not.
     pub async fn append(&self, records: Vec<Record>) -> Result<(), StoreError> {
         let (done, rx) = oneshot::channel();
@@ -221,6 +227,8 @@ impl Journal {
     pub fn spawn(mut self) -> JournalHandle {
         let (tx, rx) = std_mpsc::channel::<Append>();
         let window = self.settings.sync_window;
+        let syncs = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
+        let counter = syncs.clone();
         let spawned = std::thread::Builder::new()
             .name("journal".into())
             .spawn(move || {
@@ -246,6 +254,7 @@ impl Journal {
                         .flat_map(|a| a.records.iter().cloned())
                         .collect();
                     let r = self.write(&records);
+                    counter.store(self.stats.syncs, std::sync::atomic::Ordering::Relaxed);
                     last_sync = Some(Instant::now());
                     for a in batch {
                         let _ = a.done.send(r.clone());
@@ -255,9 +264,9 @@ impl Journal {
         if spawned.is_err() {
             // Without a thread every append fails with `Stopped`: loud, not silent.
             let (dead_tx, _) = std_mpsc::channel();
-            return JournalHandle { tx: dead_tx };
+            return JournalHandle { tx: dead_tx, syncs };
         }
-        JournalHandle { tx }
+        JournalHandle { tx, syncs }
     }
 }
 
