@@ -188,6 +188,29 @@ impl RunningHall {
     }
 }
 
+/// Records of finished games that no board holds any more are moved to the archive at
+/// start-up, so that start-up stays fast however long the event runs.
+fn compact_if_worth_it(state_dir: &std::path::Path, journal: &std::path::Path) {
+    let Ok(scan) = crate::store::read_dir(journal) else {
+        return;
+    };
+    if scan.damage.is_some() || scan.records.len() < 20_000 {
+        return;
+    }
+    let records: Vec<crate::store::Record> = scan.records.into_iter().map(|(r, _, _)| r).collect();
+    let recovered = crate::store::record::replay(records.iter().cloned(), None);
+    let suffix = Timebase::start().now().0.to_string();
+    match crate::store::record::compact(state_dir, &records, &recovered.games, &suffix) {
+        Ok(Some(kept)) => tracing::info!(
+            before = records.len(),
+            kept,
+            "journal compacted: finished games moved to the archive"
+        ),
+        Ok(None) => {}
+        Err(e) => tracing::warn!("journal compaction skipped: {e}"),
+    }
+}
+
 /// Start the daemon's tasks: the MQTT connection, a link and an actor per board, and the
 /// coordinator.
 pub fn start(settings: HallSettings) -> Result<RunningHall, HallError> {
@@ -207,6 +230,12 @@ pub fn start(settings: HallSettings) -> Result<RunningHall, HallError> {
     let mut journal_settings = crate::store::JournalSettings::new(&settings.state_dir);
     journal_settings.sync_window = settings.sync_window;
     journal_settings.segment_size = settings.segment_size;
+    // A compaction interrupted by a crash left its new journal complete: use it.
+    let interrupted = settings.state_dir.join("journal.compacting");
+    if interrupted.exists() && !journal_settings.dir.exists() {
+        let _ = std::fs::rename(&interrupted, &journal_settings.dir);
+    }
+    compact_if_worth_it(&settings.state_dir, &journal_settings.dir);
     let (journal, scan) = crate::store::open_after(journal_settings)?;
     let damage = scan.damage.clone();
     let mut recovered =

@@ -255,3 +255,48 @@ pub fn replay(records: impl Iterator<Item = Record>, damage: Option<Damage>) -> 
     }
     out
 }
+
+/// Compaction: rewrite the journal with only the records of the games that are still
+/// current on some board (their creation, moves and events, `seq` numbers unchanged), and
+/// move the old segments into `<state_dir>/archive/journal-<suffix>/`. Finished rounds
+/// stay readable there (`hallclock journal dump --state-dir` on the archive's parent).
+/// Returns how many records were kept, or `None` when there was nothing to compact.
+pub fn compact(
+    state_dir: &Path,
+    records: &[Record],
+    current: &BTreeMap<String, RecoveredGame>,
+    suffix: &str,
+) -> std::io::Result<Option<usize>> {
+    let live: std::collections::BTreeSet<u64> = current.values().map(|g| g.game_id).collect();
+    let keep: Vec<&Record> = records
+        .iter()
+        .filter(|r| match r {
+            Record::GameCreated { game, .. }
+            | Record::GameMoved { game, .. }
+            | Record::Event { game, .. } => live.contains(game),
+        })
+        .collect();
+    if keep.len() == records.len() {
+        return Ok(None);
+    }
+    let journal = state_dir.join("journal");
+    let fresh = state_dir.join("journal.compacting");
+    let _ = fs::remove_dir_all(&fresh);
+    fs::create_dir_all(&fresh)?;
+    let mut bytes = Vec::new();
+    for r in &keep {
+        let payload = serde_json::to_vec(r).map_err(std::io::Error::other)?;
+        bytes.extend_from_slice(&frame(&payload));
+    }
+    let seg = fresh.join("segment-000001.log");
+    fs::write(&seg, &bytes)?;
+    fs::File::open(&seg)?.sync_all()?;
+    let archive = state_dir.join("archive");
+    fs::create_dir_all(&archive)?;
+    // Two renames: the old journal into the archive, the new one into place. A crash in
+    // between leaves no `journal/`, and the next start finds `journal.compacting` whole.
+    fs::rename(&journal, archive.join(format!("journal-{suffix}")))?;
+    fs::rename(&fresh, &journal)?;
+    fs::File::open(state_dir)?.sync_all()?;
+    Ok(Some(keep.len()))
+}
