@@ -19,9 +19,15 @@ use hallclock::mqtt::payload::{
     AlertKind, AlertPayload, BoardResult, EventPayload, HallEvent, InfoPayload, OFFLINE, ONLINE,
     ResponsePayload, ResponseStatus, StatePayload,
 };
-use hallclock::rules::game::{
-    ArbiterResult, Arrival, Event, GameResult, Rejection, Score, Termination, describe_result,
+use hallclock::rules::adjournment::{
+    AdjournmentRules, DrawOffer, Edition, Envelope, EnvelopeStatus, EnvelopeTime, NotationLanguage,
+    Opening, Resumption, SealedVerdict, Stage, commitment,
 };
+use hallclock::rules::game::{
+    ArbiterResult, Arrival, Event, Game, GameResult, Input, Rejection, Score, Termination,
+    describe_result,
+};
+use hallclock::rules::placement::Side;
 use hallclock::rules::{Color, Millis};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
@@ -186,6 +192,18 @@ fn every_example_parses_into_the_daemons_own_types() {
                 // The one hall-wide alert: a journal found damaged at start-up.
                 None => assert_eq!(a.id, "journal", "{at}: hall-wide alert id"),
             }
+        } else if m == "view" {
+            // The core's view fields for adjourned games (checked against a played game
+            // in `the_adjournment_examples_are_real`).
+            let v: Value = serde_json::from_str(&e.body).expect("JSON");
+            let keys: BTreeSet<&str> = v
+                .as_object()
+                .expect("an object")
+                .keys()
+                .map(String::as_str)
+                .collect();
+            let fields = BTreeSet::from(["adjournment", "draw_offer", "session_end"]);
+            assert_eq!(keys, fields, "{at}");
         } else if let Some(kind) = m.strip_prefix("rejection:") {
             let v: Value = serde_json::from_str(&e.body).expect("JSON");
             assert_eq!(v["rejection"], kind, "{at}");
@@ -210,6 +228,45 @@ fn covers_every_variant<T: std::fmt::Debug>(items: &[T], index: fn(&T) -> usize,
 }
 
 const T0: Millis = Millis(1_796_047_200_000);
+
+fn resumption() -> Resumption {
+    Resumption {
+        start: T0,
+        end: None,
+        place: "Sala 2".into(),
+    }
+}
+
+/// An envelope as `seal_committed` and `counter_sealed` carry it.
+fn envelope() -> Envelope {
+    let time = EnvelopeTime {
+        used_ms: Millis(1),
+        remaining_ms: Millis(2),
+    };
+    Envelope {
+        number: 1,
+        counter_seal: false,
+        white: "A".into(),
+        black: "B".into(),
+        fen: None,
+        white_time: time,
+        black_time: time,
+        sealer: Color::Black,
+        sealer_name: "B".into(),
+        move_number: 42,
+        draw_offer: Some(DrawOffer {
+            side: Color::White,
+            at: T0,
+        }),
+        resumption: Some(resumption()),
+        sealed_at: T0,
+        commitment: "c0ffee".into(),
+        status: EnvelopeStatus::Sealed,
+        verified: None,
+        opened_at: None,
+        opened: None,
+    }
+}
 
 /// One value of every event the rules core can emit.
 fn all_events() -> Vec<Event> {
@@ -332,6 +389,114 @@ fn all_events() -> Vec<Event> {
             },
             replaces: None,
         },
+        Event::SessionEndSet {
+            at: T0,
+            end: Some(T0),
+            arbiter: s(),
+        },
+        Event::AdjournmentRulesSet {
+            at: T0,
+            rules: AdjournmentRules::default(),
+            arbiter: s(),
+        },
+        Event::AdjournmentOrdered {
+            at: T0,
+            sealer: Color::Black,
+            arbiter: None,
+            early: false,
+        },
+        Event::ResumptionScheduled {
+            at: T0,
+            resumption: resumption(),
+            arbiter: s(),
+        },
+        Event::Sealed {
+            at: T0,
+            side: Color::Black,
+            commitment: "c0ffee".into(),
+            on_board: false,
+        },
+        Event::SealCommitted {
+            at: T0,
+            side: Color::Black,
+            charged_ms: Millis(1),
+            charged_to: T0,
+            increment_ms: Millis::ZERO,
+            remaining_ms: Millis(2),
+            moves: 2,
+            arbiter: None,
+            envelope: Box::new(envelope()),
+        },
+        Event::EnvelopeVerified {
+            at: T0,
+            envelope: 1,
+            arbiter: s(),
+        },
+        Event::DrawOffered {
+            at: T0,
+            side: Color::White,
+            arbiter: s(),
+        },
+        Event::DrawOfferAnswered {
+            at: T0,
+            side: Color::Black,
+            accepted: false,
+            arbiter: s(),
+        },
+        Event::ResumptionStarted {
+            at: T0,
+            resumption: resumption(),
+            responder: Color::White,
+            white_ms: Millis(1),
+            black_ms: Millis(2),
+            fen: None,
+        },
+        Event::EnvelopeOpened {
+            at: T0,
+            envelope: 1,
+            opening: Opening {
+                arbiter: s(),
+                move_text: "Rb3".into(),
+                nonce: "00".repeat(16),
+                verdict: SealedVerdict::Meaningless { reason: r() },
+            },
+        },
+        Event::SealedMovePlayed {
+            at: T0,
+            side: Color::Black,
+            uci: "a3b3".into(),
+            san: "Rb3".into(),
+            fen: "8/8/8/4k3/8/8/8/4K3 w - - 0 1".into(),
+            envelope: Some(1),
+        },
+        Event::CounterSealed {
+            at: T0,
+            side: Color::White,
+            charged_ms: Millis(1),
+            increment_ms: Millis::ZERO,
+            remaining_ms: Millis(2),
+            moves: 1,
+            envelope: Box::new(envelope()),
+        },
+        Event::EnvelopeLost {
+            at: T0,
+            envelope: 1,
+            arbiter: s(),
+            reason: r(),
+        },
+        Event::TimeCorrected {
+            at: T0,
+            side: Color::Black,
+            remaining_ms: Millis(1),
+            previous_ms: Millis(2),
+            arbiter: s(),
+            reason: r(),
+        },
+        Event::ResultAwaitsEnvelope {
+            at: T0,
+            absent: vec![Color::White],
+            envelope: 1,
+        },
     ];
     covers_every_variant(
         &events,
@@ -355,8 +520,24 @@ fn all_events() -> Vec<Event> {
             Event::PositionSet { .. } => 16,
             Event::ClockReplaced { .. } => 17,
             Event::GameEnded { .. } => 18,
+            Event::SessionEndSet { .. } => 19,
+            Event::AdjournmentRulesSet { .. } => 20,
+            Event::AdjournmentOrdered { .. } => 21,
+            Event::ResumptionScheduled { .. } => 22,
+            Event::Sealed { .. } => 23,
+            Event::SealCommitted { .. } => 24,
+            Event::EnvelopeVerified { .. } => 25,
+            Event::DrawOffered { .. } => 26,
+            Event::DrawOfferAnswered { .. } => 27,
+            Event::ResumptionStarted { .. } => 28,
+            Event::EnvelopeOpened { .. } => 29,
+            Event::SealedMovePlayed { .. } => 30,
+            Event::CounterSealed { .. } => 31,
+            Event::EnvelopeLost { .. } => 32,
+            Event::TimeCorrected { .. } => 33,
+            Event::ResultAwaitsEnvelope { .. } => 34,
         },
-        19,
+        35,
     );
     events
 }
@@ -604,6 +785,34 @@ fn all_rejections() -> Vec<Rejection> {
         },
         Rejection::ReasonRequired { what: "set_time" },
         Rejection::ArbiterRequired,
+        Rejection::Adjourned {
+            resumes: Some(Millis(1_796_119_200_000)),
+        },
+        Rejection::MoveIsTheSealedMove {
+            side: Color::Black,
+            mv: "Rb3".into(),
+        },
+        Rejection::SealFirst { side: Color::Black },
+        Rejection::SealIsFinal,
+        Rejection::NotTheSealer {
+            side: Color::White,
+            sealer: Color::Black,
+        },
+        Rejection::BadNonce {
+            reason: "the nonce must be 16 to 64 random bytes, got 8".into(),
+        },
+        Rejection::BadSealText {
+            reason: "a sealed move is at most 32 characters".into(),
+        },
+        Rejection::ResponderAbsent { side: Color::White },
+        Rejection::CommitmentMismatch { envelope: 1 },
+        Rejection::NotInThisStage {
+            reason: "no move is being sealed (the arbiter orders it: adjourn, or the session end)"
+                .into(),
+        },
+        Rejection::EnvelopeNotOpened,
+        Rejection::CorrectionWindowClosed,
+        Rejection::NoDrawOffer,
     ];
     covers_every_variant(
         &rejections,
@@ -623,8 +832,21 @@ fn all_rejections() -> Vec<Rejection> {
             Rejection::BadFen { .. } => 12,
             Rejection::ReasonRequired { .. } => 13,
             Rejection::ArbiterRequired => 14,
+            Rejection::Adjourned { .. } => 15,
+            Rejection::MoveIsTheSealedMove { .. } => 16,
+            Rejection::SealFirst { .. } => 17,
+            Rejection::SealIsFinal => 18,
+            Rejection::NotTheSealer { .. } => 19,
+            Rejection::BadNonce { .. } => 20,
+            Rejection::BadSealText { .. } => 21,
+            Rejection::ResponderAbsent { .. } => 22,
+            Rejection::CommitmentMismatch { .. } => 23,
+            Rejection::NotInThisStage { .. } => 24,
+            Rejection::EnvelopeNotOpened => 25,
+            Rejection::CorrectionWindowClosed => 26,
+            Rejection::NoDrawOffer => 27,
         },
-        15,
+        28,
     );
     rejections
 }
@@ -1046,6 +1268,14 @@ fn every_termination_and_arbiter_result_is_documented() {
         Termination::Flag { side },
         Termination::FlagOpponentCannotMate { side },
         Termination::Default { absent: vec![side] },
+        Termination::InvalidSealedMove {
+            side,
+            verdict: SealedVerdict::Illegal { reason: "r".into() },
+        },
+        Termination::InvalidSealedMoveOpponentCannotMate {
+            side,
+            verdict: SealedVerdict::Illegal { reason: "r".into() },
+        },
         Termination::Arbiter {
             kind: ArbiterResult::AgreedDraw,
             arbiter: "IA".into(),
@@ -1064,8 +1294,10 @@ fn every_termination_and_arbiter_result_is_documented() {
             Termination::FlagOpponentCannotMate { .. } => 6,
             Termination::Default { .. } => 7,
             Termination::Arbiter { .. } => 8,
+            Termination::InvalidSealedMove { .. } => 9,
+            Termination::InvalidSealedMoveOpponentCannotMate { .. } => 10,
         },
-        9,
+        11,
     );
     let api = asyncapi();
     let in_api = enum_of(&api, "termination");
@@ -1266,6 +1498,18 @@ fn asyncapi_schemas_accept_every_example() {
             "command" => ("hallCommand", serde_json::from_str(&e.body).unwrap()),
             // The core's own form, not an MQTT message.
             "rejection" => continue,
+            // Fields of the state schema (not yet in the daemon's state).
+            "view" => {
+                let state = resolve(&api, &api["components"]["schemas"]["state"]);
+                let v: Value = serde_json::from_str(&e.body).unwrap();
+                for (field, value) in v.as_object().unwrap() {
+                    let at = format!("MQTT-API.md:{} (view) against asyncapi.yaml state", e.line);
+                    if let Err(why) = validate(&api, &state["properties"][field], value, &at) {
+                        panic!("{why}");
+                    }
+                }
+                continue;
+            }
             other => panic!("MQTT-API.md:{}: unknown marker {other}", e.line),
         };
         let at = format!(
@@ -1404,6 +1648,336 @@ fn documented_daemon_reasons_are_the_daemons_own() {
             "MQTT-API.md:{}: no `{kind}` refusal of the daemon writes {reason:?}",
             e.line
         );
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// The adjourned games the document's examples come from
+// ---------------------------------------------------------------------------------------
+
+/// board-003: a seal at the session end with a draw offer standing, the envelope checked,
+/// the resumption with both players present, a declined offer, a time corrected (I.13),
+/// the opening.
+const BOARD_003: &str = r#"{"at": "13:55:00", "date": "2026-11-30", "input": "setup", "white": "Arias, Eva", "black": "Brandt, Ole", "tc": "40/7200:3600", "start": "14:00:00", "fen": "8/5pk1/6p1/3R4/p7/r5P1/5PK1/8 w - - 0 41"}
+{"at": "13:55:00", "input": "set_adjournment_rules", "edition": "guidelines", "notation_language": "en", "resumption_default_time": "1:00:00", "arbiter": "IA Pérez"}
+{"at": "13:55:00", "input": "set_session_end", "end": "16:00:00", "arbiter": "IA Pérez"}
+{"at": "13:58:00", "input": "present", "side": "white", "arbiter": "IA Pérez"}
+{"at": "13:59:00", "input": "present", "side": "black", "arbiter": "IA Pérez"}
+{"at": "14:20:00", "input": "press", "move": "Rd7"}
+{"at": "15:05:00", "input": "press", "move": "Kf6"}
+{"at": "15:40:00", "input": "press", "move": "Rd4"}
+{"at": "15:41:00", "input": "draw_offer", "side": "white", "arbiter": "IA Pérez"}
+{"at": "16:00:00", "input": "advance"}
+{"at": "16:04:00", "input": "seal", "move": "Ke5"}
+{"at": "16:06:30", "input": "seal", "move": "Rb3"}
+{"at": "16:07:00", "input": "press"}
+{"at": "16:07:30", "input": "press", "move": "Rb3"}
+{"at": "16:10:00", "input": "schedule_resumption", "start": "2026-12-01 10:00:00", "end": "2026-12-01 14:00:00", "place": "Sala 2", "arbiter": "IA Pérez"}
+{"at": "16:12:00", "input": "verify_envelope", "arbiter": "IA Pérez"}
+{"at": "2026-12-01 09:55:00", "input": "present", "side": "white", "arbiter": "IA Pérez"}
+{"at": "2026-12-01 09:58:00", "input": "present", "side": "black", "arbiter": "IA Pérez"}
+{"at": "2026-12-01 10:01:00", "input": "draw_reply", "reply": "decline", "arbiter": "IA Pérez"}
+{"at": "2026-12-01 10:02:00", "input": "correct_time", "side": "black", "remaining": "49:00", "arbiter": "IA Pérez", "reason": "I.13: Black's time shown wrong at the resumption"}
+{"at": "2026-12-01 10:03:00", "input": "open_envelope", "arbiter": "IA Pérez"}
+{"at": "2026-12-01 10:09:00", "input": "press", "move": "Rd6+"}
+"#;
+
+/// board-004: adjourned early by the arbiter (I.1.2), the responder absent at the
+/// resumption until default time (I.10), an ambiguous sealed move (I.8.1).
+const BOARD_004: &str = r#"{"at": "13:55:00", "date": "2026-11-30", "input": "setup", "white": "Weber, Jonas", "black": "Sato, Yuki", "tc": "40/7200:3600", "start": "14:00:00", "fen": "r3k3/8/8/8/8/8/8/1N2KN2 w - - 0 40", "session_end": "16:00:00"}
+{"at": "13:55:00", "input": "present", "side": "white", "arbiter": "IA Schmid"}
+{"at": "13:55:00", "input": "present", "side": "black", "arbiter": "IA Schmid"}
+{"at": "14:30:00", "input": "press", "move": "Kd1"}
+{"at": "15:00:00", "input": "press", "move": "Ke7"}
+{"at": "15:30:00", "input": "adjourn", "arbiter": "IA Schmid", "resumption": {"start": "2026-12-01 10:00:00", "end": "2026-12-01 14:00:00", "place": "Sala 2"}}
+{"at": "15:36:00", "input": "seal", "move": "Nd2"}
+{"at": "15:37:00", "input": "commit_seal", "arbiter": "IA Schmid"}
+{"at": "2026-12-01 09:58:00", "input": "present", "side": "white", "arbiter": "IA Schmid"}
+{"at": "2026-12-01 11:00:00", "input": "advance"}
+{"at": "2026-12-01 11:02:00", "input": "open_envelope", "arbiter": "IA Schmid"}
+"#;
+
+/// board-005: a lost envelope; the sealer makes the stated move on the board (I.12.1).
+const BOARD_005: &str = r#"{"at": "13:55:00", "date": "2026-11-30", "input": "setup", "white": "Novak, Jan", "black": "Ibáñez, Sara", "tc": "40/7200:3600", "start": "14:00:00"}
+{"at": "13:58:00", "input": "present", "side": "white", "arbiter": "IA Schmid"}
+{"at": "13:59:00", "input": "present", "side": "black", "arbiter": "IA Schmid"}
+{"at": "14:05:00", "input": "press", "move": "d4"}
+{"at": "14:10:00", "input": "press", "move": "Nf6"}
+{"at": "14:20:00", "input": "adjourn", "arbiter": "IA Schmid", "resumption": {"start": "2026-12-01 10:00:00", "place": "Sala 2"}}
+{"at": "14:25:00", "input": "seal", "move": "c4"}
+{"at": "14:26:00", "input": "press"}
+{"at": "2026-12-01 09:30:00", "input": "envelope_lost", "arbiter": "IA Schmid", "reason": "envelope not found in the arbiters' safe"}
+{"at": "2026-12-01 09:59:00", "input": "present", "side": "white", "arbiter": "IA Schmid"}
+{"at": "2026-12-01 09:59:30", "input": "present", "side": "black", "arbiter": "IA Schmid"}
+{"at": "2026-12-01 10:01:00", "input": "move", "move": "c4"}
+"#;
+
+/// The boards whose event examples are checked against a game played through the rules
+/// core; board-006 is `examples/resume-counter-seal.jsonl` (a counter-seal, I.9.3).
+const SCENARIOS: [(&str, &str); 4] = [
+    ("board-003", BOARD_003),
+    ("board-004", BOARD_004),
+    ("board-005", BOARD_005),
+    (
+        "board-006",
+        include_str!("../examples/resume-counter-seal.jsonl"),
+    ),
+];
+
+/// A scenario played through the rules core as the daemon and `hallclock rules run` play
+/// it: time-driven events first, then the line's input; the sealed moves kept and given
+/// back at the opening. Steps after `until` are left out; the game is polled up to it.
+struct Played {
+    events: Vec<Event>,
+    game: Game,
+}
+
+fn play(script: &str, until: Option<Millis>) -> Played {
+    let script = hallclock::script::parse(script).expect("a valid scenario");
+    let mut game = Game::new(script.setup.clone()).expect("a valid setup");
+    let mut events = Vec::new();
+    // commitment, move text, nonce: what the shell keeps of each sealed move
+    let mut kept: Vec<(String, String, String)> = Vec::new();
+    for step in &script.steps {
+        if until.is_some_and(|u| step.at > u) {
+            break;
+        }
+        for e in game.poll(step.at) {
+            game.evolve(&e);
+            events.push(e);
+        }
+        let Some(input) = &step.input else { continue };
+        let input = match input {
+            Input::OpenEnvelope { mv, nonce, arbiter } if mv.is_empty() && nonce.is_empty() => {
+                let waiting = game
+                    .view(step.at)
+                    .adjournment
+                    .and_then(|a| a.envelopes.last().map(|e| e.commitment.clone()))
+                    .expect("an envelope");
+                let (_, mv, nonce) = kept
+                    .iter()
+                    .find(|k| k.0 == waiting)
+                    .expect("a kept seal")
+                    .clone();
+                Input::OpenEnvelope {
+                    mv,
+                    nonce,
+                    arbiter: arbiter.clone(),
+                }
+            }
+            other => other.clone(),
+        };
+        if let Input::Seal { mv, nonce, .. } | Input::CounterSeal { mv, nonce } = &input {
+            kept.push((commitment(nonce, mv).unwrap(), mv.clone(), nonce.clone()));
+        }
+        if let Ok(new) = game.decide(&input, step.at) {
+            for e in new {
+                game.evolve(&e);
+                events.push(e);
+            }
+        }
+    }
+    if let Some(u) = until {
+        for e in game.poll(u) {
+            game.evolve(&e);
+            events.push(e);
+        }
+    }
+    Played { events, game }
+}
+
+/// The adjournment events: each is shown from one of the scenarios.
+const ADJOURNMENT_EVENTS: [&str; 16] = [
+    "session_end_set",
+    "adjournment_rules_set",
+    "adjournment_ordered",
+    "resumption_scheduled",
+    "sealed",
+    "seal_committed",
+    "envelope_verified",
+    "draw_offered",
+    "draw_offer_answered",
+    "resumption_started",
+    "envelope_opened",
+    "sealed_move_played",
+    "counter_sealed",
+    "envelope_lost",
+    "time_corrected",
+    "result_awaits_envelope",
+];
+
+#[test]
+fn the_adjournment_examples_are_real() {
+    let all = examples();
+    let mut shown = BTreeSet::new();
+    for (board, script) in SCENARIOS {
+        let played = play(script, None);
+        for (name, e) in with_prefix(&all, "event:") {
+            let p: EventPayload = serde_json::from_str(&e.body).unwrap();
+            if p.board != board {
+                continue;
+            }
+            let real = usize::try_from(p.seq)
+                .ok()
+                .and_then(|seq| played.events.get(seq.wrapping_sub(1)));
+            assert_eq!(
+                Some(&p.event),
+                real,
+                "MQTT-API.md:{} ({name}): not the event {board}'s game has at seq {}",
+                e.line,
+                p.seq
+            );
+            shown.insert(name.to_string());
+        }
+    }
+    for name in ADJOURNMENT_EVENTS {
+        assert!(
+            shown.contains(name),
+            "MQTT-API.md shows `{name}` from none of the played games {:?}",
+            SCENARIOS.map(|s| s.0)
+        );
+    }
+    // The adjourned board's state, and the core's view of it, at the same instant.
+    let (_, e) = with_prefix(&all, "state")
+        .into_iter()
+        .find(|(_, e)| e.body.contains("\"board-003\""))
+        .expect("a state of the adjourned board-003");
+    let state: StatePayload = serde_json::from_str(&e.body).unwrap();
+    let played = play(BOARD_003, Some(state.as_of));
+    let view = played.game.view(state.as_of);
+    let expected = StatePayload::from_view(
+        "board-003",
+        played.events.len() as u64,
+        &view,
+        true,
+        Some(3),
+        Side::Left,
+        (None, None),
+        "40/7200:3600".into(),
+    );
+    assert_eq!(
+        state, expected,
+        "MQTT-API.md:{}: not board-003's state",
+        e.line
+    );
+    let (_, e) = with_prefix(&all, "view")[0];
+    let shown: Value = serde_json::from_str(&e.body).unwrap();
+    let full = serde_json::to_value(&view).unwrap();
+    let real = json!({
+        "draw_offer": full["draw_offer"],
+        "session_end": full["session_end"],
+        "adjournment": full["adjournment"],
+    });
+    assert_eq!(
+        shown, real,
+        "MQTT-API.md:{}: not board-003's view at {}",
+        e.line, state.as_of.0
+    );
+}
+
+/// How each value serialises: its string, or the `verdict` tag of a sealed move's verdict.
+fn names<T: Serialize>(values: &[T]) -> Vec<String> {
+    values
+        .iter()
+        .map(|v| match serde_json::to_value(v).unwrap() {
+            Value::String(s) => s,
+            other => other["verdict"].as_str().unwrap().to_string(),
+        })
+        .collect()
+}
+
+/// The values of the adjournment's enums, each named in the document and in asyncapi.yaml.
+#[test]
+fn every_adjournment_value_is_documented() {
+    let api = asyncapi();
+    let verdicts = vec![
+        SealedVerdict::Legal {
+            uci: "g1f3".into(),
+            san: "Nf3".into(),
+        },
+        SealedVerdict::Ambiguous { candidates: vec![] },
+        SealedVerdict::Meaningless { reason: "r".into() },
+        SealedVerdict::Illegal { reason: "r".into() },
+    ];
+    covers_every_variant(
+        &verdicts,
+        |v| match v {
+            SealedVerdict::Legal { .. } => 0,
+            SealedVerdict::Ambiguous { .. } => 1,
+            SealedVerdict::Meaningless { .. } => 2,
+            SealedVerdict::Illegal { .. } => 3,
+        },
+        4,
+    );
+    let stages = vec![
+        Stage::Sealing,
+        Stage::Adjourned,
+        Stage::AwaitingOpening,
+        Stage::Resumed,
+        Stage::AwaitingCounterOpening,
+    ];
+    covers_every_variant(
+        &stages,
+        |s| match s {
+            Stage::Sealing => 0,
+            Stage::Adjourned => 1,
+            Stage::AwaitingOpening => 2,
+            Stage::Resumed => 3,
+            Stage::AwaitingCounterOpening => 4,
+        },
+        5,
+    );
+    let statuses = vec![
+        EnvelopeStatus::Sealed,
+        EnvelopeStatus::Opened,
+        EnvelopeStatus::ArchivedUnopened,
+        EnvelopeStatus::Lost,
+    ];
+    covers_every_variant(
+        &statuses,
+        |s| match s {
+            EnvelopeStatus::Sealed => 0,
+            EnvelopeStatus::Opened => 1,
+            EnvelopeStatus::ArchivedUnopened => 2,
+            EnvelopeStatus::Lost => 3,
+        },
+        4,
+    );
+    let editions = vec![Edition::Guidelines, Edition::AppendixA];
+    covers_every_variant(
+        &editions,
+        |e| match e {
+            Edition::Guidelines => 0,
+            Edition::AppendixA => 1,
+        },
+        2,
+    );
+    let languages = vec![NotationLanguage::En, NotationLanguage::Es];
+    covers_every_variant(
+        &languages,
+        |l| match l {
+            NotationLanguage::En => 0,
+            NotationLanguage::Es => 1,
+        },
+        2,
+    );
+    let lists = [
+        ("sealedVerdictKind", names(&verdicts)),
+        ("adjournmentStage", names(&stages)),
+        ("envelopeStatus", names(&statuses)),
+        ("edition", names(&editions)),
+        ("notationLanguage", names(&languages)),
+    ];
+    for (schema, values) in lists {
+        let in_api = enum_of(&api, schema);
+        let ours: BTreeSet<String> = values.iter().cloned().collect();
+        assert_eq!(in_api, ours, "asyncapi.yaml: components.schemas.{schema}");
+        for v in values {
+            assert!(
+                DOC.contains(&format!("`{v}`")),
+                "MQTT-API.md does not name the {schema} `{v}`"
+            );
+        }
     }
 }
 
