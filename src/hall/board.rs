@@ -92,6 +92,9 @@ pub enum ToBoard {
     Busy { reply: oneshot::Sender<Option<u32>> },
     /// How the board is, for the hall's heartbeat.
     Summary { reply: oneshot::Sender<Summary> },
+    /// The hall has seen this board's identity (and moved games if cables were swapped):
+    /// the clock's reading can now be reconciled with the game that is here.
+    IdentityChecked,
     /// Would the rules accept `input` now? Nothing is applied.
     Check {
         input: Input,
@@ -171,6 +174,9 @@ struct Actor {
     /// Back online after an outage: the clock's first reading is the evidence of what
     /// happened meanwhile, compared before the official times are sent again.
     reconcile: bool,
+    /// Online, but the hall has not yet checked which board this is (swapped cables):
+    /// until then no reading is compared with a game that may not be this board's.
+    identity_pending: bool,
 }
 
 /// Run a board actor until the hall drops its inbox.
@@ -211,6 +217,7 @@ pub async fn run(parts: BoardParts) {
         alerts: HashMap::new(),
         display_synced: false,
         reconcile: false,
+        identity_pending: false,
     };
     a.publish_availability();
     a.publish_state();
@@ -636,9 +643,15 @@ impl Actor {
                     match input {
                         Some(input) => self.decide(input).await,
                         None => {
+                            // The game came with its board: that board's clock is the
+                            // evidence of what happened while it was away.
                             self.publish_state();
                             self.update_game_alerts();
-                            self.program_clock(None).await;
+                            if self.online && self.running_game() {
+                                self.reconcile = true;
+                            } else {
+                                self.program_clock(None).await;
+                            }
                             Ok(())
                         }
                     }
@@ -647,6 +660,16 @@ impl Actor {
             }
             ToBoard::Busy { reply } => {
                 let _ = reply.send(self.busy());
+            }
+            ToBoard::IdentityChecked => {
+                self.identity_pending = false;
+                if self.running_game() {
+                    // Wait for the clock's own reading (the link asks for one right after
+                    // the handshake) before overwriting it.
+                    self.reconcile = true;
+                } else if self.slot.is_some() {
+                    self.program_clock(None).await;
+                }
             }
             ToBoard::Summary { reply } => {
                 let _ = reply.send(Summary {
@@ -842,13 +865,9 @@ impl Actor {
                     );
                 }
                 self.publish_state();
-                if self.running_game() {
-                    // Wait for the clock's own reading (the link asks for one right after
-                    // the handshake) before overwriting it.
-                    self.reconcile = true;
-                } else if self.slot.is_some() {
-                    self.program_clock(None).await;
-                }
+                // Reconciliation waits for the hall's identity check (IdentityChecked).
+                self.identity_pending = true;
+                self.reconcile = false;
             }
             LinkEvent::Offline(why) => {
                 self.online = false;
@@ -1031,6 +1050,9 @@ impl Actor {
     /// Compare the clock's own reading with the official time (6.10); both at zero
     /// without a known order is 6.11.
     async fn on_reading(&mut self, reading: ClockTime) {
+        if self.identity_pending {
+            return;
+        }
         if self.reconcile {
             return self.reconcile_after_outage(reading).await;
         }

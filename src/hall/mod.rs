@@ -973,6 +973,14 @@ impl Hall {
     /// on another port, the cables were swapped: the games follow the boards (the clock and
     /// the e-board position are on the board, not on the port).
     async fn on_identity(&mut self, board: String, serial: String) {
+        self.check_identity(&board, serial).await;
+        if let Some(e) = self.boards.get(&board) {
+            let _ = e.inbox.send(ToBoard::IdentityChecked).await;
+        }
+    }
+
+    async fn check_identity(&mut self, board: &str, serial: String) {
+        let board = board.to_string();
         let before = self.seen_on.get(&serial).cloned();
         let Some(other) = before.filter(|b| *b != board && self.boards.contains_key(b)) else {
             self.seen_on.insert(serial, board);

@@ -736,7 +736,7 @@ pub enum Rejection {
     ReasonRequired { what: &'static str },
     #[error("the arbiter's id is required")]
     ArbiterRequired,
-    #[error("the game is adjourned (A1a: both clocks stand still until the resumption{})", resumes.map(|t| format!(" at {t}")).unwrap_or_default())]
+    #[error("the game is adjourned (A1a: both clocks stand still until the resumption{})", resumes.map(|t| format!(" at {}", t.utc())).unwrap_or_default())]
     Adjourned { resumes: Option<Millis> },
     #[error(
         "I.1.1: after the order to seal, a move made on the board is {side}'s sealed move; it is not played but sealed (seal with on_board)"
