@@ -458,3 +458,55 @@ async fn swapped_ports_the_games_follow_the_boards() {
     assert_eq!(s1["white"]["moves"], 0);
     rig.stop().await;
 }
+
+/// A bounded outgoing queue: beyond the bound the oldest events are dropped with an alert
+/// (they are in the journal), retained states are never lost.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn outgoing_queue_bound_raises_an_alert_and_replay_fills_the_gap() {
+    let mut rig =
+        Rig::start_custom("queue", 1, Default::default(), |s| s.mqtt.max_queued = 2).await;
+    let r = rig.start_round(1, "600", 0, json!({})).await;
+    assert_eq!(r["status"], "ok");
+    let b = board_id(1);
+    rig.watcher.event(&b, "clock_started").await;
+    rig.broker.kill();
+    for _ in 0..6 {
+        rig.sim.board(1).press();
+        tokio::time::sleep(Duration::from_millis(60)).await;
+    }
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    rig.broker.restart().await;
+    let mut w = Watcher::connect(rig.broker.port, "queue-after").await;
+    let topic = rig.topic("alert/mqtt-queue");
+    let alert = w
+        .wait("queue alert", |m| m.topic == topic && !m.payload.is_empty())
+        .await
+        .json();
+    assert_eq!(alert["kind"], "outgoing_queue");
+    assert!(
+        alert["message"]
+            .as_str()
+            .unwrap_or("")
+            .contains("overflowed"),
+        "{alert}"
+    );
+    let s = w
+        .state(&b, "current state", |s| s["white"]["moves"] == 3)
+        .await;
+    assert_eq!(s["black"]["moves"], 3, "the retained state is current");
+    let r = request_replay(&mut w, &b).await;
+    assert_eq!(r["status"], "ok");
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let events = events_of(&mut w, &b);
+    let seqs: Vec<u64> = events.keys().copied().collect();
+    assert_eq!(
+        seqs,
+        (1..=seqs.len() as u64).collect::<Vec<_>>(),
+        "gapless after replay"
+    );
+    assert_eq!(
+        events.values().filter(|e| e["event"] == "pressed").count(),
+        6
+    );
+    rig.stop().await;
+}

@@ -189,8 +189,11 @@ fn every_example_parses_into_the_daemons_own_types() {
                 Some(board) => {
                     assert_eq!(a.id, format!("{board}-{}", a.kind.slug()), "{at}: alert id")
                 }
-                // The one hall-wide alert: a journal found damaged at start-up.
-                None => assert_eq!(a.id, "journal", "{at}: hall-wide alert id"),
+                // Hall-wide alerts: a journal found damaged at start-up, a queue overflow.
+                None => assert!(
+                    a.id == "journal" || a.id == "mqtt-queue",
+                    "{at}: hall-wide alert id"
+                ),
             }
         } else if m == "view" {
             // The core's view fields for adjourned games (checked against a played game
@@ -708,6 +711,7 @@ fn all_alert_kinds() -> Vec<AlertKind> {
         AlertKind::MoveRejected,
         AlertKind::Storage,
         AlertKind::BoardMoved,
+        AlertKind::OutgoingQueue,
     ];
     covers_every_variant(
         &kinds,
@@ -725,8 +729,9 @@ fn all_alert_kinds() -> Vec<AlertKind> {
             AlertKind::MoveRejected => 10,
             AlertKind::Storage => 11,
             AlertKind::BoardMoved => 12,
+            AlertKind::OutgoingQueue => 13,
         },
-        13,
+        14,
     );
     kinds
 }

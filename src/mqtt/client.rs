@@ -265,9 +265,30 @@ async fn run(
                             break;
                         }
                     }
-                    if dropped > 0 {
+                    // Tell the dashboards (retained, so late ones see it too) that the queue
+                    // overflowed and they should ask for a replay; cleared at the next
+                    // reconnection without losses.
+                    let alert_topic = topics.alert("mqtt-queue");
+                    let payload = if dropped > 0 {
                         tracing::warn!(dropped, "events dropped while the broker was unreachable (replay them from the journal)");
+                        let alert = super::payload::AlertPayload {
+                            id: "mqtt-queue".into(),
+                            board: None,
+                            kind: super::payload::AlertKind::OutgoingQueue,
+                            severity: super::payload::Severity::Warning,
+                            message: format!(
+                                "the broker was unreachable and the outgoing queue ({max_queued} messages) overflowed: {dropped} event(s) were not published; dashboards should ask for a replay (every event is in the journal)"
+                            ),
+                            since: crate::hall::timebase::Timebase::start().now(),
+                        };
                         dropped = 0;
+                        serde_json::to_vec(&alert).unwrap_or_default()
+                    } else {
+                        Vec::new()
+                    };
+                    if !payload.is_empty() || retained.contains_key(&order_key(&topics, &alert_topic)) {
+                        retained.insert(order_key(&topics, &alert_topic), payload.clone());
+                        let _ = client.try_publish(alert_topic, QoS::AtLeastOnce, true, payload);
                     }
                 }
                 Ok(Event::Incoming(Packet::Publish(p))) if p.retain => {

@@ -318,6 +318,9 @@ pub enum AlertKind {
     /// A DGT board (known by its serial number) came up on another board's port: its
     /// game followed it.
     BoardMoved,
+    /// The broker was unreachable so long that the bounded outgoing queue overflowed:
+    /// the oldest events were dropped from it (they are in the journal: `replay`).
+    OutgoingQueue,
 }
 
 impl AlertKind {
@@ -336,6 +339,7 @@ impl AlertKind {
             AlertKind::MoveRejected => "move-rejected",
             AlertKind::Storage => "storage",
             AlertKind::BoardMoved => "board-moved",
+            AlertKind::OutgoingQueue => "outgoing-queue",
         }
     }
 }
