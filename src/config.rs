@@ -68,6 +68,8 @@ pub struct HallConfig {
     pub id: String,
     /// The journal and snapshots.
     pub state_dir: PathBuf,
+    /// Group commit: at most one `fdatasync` of the journal per this many ms.
+    pub sync_window_ms: u64,
 }
 
 impl Default for HallConfig {
@@ -75,6 +77,7 @@ impl Default for HallConfig {
         HallConfig {
             id: "hall".into(),
             state_dir: PathBuf::from("/var/lib/hallclock"),
+            sync_window_ms: 50,
         }
     }
 }
@@ -460,6 +463,7 @@ impl Config {
         self.validate_hall(&mut out);
         self.validate_broker(&mut out);
         self.validate_defaults(&mut out);
+        self.validate_sync_window(&mut out);
         self.validate_link(&mut out);
         if !LOG_LEVELS.contains(&self.log.level.as_str()) {
             out.push(Problem::error(
@@ -622,6 +626,18 @@ impl Config {
         }
     }
 
+    fn validate_sync_window(&self, out: &mut Vec<Problem>) {
+        if self.hall.sync_window_ms > 1000 {
+            out.push(Problem::warning(
+                "hall.sync_window_ms",
+                format!(
+                    "{} ms: events wait up to that long before they are published",
+                    self.hall.sync_window_ms
+                ),
+            ));
+        }
+    }
+
     fn validate_link(&self, out: &mut Vec<Problem>) {
         let l = &self.link;
         for (key, value) in [
@@ -699,6 +715,7 @@ impl Config {
         t.section("hall");
         t.string("id", &self.hall.id);
         t.path("state_dir", &self.hall.state_dir);
+        t.raw("sync_window_ms", self.hall.sync_window_ms);
 
         let b = &self.broker;
         t.section("broker");
@@ -1093,7 +1110,7 @@ struct Walk {
 }
 
 const ROOT_KEYS: &[&str] = &["hall", "broker", "defaults", "link", "log", "boards"];
-const HALL_KEYS: &[&str] = &["id", "state_dir"];
+const HALL_KEYS: &[&str] = &["id", "state_dir", "sync_window_ms"];
 const BROKER_KEYS: &[&str] = &[
     "host",
     "port",
@@ -1146,6 +1163,13 @@ impl Walk {
         if let Some(t) = self.table(root, "", "hall") {
             self.field(t, "hall", "id", &mut c.hall.id, string);
             self.field(t, "hall", "state_dir", &mut c.hall.state_dir, path);
+            self.field(
+                t,
+                "hall",
+                "sync_window_ms",
+                &mut c.hall.sync_window_ms,
+                integer::<u64>,
+            );
         }
 
         if let Some(t) = self.table(root, "", "broker") {

@@ -47,7 +47,7 @@ pub fn settings(config: &Config) -> HallSettings {
             max_queued: config.broker.max_queued,
         },
         state_dir: config.hall.state_dir.clone(),
-        sync_window: Duration::from_millis(50),
+        sync_window: Duration::from_millis(config.hall.sync_window_ms),
         segment_size: 16 << 20,
         heartbeat: heartbeat(),
     }
