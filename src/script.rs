@@ -6,14 +6,15 @@
 //! produces one error naming its line and nothing else.
 
 use serde::Deserialize;
+
+use crate::mqtt::command::ResultName;
 use serde_json::{Map, Value};
 
 use crate::rules::adjournment::{
     AdjournmentRules, Edition, NotationLanguage, Resumption, encode_hex,
 };
 use crate::rules::game::{
-    ArbiterResult, BothAbsent, Event, FlagMode, Game, Input, Rejection, Score, Setup,
-    describe_result,
+    BothAbsent, Event, FlagMode, Game, Input, Rejection, Setup, describe_result,
 };
 use crate::rules::time_control::{ClockOptions, TimeControl};
 use crate::rules::{Color, Millis};
@@ -263,23 +264,6 @@ pub fn script_nonce(line: usize) -> String {
 }
 
 #[derive(Debug, Deserialize)]
-#[serde(rename_all = "snake_case")]
-enum ResultName {
-    AgreedDraw,
-    Resignation,
-    IllegalMoves,
-    Annulled,
-    #[serde(rename = "1-0")]
-    WhiteWins,
-    #[serde(rename = "0-1")]
-    BlackWins,
-    #[serde(rename = "1/2-1/2")]
-    Draw,
-    #[serde(rename = "0-0")]
-    BothLose,
-}
-
-#[derive(Debug, Deserialize)]
 #[serde(tag = "input", rename_all = "snake_case", deny_unknown_fields)]
 enum ScriptInput {
     Setup(Box<ScriptSetup>),
@@ -526,34 +510,10 @@ fn to_input(line: usize, s: ScriptInput, date: Millis) -> Result<Option<Input>, 
             arbiter,
             reason,
         } => {
-            let need_side = |what: &str| {
-                side.ok_or_else(|| {
-                    err(
-                        line,
-                        format!("set_result '{what}' needs \"side\": the offending side"),
-                    )
-                })
-            };
-            let result = match result {
-                ResultName::AgreedDraw => ArbiterResult::AgreedDraw,
-                ResultName::Resignation => ArbiterResult::Resignation {
-                    side: need_side("resignation")?,
-                },
-                ResultName::IllegalMoves => ArbiterResult::IllegalMoves {
-                    side: need_side("illegal_moves")?,
-                },
-                ResultName::Annulled => ArbiterResult::Annulled,
-                ResultName::WhiteWins => ArbiterResult::Score {
-                    score: Score::WhiteWins,
-                },
-                ResultName::BlackWins => ArbiterResult::Score {
-                    score: Score::BlackWins,
-                },
-                ResultName::Draw => ArbiterResult::Score { score: Score::Draw },
-                ResultName::BothLose => ArbiterResult::Score {
-                    score: Score::BothLose,
-                },
-            };
+            // The same names and rules as the MQTT command: one parser for both.
+            let result = result
+                .to_result(side)
+                .map_err(|e| err(line, format!("set_result {e}: the offending side")))?;
             Input::SetResult {
                 result,
                 arbiter,

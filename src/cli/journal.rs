@@ -41,21 +41,26 @@ impl JournalAt {
         };
         Ok(state.join("journal"))
     }
+
+    /// The journal's folder and every good record in it, or the exit code of the failure.
+    fn scan(&self) -> Result<(PathBuf, crate::store::record::Scan), ExitCode> {
+        let dir = self.dir()?;
+        match read_dir(&dir) {
+            Ok(s) => Ok((dir, s)),
+            Err(e) => {
+                eprintln!("hallclock journal: cannot read {}: {e}", dir.display());
+                Err(ExitCode::FAILURE)
+            }
+        }
+    }
 }
 
 pub fn run(cmd: JournalCmd) -> ExitCode {
     match cmd {
         JournalCmd::Dump { at, board } => {
-            let dir = match at.dir() {
-                Ok(d) => d,
+            let scan = match at.scan() {
+                Ok((_, s)) => s,
                 Err(code) => return code,
-            };
-            let scan = match read_dir(&dir) {
-                Ok(s) => s,
-                Err(e) => {
-                    eprintln!("hallclock journal: cannot read {}: {e}", dir.display());
-                    return ExitCode::FAILURE;
-                }
             };
             let mut out = std::io::stdout().lock();
             for (record, _, _) in &scan.records {
@@ -79,16 +84,9 @@ pub fn run(cmd: JournalCmd) -> ExitCode {
             ExitCode::SUCCESS
         }
         JournalCmd::Verify { at } => {
-            let dir = match at.dir() {
-                Ok(d) => d,
+            let (dir, scan) = match at.scan() {
+                Ok(found) => found,
                 Err(code) => return code,
-            };
-            let scan = match read_dir(&dir) {
-                Ok(s) => s,
-                Err(e) => {
-                    eprintln!("hallclock journal: cannot read {}: {e}", dir.display());
-                    return ExitCode::FAILURE;
-                }
             };
             let segments = scan.segments.len();
             let damage = scan.damage.clone();
