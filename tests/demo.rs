@@ -1,0 +1,243 @@
+//! `hallclock demo` as a user runs it: the real binary, its embedded broker or a real
+//! Mosquitto, simulated players, games that end with results.
+
+mod common;
+
+use std::io::Read;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use common::{Broker, Watcher};
+use hallclock::link::testing::scratch_dir;
+
+/// What a finished run of the binary left.
+struct Run {
+    code: Option<i32>,
+    stdout: String,
+    stderr: String,
+    took: Duration,
+}
+
+/// Run `hallclock demo ARGS` to its end; kill it and fail after `limit`.
+fn demo(name: &str, args: &[&str], limit: Duration) -> Run {
+    let dir = scratch_dir(&format!("demo-{name}"));
+    let started = Instant::now();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_hallclock"))
+        .arg("demo")
+        .args(args)
+        .arg("--dir")
+        .arg(&dir)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the binary starts");
+    let mut out = child.stdout.take().expect("piped stdout");
+    let mut err = child.stderr.take().expect("piped stderr");
+    let reader = std::thread::spawn(move || {
+        let mut s = String::new();
+        let _ = out.read_to_string(&mut s);
+        s
+    });
+    let err_reader = std::thread::spawn(move || {
+        let mut s = String::new();
+        let _ = err.read_to_string(&mut s);
+        s
+    });
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("wait for the demo") {
+            break Some(status);
+        }
+        if started.elapsed() > limit {
+            let _ = child.kill();
+            let _ = child.wait();
+            break None;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    let run = Run {
+        code: status.and_then(|s| s.code()),
+        stdout: reader.join().unwrap_or_default(),
+        stderr: err_reader.join().unwrap_or_default(),
+        took: started.elapsed(),
+    };
+    let log = std::fs::read_to_string(dir.join("hallclock.log")).unwrap_or_default();
+    assert!(
+        status.is_some(),
+        "the demo did not end within {limit:?}; output:\n{}\nlog:\n{log}",
+        run.stdout
+    );
+    run
+}
+
+/// The `game over` lines of a run: (board, result text).
+fn results(stdout: &str) -> Vec<(String, String)> {
+    stdout
+        .lines()
+        .filter_map(|l| {
+            let (_, rest) = l.split_once(' ')?;
+            let (board, result) = rest.split_once(" game over: ")?;
+            Some((board.to_string(), result.to_string()))
+        })
+        .collect()
+}
+
+#[test]
+fn one_round_with_the_embedded_broker_ends_with_every_game_decided() {
+    let run = demo(
+        "embedded",
+        &[
+            "--boards", "3", "--rounds", "1", "--tc", "15", "--seed", "7",
+        ],
+        Duration::from_secs(90),
+    );
+    assert_eq!(run.code, Some(0), "{}\n{}", run.stdout, run.stderr);
+    let out = &run.stdout;
+    assert!(
+        out.contains("embedded broker on 127.0.0.1:"),
+        "no broker line:\n{out}"
+    );
+    assert!(
+        out.contains("mosquitto_sub -h 127.0.0.1 -p ") && out.contains("-t 'hallclock/#' -v"),
+        "no mosquitto_sub hint:\n{out}"
+    );
+    assert!(out.contains("round 1 started on 3 boards"), "{out}");
+    // Moves went through the e-boards, the daemon and MQTT to the table.
+    for b in ["board-001", "board-002", "board-003"] {
+        let moves = out
+            .lines()
+            .filter(|l| l.contains(&format!(" {b} ")) && l.contains(". "))
+            .count();
+        assert!(moves >= 4, "{b}: {moves} move lines\n{out}");
+    }
+    let mut decided = results(out);
+    decided.sort();
+    let boards: Vec<&str> = decided.iter().map(|(b, _)| b.as_str()).collect();
+    assert_eq!(boards, ["board-001", "board-002", "board-003"], "{out}");
+    for (board, result) in &decided {
+        assert!(
+            ["1-0, ", "0-1, ", "1/2-1/2, "]
+                .iter()
+                .any(|s| result.starts_with(s)),
+            "{board}: {result}"
+        );
+    }
+    assert!(
+        out.contains("round 1 finished: every game has a result"),
+        "{out}"
+    );
+    assert!(out.contains("demo stopped"), "{out}");
+    assert!(run.took < Duration::from_secs(60), "took {:?}", run.took);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn with_an_external_mosquitto_a_subscriber_sees_the_whole_round() {
+    let broker = Broker::start("demo-external").await;
+    let mut watcher = Watcher::connect(broker.port, "demo-watcher").await;
+    // The watcher must be subscribed before the demo starts: it subscribes on its
+    // ConnAck, so round-trip messages of its own until one comes back.
+    for _ in 0..50 {
+        watcher.publish("hallclock/probe", b"x").await;
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        if watcher.drain().iter().any(|m| m.topic == "hallclock/probe") {
+            break;
+        }
+    }
+    let address = format!("127.0.0.1:{}", broker.port);
+    let run = tokio::task::spawn_blocking(move || {
+        demo(
+            "external",
+            &[
+                "--boards", "2", "--rounds", "1", "--tc", "15", "--seed", "11", "--broker",
+                &address,
+            ],
+            Duration::from_secs(90),
+        )
+    })
+    .await
+    .expect("the demo's runner");
+    assert_eq!(run.code, Some(0), "{}\n{}", run.stdout, run.stderr);
+    assert!(run.stdout.contains("external broker on 127.0.0.1:"));
+
+    watcher
+        .wait("status offline", |m| {
+            m.topic == "hallclock/demo/status" && m.text() == "offline"
+        })
+        .await;
+    let seen = watcher.drain().to_vec();
+    let on = |topic: &str| -> Vec<serde_json::Value> {
+        seen.iter()
+            .filter(|m| m.topic == topic)
+            .map(common::Msg::json)
+            .collect()
+    };
+    // The arbiter's command went over MQTT, and the daemon accepted it.
+    let set = on("hallclock/demo/set");
+    assert_eq!(set.len(), 1, "{set:?}");
+    assert_eq!(set[0]["action"], "start_round");
+    assert_eq!(set[0]["pairings"].as_array().map(Vec::len), Some(2));
+    let responses = on("hallclock/demo/response");
+    assert!(
+        responses
+            .iter()
+            .any(|r| r["transaction"] == set[0]["transaction"] && r["status"] == "ok"),
+        "{responses:?}"
+    );
+    for b in ["board-001", "board-002"] {
+        let states = on(&format!("hallclock/demo/board/{b}/state"));
+        assert!(
+            states.iter().any(|s| s["phase"] == "running"),
+            "{b}: no running state"
+        );
+        let last = states.last().expect("states");
+        assert_eq!(last["phase"], "finished", "{b}: {last}");
+        assert!(last["result"]["score"].is_string(), "{b}: {last}");
+        assert!(last["white"]["moves"].as_u64() >= Some(2), "{b}: {last}");
+        let events = on(&format!("hallclock/demo/board/{b}/event"));
+        let kinds: Vec<&str> = events.iter().filter_map(|e| e["event"].as_str()).collect();
+        for kind in ["clock_started", "move_made", "pressed", "game_ended"] {
+            assert!(kinds.contains(&kind), "{b}: no {kind} in {kinds:?}");
+        }
+    }
+    let hall_events = on("hallclock/demo/event");
+    assert!(
+        hall_events.iter().any(|e| e["event"] == "round_finished"),
+        "{hall_events:?}"
+    );
+    // Stopping publishes `offline` (retained), not just the broker's last will.
+    let status: Vec<String> = seen
+        .iter()
+        .filter(|m| m.topic == "hallclock/demo/status")
+        .map(common::Msg::text)
+        .collect();
+    assert_eq!(status.first().map(String::as_str), Some("online"));
+    assert_eq!(status.last().map(String::as_str), Some("offline"));
+}
+
+#[test]
+fn a_broker_that_does_not_answer_is_named_in_the_error() {
+    // Port 1 on localhost: nothing listens there.
+    let run = demo(
+        "unreachable",
+        &["--boards", "1", "--broker", "127.0.0.1:1"],
+        Duration::from_secs(40),
+    );
+    assert_eq!(run.code, Some(1), "{}\n{}", run.stdout, run.stderr);
+    assert!(
+        run.stderr
+            .contains("no answer from the MQTT broker at 127.0.0.1:1"),
+        "{}",
+        run.stderr
+    );
+}
+
+#[test]
+fn a_broker_without_a_port_is_refused_before_anything_starts() {
+    let run = demo(
+        "badbroker",
+        &["--broker", "localhost"],
+        Duration::from_secs(20),
+    );
+    assert_eq!(run.code, Some(2));
+    assert!(run.stderr.contains("expected HOST:PORT"), "{}", run.stderr);
+}
