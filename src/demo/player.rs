@@ -47,14 +47,14 @@ pub struct ClockSense {
 
 /// How long to think before moving. `speed` divides the result (the `--speed` option).
 ///
-/// The unit is what a player can spend per move over a 40-move game (`initial / 40 +
-/// increment`: 6.5 s at 3+2), so every control gets the same shape: quick opening moves,
+/// The unit is what a player can spend per move over a 50-move game (`initial / 50 +
+/// increment`: 5.6 s at 3+2), so every control gets the same shape: quick opening moves,
 /// most moves around the unit, now and then a long think. In time trouble a player moves on
 /// about the increment, and the hand's trip to the clock comes on top, so the clock keeps
 /// draining; a nervous player sometimes freezes anyway. That is how flags happen.
 pub fn think_time(rng: &mut impl Rng, t: Temperament, c: ClockSense, speed: f64) -> Duration {
     let increment = c.increment.as_secs_f64();
-    let unit = c.initial.as_secs_f64() / 40.0 + increment;
+    let unit = c.initial.as_secs_f64() / 50.0 + increment;
     let trouble = c.initial.as_secs_f64() / 6.0;
     let remaining = c.remaining.as_secs_f64();
     let secs = if remaining < trouble {
@@ -352,13 +352,13 @@ mod tests {
             ply: 20,
         };
         for _ in 0..200 {
-            // 6.5 s per move is the unit at 3+2; a long think is at most 4 units.
+            // 5.6 s per move is the unit at 3+2; a long think is at most 4 units.
             let relaxed = think_time(&mut rng, calm, sense(170), 1.0);
-            assert!(relaxed <= Duration::from_secs(26), "{relaxed:?}");
+            assert!(relaxed <= Duration::from_millis(22_400), "{relaxed:?}");
             let hurried = think_time(&mut rng, calm, sense(10), 1.0);
             assert!(hurried <= Duration::from_millis(2400), "{hurried:?}");
             let fast = think_time(&mut rng, calm, sense(170), 4.0);
-            assert!(fast <= Duration::from_millis(6500), "{fast:?}");
+            assert!(fast <= Duration::from_millis(5600), "{fast:?}");
         }
     }
 }

@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use serde_json::Value;
 
 use crate::mqtt::payload::{HallEvent, StatePayload};
-use crate::rules::game::describe_result;
+use crate::rules::game::{GameResult, Score, Termination, describe_result};
 use crate::rules::{Color, Millis};
 
 #[derive(Debug, Default)]
@@ -176,7 +176,7 @@ impl Table {
     /// The whole table for a terminal, one line per board.
     pub fn render(&self, now: Millis) -> Vec<String> {
         let mut out = vec![format!(
-            "{:<10} {:<18} {:<18} {:>8} {:>8} {:>5}  {:<14} {}",
+            "{:<10} {:<16} {:<16} {:>7} {:>7} {:>4}  {:<14} {}",
             "BOARD", "WHITE", "BLACK", "WHITE", "BLACK", "MOVE", "LAST", "RESULT"
         )];
         for (id, row) in &self.rows {
@@ -186,7 +186,7 @@ impl Table {
             };
             let name = |side: &Option<crate::mqtt::payload::SideState>| {
                 side.as_ref()
-                    .map_or(String::new(), |x| truncate(&x.name, 18))
+                    .map_or(String::new(), |x| truncate(&x.name, 16))
             };
             let mark = |c: Color| {
                 let t = clock(s, c, now);
@@ -197,14 +197,14 @@ impl Table {
                 }
             };
             let result = match (&s.result, s.phase.as_str(), row.online) {
-                (Some(r), _, _) => describe_result(r),
+                (Some(r), _, _) => short_result(r),
                 (None, _, false) => "board offline".into(),
                 (None, "idle", _) => "no game".into(),
                 (None, phase, _) => phase.to_string(),
             };
             let has_game = s.white.is_some();
             out.push(format!(
-                "{:<10} {:<18} {:<18} {:>8} {:>8} {:>5}  {:<14} {}",
+                "{:<10} {:<16} {:<16} {:>7} {:>7} {:>4}  {:<14} {}",
                 id,
                 name(&s.white),
                 name(&s.black),
@@ -238,6 +238,29 @@ impl Table {
     pub fn round(&self) -> Option<u32> {
         self.round
     }
+}
+
+/// A result in a table cell: `1-0 mate`, `0-1 flag`, `1/2 dead position`.
+fn short_result(r: &GameResult) -> String {
+    let score = match r.score {
+        Score::WhiteWins => "1-0",
+        Score::BlackWins => "0-1",
+        Score::Draw => "1/2",
+        Score::BothLose => "0-0",
+        Score::Annulled => "annulled",
+    };
+    let why = match &r.termination {
+        Termination::Checkmate => "mate",
+        Termination::Stalemate => "stalemate",
+        Termination::DeadPosition => "dead position",
+        Termination::SeventyFiveMoves => "75 moves",
+        Termination::FivefoldRepetition => "repetition",
+        Termination::Flag { .. } => "flag",
+        Termination::FlagOpponentCannotMate { .. } => "flag, no mate",
+        Termination::Default { .. } => "default",
+        Termination::Arbiter { .. } => "arbiter",
+    };
+    format!("{score} {why}")
 }
 
 fn truncate(s: &str, n: usize) -> String {
