@@ -150,6 +150,18 @@ impl Screen {
         let _ = out.flush();
     }
 
+    /// One MQTT message into the table; without a terminal, its lines go out at once,
+    /// stamped with the time of day.
+    fn feed(&mut self, table: &mut Table, topic: &str, payload: &[u8]) {
+        let now = now_ms();
+        let lines = table.apply(topic, payload, now);
+        if !self.live {
+            let stamp = clock_of_day(now);
+            let lines: Vec<String> = lines.iter().map(|l| format!("{stamp} {l}")).collect();
+            self.print(&lines);
+        }
+    }
+
     /// Home the cursor and overwrite: no flicker, and whatever is below stays tidy.
     fn draw(&mut self, header: &[String], table: &Table, now: Millis) {
         let mut text = String::new();
@@ -309,7 +321,17 @@ pub async fn run(opts: DemoOptions) -> Result<(), DemoError> {
         screen.print(&header);
     }
 
-    let result = play(&opts, &sim, &client, &mut inbox, &mut screen, &header).await;
+    let address = format!("{host}:{port}");
+    let result = play(
+        &opts,
+        &sim,
+        &client,
+        &mut inbox,
+        &mut screen,
+        &header,
+        &address,
+    )
+    .await;
 
     // Stop in the order a hall would: the daemon says `offline`, then the boards go.
     running.stop().await;
@@ -344,6 +366,7 @@ async fn play(
     inbox: &mut Inbox,
     screen: &mut Screen,
     header: &[String],
+    address: &str,
 ) -> Result<(), DemoError> {
     let mut rng = StdRng::seed_from_u64(opts.seed);
     let mut table = Table::new(HALL);
@@ -363,13 +386,7 @@ async fn play(
             () = &mut stop => break,
             msg = inbox.recv() => {
                 let Some((topic, payload)) = msg else { break };
-                let now = now_ms();
-                let lines = table.apply(&topic, &payload, now);
-                if !screen.live {
-                    let stamp = clock_of_day(now);
-                    let lines: Vec<String> = lines.iter().map(|l| format!("{stamp} {l}")).collect();
-                    screen.print(&lines);
-                }
+                screen.feed(&mut table, &topic, &payload);
                 if let Some(r) = &mut round {
                     if let Err(e) = check_response(r, &topic, &payload) {
                         r.stop();
@@ -384,13 +401,7 @@ async fn play(
                             // Let the last states reach the screen, then stop.
                             tokio::time::sleep(Duration::from_millis(500)).await;
                             while let Ok((topic, payload)) = inbox.try_recv() {
-                                let now = now_ms();
-                                let lines = table.apply(&topic, &payload, now);
-                                if !screen.live {
-                                    let stamp = clock_of_day(now);
-                                    let lines: Vec<String> = lines.iter().map(|l| format!("{stamp} {l}")).collect();
-                                    screen.print(&lines);
-                                }
+                                screen.feed(&mut table, &topic, &payload);
                             }
                             break;
                         }
@@ -408,10 +419,7 @@ async fn play(
             _ = tick.tick() => {
                 if number == 0 && next_round_at.is_none() && tokio::time::Instant::now() > ready_by {
                     if table.status() != "online" {
-                        return Err(DemoError::Unreachable(match &opts.broker {
-                            Some((h, p)) => format!("{h}:{p}"),
-                            None => "the embedded broker".into(),
-                        }));
+                        return Err(DemoError::Unreachable(address.to_string()));
                     }
                     // Some board is slow to answer: start anyway, it joins when it can.
                     next_round_at = Some(tokio::time::Instant::now());
