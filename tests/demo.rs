@@ -241,3 +241,73 @@ fn a_broker_without_a_port_is_refused_before_anything_starts() {
     assert_eq!(run.code, Some(2));
     assert!(run.stderr.contains("expected HOST:PORT"), "{}", run.stderr);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sigint_mid_round_stops_cleanly_and_the_daemon_says_offline() {
+    use std::io::BufRead;
+    let broker = Broker::start("demo-sigint").await;
+    let mut watcher = Watcher::connect(broker.port, "demo-sigint-watcher").await;
+    let dir = scratch_dir("demo-sigint");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_hallclock"))
+        .args(["demo", "--boards", "2", "--tc", "60+1", "--broker"])
+        .arg(format!("127.0.0.1:{}", broker.port))
+        .arg("--dir")
+        .arg(&dir)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("the binary starts");
+    let out = child.stdout.take().expect("piped stdout");
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    std::thread::spawn(move || {
+        for line in std::io::BufReader::new(out).lines() {
+            let Ok(line) = line else { break };
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    // Wait for the first moves, then interrupt as a user's Ctrl-C does.
+    let mut seen = Vec::new();
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+    while !seen.iter().any(|l: &String| l.contains(" 2. ")) {
+        match tokio::time::timeout_at(deadline, rx.recv()).await {
+            Ok(Some(line)) => seen.push(line),
+            _ => {
+                let _ = child.kill();
+                panic!("no second move within 30 s:\n{}", seen.join("\n"));
+            }
+        }
+    }
+    let interrupted = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .expect("kill runs");
+    assert!(interrupted.success());
+    let started = Instant::now();
+    let status = loop {
+        if let Some(s) = child.try_wait().expect("wait") {
+            break s;
+        }
+        if started.elapsed() > Duration::from_secs(15) {
+            let _ = child.kill();
+            panic!("the demo did not stop within 15 s of SIGINT");
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    assert_eq!(status.code(), Some(0));
+    while let Some(line) = rx.recv().await {
+        seen.push(line);
+    }
+    assert!(
+        seen.last().is_some_and(|l| l.starts_with("demo stopped")),
+        "{}",
+        seen.join("\n")
+    );
+    watcher
+        .wait("status offline", |m| {
+            m.topic == "hallclock/demo/status" && m.text() == "offline" && !m.payload.is_empty()
+        })
+        .await;
+}
