@@ -9,6 +9,9 @@ use crate::rules::time_control::{self, TimeControl};
 
 #[derive(Debug, clap::Args)]
 pub struct DemoArgs {
+    /// The hall id: MQTT topics `hallclock/<HALL>/…` (two demos on one broker need two).
+    #[arg(long, default_value = demo::HALL, value_parser = parse_hall)]
+    pub hall: String,
     /// Number of simulated boards.
     #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u16).range(1..=64))]
     pub boards: u16,
@@ -46,6 +49,16 @@ fn parse_broker(s: &str) -> Result<(String, u16), String> {
     // [::1]:1883 names an IPv6 host in brackets; the MQTT client wants it bare.
     let host = host.trim_start_matches('[').trim_end_matches(']');
     Ok((host.to_string(), port))
+}
+
+fn parse_hall(s: &str) -> Result<String, String> {
+    if crate::mqtt::payload::valid_id(s) {
+        Ok(s.to_string())
+    } else {
+        Err(format!(
+            "`{s}` is not a valid id: use lowercase letters, digits and '-'"
+        ))
+    }
 }
 
 fn parse_tc(s: &str) -> Result<TimeControl, String> {
@@ -106,6 +119,7 @@ pub fn run(args: DemoArgs) -> ExitCode {
             .unwrap_or(0)
     });
     let opts = DemoOptions {
+        hall: args.hall,
         boards: usize::from(args.boards),
         broker: args.broker,
         time_control: args.tc,

@@ -34,12 +34,15 @@ use crate::sim::{Sim, SimConfig, SimError};
 use player::{Seat, Temperament};
 use table::Table;
 
-/// The hall id of the demo's topics: `hallclock/demo/…`.
+/// The demo's hall id unless told otherwise: topics `hallclock/demo/…`.
 pub const HALL: &str = "demo";
 
 /// What `hallclock demo` was asked for.
 #[derive(Debug, Clone)]
 pub struct DemoOptions {
+    /// The hall id: topics `hallclock/<hall>/…`, client id `hallclock-<hall>`. Two demos
+    /// on one broker need two ids.
+    pub hall: String,
     pub boards: usize,
     /// An external broker; `None` starts the embedded one.
     pub broker: Option<(String, u16)>,
@@ -115,7 +118,7 @@ pub fn board_id(n: usize) -> String {
 fn hall_config(opts: &DemoOptions, host: &str, port: u16, sim: &Sim) -> Config {
     let mut config = Config {
         hall: HallConfig {
-            id: HALL.into(),
+            id: opts.hall.clone(),
             state_dir: opts.dir.clone(),
         },
         ..Config::default()
@@ -202,7 +205,7 @@ fn clock_of_day(now: Millis) -> String {
 type Inbox = mpsc::UnboundedReceiver<(String, Vec<u8>)>;
 
 /// The arbiter's and the table's MQTT client.
-fn console(host: &str, port: u16) -> (AsyncClient, Inbox, JoinHandle<()>) {
+fn console(host: &str, port: u16, hall: &str) -> (AsyncClient, Inbox, JoinHandle<()>) {
     let mut opts = MqttOptions::new(
         format!("hallclock-demo-console-{}", std::process::id()),
         host,
@@ -211,15 +214,14 @@ fn console(host: &str, port: u16) -> (AsyncClient, Inbox, JoinHandle<()>) {
     opts.set_keep_alive(Duration::from_secs(5));
     opts.set_max_packet_size(1 << 20, 1 << 20);
     let (client, mut eventloop) = AsyncClient::new(opts, 256);
+    let filter = format!("hallclock/{hall}/#");
     let (tx, rx) = mpsc::unbounded_channel();
     let sub = client.clone();
     let task = tokio::spawn(async move {
         loop {
             match eventloop.poll().await {
                 Ok(Event::Incoming(Packet::ConnAck(_))) => {
-                    let _ = sub
-                        .subscribe(format!("hallclock/{HALL}/#"), QoS::AtLeastOnce)
-                        .await;
+                    let _ = sub.subscribe(filter.clone(), QoS::AtLeastOnce).await;
                 }
                 Ok(Event::Incoming(Packet::Publish(p))) => {
                     if tx.send((p.topic.clone(), p.payload.to_vec())).is_err() {
@@ -237,6 +239,7 @@ fn console(host: &str, port: u16) -> (AsyncClient, Inbox, JoinHandle<()>) {
 
 /// One round in play: the players' tasks and how to tell them their game is over.
 struct Round {
+    hall: String,
     number: u32,
     transaction: String,
     finished: Vec<(String, watch::Sender<bool>)>,
@@ -300,12 +303,12 @@ pub async fn run(opts: DemoOptions) -> Result<(), DemoError> {
     let settings = crate::daemon::settings(&config);
     tracing::info!(boards = opts.boards, broker = %format!("{host}:{port}"), "demo starting");
     let running = hall::start(settings)?;
-    let (client, mut inbox, console_task) = console(&host, port);
+    let (client, mut inbox, console_task) = console(&host, port, &opts.hall);
 
     let header = vec![
         format!(
-            "hallclock demo: {} simulated boards, hall '{HALL}', {}, {which} on {host}:{port}",
-            opts.boards, opts.time_control
+            "hallclock demo: {} simulated boards, hall '{}', {}, {which} on {host}:{port}",
+            opts.boards, opts.hall, opts.time_control
         ),
         format!("watch the MQTT traffic:  mosquitto_sub -h {host} -p {port} -t 'hallclock/#' -v"),
         format!(
@@ -369,7 +372,7 @@ async fn play(
     address: &str,
 ) -> Result<(), DemoError> {
     let mut rng = StdRng::seed_from_u64(opts.seed);
-    let mut table = Table::new(HALL);
+    let mut table = Table::new(&opts.hall);
     let stop = stop_signal();
     tokio::pin!(stop);
     let mut tick = tokio::time::interval(Duration::from_secs(1));
@@ -445,7 +448,7 @@ fn daemon_ready(table: &Table, boards: usize) -> bool {
 
 /// The response to our `start_round`: a refusal ends the demo with its reason.
 fn check_response(r: &Round, topic: &str, payload: &[u8]) -> Result<(), DemoError> {
-    if topic != format!("hallclock/{HALL}/response") {
+    if topic != format!("hallclock/{}/response", r.hall) {
         return Ok(());
     }
     let v: Value = serde_json::from_slice(payload).unwrap_or(Value::Null);
@@ -464,7 +467,7 @@ fn check_response(r: &Round, topic: &str, payload: &[u8]) -> Result<(), DemoErro
 /// A board's state with a result for this round: its players stop.
 fn mark_finished(r: &Round, topic: &str, payload: &[u8]) {
     let Some(board) = topic
-        .strip_prefix(&format!("hallclock/{HALL}/board/"))
+        .strip_prefix(&format!("hallclock/{}/board/", r.hall))
         .and_then(|t| t.strip_suffix("/state"))
     else {
         return;
@@ -485,7 +488,7 @@ fn mark_finished(r: &Round, topic: &str, payload: &[u8]) {
 /// rules as a hall's would, over MQTT, so that the round can finish.
 async fn rule_on_pending_flag(r: &mut Round, client: &AsyncClient, topic: &str, payload: &[u8]) {
     let Some(board) = topic
-        .strip_prefix(&format!("hallclock/{HALL}/board/"))
+        .strip_prefix(&format!("hallclock/{}/board/", r.hall))
         .and_then(|t| t.strip_suffix("/state"))
     else {
         return;
@@ -507,7 +510,7 @@ async fn rule_on_pending_flag(r: &mut Round, client: &AsyncClient, topic: &str, 
         "result": score,
         "reason": "flag fell; the demo's arbiter confirms the loss",
     });
-    let topic = format!("hallclock/{HALL}/board/{board}/set");
+    let topic = format!("hallclock/{}/board/{board}/set", r.hall);
     if let Err(e) = client
         .publish(topic, QoS::AtLeastOnce, false, command.to_string())
         .await
@@ -550,7 +553,7 @@ async fn start_round(
         "time_control": opts.time_control.to_string(),
         "pairings": pairings,
     });
-    let topic = format!("hallclock/{HALL}/set");
+    let topic = format!("hallclock/{}/set", opts.hall);
     if let Err(e) = client
         .publish(topic, QoS::AtLeastOnce, false, command.to_string())
         .await
@@ -559,6 +562,7 @@ async fn start_round(
     }
     let (initial, increment) = initial_and_increment(&opts.time_control);
     let mut round = Round {
+        hall: opts.hall.clone(),
         number,
         transaction,
         finished: Vec::new(),
