@@ -7,6 +7,7 @@
 pub mod cli;
 pub mod config;
 pub mod daemon;
+pub mod demo;
 pub mod dgt;
 pub mod hall;
 pub mod link;

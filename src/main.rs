@@ -13,6 +13,9 @@ struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Cmd {
+    /// A whole hall in one process: embedded broker, simulated boards and players, the
+    /// daemon, and a live table from MQTT. Ctrl-C stops it.
+    Demo(cli::demo::DemoArgs),
     /// Run the hall daemon (configuration: --config, default /etc/hallclock/hallclock.toml).
     Run(cli::config::ConfigArgs),
     /// Time-control notation.
@@ -47,6 +50,7 @@ enum Cmd {
 
 fn main() -> ExitCode {
     match Cli::parse().cmd {
+        Cmd::Demo(args) => cli::demo::run(args),
         Cmd::Run(args) => cli::run::run(args),
         Cmd::Journal { cmd } => cli::journal::run(cmd),
         Cmd::Ports(args) => cli::ports::run(args),

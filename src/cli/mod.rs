@@ -2,6 +2,7 @@
 
 pub mod can_mate;
 pub mod config;
+pub mod demo;
 pub mod dgt;
 pub mod journal;
 pub mod ports;

@@ -1,0 +1,589 @@
+//! `hallclock demo`: a whole hall in one process with nothing to set up — an MQTT broker
+//! (embedded, or the one given), simulated boards on pseudo-terminals, the daemon driving
+//! them exactly as in production, an arbiter starting rounds over MQTT, simulated players,
+//! and a live table fed only by an MQTT subscription.
+//!
+//! Each part talks to the others only the way it would in a real hall: players touch the
+//! simulated boards, the daemon reads the serial ports, the arbiter and the table use the
+//! MQTT API. So whatever the demo shows, the production paths did.
+
+#[cfg(feature = "embedded-broker")]
+pub mod broker;
+pub mod names;
+pub mod player;
+pub mod table;
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
+use rumqttc::{AsyncClient, Event, MqttOptions, Packet, QoS};
+use serde_json::{Value, json};
+use tokio::sync::{mpsc, watch};
+use tokio::task::JoinHandle;
+
+use crate::config::{BoardConfig, Config, HallConfig};
+use crate::hall::{self, HallError};
+use crate::rules::Millis;
+use crate::rules::placement::Side;
+use crate::rules::time_control::{Bonus, TimeControl};
+use crate::sim::{Sim, SimConfig, SimError};
+
+use player::{Seat, Temperament};
+use table::Table;
+
+/// The demo's hall id unless told otherwise: topics `hallclock/demo/…`.
+pub const HALL: &str = "demo";
+
+/// What `hallclock demo` was asked for.
+#[derive(Debug, Clone)]
+pub struct DemoOptions {
+    /// The hall id: topics `hallclock/<hall>/…`, client id `hallclock-<hall>`. Two demos
+    /// on one broker need two ids.
+    pub hall: String,
+    pub boards: usize,
+    /// An external broker; `None` starts the embedded one.
+    pub broker: Option<(String, u16)>,
+    pub time_control: TimeControl,
+    /// Divides the players' think times (2 = twice as fast).
+    pub speed: f64,
+    /// Stop after this many rounds; `None` plays round after round.
+    pub rounds: Option<u32>,
+    /// The same seed gives the same players, names and choices.
+    pub seed: u64,
+    /// Where the boards' symlinks and the daemon's log go.
+    pub dir: PathBuf,
+    /// Redraw a table (a terminal) or print a line per change (a pipe or a file).
+    pub live_table: bool,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum DemoError {
+    #[error(
+        "this hallclock was built without the embedded broker (cargo feature `embedded-broker`): pass --broker HOST:PORT"
+    )]
+    NoEmbeddedBroker,
+    #[error("{0}")]
+    Broker(String),
+    #[error("the simulated boards: {0}")]
+    Sim(#[from] SimError),
+    #[error("the daemon: {0}")]
+    Hall(#[from] HallError),
+    #[error("the demo's configuration is not valid: {0}")]
+    Config(String),
+    #[error("no answer from the MQTT broker at {0} within 10 s (is it running?)")]
+    Unreachable(String),
+    #[error("the daemon refused round {round}: {reason}")]
+    Refused { round: u32, reason: String },
+    #[error("cannot create {path}: {source}")]
+    Dir {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+}
+
+/// The control's starting time and increment, for the players' sense of time.
+fn initial_and_increment(tc: &TimeControl) -> (Duration, Duration) {
+    match tc.periods() {
+        Ok([first, ..]) => {
+            let bonus = match first.bonus {
+                Bonus::Increment(s) | Bonus::Delay(s) => s,
+                Bonus::None => 0,
+            };
+            (
+                Duration::from_secs(u64::from(first.secs)),
+                Duration::from_secs(u64::from(bonus)),
+            )
+        }
+        _ => (Duration::from_secs(180), Duration::ZERO),
+    }
+}
+
+fn now_ms() -> Millis {
+    let ms = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis() as i64)
+        .unwrap_or(0);
+    Millis(ms)
+}
+
+pub fn board_id(n: usize) -> String {
+    format!("board-{n:03}")
+}
+
+/// The daemon's configuration, as a hall's file would give it; turned into settings by
+/// the same `daemon::settings` that `hallclock run` uses.
+fn hall_config(opts: &DemoOptions, host: &str, port: u16, sim: &Sim) -> Config {
+    let mut config = Config {
+        hall: HallConfig {
+            id: opts.hall.clone(),
+            state_dir: opts.dir.clone(),
+        },
+        ..Config::default()
+    };
+    config.broker.host = host.to_string();
+    config.broker.port = port;
+    config.defaults.time_control = opts.time_control.clone();
+    config.boards = sim
+        .boards()
+        .iter()
+        .map(|b| BoardConfig {
+            id: board_id(b.number()),
+            port: b.path().to_path_buf(),
+            white: Side::Left,
+        })
+        .collect();
+    config
+}
+
+/// Stdout, written to without failing the demo: a closed pipe only stops the output.
+struct Screen {
+    live: bool,
+    drawn: bool,
+}
+
+impl Screen {
+    fn print(&mut self, lines: &[String]) {
+        let mut out = std::io::stdout().lock();
+        for l in lines {
+            let _ = writeln!(out, "{l}");
+        }
+        let _ = out.flush();
+    }
+
+    /// One MQTT message into the table; without a terminal, its lines go out at once,
+    /// stamped with the time of day.
+    fn feed(&mut self, table: &mut Table, topic: &str, payload: &[u8]) {
+        let now = now_ms();
+        let lines = table.apply(topic, payload, now);
+        if !self.live {
+            let stamp = clock_of_day(now);
+            let lines: Vec<String> = lines.iter().map(|l| format!("{stamp} {l}")).collect();
+            self.print(&lines);
+        }
+    }
+
+    /// Home the cursor and overwrite: no flicker, and whatever is below stays tidy.
+    fn draw(&mut self, header: &[String], table: &Table, now: Millis) {
+        let mut text = String::new();
+        text.push_str(if self.drawn {
+            "\x1b[H"
+        } else {
+            "\x1b[2J\x1b[H"
+        });
+        self.drawn = true;
+        let clock = clock_of_day(now);
+        let mut lines: Vec<String> = header.to_vec();
+        lines.push(format!(
+            "daemon {}   round {}   {clock} UTC",
+            table.status(),
+            table.round().map_or("-".to_string(), |r| r.to_string())
+        ));
+        lines.push(String::new());
+        lines.extend(table.render(now));
+        lines.push(String::new());
+        lines.push(table.news.clone());
+        for l in lines {
+            text.push_str(&l);
+            text.push_str("\x1b[K\n");
+        }
+        text.push_str("\x1b[J");
+        let mut out = std::io::stdout().lock();
+        let _ = out.write_all(text.as_bytes());
+        let _ = out.flush();
+    }
+}
+
+fn clock_of_day(now: Millis) -> String {
+    let s = now.0.rem_euclid(86_400_000) / 1000;
+    format!("{:02}:{:02}:{:02}", s / 3600, s / 60 % 60, s % 60)
+}
+
+/// What the console client receives: topic and payload, in order.
+type Inbox = mpsc::UnboundedReceiver<(String, Vec<u8>)>;
+
+/// The arbiter's and the table's MQTT client.
+fn console(host: &str, port: u16, hall: &str) -> (AsyncClient, Inbox, JoinHandle<()>) {
+    let mut opts = MqttOptions::new(
+        format!("hallclock-demo-console-{}", std::process::id()),
+        host,
+        port,
+    );
+    opts.set_keep_alive(Duration::from_secs(5));
+    opts.set_max_packet_size(1 << 20, 1 << 20);
+    let (client, mut eventloop) = AsyncClient::new(opts, 256);
+    let filter = format!("hallclock/{hall}/#");
+    let (tx, rx) = mpsc::unbounded_channel();
+    let sub = client.clone();
+    let task = tokio::spawn(async move {
+        loop {
+            match eventloop.poll().await {
+                Ok(Event::Incoming(Packet::ConnAck(_))) => {
+                    let _ = sub.subscribe(filter.clone(), QoS::AtLeastOnce).await;
+                }
+                Ok(Event::Incoming(Packet::Publish(p))) => {
+                    if tx.send((p.topic.clone(), p.payload.to_vec())).is_err() {
+                        return;
+                    }
+                }
+                Ok(_) => {}
+                // The broker is away: rumqttc reconnects on the next poll.
+                Err(_) => tokio::time::sleep(Duration::from_millis(200)).await,
+            }
+        }
+    });
+    (client, rx, task)
+}
+
+/// One round in play: the players' tasks and how to tell them their game is over.
+struct Round {
+    hall: String,
+    number: u32,
+    transaction: String,
+    finished: Vec<(String, watch::Sender<bool>)>,
+    players: Vec<JoinHandle<()>>,
+    /// Boards whose pending flag the demo's arbiter has already ruled on.
+    ruled: Vec<String>,
+}
+
+impl Round {
+    fn stop(&mut self) {
+        for p in &self.players {
+            p.abort();
+        }
+    }
+}
+
+/// Wait for SIGINT or SIGTERM.
+async fn stop_signal() {
+    use tokio::signal::unix::{SignalKind, signal};
+    match (
+        signal(SignalKind::terminate()),
+        signal(SignalKind::interrupt()),
+    ) {
+        (Ok(mut term), Ok(mut int)) => {
+            tokio::select! {
+                _ = term.recv() => {}
+                _ = int.recv() => {}
+            }
+        }
+        _ => {
+            let _ = tokio::signal::ctrl_c().await;
+        }
+    }
+}
+
+/// Run the demo until a signal, or until the requested rounds are over.
+pub async fn run(opts: DemoOptions) -> Result<(), DemoError> {
+    let boards_dir = opts.dir.join("boards");
+    std::fs::create_dir_all(&boards_dir).map_err(|source| DemoError::Dir {
+        path: boards_dir.clone(),
+        source,
+    })?;
+    let (host, port, which) = match &opts.broker {
+        Some((host, port)) => (host.clone(), *port, "external broker"),
+        None => {
+            let port = embedded_broker()?;
+            ("127.0.0.1".to_string(), port, "embedded broker")
+        }
+    };
+    let sim = Sim::start(SimConfig::new(opts.boards, &boards_dir)).await?;
+    let config = hall_config(&opts, &host, port, &sim);
+    let problems: Vec<String> = config
+        .validate()
+        .into_iter()
+        .filter(|p| p.is_error())
+        .map(|p| format!("{}: {}", p.key, p.message))
+        .collect();
+    if !problems.is_empty() {
+        return Err(DemoError::Config(problems.join("; ")));
+    }
+    let settings = crate::daemon::settings(&config);
+    tracing::info!(boards = opts.boards, broker = %format!("{host}:{port}"), "demo starting");
+    let running = hall::start(settings)?;
+    let (client, mut inbox, console_task) = console(&host, port, &opts.hall);
+
+    let header = vec![
+        format!(
+            "hallclock demo: {} simulated boards, hall '{}', {}, {which} on {host}:{port}",
+            opts.boards, opts.hall, opts.time_control
+        ),
+        format!("watch the MQTT traffic:  mosquitto_sub -h {host} -p {port} -t 'hallclock/#' -v"),
+        format!(
+            "daemon log: {}   stop: Ctrl-C",
+            opts.dir.join("hallclock.log").display()
+        ),
+    ];
+    let mut screen = Screen {
+        live: opts.live_table,
+        drawn: false,
+    };
+    if !screen.live {
+        screen.print(&header);
+    }
+
+    let address = format!("{host}:{port}");
+    let result = play(
+        &opts,
+        &sim,
+        &client,
+        &mut inbox,
+        &mut screen,
+        &header,
+        &address,
+    )
+    .await;
+
+    // Stop in the order a hall would: the daemon says `offline`, then the boards go.
+    running.stop().await;
+    let _ = client.disconnect().await;
+    console_task.abort();
+    drop(sim);
+    if screen.live && screen.drawn {
+        screen.print(&[String::new()]);
+    }
+    screen.print(&[format!(
+        "demo stopped; the daemon's log is {}",
+        opts.dir.join("hallclock.log").display()
+    )]);
+    result
+}
+
+#[cfg(feature = "embedded-broker")]
+fn embedded_broker() -> Result<u16, DemoError> {
+    broker::start().map(|b| b.port).map_err(DemoError::Broker)
+}
+
+#[cfg(not(feature = "embedded-broker"))]
+fn embedded_broker() -> Result<u16, DemoError> {
+    Err(DemoError::NoEmbeddedBroker)
+}
+
+/// The demo's main loop: wait for the daemon, then rounds until told to stop.
+async fn play(
+    opts: &DemoOptions,
+    sim: &Sim,
+    client: &AsyncClient,
+    inbox: &mut Inbox,
+    screen: &mut Screen,
+    header: &[String],
+    address: &str,
+) -> Result<(), DemoError> {
+    let mut rng = StdRng::seed_from_u64(opts.seed);
+    let mut table = Table::new(&opts.hall);
+    let stop = stop_signal();
+    tokio::pin!(stop);
+    let mut tick = tokio::time::interval(Duration::from_secs(1));
+    let pause = Duration::from_secs_f64((10.0 / opts.speed).clamp(2.0, 10.0));
+    let ready_by = tokio::time::Instant::now() + Duration::from_secs(10);
+    // Round 1 starts once the daemon is online with every board; later rounds after a
+    // pause once the previous one is over.
+    let mut next_round_at: Option<tokio::time::Instant> = None;
+    let mut round: Option<Round> = None;
+    let mut number = 0u32;
+    loop {
+        let wake = next_round_at.unwrap_or_else(|| tokio::time::Instant::now() + pause * 100);
+        tokio::select! {
+            () = &mut stop => break,
+            msg = inbox.recv() => {
+                let Some((topic, payload)) = msg else { break };
+                screen.feed(&mut table, &topic, &payload);
+                if let Some(r) = &mut round {
+                    if let Err(e) = check_response(r, &topic, &payload) {
+                        r.stop();
+                        return Err(e);
+                    }
+                    mark_finished(r, &topic, &payload);
+                    rule_on_pending_flag(r, client, &topic, &payload).await;
+                    if table.finished_rounds.contains(&r.number) {
+                        r.stop();
+                        round = None;
+                        if opts.rounds.is_some_and(|n| number >= n) {
+                            // Let the last states reach the screen, then stop.
+                            tokio::time::sleep(Duration::from_millis(500)).await;
+                            while let Ok((topic, payload)) = inbox.try_recv() {
+                                screen.feed(&mut table, &topic, &payload);
+                            }
+                            break;
+                        }
+                        next_round_at = Some(tokio::time::Instant::now() + pause);
+                    }
+                } else if number == 0 && next_round_at.is_none() && daemon_ready(&table, opts.boards) {
+                    next_round_at = Some(tokio::time::Instant::now());
+                }
+            }
+            () = tokio::time::sleep_until(wake), if next_round_at.is_some() => {
+                next_round_at = None;
+                number += 1;
+                round = Some(start_round(opts, sim, client, number, &mut rng).await);
+            }
+            _ = tick.tick() => {
+                if number == 0 && next_round_at.is_none() && tokio::time::Instant::now() > ready_by {
+                    if table.status() != "online" {
+                        return Err(DemoError::Unreachable(address.to_string()));
+                    }
+                    // Some board is slow to answer: start anyway, it joins when it can.
+                    next_round_at = Some(tokio::time::Instant::now());
+                }
+                if screen.live {
+                    screen.draw(header, &table, now_ms());
+                }
+            }
+        }
+    }
+    if let Some(r) = &mut round {
+        r.stop();
+    }
+    if screen.live {
+        screen.draw(header, &table, now_ms());
+    }
+    Ok(())
+}
+
+fn daemon_ready(table: &Table, boards: usize) -> bool {
+    table.status() == "online" && table.online_boards() >= boards
+}
+
+/// The response to our `start_round`: a refusal ends the demo with its reason.
+fn check_response(r: &Round, topic: &str, payload: &[u8]) -> Result<(), DemoError> {
+    if topic != format!("hallclock/{}/response", r.hall) {
+        return Ok(());
+    }
+    let v: Value = serde_json::from_slice(payload).unwrap_or(Value::Null);
+    if v["transaction"] != r.transaction.as_str() || v["status"] == "ok" {
+        return Ok(());
+    }
+    Err(DemoError::Refused {
+        round: r.number,
+        reason: v["reason"]
+            .as_str()
+            .unwrap_or("no reason given")
+            .to_string(),
+    })
+}
+
+/// A board's state with a result for this round: its players stop.
+fn mark_finished(r: &Round, topic: &str, payload: &[u8]) {
+    let Some(board) = topic
+        .strip_prefix(&format!("hallclock/{}/board/", r.hall))
+        .and_then(|t| t.strip_suffix("/state"))
+    else {
+        return;
+    };
+    let v: Value = serde_json::from_slice(payload).unwrap_or(Value::Null);
+    if v["round"] != r.number || v["result"].is_null() {
+        return;
+    }
+    for (b, tx) in &r.finished {
+        if b == board {
+            let _ = tx.send(true);
+        }
+    }
+}
+
+/// A flag whose result waits for the arbiter (the daemon could not settle 6.9, e.g. a
+/// press reached it before the move did and the position is unknown): the demo's arbiter
+/// rules as a hall's would, over MQTT, so that the round can finish.
+async fn rule_on_pending_flag(r: &mut Round, client: &AsyncClient, topic: &str, payload: &[u8]) {
+    let Some(board) = topic
+        .strip_prefix(&format!("hallclock/{}/board/", r.hall))
+        .and_then(|t| t.strip_suffix("/state"))
+    else {
+        return;
+    };
+    let v: Value = serde_json::from_slice(payload).unwrap_or(Value::Null);
+    if v["round"] != r.number || !v["result"].is_null() || r.ruled.iter().any(|b| b == board) {
+        return;
+    }
+    let score = match v["pending_flag"]["side"].as_str() {
+        Some("white") => "0-1",
+        Some("black") => "1-0",
+        _ => return,
+    };
+    r.ruled.push(board.to_string());
+    let command = json!({
+        "transaction": format!("{}-{board}-flag", r.transaction),
+        "arbiter": "Demo Arbiter",
+        "action": "set_result",
+        "result": score,
+        "reason": "flag fell; the demo's arbiter confirms the loss",
+    });
+    let topic = format!("hallclock/{}/board/{board}/set", r.hall);
+    if let Err(e) = client
+        .publish(topic, QoS::AtLeastOnce, false, command.to_string())
+        .await
+    {
+        tracing::warn!("cannot publish set_result: {e}");
+    }
+}
+
+/// Set up the pieces, publish `start_round` like an arbiter, seat the players.
+async fn start_round(
+    opts: &DemoOptions,
+    sim: &Sim,
+    client: &AsyncClient,
+    number: u32,
+    rng: &mut StdRng,
+) -> Round {
+    for b in sim.boards() {
+        player::prepare_board(b, crate::sim::Side::Left);
+    }
+    // The boards report the new position on their next scans.
+    tokio::time::sleep(Duration::from_millis(600)).await;
+    let names = names::players(opts.boards * 2, rng);
+    let pairings: Vec<Value> = (1..=opts.boards)
+        .map(|n| {
+            json!({
+                "board": board_id(n),
+                "white": names[2 * (n - 1)],
+                "black": names[2 * (n - 1) + 1],
+            })
+        })
+        .collect();
+    let transaction = format!("demo-round-{number}-{}", rng.r#gen::<u32>());
+    let command = json!({
+        "transaction": transaction,
+        "arbiter": "Demo Arbiter",
+        "action": "start_round",
+        "round": number,
+        // A moment to see the boards scheduled before the clocks start.
+        "start": now_ms().0 + 2000,
+        "time_control": opts.time_control.to_string(),
+        "pairings": pairings,
+    });
+    let topic = format!("hallclock/{}/set", opts.hall);
+    if let Err(e) = client
+        .publish(topic, QoS::AtLeastOnce, false, command.to_string())
+        .await
+    {
+        tracing::warn!("cannot publish start_round: {e}");
+    }
+    let (initial, increment) = initial_and_increment(&opts.time_control);
+    let mut round = Round {
+        hall: opts.hall.clone(),
+        number,
+        transaction,
+        finished: Vec::new(),
+        players: Vec::new(),
+        ruled: Vec::new(),
+    };
+    for b in sim.boards() {
+        let (tx, rx) = watch::channel(false);
+        round.finished.push((board_id(b.number()), tx));
+        let seat = Seat {
+            board: b.clone(),
+            white_side: crate::sim::Side::Left,
+            white: Temperament::random(rng),
+            black: Temperament::random(rng),
+            initial,
+            increment,
+            speed: opts.speed,
+            finished: rx,
+            rng: StdRng::seed_from_u64(rng.r#gen()),
+        };
+        round.players.push(tokio::spawn(seat.play()));
+    }
+    round
+}

@@ -1,0 +1,371 @@
+//! The demo's live table, built only from what a dashboard receives over MQTT: retained
+//! `state` per board (clocks counted down from `as_of` while a side runs), `event` per
+//! board for the last move, and the hall's round events. Nothing here reads the daemon's
+//! memory, so the table proves the published API is enough to show a hall.
+
+use std::collections::BTreeMap;
+
+use serde_json::Value;
+
+use crate::mqtt::payload::{HallEvent, StatePayload};
+use crate::rules::game::{GameResult, Score, Termination, describe_result};
+use crate::rules::{Color, Millis};
+
+#[derive(Debug, Default)]
+struct Row {
+    state: Option<StatePayload>,
+    online: bool,
+    /// The last move in SAN with its number (`12... Nf6`), or the last clock event.
+    last: String,
+    /// A move or an ending arrived since the last line printed for this board.
+    changed: bool,
+}
+
+/// What the subscriber has learnt so far.
+#[derive(Debug)]
+pub struct Table {
+    prefix: String,
+    rows: BTreeMap<String, Row>,
+    status: String,
+    round: Option<u32>,
+    /// The rounds whose `round_finished` arrived.
+    pub finished_rounds: Vec<u32>,
+    /// The latest hall-level news (round started or finished), for the footer.
+    pub news: String,
+}
+
+impl Table {
+    pub fn new(hall: &str) -> Table {
+        Table {
+            prefix: format!("hallclock/{hall}/"),
+            rows: BTreeMap::new(),
+            status: "unknown".into(),
+            round: None,
+            finished_rounds: Vec::new(),
+            news: String::new(),
+        }
+    }
+
+    /// Take in one MQTT message; returns the lines worth printing when the output is not
+    /// a terminal (one per move, ending or round change).
+    pub fn apply(&mut self, topic: &str, payload: &[u8], now: Millis) -> Vec<String> {
+        let Some(rest) = topic.strip_prefix(&self.prefix) else {
+            return Vec::new();
+        };
+        let parts: Vec<&str> = rest.split('/').collect();
+        match parts.as_slice() {
+            ["status"] => {
+                self.status = String::from_utf8_lossy(payload).into_owned();
+                vec![format!("daemon {}", self.status)]
+            }
+            ["event"] => self.hall_event(payload),
+            ["board", b, "availability"] => {
+                self.rows.entry((*b).to_string()).or_default().online = payload == b"online";
+                Vec::new()
+            }
+            ["board", b, "state"] => {
+                let Ok(state) = serde_json::from_slice::<StatePayload>(payload) else {
+                    return Vec::new();
+                };
+                let row = self.rows.entry((*b).to_string()).or_default();
+                row.state = Some(state);
+                if row.changed {
+                    row.changed = false;
+                    return vec![self.line(b, now)];
+                }
+                Vec::new()
+            }
+            ["board", b, "event"] => {
+                let Ok(event) = serde_json::from_slice::<Value>(payload) else {
+                    return Vec::new();
+                };
+                let row = self.rows.entry((*b).to_string()).or_default();
+                match event["event"].as_str().unwrap_or("") {
+                    "move_made" => row.last = numbered_san(&event),
+                    "pressed" => row.changed = true,
+                    "clock_started" => {
+                        row.last = "started".into();
+                        row.changed = true;
+                    }
+                    "flag_fell" => {
+                        row.last = format!("{} flag", event["side"].as_str().unwrap_or("?"));
+                        row.changed = true;
+                    }
+                    "game_ended" => row.changed = true,
+                    _ => {}
+                }
+                Vec::new()
+            }
+            _ => Vec::new(),
+        }
+    }
+
+    fn hall_event(&mut self, payload: &[u8]) -> Vec<String> {
+        let Ok(event) = serde_json::from_slice::<HallEvent>(payload) else {
+            return Vec::new();
+        };
+        self.news = match event {
+            HallEvent::RoundStarted { round, boards, .. } => {
+                self.round = Some(round);
+                for b in &boards {
+                    let row = self.rows.entry(b.clone()).or_default();
+                    row.last.clear();
+                    row.changed = false;
+                }
+                format!("round {round} started on {} boards", boards.len())
+            }
+            HallEvent::RoundFinished { round, results, .. } => {
+                self.finished_rounds.push(round);
+                let scores: Vec<String> = results
+                    .iter()
+                    .map(|r| format!("{} {}", r.board, r.score))
+                    .collect();
+                format!(
+                    "round {round} finished: every game has a result ({})",
+                    scores.join(", ")
+                )
+            }
+        };
+        vec![self.news.clone()]
+    }
+
+    /// The games of the current round that have a result, and how many it has.
+    pub fn results(&self) -> (usize, usize) {
+        let games = self
+            .rows
+            .values()
+            .filter_map(|r| r.state.as_ref())
+            .filter(|s| s.round.is_some() && s.round == self.round);
+        let (mut done, mut all) = (0, 0);
+        for s in games {
+            all += 1;
+            if s.result.is_some() {
+                done += 1;
+            }
+        }
+        (done, all)
+    }
+
+    /// One board as a line for a log.
+    fn line(&self, board: &str, now: Millis) -> String {
+        let Some(row) = self.rows.get(board) else {
+            return String::new();
+        };
+        let Some(s) = &row.state else {
+            return format!("{board} no state yet");
+        };
+        let names = match (&s.white, &s.black) {
+            (Some(w), Some(b)) => format!("{} - {}", w.name, b.name),
+            _ => "no game".into(),
+        };
+        match &s.result {
+            Some(r) => format!(
+                "{board} game over: {} ({names}, {} moves)",
+                describe_result(r),
+                s.white.as_ref().map_or(0, |w| w.moves)
+            ),
+            None => format!(
+                "{board} {:<14} white {:>7} black {:>7} ({names})",
+                row.last,
+                clock(s, Color::White, now),
+                clock(s, Color::Black, now)
+            ),
+        }
+    }
+
+    /// The whole table for a terminal, one line per board.
+    pub fn render(&self, now: Millis) -> Vec<String> {
+        let mut out = vec![format!(
+            "{:<10} {:<16} {:<16} {:>7} {:>7} {:>4}  {:<14} {}",
+            "BOARD", "WHITE", "BLACK", "WHITE", "BLACK", "MOVE", "LAST", "RESULT"
+        )];
+        for (id, row) in &self.rows {
+            let Some(s) = &row.state else {
+                out.push(format!("{id:<10} (waiting for the daemon)"));
+                continue;
+            };
+            let name = |side: &Option<crate::mqtt::payload::SideState>| {
+                side.as_ref()
+                    .map_or(String::new(), |x| truncate(&x.name, 16))
+            };
+            let mark = |c: Color| {
+                let t = clock(s, c, now);
+                if s.running == Some(c) {
+                    format!("*{t}")
+                } else {
+                    t
+                }
+            };
+            let result = match (&s.result, s.phase.as_str(), row.online) {
+                (Some(r), _, _) => short_result(r),
+                (None, _, false) => "board offline".into(),
+                (None, "idle", _) => "no game".into(),
+                (None, phase, _) => phase.to_string(),
+            };
+            let has_game = s.white.is_some();
+            out.push(format!(
+                "{:<10} {:<16} {:<16} {:>7} {:>7} {:>4}  {:<14} {}",
+                id,
+                name(&s.white),
+                name(&s.black),
+                if has_game {
+                    mark(Color::White)
+                } else {
+                    String::new()
+                },
+                if has_game {
+                    mark(Color::Black)
+                } else {
+                    String::new()
+                },
+                move_number(s),
+                truncate(&row.last, 14),
+                result
+            ));
+        }
+        out
+    }
+
+    /// Boards whose availability is `online`.
+    pub fn online_boards(&self) -> usize {
+        self.rows.values().filter(|r| r.online).count()
+    }
+
+    pub fn status(&self) -> &str {
+        &self.status
+    }
+
+    pub fn round(&self) -> Option<u32> {
+        self.round
+    }
+}
+
+/// A result in a table cell: `1-0 mate`, `0-1 flag`, `1/2 dead position`.
+fn short_result(r: &GameResult) -> String {
+    let score = match r.score {
+        Score::WhiteWins => "1-0",
+        Score::BlackWins => "0-1",
+        Score::Draw => "1/2",
+        Score::BothLose => "0-0",
+        Score::Annulled => "annulled",
+    };
+    let why = match &r.termination {
+        Termination::Checkmate => "mate",
+        Termination::Stalemate => "stalemate",
+        Termination::DeadPosition => "dead position",
+        Termination::SeventyFiveMoves => "75 moves",
+        Termination::FivefoldRepetition => "repetition",
+        Termination::Flag { .. } => "flag",
+        Termination::FlagOpponentCannotMate { .. } => "flag, no mate",
+        Termination::Default { .. } => "default",
+        Termination::Arbiter { .. } => "arbiter",
+    };
+    format!("{score} {why}")
+}
+
+fn truncate(s: &str, n: usize) -> String {
+    s.chars().take(n).collect()
+}
+
+/// `12. Nf3` or `12... Nf6` from a `move_made` event (its FEN is the position after).
+fn numbered_san(event: &Value) -> String {
+    let san = event["san"].as_str().unwrap_or("?");
+    let full: u32 = event["fen"]
+        .as_str()
+        .and_then(|f| f.split(' ').nth(5))
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(1);
+    match event["side"].as_str() {
+        Some("black") => format!("{}... {san}", full.saturating_sub(1).max(1)),
+        _ => format!("{full}. {san}"),
+    }
+}
+
+fn move_number(s: &StatePayload) -> String {
+    s.fen
+        .as_deref()
+        .and_then(|f| f.split(' ').nth(5))
+        .map(String::from)
+        .unwrap_or_default()
+}
+
+/// What a dashboard shows: the published remaining time, less what has run since `as_of`
+/// on the running side.
+pub fn remaining(s: &StatePayload, c: Color, now: Millis) -> Option<Millis> {
+    let side = match c {
+        Color::White => s.white.as_ref()?,
+        Color::Black => s.black.as_ref()?,
+    };
+    let mut ms = side.remaining_ms.0;
+    if s.running == Some(c) && s.result.is_none() {
+        ms -= (now.0 - s.as_of.0).max(0);
+    }
+    Some(Millis(ms.max(0)))
+}
+
+/// `2:41` as a clock shows it (whole seconds rounded up), tenths under ten seconds.
+fn clock(s: &StatePayload, c: Color, now: Millis) -> String {
+    let Some(Millis(ms)) = remaining(s, c, now) else {
+        return String::new();
+    };
+    if ms < 10_000 {
+        format!("{}.{}", ms / 1000, ms % 1000 / 100)
+    } else {
+        let secs = (ms + 999) / 1000;
+        format!("{}:{:02}", secs / 60, secs % 60)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const STATE: &str = r#"{"board":"board-001","seq":7,"as_of":1000000,"phase":"running","online":true,"round":1,
+        "running":"black","turn":"black","white_side":"left",
+        "white":{"name":"Ada Morozova","remaining_ms":161000,"display_ms":161000,"delay_left_ms":0,"moves":2,"period":1,"flagged_at":null,"present":true},
+        "black":{"name":"Lev Sands","remaining_ms":170500,"display_ms":170500,"delay_left_ms":0,"moves":1,"period":1,"flagged_at":null,"present":true},
+        "fen":"rnbqkbnr/pppp1ppp/8/4p3/4P3/5N2/PPPP1PPP/RNBQKB1R b KQkq - 1 2","result":null,"pending_flag":null,
+        "both_flags_order_unknown":false,"time_control":"180+2","authoritative":false}"#;
+
+    #[test]
+    fn the_running_side_counts_down_from_as_of() {
+        let mut t = Table::new("demo");
+        t.apply(
+            "hallclock/demo/board/board-001/state",
+            STATE.as_bytes(),
+            Millis(1_000_000),
+        );
+        let s = t.rows["board-001"].state.clone().unwrap();
+        assert_eq!(
+            remaining(&s, Color::Black, Millis(1_003_000)),
+            Some(Millis(167_500))
+        );
+        assert_eq!(
+            remaining(&s, Color::White, Millis(1_003_000)),
+            Some(Millis(161_000))
+        );
+        let lines = t.render(Millis(1_003_000));
+        assert!(lines[1].contains("Ada Morozova"), "{}", lines[1]);
+        assert!(lines[1].contains("2:41"), "{}", lines[1]);
+        assert!(lines[1].contains("*2:48"), "{}", lines[1]);
+    }
+
+    #[test]
+    fn a_move_then_a_press_prints_one_line_with_the_move() {
+        let mut t = Table::new("demo");
+        let ev = r#"{"board":"board-001","seq":6,"event":"move_made","at":999000,"side":"white","uci":"g1f3","san":"Nf3",
+            "fen":"rnbqkbnr/pppp1ppp/8/4p3/4P3/5N2/PPPP1PPP/RNBQKB1R b KQkq - 1 2"}"#;
+        let topic = "hallclock/demo/board/board-001/event";
+        assert!(t.apply(topic, ev.as_bytes(), Millis(0)).is_empty());
+        let pressed = r#"{"board":"board-001","seq":7,"event":"pressed","at":1000000,"side":"white","charged_ms":3000,"increment_ms":2000,"remaining_ms":161000,"moves":2}"#;
+        assert!(t.apply(topic, pressed.as_bytes(), Millis(0)).is_empty());
+        let lines = t.apply(
+            "hallclock/demo/board/board-001/state",
+            STATE.as_bytes(),
+            Millis(1_000_000),
+        );
+        assert_eq!(lines.len(), 1);
+        assert!(lines[0].starts_with("board-001 2. Nf3"), "{}", lines[0]);
+        assert!(lines[0].contains("black    2:51"), "{}", lines[0]);
+    }
+}
