@@ -120,6 +120,7 @@ fn hall_config(opts: &DemoOptions, host: &str, port: u16, sim: &Sim) -> Config {
         hall: HallConfig {
             id: opts.hall.clone(),
             state_dir: opts.dir.clone(),
+            ..HallConfig::default()
         },
         ..Config::default()
     };

@@ -259,6 +259,8 @@ fn short_result(r: &GameResult) -> String {
         Termination::FlagOpponentCannotMate { .. } => "flag, no mate",
         Termination::Default { .. } => "default",
         Termination::Arbiter { .. } => "arbiter",
+        Termination::InvalidSealedMove { .. }
+        | Termination::InvalidSealedMoveOpponentCannotMate { .. } => "sealed move",
     };
     format!("{score} {why}")
 }

@@ -10,7 +10,6 @@ use rumqttc::{
     AsyncClient, Event, LastWill, MqttOptions, Packet, QoS, TlsConfiguration, Transport,
 };
 use tokio::sync::{mpsc, oneshot};
-use tokio::time::Instant;
 
 use super::payload::{OFFLINE, ONLINE, Topics};
 
@@ -191,6 +190,28 @@ async fn run(
 ) {
     // rumqttc's request channel; we never let it fill (we do not send while offline).
     let (client, mut eventloop) = AsyncClient::new(opts, 4096);
+    // rumqttc's `poll` is not cancel-safe while it connects: polled from a `select!` that
+    // another branch wins, a half-made connection is dropped (and the broker publishes our
+    // last will). So the event loop runs in its own task, never cancelled, with its own
+    // backoff, and hands every outcome over.
+    let (events_tx, mut events) = mpsc::channel(1024);
+    let poller = tokio::spawn(async move {
+        let mut backoff = Duration::from_millis(200);
+        loop {
+            let ev = eventloop.poll().await;
+            let failed = ev.is_err();
+            if matches!(ev, Ok(Event::Incoming(Packet::ConnAck(_)))) {
+                backoff = Duration::from_millis(200);
+            }
+            if events_tx.send(ev).await.is_err() {
+                return;
+            }
+            if failed {
+                tokio::time::sleep(backoff).await;
+                backoff = (backoff * 2).min(Duration::from_secs(5));
+            }
+        }
+    });
     let mut retained: BTreeMap<(u8, String), Vec<u8>> = BTreeMap::new();
     retained.insert(
         order_key(&topics, &topics.status()),
@@ -199,8 +220,6 @@ async fn run(
     let mut queued: VecDeque<(String, Vec<u8>)> = VecDeque::new();
     let mut dropped: u64 = 0;
     let mut connected = false;
-    let mut retry_at: Option<Instant> = None;
-    let mut backoff = Duration::from_millis(200);
     let mut shutting_down: Option<oneshot::Sender<()>> = None;
     loop {
         tokio::select! {
@@ -243,16 +262,12 @@ async fn run(
                     }
                 }
             }
-            () = async {
-                if let Some(at) = retry_at { tokio::time::sleep_until(at).await }
-            }, if retry_at.is_some() => {
-                retry_at = None;
-            }
-            ev = eventloop.poll(), if retry_at.is_none() => match ev {
+            ev = events.recv() => match ev {
+                None => break,
+                Some(ev) => match ev {
                 Ok(Event::Incoming(Packet::ConnAck(_))) => {
                     connected = true;
                     let _ = attempted.send(true);
-                    backoff = Duration::from_millis(200);
                     tracing::info!("connected to the MQTT broker");
                     let _ = client.try_subscribe(topics.hall_set(), QoS::AtLeastOnce);
                     let _ = client.try_subscribe(topics.board_set_filter(), QoS::AtLeastOnce);
@@ -330,10 +345,9 @@ async fn run(
                     }
                     connected = false;
                     let _ = attempted.send(true);
-                    retry_at = Some(Instant::now() + backoff);
-                    backoff = (backoff * 2).min(Duration::from_secs(5));
                 }
-            },
+            }},
         }
     }
+    poller.abort();
 }
