@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use tokio::sync::{Semaphore, mpsc, oneshot};
 
+use crate::custody::{Custody, Secret};
 use crate::dgt::{BoardEvent, ClockButton, ClockSide, ClockTime};
 use crate::link::{ClockCommandError, LinkCommand, LinkEvent, RunSide};
 use crate::mqtt::Publisher;
@@ -15,6 +16,7 @@ use crate::mqtt::command::{BoardAction, Command};
 use crate::mqtt::payload::{
     AlertKind, AlertPayload, EventPayload, OFFLINE, ONLINE, Severity, StatePayload, Topics,
 };
+use crate::rules::adjournment::{EnvelopeStatus, Stage};
 use crate::rules::game::{Event, Game, Input, Phase, Rejection, Score, describe_result};
 use crate::rules::placement::{Placement, Side};
 use crate::rules::{Color, Millis};
@@ -112,6 +114,14 @@ pub struct Summary {
 pub enum FromBoard {
     /// The board answered on this board's port (after every connection).
     Identity { board: String, serial: String },
+    /// Where the board's game is in the adjournment procedure (`None`: not adjourned,
+    /// or no game), after every change.
+    Stage {
+        board: String,
+        round: Option<u32>,
+        stage: Option<Stage>,
+        finished: bool,
+    },
     Finished {
         board: String,
         round: Option<u32>,
@@ -136,6 +146,8 @@ pub struct BoardParts {
     /// Bounds the 6.9 full searches that run at once (they can take seconds).
     pub searches: Arc<Semaphore>,
     pub journal: JournalHandle,
+    /// Where sealed moves are kept until their opening (I.3).
+    pub custody: Arc<Custody>,
     /// What the journal held for this board at start-up.
     pub recovered: Option<GameSlot>,
     pub seq: u64,
@@ -151,6 +163,10 @@ struct Actor {
     hall: mpsc::Sender<FromBoard>,
     searches: Arc<Semaphore>,
     journal: JournalHandle,
+    custody: Arc<Custody>,
+    /// The last stage told to the hall: only changes are sent (the hall may be waiting
+    /// on this actor, so its channel must not fill with repeats).
+    reported: Option<(Option<u32>, Option<Stage>, bool)>,
     slot: Option<GameSlot>,
     /// The last sequence number given to an event of this board.
     seq: u64,
@@ -188,6 +204,7 @@ pub async fn run(parts: BoardParts) {
         hall,
         searches,
         journal,
+        custody,
         recovered,
         seq,
     } = parts;
@@ -201,6 +218,8 @@ pub async fn run(parts: BoardParts) {
         hall,
         searches,
         journal,
+        custody,
+        reported: None,
         slot: recovered,
         seq,
         unstored: Vec::new(),
@@ -214,6 +233,7 @@ pub async fn run(parts: BoardParts) {
     };
     a.publish_availability();
     a.publish_state();
+    a.report_stage().await;
     loop {
         let deadline = a
             .slot
@@ -229,7 +249,11 @@ pub async fn run(parts: BoardParts) {
                 a.flush().await;
             },
             msg = inbox.recv() => match msg {
-                Some(msg) => a.on_message(msg).await,
+                Some(msg) => {
+                    a.on_message(msg).await;
+                    // A game started, moved or adopted changes the hall's session view.
+                    a.report_stage().await;
+                }
                 None => break,
             },
             ev = link_events.recv() => match ev {
@@ -338,12 +362,36 @@ impl Actor {
         let mut reprogram = false;
         let mut text: Option<&'static str> = None;
         let mut finished = None;
+        let mut new_position = false;
         for event in events {
             slot.game.evolve(&event);
             self.seq += 1;
+            // Events never carry a sealed move before its opening (only the commitment),
+            // so logging them whole is safe (I.3).
             tracing::debug!(board = %self.id, seq = self.seq, ?event, "event");
             match &event {
                 Event::PlayerPresent { .. } | Event::MoveMade { .. } => {}
+                Event::Sealed { .. }
+                | Event::EnvelopeVerified { .. }
+                | Event::DrawOffered { .. }
+                | Event::DrawOfferAnswered { .. }
+                | Event::ResumptionScheduled { .. }
+                | Event::SessionEndSet { .. }
+                | Event::AdjournmentRulesSet { .. }
+                | Event::EnvelopeOpened { .. } => {}
+                // A1a: both clocks stand still until the resumption; the clock says why.
+                Event::SealCommitted { .. } => {
+                    reprogram = true;
+                    text = Some("SEALED");
+                }
+                // The move reader follows the core: the position before the sealed move
+                // at resumption, then the position after it once it is played (the
+                // arbiter makes it on the board, I.9.1).
+                Event::ResumptionStarted { .. } | Event::SealedMovePlayed { .. } => {
+                    reprogram = true;
+                    text = None;
+                    new_position = true;
+                }
                 Event::ClockDiscrepancy { .. } | Event::PositionSet { .. } => {}
                 Event::ResultPending { .. } => text = Some("ARBITER"),
                 Event::PausedByPlayer { .. } | Event::Paused { .. } => {
@@ -379,7 +427,12 @@ impl Actor {
         if reprogram {
             self.program_clock(text).await;
         }
+        if new_position {
+            self.pending_move = None;
+            self.new_game_on_board().await;
+        }
         self.flush().await;
+        self.report_stage().await;
         if let (Some(result), Some(slot)) = (finished, &self.slot) {
             tracing::info!(board = %self.id, result = %describe_result(&result), "game over");
             let setup = slot.game.setup();
@@ -478,11 +531,136 @@ impl Actor {
         }
     }
 
+    /// Tell the hall where this board's game is in the adjournment procedure (for the
+    /// hall's session state and its "all sealed" event).
+    async fn report_stage(&mut self) {
+        let (round, stage, finished) = match &self.slot {
+            None => (None, None, true),
+            Some(s) => {
+                let view = s.game.view(self.now());
+                (
+                    s.round,
+                    view.adjournment.map(|a| a.stage),
+                    s.game.result().is_some(),
+                )
+            }
+        };
+        if self.reported == Some((round, stage, finished)) {
+            return;
+        }
+        self.reported = Some((round, stage, finished));
+        let _ = self
+            .hall
+            .send(FromBoard::Stage {
+                board: self.id.clone(),
+                round,
+                stage,
+                finished,
+            })
+            .await;
+    }
+
+    /// Seal (or counter-seal) `mv`: a fresh nonce from the system's generator, the move
+    /// and nonce kept encrypted (and on disk) before the rules see them, so no event
+    /// ever names a commitment the custody cannot open. A refused seal is forgotten.
+    async fn seal_secret(
+        &mut self,
+        side: Option<Color>,
+        mv: String,
+        on_board: bool,
+        counter: bool,
+    ) -> Result<(), Refusal> {
+        let nonce = crate::custody::fresh_nonce();
+        let commitment = crate::rules::adjournment::commitment(&nonce, &mv)
+            .map_err(|e| Refusal::new("internal", e))?;
+        let secret = Secret {
+            mv: mv.clone(),
+            nonce: nonce.clone(),
+        };
+        let custody = self.custody.clone();
+        let key = commitment.clone();
+        match tokio::task::spawn_blocking(move || custody.keep(&key, &secret)).await {
+            Ok(Ok(())) => {}
+            Ok(Err(e)) => {
+                return Err(Refusal::new(
+                    "storage",
+                    format!("the sealed move could not be kept: {e}"),
+                ));
+            }
+            Err(_) => return Err(Refusal::new("internal", "the custody task failed")),
+        }
+        let input = if counter {
+            Input::CounterSeal { mv, nonce }
+        } else {
+            Input::Seal {
+                side,
+                mv,
+                nonce,
+                on_board,
+            }
+        };
+        let r = self.decide(input).await;
+        if r.is_err() {
+            self.custody.discard(&commitment);
+        }
+        r
+    }
+
+    /// I.7: open the waiting envelope with the move and nonce from custody. With no
+    /// envelope waiting, the rules say why (an empty opening is refused by them).
+    async fn open_envelope(&mut self, arbiter: String) -> Result<(), Refusal> {
+        let waiting = self.slot.as_ref().and_then(|s| {
+            s.game.view(self.now()).adjournment.and_then(|a| {
+                a.envelopes
+                    .iter()
+                    .rev()
+                    .find(|e| e.status == EnvelopeStatus::Sealed)
+                    .map(|e| e.commitment.clone())
+            })
+        });
+        let secret = match waiting {
+            None => Secret {
+                mv: String::new(),
+                nonce: String::new(),
+            },
+            Some(commitment) => {
+                let custody = self.custody.clone();
+                match tokio::task::spawn_blocking(move || custody.fetch(&commitment)).await {
+                    Ok(Ok(secret)) => secret,
+                    Ok(Err(e)) => {
+                        return Err(Refusal::new(
+                            "storage",
+                            format!("the sealed move cannot be read from custody: {e}"),
+                        ));
+                    }
+                    Err(_) => return Err(Refusal::new("internal", "the custody task failed")),
+                }
+            }
+        };
+        self.decide(Input::OpenEnvelope {
+            mv: secret.mv,
+            nonce: secret.nonce,
+            arbiter,
+        })
+        .await
+    }
+
+    fn stage(&self) -> Option<Stage> {
+        self.slot
+            .as_ref()
+            .and_then(|s| s.game.view(self.now()).adjournment.map(|a| a.stage))
+    }
+
     /// Program the clock with the official times (DESIGN.md §3): SETNRUN (+END by the
     /// link) with the times the core computed, then a short text when there is one.
     async fn program_clock(&mut self, text: Option<&str>) {
         let Some(slot) = &self.slot else { return };
         let view = slot.game.view(self.now());
+        // An adjourned game's clock always says so (also after a reconnection).
+        let text = match (&view.phase, text) {
+            (Phase::Paused(crate::rules::game::PausedBy::Adjourned), None) => Some("SEALED"),
+            (_, t) => t,
+        };
         let time_of = |side: Side| {
             let c = self.placement.color_at(side);
             let ms = match c {
@@ -806,6 +984,41 @@ impl Actor {
                 arbiter,
                 reason,
             },
+            BoardAction::SetSessionEnd { end } => Input::SetSessionEnd {
+                end: end.map(|e| e.0),
+                arbiter,
+            },
+            BoardAction::SetAdjournmentRules { rules } => {
+                Input::SetAdjournmentRules { rules, arbiter }
+            }
+            BoardAction::Adjourn { resumption } => Input::Adjourn {
+                arbiter,
+                resumption: resumption.map(|r| r.to_core()),
+            },
+            BoardAction::ScheduleResumption { resumption } => Input::ScheduleResumption {
+                resumption: resumption.to_core(),
+                arbiter,
+            },
+            BoardAction::Seal { side, mv } => {
+                return self.seal_secret(side, mv.0, false, false).await;
+            }
+            BoardAction::CounterSeal { mv } => {
+                return self.seal_secret(None, mv.0, false, true).await;
+            }
+            BoardAction::OpenEnvelope {} => return self.open_envelope(arbiter).await,
+            BoardAction::CommitSeal {} => Input::CommitSeal {
+                arbiter: Some(arbiter),
+            },
+            BoardAction::VerifyEnvelope {} => Input::VerifyEnvelope { arbiter },
+            BoardAction::DrawOffer { side } => Input::DrawOffer { side, arbiter },
+            BoardAction::DrawReply { accept } => Input::DrawReply { accept, arbiter },
+            BoardAction::EnvelopeLost {} => Input::EnvelopeLost { arbiter, reason },
+            BoardAction::CorrectTime { side, remaining_ms } => Input::CorrectTime {
+                side,
+                remaining: remaining_ms,
+                arbiter,
+                reason,
+            },
         };
         let r = self.decide(input).await;
         if r.is_ok() {
@@ -975,6 +1188,7 @@ impl Actor {
             ),
         );
         let text = match self.slot.as_ref().map(|s| s.game.phase()) {
+            Some(Phase::Paused(crate::rules::game::PausedBy::Adjourned)) => None,
             Some(Phase::Paused(_)) => Some("PAUSE"),
             _ => None,
         };
@@ -1086,6 +1300,15 @@ impl Actor {
         if button != ClockButton::RunPause {
             return;
         }
+        // I.1.1: while sealing, stopping the clock is the sealer's commit, not a 6.12b
+        // pause.
+        if self.stage() == Some(Stage::Sealing) {
+            if let Err(r) = self.decide(Input::CommitSeal { arbiter: None }).await {
+                tracing::info!(board = %self.id, reason = %r.reason, "pause button while sealing ignored");
+                self.program_clock(None).await;
+            }
+            return;
+        }
         if let Err(r) = self.decide(Input::PlayerPause { side: None }).await {
             tracing::info!(board = %self.id, reason = %r.reason, "pause button ignored");
         }
@@ -1098,12 +1321,30 @@ impl Actor {
                 // A move that ends the game ends it at once, without a press (6.7a);
                 // any other waits for the press (a slide may still be corrected).
                 let now = self.now();
-                if let Ok(events) = slot.game.decide(&Input::Move { mv: uci.clone() }, now)
-                    && events.iter().any(|e| matches!(e, Event::GameEnded { .. }))
-                {
-                    self.pending_move = None;
-                    self.apply(events).await;
-                    return;
+                match slot.game.decide(&Input::Move { mv: uci.clone() }, now) {
+                    Ok(events) if events.iter().any(|e| matches!(e, Event::GameEnded { .. })) => {
+                        self.pending_move = None;
+                        self.apply(events).await;
+                        return;
+                    }
+                    // I.1.1: after the order, the sealer's move on the board is the sealed
+                    // move: sealed at once (never played, never logged); the press or the
+                    // pause button then commits it.
+                    Err(Rejection::MoveIsTheSealedMove { side, mv }) => {
+                        self.pending_move = None;
+                        if let Err(r) = self.seal_secret(Some(side), mv, true, false).await {
+                            self.raise(
+                                AlertKind::MoveRejected,
+                                Severity::Warning,
+                                format!(
+                                    "the move made on board {} after the order to seal could not be sealed: {}",
+                                    self.id, r.reason
+                                ),
+                            );
+                        }
+                        return;
+                    }
+                    _ => {}
                 }
                 self.pending_move = Some(uci);
             }

@@ -16,9 +16,10 @@ use crate::mqtt::client::{self, Incoming, MqttError, MqttSettings, Publisher};
 use crate::mqtt::command::{self, BadCommand, BoardAction, Command, HallAction, Pairing};
 use crate::mqtt::payload::{
     BoardInfo, BoardResult, DefaultsInfo, HallEvent, InfoPayload, ResponsePayload, ResponseStatus,
-    RoundInfo, Topics,
+    RoundInfo, SessionEvent, SessionPayload, Topics,
 };
 use crate::rules::Millis;
+use crate::rules::adjournment::{Resumption, Stage};
 use crate::rules::game::{BothAbsent, FlagMode, Game, GameResult, Input, Setup, Termination};
 use crate::rules::placement::{Placement, Side};
 use crate::rules::time_control::{ClockOptions, TimeControl};
@@ -100,6 +101,8 @@ pub enum HallError {
     DuplicateBoard(String),
     #[error("'{0}' is not a valid id: use lowercase letters, digits and '-'")]
     BadId(String),
+    #[error(transparent)]
+    Custody(#[from] crate::custody::CustodyError),
 }
 
 struct BoardEntry {
@@ -130,6 +133,20 @@ struct Hall {
     /// Bounds the 6.9 full searches that run at once (they can take seconds).
     searches: Arc<Semaphore>,
     journal: crate::store::JournalHandle,
+    custody: Arc<crate::custody::Custody>,
+    /// The playing session: its nominal end, the resumption, and every board's stage.
+    session: Session,
+}
+
+/// What the hall knows of the session, for the retained `session` topic.
+#[derive(Default)]
+struct Session {
+    end: Option<Millis>,
+    resumption: Option<Resumption>,
+    /// Per board: round, stage, finished.
+    boards: BTreeMap<String, (Option<u32>, Option<Stage>, bool)>,
+    /// The "all sealed" event was published for the current adjournment.
+    all_sealed_told: bool,
 }
 
 /// A running hall: how to reach it, watch it and stop it.
@@ -220,6 +237,8 @@ pub fn start(settings: HallSettings) -> Result<RunningHall, HallError> {
         tracing::warn!("journal: {p}");
     }
     let journal = journal.spawn();
+    // The envelopes' keeper; its key is made on first start.
+    let custody = Arc::new(crate::custody::Custody::open(&settings.state_dir)?);
     // The round in progress, as far as the journal shows it.
     let round = recovered
         .games
@@ -293,6 +312,8 @@ pub fn start(settings: HallSettings) -> Result<RunningHall, HallError> {
         seen_on: HashMap::new(),
         searches: Arc::new(Semaphore::new(2)),
         journal,
+        custody,
+        session: Session::default(),
     };
     for b in &board_settings {
         let slot = recovered.games.remove(&b.id).map(|g| GameSlot {
@@ -345,6 +366,7 @@ impl Hall {
             hall: self.from_boards.clone(),
             searches: self.searches.clone(),
             journal: self.journal.clone(),
+            custody: self.custody.clone(),
             recovered,
             seq,
         };
@@ -740,6 +762,7 @@ impl Hall {
                 default_time_ms,
                 flag_mode,
                 both_absent,
+                session_end,
             } => {
                 let d = &self.settings.defaults;
                 let template = Setup {
@@ -755,8 +778,65 @@ impl Hall {
                     fen: None,
                     discrepancy_margin: d.discrepancy_margin,
                 };
-                self.start_round(round, &pairings, template, &command.arbiter)
-                    .await
+                let r = self
+                    .start_round(round, &pairings, template, &command.arbiter)
+                    .await;
+                if r.is_ok()
+                    && let Some(end) = session_end
+                {
+                    // The core's `SessionEnd` timer of every game orders the seal.
+                    self.session.end = Some(end.0);
+                    self.session.resumption = None;
+                    let boards: Vec<String> = pairings.iter().map(|p| p.board.clone()).collect();
+                    self.on_boards(&boards, &command, |_| BoardAction::SetSessionEnd {
+                        end: Some(end),
+                    })
+                    .await;
+                    self.publish_session();
+                }
+                r
+            }
+            HallAction::SealAll { resumption } => {
+                let boards: Vec<String> = self.boards.keys().cloned().collect();
+                if let Some(r) = &resumption {
+                    self.session.resumption = Some(r.to_core());
+                }
+                let applied = self
+                    .on_boards(&boards, &command, |_| BoardAction::Adjourn {
+                        resumption: resumption.clone(),
+                    })
+                    .await;
+                tracing::info!(applied, "seal all");
+                self.publish_session();
+                if applied == 0 {
+                    Err(Refusal::new(
+                        "no_game",
+                        format!("no board has a game to {action}"),
+                    ))
+                } else {
+                    Ok(())
+                }
+            }
+            HallAction::ScheduleResumption { resumption } => {
+                let boards: Vec<String> = self.boards.keys().cloned().collect();
+                let applied = self
+                    .on_boards(&boards, &command, |_| BoardAction::ScheduleResumption {
+                        resumption: resumption.clone(),
+                    })
+                    .await;
+                tracing::info!(applied, "resumption scheduled");
+                if applied == 0 {
+                    Err(Refusal::new(
+                        "no_game",
+                        format!("no board has a game to {action}"),
+                    ))
+                } else {
+                    // I.14 / A13: the resumption's end is the next session's end.
+                    self.session.resumption = Some(resumption.to_core());
+                    self.session.end = resumption.end.map(|e| e.0);
+                    self.publish_session();
+                    Ok(())
+                }
             }
             HallAction::Replay { board, from_seq } => self.replay(&board, from_seq).await,
             HallAction::Pause {} | HallAction::Resume {} => {
@@ -1027,9 +1107,101 @@ impl Hall {
         self.publish_info();
     }
 
+    /// Send the same kind of command to `boards`, as one arbiter's; how many took it.
+    async fn on_boards(
+        &self,
+        boards: &[String],
+        command: &Command<HallAction>,
+        make: impl Fn(&str) -> BoardAction,
+    ) -> usize {
+        let mut applied = 0;
+        for board in boards {
+            let Some(entry) = self.boards.get(board) else {
+                continue;
+            };
+            let c = Command {
+                transaction: command.transaction.clone(),
+                arbiter: command.arbiter.clone(),
+                reason: command.reason.clone(),
+                action: make(board),
+            };
+            match Self::ask(&entry.inbox, |reply| ToBoard::Command { command: c, reply }).await {
+                Some(Ok(())) => applied += 1,
+                Some(Err(r)) => {
+                    tracing::info!(%board, error = %r.error, reason = %r.reason, "hall command not applied to this board")
+                }
+                None => {}
+            }
+        }
+        applied
+    }
+
+    /// The retained `session` topic, and `all_sealed` once every unfinished game of the
+    /// round is sealed.
+    fn publish_session(&mut self) {
+        let round = self.round.as_ref().map(|r| r.number);
+        let mut p = SessionPayload {
+            as_of: self.timebase.now(),
+            round,
+            session_end: self.session.end,
+            resumption: self.session.resumption.clone(),
+            sealing: Vec::new(),
+            sealed: Vec::new(),
+            awaiting_opening: Vec::new(),
+            playing: Vec::new(),
+            finished: Vec::new(),
+            all_sealed: false,
+        };
+        for (board, (r, stage, finished)) in &self.session.boards {
+            if round.is_none() || *r != round {
+                continue;
+            }
+            let list = match (finished, stage) {
+                (true, _) => &mut p.finished,
+                (false, Some(Stage::Sealing)) => &mut p.sealing,
+                (false, Some(Stage::Adjourned)) => &mut p.sealed,
+                (false, Some(Stage::AwaitingOpening | Stage::AwaitingCounterOpening)) => {
+                    &mut p.awaiting_opening
+                }
+                (false, Some(Stage::Resumed) | None) => &mut p.playing,
+            };
+            list.push(board.clone());
+        }
+        p.all_sealed = !p.sealed.is_empty()
+            && p.sealing.is_empty()
+            && p.playing.is_empty()
+            && p.awaiting_opening.is_empty();
+        if p.all_sealed && !self.session.all_sealed_told {
+            tracing::info!(boards = p.sealed.len(), "every unfinished game is sealed");
+            self.publisher.json_message(
+                self.topics.hall_event(),
+                &SessionEvent::AllSealed {
+                    at: p.as_of,
+                    round,
+                    boards: p.sealed.clone(),
+                },
+            );
+        }
+        self.session.all_sealed_told = p.all_sealed;
+        self.publisher.json_retained(self.topics.session(), &p);
+    }
+
     async fn on_board_note(&mut self, note: FromBoard) {
         let (board, round, white, black, result) = match note {
             FromBoard::Identity { board, serial } => return self.on_identity(board, serial).await,
+            FromBoard::Stage {
+                board,
+                round,
+                stage,
+                finished,
+            } => {
+                let entry = (round, stage, finished);
+                if self.session.boards.get(&board) != Some(&entry) {
+                    self.session.boards.insert(board, entry);
+                    self.publish_session();
+                }
+                return;
+            }
             FromBoard::Finished {
                 board,
                 round,

@@ -44,6 +44,12 @@ impl Topics {
         format!("{}/event", self.base)
     }
 
+    /// Retained: the hall's session clock and where every game is in the adjournment
+    /// procedure (docs/ADJOURNMENT.md, "Driving it over MQTT").
+    pub fn session(&self) -> String {
+        format!("{}/session", self.base)
+    }
+
     pub fn board_set_filter(&self) -> String {
         format!("{}/board/+/set", self.base)
     }
@@ -366,4 +372,42 @@ pub struct ResponsePayload {
 pub enum ResponseStatus {
     Ok,
     Error,
+}
+
+/// `session`, retained: the playing session's clock and the adjournment of the hall's
+/// games. Never a sealed move: boards and stages only.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SessionPayload {
+    /// When it was computed.
+    pub as_of: Millis,
+    pub round: Option<u32>,
+    /// The session's nominal end: at that instant every unfinished game is ordered to
+    /// seal (I.1.1). `null`: none set by the hall.
+    pub session_end: Option<Millis>,
+    /// The resumption session scheduled for the adjourned games (I.14), if any.
+    pub resumption: Option<crate::rules::adjournment::Resumption>,
+    /// Boards whose player to move must still seal (ordered, not yet committed).
+    pub sealing: Vec<String>,
+    /// Boards whose envelope is sealed and committed (clocks stopped until resumption).
+    pub sealed: Vec<String>,
+    /// Boards resumed whose envelope is not yet opened (I.7, I.9.3).
+    pub awaiting_opening: Vec<String>,
+    /// Boards of the round still playing (never adjourned, or resumed and opened).
+    pub playing: Vec<String>,
+    /// Boards of the round with a result.
+    pub finished: Vec<String>,
+    /// Every unfinished game of the round is sealed (and at least one is).
+    pub all_sealed: bool,
+}
+
+/// A hall event of the session, on the hall's `event` topic.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "event", rename_all = "snake_case")]
+pub enum SessionEvent {
+    /// The last unfinished game of the round was sealed: the session can close.
+    AllSealed {
+        at: Millis,
+        round: Option<u32>,
+        boards: Vec<String>,
+    },
 }
