@@ -117,6 +117,17 @@ pub struct StatePayload {
     pub time_control: Option<String>,
     /// 6.14: displays are not evidence; claims go through the arbiter.
     pub authoritative: bool,
+    /// 9.1 / I.4: the standing draw offer (`{side, at}`), when there is one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub draw_offer: Option<serde_json::Value>,
+    /// The nominal end of the current session (I.1.2, I.14), when set.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session_end: Option<Millis>,
+    /// Guidelines I: the game's stage in sealing and resumption and its envelopes, as the
+    /// core's view has it: commitments only, never a sealed move before its opening.
+    /// Absent for a game never adjourned.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub adjournment: Option<serde_json::Value>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -155,6 +166,9 @@ impl StatePayload {
             both_flags_order_unknown: false,
             time_control: None,
             authoritative: false,
+            draw_offer: None,
+            session_end: None,
+            adjournment: None,
         }
     }
 
@@ -206,6 +220,15 @@ impl StatePayload {
             both_flags_order_unknown: view.both_flags_order_unknown,
             time_control: Some(time_control),
             authoritative: false,
+            draw_offer: view
+                .draw_offer
+                .as_ref()
+                .and_then(|d| serde_json::to_value(d).ok()),
+            session_end: view.session_end,
+            adjournment: view
+                .adjournment
+                .as_ref()
+                .and_then(|a| serde_json::to_value(a).ok()),
         }
     }
 }
