@@ -531,3 +531,84 @@ async fn a_hall_adjourns_seals_and_resumes_without_leaking_a_sealed_move() {
     assert!(kept.exists(), "{} missing", kept.display());
     rig.stop().await;
 }
+
+/// `seal_all` adjourns the hall early (I.1.2); the envelopes survive a restart of the
+/// daemon (journal + custody on disk) and open after it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn seal_all_then_a_restart_keeps_the_envelopes() {
+    // Texts of this test only (the other test checks the shared log for its own).
+    const SEALS: [&str; 2] = ["Ng8-h6", "Nb8-a6"];
+    let mut rig = Rig::start("sealall", 2).await;
+    let r = rig.start_round(2, "3600", 0, json!({})).await;
+    assert_eq!(r["status"], "ok", "{r}");
+    for n in 1..=2 {
+        rig.watcher.event(&board_id(n), "clock_started").await;
+        play(&mut rig, n, "e2e4").await;
+    }
+    // Nothing running: refused; two running games: both ordered, by the arbiter, early.
+    let r = rig
+        .hall_command(json!({"action": "seal_all", "resumption": {"start": now_ms() + 3_600_000, "place": "Room 2"}}))
+        .await;
+    assert_eq!(r["status"], "ok", "{r}");
+    for n in 1..=2 {
+        let e = rig.watcher.event(&board_id(n), "adjournment_ordered").await;
+        assert_eq!(e["sealer"], "black");
+        assert_eq!(e["arbiter"], "IA Test");
+        let s = rig
+            .watcher
+            .event(&board_id(n), "resumption_scheduled")
+            .await;
+        assert_eq!(s["place"], "Room 2");
+    }
+    let r = rig.hall_command(json!({"action": "seal_all"})).await;
+    assert_eq!(r["status"], "error", "already being sealed: {r}");
+    assert_eq!(r["error"], "no_game");
+    for (n, text) in SEALS.iter().enumerate() {
+        ok(&mut rig, n + 1, json!({"action": "seal", "mv": text})).await;
+        ok(&mut rig, n + 1, json!({"action": "commit_seal"})).await;
+        rig.watcher.event(&board_id(n + 1), "seal_committed").await;
+    }
+    let hall_event = rig.topic("event");
+    rig.watcher
+        .wait("all_sealed", |m| {
+            m.topic == hall_event && m.json()["event"] == "all_sealed"
+        })
+        .await;
+
+    rig.restart_daemon().await;
+    // After the restart: still adjourned (from the journal), the clocks say so, and the
+    // session topic is rebuilt from the games.
+    for n in 1..=2 {
+        clock_until(&rig, n, "SEALED after the restart", |v| {
+            v.text.as_deref().map(str::trim) == Some("SEALED") && v.running.is_none()
+        })
+        .await;
+    }
+    let session_topic = rig.topic("session");
+    let s = rig
+        .watcher
+        .wait("session rebuilt", |m| {
+            m.topic == session_topic && m.json()["sealed"] == json!([board_id(1), board_id(2)])
+        })
+        .await
+        .json();
+    assert_eq!(s["resumption"]["place"], "Room 2");
+
+    let start = now_ms() + 1500;
+    let r = rig
+        .hall_command(json!({"action": "schedule_resumption", "resumption": {"start": start, "place": "Room 2"}}))
+        .await;
+    assert_eq!(r["status"], "ok", "{r}");
+    for n in 1..=2 {
+        ok(&mut rig, n, json!({"action": "present", "side": "white"})).await;
+    }
+    for (n, text) in SEALS.iter().enumerate() {
+        let b = board_id(n + 1);
+        rig.watcher.event(&b, "resumption_started").await;
+        ok(&mut rig, n + 1, json!({"action": "open_envelope"})).await;
+        let o = rig.watcher.event(&b, "envelope_opened").await;
+        assert_eq!(o["move_text"], *text);
+        rig.watcher.event(&b, "sealed_move_played").await;
+    }
+    rig.stop().await;
+}

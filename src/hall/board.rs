@@ -114,14 +114,8 @@ pub struct Summary {
 pub enum FromBoard {
     /// The board answered on this board's port (after every connection).
     Identity { board: String, serial: String },
-    /// Where the board's game is in the adjournment procedure (`None`: not adjourned,
-    /// or no game), after every change.
-    Stage {
-        board: String,
-        round: Option<u32>,
-        stage: Option<Stage>,
-        finished: bool,
-    },
+    /// Where the board's game is in the adjournment procedure, after every change.
+    Stage { board: String, note: StageNote },
     Finished {
         board: String,
         round: Option<u32>,
@@ -129,6 +123,20 @@ pub enum FromBoard {
         black: String,
         result: crate::rules::game::GameResult,
     },
+}
+
+/// A board's part of the hall's session view (the retained `session` topic).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct StageNote {
+    pub round: Option<u32>,
+    /// `None`: never adjourned, or no game.
+    pub stage: Option<Stage>,
+    /// No game, or a game with a result.
+    pub finished: bool,
+    /// The game's own session end and resumption, as its core knows them (so the hall's
+    /// view survives a restart: it is rebuilt from the journal through the games).
+    pub session_end: Option<Millis>,
+    pub resumption: Option<crate::rules::adjournment::Resumption>,
 }
 
 /// Everything a board actor needs.
@@ -166,7 +174,7 @@ struct Actor {
     custody: Arc<Custody>,
     /// The last stage told to the hall: only changes are sent (the hall may be waiting
     /// on this actor, so its channel must not fill with repeats).
-    reported: Option<(Option<u32>, Option<Stage>, bool)>,
+    reported: Option<StageNote>,
     slot: Option<GameSlot>,
     /// The last sequence number given to an event of this board.
     seq: u64,
@@ -534,28 +542,31 @@ impl Actor {
     /// Tell the hall where this board's game is in the adjournment procedure (for the
     /// hall's session state and its "all sealed" event).
     async fn report_stage(&mut self) {
-        let (round, stage, finished) = match &self.slot {
-            None => (None, None, true),
+        let note = match &self.slot {
+            None => StageNote {
+                finished: true,
+                ..StageNote::default()
+            },
             Some(s) => {
                 let view = s.game.view(self.now());
-                (
-                    s.round,
-                    view.adjournment.map(|a| a.stage),
-                    s.game.result().is_some(),
-                )
+                StageNote {
+                    round: s.round,
+                    stage: view.adjournment.as_ref().map(|a| a.stage),
+                    finished: s.game.result().is_some(),
+                    session_end: view.session_end,
+                    resumption: view.adjournment.and_then(|a| a.resumption),
+                }
             }
         };
-        if self.reported == Some((round, stage, finished)) {
+        if self.reported.as_ref() == Some(&note) {
             return;
         }
-        self.reported = Some((round, stage, finished));
+        self.reported = Some(note.clone());
         let _ = self
             .hall
             .send(FromBoard::Stage {
                 board: self.id.clone(),
-                round,
-                stage,
-                finished,
+                note,
             })
             .await;
     }

@@ -19,12 +19,12 @@ use crate::mqtt::payload::{
     RoundInfo, SessionEvent, SessionPayload, Topics,
 };
 use crate::rules::Millis;
-use crate::rules::adjournment::{Resumption, Stage};
+use crate::rules::adjournment::Stage;
 use crate::rules::game::{BothAbsent, FlagMode, Game, GameResult, Input, Setup, Termination};
 use crate::rules::placement::{Placement, Side};
 use crate::rules::time_control::{ClockOptions, TimeControl};
 
-use board::{BoardParts, FromBoard, GameSlot, Refusal, ToBoard};
+use board::{BoardParts, FromBoard, GameSlot, Refusal, StageNote, ToBoard};
 use timebase::Timebase;
 
 /// One board of the hall.
@@ -138,13 +138,12 @@ struct Hall {
     session: Session,
 }
 
-/// What the hall knows of the session, for the retained `session` topic.
+/// What the hall knows of the session, for the retained `session` topic: what each
+/// board's game says (its core keeps the session end and the resumption, so this is
+/// rebuilt after a restart).
 #[derive(Default)]
 struct Session {
-    end: Option<Millis>,
-    resumption: Option<Resumption>,
-    /// Per board: round, stage, finished.
-    boards: BTreeMap<String, (Option<u32>, Option<Stage>, bool)>,
+    boards: BTreeMap<String, StageNote>,
     /// The "all sealed" event was published for the current adjournment.
     all_sealed_told: bool,
 }
@@ -785,29 +784,22 @@ impl Hall {
                     && let Some(end) = session_end
                 {
                     // The core's `SessionEnd` timer of every game orders the seal.
-                    self.session.end = Some(end.0);
-                    self.session.resumption = None;
                     let boards: Vec<String> = pairings.iter().map(|p| p.board.clone()).collect();
                     self.on_boards(&boards, &command, |_| BoardAction::SetSessionEnd {
                         end: Some(end),
                     })
                     .await;
-                    self.publish_session();
                 }
                 r
             }
             HallAction::SealAll { resumption } => {
                 let boards: Vec<String> = self.boards.keys().cloned().collect();
-                if let Some(r) = &resumption {
-                    self.session.resumption = Some(r.to_core());
-                }
                 let applied = self
                     .on_boards(&boards, &command, |_| BoardAction::Adjourn {
                         resumption: resumption.clone(),
                     })
                     .await;
                 tracing::info!(applied, "seal all");
-                self.publish_session();
                 if applied == 0 {
                     Err(Refusal::new(
                         "no_game",
@@ -831,10 +823,6 @@ impl Hall {
                         format!("no board has a game to {action}"),
                     ))
                 } else {
-                    // I.14 / A13: the resumption's end is the next session's end.
-                    self.session.resumption = Some(resumption.to_core());
-                    self.session.end = resumption.end.map(|e| e.0);
-                    self.publish_session();
                     Ok(())
                 }
             }
@@ -1143,8 +1131,8 @@ impl Hall {
         let mut p = SessionPayload {
             as_of: self.timebase.now(),
             round,
-            session_end: self.session.end,
-            resumption: self.session.resumption.clone(),
+            session_end: None,
+            resumption: None,
             sealing: Vec::new(),
             sealed: Vec::new(),
             awaiting_opening: Vec::new(),
@@ -1152,11 +1140,23 @@ impl Hall {
             finished: Vec::new(),
             all_sealed: false,
         };
-        for (board, (r, stage, finished)) in &self.session.boards {
-            if round.is_none() || *r != round {
+        for (board, note) in &self.session.boards {
+            if round.is_none() || note.round != round {
                 continue;
             }
-            let list = match (finished, stage) {
+            if !note.finished {
+                // The hall's session: the earliest end and resumption of its games (one
+                // schedule for the hall is the normal case).
+                if let Some(end) = note.session_end {
+                    p.session_end = Some(p.session_end.map_or(end, |e: Millis| e.min(end)));
+                }
+                if let Some(r) = &note.resumption
+                    && p.resumption.as_ref().is_none_or(|c| r.start < c.start)
+                {
+                    p.resumption = Some(r.clone());
+                }
+            }
+            let list = match (note.finished, note.stage) {
                 (true, _) => &mut p.finished,
                 (false, Some(Stage::Sealing)) => &mut p.sealing,
                 (false, Some(Stage::Adjourned)) => &mut p.sealed,
@@ -1189,15 +1189,9 @@ impl Hall {
     async fn on_board_note(&mut self, note: FromBoard) {
         let (board, round, white, black, result) = match note {
             FromBoard::Identity { board, serial } => return self.on_identity(board, serial).await,
-            FromBoard::Stage {
-                board,
-                round,
-                stage,
-                finished,
-            } => {
-                let entry = (round, stage, finished);
-                if self.session.boards.get(&board) != Some(&entry) {
-                    self.session.boards.insert(board, entry);
+            FromBoard::Stage { board, note } => {
+                if self.session.boards.get(&board) != Some(&note) {
+                    self.session.boards.insert(board, note);
                     self.publish_session();
                 }
                 return;
