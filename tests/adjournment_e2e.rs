@@ -249,6 +249,14 @@ async fn a_hall_adjourns_seals_and_resumes_without_leaking_a_sealed_move() {
     ok(&mut rig, 3, json!({"action": "seal", "mv": B3_SEAL})).await;
     let sealed3 = rig.watcher.event(&board_id(3), "sealed").await;
     assert_ne!(first3["commitment"], sealed3["commitment"]);
+    // The replaced move's custody record is destroyed; the replacement's is kept.
+    let record = |c: &Value| {
+        state_dir
+            .join("custody")
+            .join(format!("{}.bin", c["commitment"].as_str().unwrap_or("?")))
+    };
+    assert!(!record(&first3).exists(), "the replaced seal is still kept");
+    assert!(record(&sealed3).exists());
     rig.sim.board(3).button(Button::RunPause);
     let c3 = rig.watcher.event(&board_id(3), "seal_committed").await;
     assert_eq!(c3["envelope"]["commitment"], sealed3["commitment"]);

@@ -175,6 +175,10 @@ struct Actor {
     /// The last stage told to the hall: only changes are sent (the hall may be waiting
     /// on this actor, so its channel must not fill with repeats).
     reported: Option<StageNote>,
+    /// The commitment of the sealed move written and not yet committed: when another
+    /// replaces it (I.1.1), the replaced one's custody record is destroyed once the
+    /// replacement is on disk, so a move the player changed their mind about is not kept.
+    pending_seal: Option<String>,
     slot: Option<GameSlot>,
     /// The last sequence number given to an event of this board.
     seq: u64,
@@ -228,6 +232,7 @@ pub async fn run(parts: BoardParts) {
         journal,
         custody,
         reported: None,
+        pending_seal: None,
         slot: recovered,
         seq,
         unstored: Vec::new(),
@@ -371,6 +376,7 @@ impl Actor {
         let mut text: Option<&'static str> = None;
         let mut finished = None;
         let mut new_position = false;
+        let mut replaced_seals = Vec::new();
         for event in events {
             slot.game.evolve(&event);
             self.seq += 1;
@@ -379,8 +385,12 @@ impl Actor {
             tracing::debug!(board = %self.id, seq = self.seq, ?event, "event");
             match &event {
                 Event::PlayerPresent { .. } | Event::MoveMade { .. } => {}
-                Event::Sealed { .. }
-                | Event::EnvelopeVerified { .. }
+                Event::Sealed { commitment, .. } => {
+                    if let Some(old) = self.pending_seal.replace(commitment.clone()) {
+                        replaced_seals.push(old);
+                    }
+                }
+                Event::EnvelopeVerified { .. }
                 | Event::DrawOffered { .. }
                 | Event::DrawOfferAnswered { .. }
                 | Event::ResumptionScheduled { .. }
@@ -389,6 +399,7 @@ impl Actor {
                 | Event::EnvelopeOpened { .. } => {}
                 // A1a: both clocks stand still until the resumption; the clock says why.
                 Event::SealCommitted { .. } => {
+                    self.pending_seal = None;
                     reprogram = true;
                     text = Some("SEALED");
                 }
@@ -440,6 +451,13 @@ impl Actor {
             self.new_game_on_board().await;
         }
         self.flush().await;
+        // Only once the replacing seal is stored: until then a restart would replay the
+        // replaced one, and it must still open.
+        if self.unstored.is_empty() {
+            for old in replaced_seals {
+                self.custody.discard(&old);
+            }
+        }
         self.report_stage().await;
         if let (Some(result), Some(slot)) = (finished, &self.slot) {
             tracing::info!(board = %self.id, result = %describe_result(&result), "game over");
