@@ -571,6 +571,25 @@ async fn seal_all_then_a_restart_keeps_the_envelopes() {
     let r = rig.hall_command(json!({"action": "seal_all"})).await;
     assert_eq!(r["status"], "error", "already being sealed: {r}");
     assert_eq!(r["error"], "no_game");
+    // The nonce is the daemon's alone; an empty move is refused and leaves nothing kept.
+    let custody = rig.settings.state_dir.join("custody");
+    let kept = |dir: &Path| std::fs::read_dir(dir).map(|d| d.count()).unwrap_or(0);
+    let r = rig
+        .board_command(
+            &board_id(1),
+            json!({"action": "seal", "mv": "Nc6", "nonce": "00".repeat(16)}),
+        )
+        .await;
+    assert_eq!(r["error"], "bad_command", "{r}");
+    let r = rig
+        .board_command(&board_id(1), json!({"action": "seal", "mv": "  "}))
+        .await;
+    assert_eq!(r["error"], "bad_seal_text", "{r}");
+    let r = rig
+        .board_command(&board_id(1), json!({"action": "commit_seal"}))
+        .await;
+    assert_eq!(r["error"], "seal_first", "{r}");
+    assert_eq!(kept(&custody), 0, "a refused seal left a record");
     for (n, text) in SEALS.iter().enumerate() {
         ok(&mut rig, n + 1, json!({"action": "seal", "mv": text})).await;
         ok(&mut rig, n + 1, json!({"action": "commit_seal"})).await;
@@ -610,9 +629,31 @@ async fn seal_all_then_a_restart_keeps_the_envelopes() {
     for n in 1..=2 {
         ok(&mut rig, n, json!({"action": "present", "side": "white"})).await;
     }
+    // Board 2's record is gone (a lost disk, say): the opening is refused, nothing opens.
+    let c2 = rig.watcher.latest_state(&board_id(2))["adjournment"]["envelopes"][0]["commitment"]
+        .as_str()
+        .expect("board 2's commitment")
+        .to_string();
+    let record2 = custody.join(format!("{c2}.bin"));
+    let saved = std::fs::read(&record2).expect("board 2's record");
+    std::fs::remove_file(&record2).expect("remove the record");
+    rig.watcher.event(&board_id(2), "resumption_started").await;
+    let r = rig
+        .board_command(&board_id(2), json!({"action": "open_envelope"}))
+        .await;
+    assert_eq!(r["error"], "storage", "{r}");
+    assert!(
+        r["reason"]
+            .as_str()
+            .is_some_and(|t| t.contains("cannot be read from custody")),
+        "{r}"
+    );
+    std::fs::write(&record2, saved).expect("put the record back");
     for (n, text) in SEALS.iter().enumerate() {
         let b = board_id(n + 1);
-        rig.watcher.event(&b, "resumption_started").await;
+        if n == 0 {
+            rig.watcher.event(&b, "resumption_started").await;
+        }
         ok(&mut rig, n + 1, json!({"action": "open_envelope"})).await;
         let o = rig.watcher.event(&b, "envelope_opened").await;
         assert_eq!(o["move_text"], *text);
