@@ -545,20 +545,26 @@ async fn a_hall_adjourns_seals_and_resumes_without_leaking_a_sealed_move() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn seal_all_then_a_restart_keeps_the_envelopes() {
     // Texts of this test only (the other test checks the shared log for its own).
-    const SEALS: [&str; 2] = ["Ng8-h6", "Nb8-a6"];
-    let mut rig = Rig::start("sealall", 2).await;
-    let r = rig.start_round(2, "3600", 0, json!({})).await;
+    // Board 3's is made on the e-board before the order and pressed after it.
+    const SEALS: [&str; 3] = ["Ng8-h6", "Nb8-a6", "b8c6"];
+    let mut rig = Rig::start("sealall", 3).await;
+    let r = rig.start_round(3, "3600", 0, json!({})).await;
     assert_eq!(r["status"], "ok", "{r}");
-    for n in 1..=2 {
+    for n in 1..=3 {
         rig.watcher.event(&board_id(n), "clock_started").await;
         play(&mut rig, n, "e2e4").await;
     }
+    rig.sim
+        .board(3)
+        .play_move(SEALS[2])
+        .expect("the simulator plays the move");
+    tokio::time::sleep(Duration::from_millis(100)).await;
     // Nothing running: refused; two running games: both ordered, by the arbiter, early.
     let r = rig
         .hall_command(json!({"action": "seal_all", "resumption": {"start": now_ms() + 3_600_000, "place": "Room 2"}}))
         .await;
     assert_eq!(r["status"], "ok", "{r}");
-    for n in 1..=2 {
+    for n in 1..=3 {
         let e = rig.watcher.event(&board_id(n), "adjournment_ordered").await;
         assert_eq!(e["sealer"], "black");
         assert_eq!(e["arbiter"], "IA Test");
@@ -590,11 +596,22 @@ async fn seal_all_then_a_restart_keeps_the_envelopes() {
         .await;
     assert_eq!(r["error"], "seal_first", "{r}");
     assert_eq!(kept(&custody), 0, "a refused seal left a record");
-    for (n, text) in SEALS.iter().enumerate() {
+    for (n, text) in SEALS.iter().enumerate().take(2) {
         ok(&mut rig, n + 1, json!({"action": "seal", "mv": text})).await;
         ok(&mut rig, n + 1, json!({"action": "commit_seal"})).await;
         rig.watcher.event(&board_id(n + 1), "seal_committed").await;
     }
+    // Board 3: Black's press completes nothing: the move on the board is sealed and the
+    // press stops the clock.
+    rig.sim.board(3).press();
+    let sealed3 = rig.watcher.event(&board_id(3), "sealed").await;
+    assert_eq!(sealed3["on_board"], true);
+    let c3 = rig.watcher.event(&board_id(3), "seal_committed").await;
+    assert_eq!(c3["arbiter"], Value::Null);
+    assert_eq!(
+        rig.watcher.latest_state(&board_id(3))["fen"],
+        "rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq - 0 1"
+    );
     let hall_event = rig.topic("event");
     rig.watcher
         .wait("all_sealed", |m| {
@@ -605,7 +622,7 @@ async fn seal_all_then_a_restart_keeps_the_envelopes() {
     rig.restart_daemon().await;
     // After the restart: still adjourned (from the journal), the clocks say so, and the
     // session topic is rebuilt from the games.
-    for n in 1..=2 {
+    for n in 1..=3 {
         clock_until(&rig, n, "SEALED after the restart", |v| {
             v.text.as_deref().map(str::trim) == Some("SEALED") && v.running.is_none()
         })
@@ -615,7 +632,8 @@ async fn seal_all_then_a_restart_keeps_the_envelopes() {
     let s = rig
         .watcher
         .wait("session rebuilt", |m| {
-            m.topic == session_topic && m.json()["sealed"] == json!([board_id(1), board_id(2)])
+            m.topic == session_topic
+                && m.json()["sealed"] == json!([board_id(1), board_id(2), board_id(3)])
         })
         .await
         .json();
@@ -626,7 +644,7 @@ async fn seal_all_then_a_restart_keeps_the_envelopes() {
         .hall_command(json!({"action": "schedule_resumption", "resumption": {"start": start, "place": "Room 2"}}))
         .await;
     assert_eq!(r["status"], "ok", "{r}");
-    for n in 1..=2 {
+    for n in 1..=3 {
         ok(&mut rig, n, json!({"action": "present", "side": "white"})).await;
     }
     // Board 2's record is gone (a lost disk, say): the opening is refused, nothing opens.
@@ -651,7 +669,7 @@ async fn seal_all_then_a_restart_keeps_the_envelopes() {
     std::fs::write(&record2, saved).expect("put the record back");
     for (n, text) in SEALS.iter().enumerate() {
         let b = board_id(n + 1);
-        if n == 0 {
+        if n != 1 {
             rig.watcher.event(&b, "resumption_started").await;
         }
         ok(&mut rig, n + 1, json!({"action": "open_envelope"})).await;

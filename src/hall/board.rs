@@ -1175,6 +1175,25 @@ impl Actor {
         };
         match self.decide(press).await {
             Ok(()) => self.clear(AlertKind::MoveRejected),
+            // The move was made on the board just before the order to seal and pressed
+            // after it: the rules make it the sealed move (I.1.1). Seal it, then this
+            // press stops the clock, as the sealer's press does.
+            Err(r) if r.error == "move_is_the_sealed_move" => {
+                let Some(mv) = mv else { return };
+                let sealed = match self.seal_secret(Some(presser), mv, true, false).await {
+                    Ok(()) => {
+                        self.decide(Input::Press {
+                            side: Some(presser),
+                            mv: None,
+                        })
+                        .await
+                    }
+                    Err(e) => Err(e),
+                };
+                if let Err(r) = sealed {
+                    self.stray_press(presser, &r).await;
+                }
+            }
             Err(r)
                 if mv.is_some()
                     && matches!(
