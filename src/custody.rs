@@ -40,6 +40,8 @@ pub enum CustodyError {
     Missing(String),
     #[error("the record for commitment {0} does not decrypt (damaged, or another key)")]
     Damaged(String),
+    #[error("the custody is unavailable: {0}")]
+    Unavailable(String),
 }
 
 /// A sealed move and its nonce, as kept. `Debug` never shows the move.
@@ -59,7 +61,9 @@ impl std::fmt::Debug for Secret {
 /// The keeper of sealed moves.
 pub struct Custody {
     dir: PathBuf,
-    cipher: ChaCha20Poly1305,
+    /// `Err`: the key could not be read; the hall runs on (the clocks matter more) and
+    /// every seal and opening is refused with this reason.
+    cipher: Result<ChaCha20Poly1305, String>,
 }
 
 impl std::fmt::Debug for Custody {
@@ -101,34 +105,34 @@ impl Custody {
         let dir = state_dir.join("custody");
         fs::create_dir_all(&dir).map_err(io_err(&dir))?;
         let key_path = state_dir.join("custody.key");
-        let key = match OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .mode(0o600)
-            .open(&key_path)
-        {
-            Ok(mut f) => {
-                let mut key = [0u8; KEY_LEN];
-                SystemRng.fill_bytes(&mut key);
-                f.write_all(&key).map_err(io_err(&key_path))?;
-                f.sync_all().map_err(io_err(&key_path))?;
-                sync_dir(state_dir)?;
-                key
-            }
-            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {
-                let mut bytes = Vec::new();
-                File::open(&key_path)
-                    .and_then(|mut f| f.read_to_end(&mut bytes))
-                    .map_err(io_err(&key_path))?;
-                <[u8; KEY_LEN]>::try_from(bytes.as_slice())
-                    .map_err(|_| CustodyError::BadKey(key_path.clone()))?
-            }
-            Err(e) => return Err(io_err(&key_path)(e)),
-        };
+        if !key_path.exists() {
+            create_key(state_dir, &key_path)?;
+        }
+        let mut bytes = Vec::new();
+        File::open(&key_path)
+            .and_then(|mut f| f.read_to_end(&mut bytes))
+            .map_err(io_err(&key_path))?;
+        let key = <[u8; KEY_LEN]>::try_from(bytes.as_slice())
+            .map_err(|_| CustodyError::BadKey(key_path.clone()))?;
         Ok(Custody {
             dir,
-            cipher: ChaCha20Poly1305::new(Key::from_slice(&key)),
+            cipher: Ok(ChaCha20Poly1305::new(Key::from_slice(&key))),
         })
+    }
+
+    /// A custody that refuses everything, for a daemon whose key is damaged: games go on,
+    /// sealing waits for the operator.
+    pub fn unavailable(state_dir: &Path, why: String) -> Custody {
+        Custody {
+            dir: state_dir.join("custody"),
+            cipher: Err(why),
+        }
+    }
+
+    fn cipher(&self) -> Result<&ChaCha20Poly1305, CustodyError> {
+        self.cipher
+            .as_ref()
+            .map_err(|why| CustodyError::Unavailable(why.clone()))
     }
 
     fn record_path(&self, commitment: &str) -> Result<PathBuf, CustodyError> {
@@ -141,13 +145,13 @@ impl Custody {
     /// Keep `secret` under `commitment`, durably, before anyone is told of the seal.
     pub fn keep(&self, commitment: &str, secret: &Secret) -> Result<(), CustodyError> {
         let path = self.record_path(commitment)?;
+        let cipher = self.cipher()?;
         let mut plain = Vec::with_capacity(secret.nonce.len() + 1 + secret.mv.len());
         plain.extend_from_slice(secret.nonce.as_bytes());
         plain.push(b'\n');
         plain.extend_from_slice(secret.mv.as_bytes());
         let nonce = ChaCha20Poly1305::generate_nonce(&mut OsRng);
-        let sealed = self
-            .cipher
+        let sealed = cipher
             .encrypt(
                 &nonce,
                 Payload {
@@ -175,6 +179,7 @@ impl Custody {
     /// The sealed move and nonce kept under `commitment`.
     pub fn fetch(&self, commitment: &str) -> Result<Secret, CustodyError> {
         let path = self.record_path(commitment)?;
+        let cipher = self.cipher()?;
         let bytes = match fs::read(&path) {
             Ok(b) => b,
             Err(e) if e.kind() == io::ErrorKind::NotFound => {
@@ -187,8 +192,7 @@ impl Custody {
             return Err(damaged());
         }
         let (nonce, sealed) = bytes.split_at(AEAD_NONCE_LEN);
-        let plain = self
-            .cipher
+        let plain = cipher
             .decrypt(
                 Nonce::from_slice(nonce),
                 Payload {
@@ -211,6 +215,34 @@ impl Custody {
             let _ = fs::remove_file(path);
         }
     }
+}
+
+/// The key appears whole or not at all: written and fsynced under a temporary name
+/// (created exclusively, mode 0600), then linked to its name, which fails if another
+/// process made one meanwhile (theirs is kept). A crash never leaves a short key that
+/// would keep the daemon from starting.
+fn create_key(state_dir: &Path, key_path: &Path) -> Result<(), CustodyError> {
+    let tmp = state_dir.join("custody.key.new");
+    // A leftover from a crash before the link: never used, so safe to drop.
+    let _ = fs::remove_file(&tmp);
+    let mut f = OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(&tmp)
+        .map_err(io_err(&tmp))?;
+    let mut key = [0u8; KEY_LEN];
+    SystemRng.fill_bytes(&mut key);
+    f.write_all(&key).map_err(io_err(&tmp))?;
+    f.sync_all().map_err(io_err(&tmp))?;
+    drop(f);
+    match fs::hard_link(&tmp, key_path) {
+        Ok(()) => {}
+        Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
+        Err(e) => return Err(io_err(key_path)(e)),
+    }
+    let _ = fs::remove_file(&tmp);
+    sync_dir(state_dir)
 }
 
 fn sync_dir(dir: &Path) -> Result<(), CustodyError> {
@@ -280,6 +312,15 @@ mod tests {
         fs::create_dir_all(&dir).unwrap();
         fs::write(dir.join("custody.key"), b"short").unwrap();
         assert!(matches!(Custody::open(&dir), Err(CustodyError::BadKey(_))));
+        let c = Custody::unavailable(&dir, "bad key".into());
+        let secret = Secret {
+            mv: "e4".into(),
+            nonce: fresh_nonce(),
+        };
+        assert!(matches!(
+            c.keep(&"a".repeat(64), &secret),
+            Err(CustodyError::Unavailable(_))
+        ));
         let _ = fs::remove_dir_all(&dir);
     }
 }

@@ -679,3 +679,32 @@ async fn seal_all_then_a_restart_keeps_the_envelopes() {
     }
     rig.stop().await;
 }
+
+/// A damaged custody key does not stop the hall: the games run, the arbiters get a
+/// critical alert, and sealing is refused rather than sealing what could never be opened.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_damaged_custody_key_refuses_seals_but_the_clocks_run() {
+    let mut rig = Rig::start_custom("badkey", 1, GameDefaults::default(), |s| {
+        std::fs::write(s.state_dir.join("custody.key"), b"truncated").expect("write a bad key");
+    })
+    .await;
+    let alert = rig.topic("alert/custody");
+    let a = rig
+        .watcher
+        .wait("custody alert", |m| {
+            m.topic == alert && !m.payload.is_empty()
+        })
+        .await
+        .json();
+    assert_eq!(a["severity"], "critical", "{a}");
+    let r = rig.start_round(1, "3600", 0, json!({})).await;
+    assert_eq!(r["status"], "ok", "{r}");
+    rig.watcher.event(&board_id(1), "clock_started").await;
+    play(&mut rig, 1, "e2e4").await;
+    ok(&mut rig, 1, json!({"action": "adjourn"})).await;
+    let r = rig
+        .board_command(&board_id(1), json!({"action": "seal", "mv": "Nc6"}))
+        .await;
+    assert_eq!(r["error"], "storage", "{r}");
+    rig.stop().await;
+}

@@ -101,8 +101,6 @@ pub enum HallError {
     DuplicateBoard(String),
     #[error("'{0}' is not a valid id: use lowercase letters, digits and '-'")]
     BadId(String),
-    #[error(transparent)]
-    Custody(#[from] crate::custody::CustodyError),
 }
 
 struct BoardEntry {
@@ -236,8 +234,6 @@ pub fn start(settings: HallSettings) -> Result<RunningHall, HallError> {
         tracing::warn!("journal: {p}");
     }
     let journal = journal.spawn();
-    // The envelopes' keeper; its key is made on first start.
-    let custody = Arc::new(crate::custody::Custody::open(&settings.state_dir)?);
     // The round in progress, as far as the journal shows it.
     let round = recovered
         .games
@@ -298,6 +294,28 @@ pub fn start(settings: HallSettings) -> Result<RunningHall, HallError> {
         tracing::error!("{}", alert.message);
         publisher.json_retained(topics.alert("journal"), &alert);
     }
+    // The envelopes' keeper; its key is made on first start. A damaged key does not stop
+    // the hall (the clocks matter more): sealing and opening are refused, and the
+    // arbiters are told.
+    let custody = match crate::custody::Custody::open(&settings.state_dir) {
+        Ok(c) => c,
+        Err(e) => {
+            let alert = crate::mqtt::payload::AlertPayload {
+                id: "custody".into(),
+                board: None,
+                kind: crate::mqtt::payload::AlertKind::Storage,
+                severity: crate::mqtt::payload::Severity::Critical,
+                message: format!(
+                    "sealed moves cannot be kept or opened ({e}); the games go on, seal and open_envelope are refused until the custody key is restored"
+                ),
+                since: timebase.now(),
+            };
+            tracing::error!("{}", alert.message);
+            publisher.json_retained(topics.alert("custody"), &alert);
+            crate::custody::Custody::unavailable(&settings.state_dir, e.to_string())
+        }
+    };
+    let custody = Arc::new(custody);
     let board_settings = settings.boards.clone();
     let mut hall = Hall {
         settings,
