@@ -6,6 +6,7 @@
 
 pub mod cli;
 pub mod config;
+pub mod custody;
 pub mod daemon;
 pub mod demo;
 pub mod dgt;

@@ -616,6 +616,32 @@ fn all_board_actions() -> Vec<BoardAction> {
         },
         BoardAction::SwapSides {},
     ];
+    // The adjournment commands (issue 5), parsed from their JSON.
+    let board = |json: Value| {
+        let mut c = json;
+        c["transaction"] = json!("t");
+        c["arbiter"] = json!("a");
+        parse::<BoardAction>(c.to_string().as_bytes())
+            .unwrap()
+            .action
+    };
+    let resumption = json!({"start": 0, "place": "hall"});
+    let mut actions = actions;
+    actions.extend([
+        board(json!({"action": "set_session_end", "end": 0})),
+        board(json!({"action": "set_adjournment_rules", "rules": {}})),
+        board(json!({"action": "adjourn"})),
+        board(json!({"action": "schedule_resumption", "resumption": resumption})),
+        board(json!({"action": "seal", "mv": "e4"})),
+        board(json!({"action": "commit_seal"})),
+        board(json!({"action": "verify_envelope"})),
+        board(json!({"action": "draw_offer", "side": "white"})),
+        board(json!({"action": "draw_reply", "accept": false})),
+        board(json!({"action": "open_envelope"})),
+        board(json!({"action": "counter_seal", "mv": "e5"})),
+        board(json!({"action": "envelope_lost"})),
+        board(json!({"action": "correct_time", "side": "white", "remaining_ms": 1})),
+    ]);
     covers_every_variant(
         &actions,
         |a| match a {
@@ -630,8 +656,21 @@ fn all_board_actions() -> Vec<BoardAction> {
             BoardAction::SetPosition { .. } => 8,
             BoardAction::ReplaceClock { .. } => 9,
             BoardAction::SwapSides {} => 10,
+            BoardAction::SetSessionEnd { .. } => 11,
+            BoardAction::SetAdjournmentRules { .. } => 12,
+            BoardAction::Adjourn { .. } => 13,
+            BoardAction::ScheduleResumption { .. } => 14,
+            BoardAction::Seal { .. } => 15,
+            BoardAction::CommitSeal {} => 16,
+            BoardAction::VerifyEnvelope {} => 17,
+            BoardAction::DrawOffer { .. } => 18,
+            BoardAction::DrawReply { .. } => 19,
+            BoardAction::OpenEnvelope {} => 20,
+            BoardAction::CounterSeal { .. } => 21,
+            BoardAction::EnvelopeLost {} => 22,
+            BoardAction::CorrectTime { .. } => 23,
         },
-        11,
+        24,
     );
     actions
 }
@@ -649,6 +688,16 @@ fn all_hall_actions() -> Vec<HallAction> {
             board: "board-001".into(),
             from_seq: 1,
         },
+        parse::<HallAction>(
+            br#"{"transaction":"t","arbiter":"a","action":"seal_all"}"#,
+        )
+        .unwrap()
+        .action,
+        parse::<HallAction>(
+            br#"{"transaction":"t","arbiter":"a","action":"schedule_resumption","resumption":{"start":0,"place":"hall"}}"#,
+        )
+        .unwrap()
+        .action,
     ];
     covers_every_variant(
         &actions,
@@ -657,8 +706,10 @@ fn all_hall_actions() -> Vec<HallAction> {
             HallAction::Pause {} => 1,
             HallAction::Resume {} => 2,
             HallAction::Replay { .. } => 3,
+            HallAction::SealAll { .. } => 4,
+            HallAction::ScheduleResumption { .. } => 5,
         },
-        4,
+        6,
     );
     actions
 }

@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use tokio::sync::{Semaphore, mpsc, oneshot};
 
+use crate::custody::{Custody, Secret};
 use crate::dgt::{BoardEvent, ClockButton, ClockSide, ClockTime};
 use crate::link::{ClockCommandError, LinkCommand, LinkEvent, RunSide};
 use crate::mqtt::Publisher;
@@ -15,6 +16,7 @@ use crate::mqtt::command::{BoardAction, Command};
 use crate::mqtt::payload::{
     AlertKind, AlertPayload, EventPayload, OFFLINE, ONLINE, Severity, StatePayload, Topics,
 };
+use crate::rules::adjournment::{EnvelopeStatus, Stage};
 use crate::rules::game::{Event, Game, Input, Phase, Rejection, Score, describe_result};
 use crate::rules::placement::{Placement, Side};
 use crate::rules::{Color, Millis};
@@ -115,6 +117,8 @@ pub struct Summary {
 pub enum FromBoard {
     /// The board answered on this board's port (after every connection).
     Identity { board: String, serial: String },
+    /// Where the board's game is in the adjournment procedure, after every change.
+    Stage { board: String, note: StageNote },
     Finished {
         board: String,
         round: Option<u32>,
@@ -122,6 +126,20 @@ pub enum FromBoard {
         black: String,
         result: crate::rules::game::GameResult,
     },
+}
+
+/// A board's part of the hall's session view (the retained `session` topic).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct StageNote {
+    pub round: Option<u32>,
+    /// `None`: never adjourned, or no game.
+    pub stage: Option<Stage>,
+    /// No game, or a game with a result.
+    pub finished: bool,
+    /// The game's own session end and resumption, as its core knows them (so the hall's
+    /// view survives a restart: it is rebuilt from the journal through the games).
+    pub session_end: Option<Millis>,
+    pub resumption: Option<crate::rules::adjournment::Resumption>,
 }
 
 /// Everything a board actor needs.
@@ -139,6 +157,8 @@ pub struct BoardParts {
     /// Bounds the 6.9 full searches that run at once (they can take seconds).
     pub searches: Arc<Semaphore>,
     pub journal: JournalHandle,
+    /// Where sealed moves are kept until their opening (I.3).
+    pub custody: Arc<Custody>,
     /// What the journal held for this board at start-up.
     pub recovered: Option<GameSlot>,
     pub seq: u64,
@@ -154,6 +174,14 @@ struct Actor {
     hall: mpsc::Sender<FromBoard>,
     searches: Arc<Semaphore>,
     journal: JournalHandle,
+    custody: Arc<Custody>,
+    /// The last stage told to the hall: only changes are sent (the hall may be waiting
+    /// on this actor, so its channel must not fill with repeats).
+    reported: Option<StageNote>,
+    /// The commitment of the sealed move written and not yet committed: when another
+    /// replaces it (I.1.1), the replaced one's custody record is destroyed once the
+    /// replacement is on disk, so a move the player changed their mind about is not kept.
+    pending_seal: Option<String>,
     slot: Option<GameSlot>,
     /// The last sequence number given to an event of this board.
     seq: u64,
@@ -194,6 +222,7 @@ pub async fn run(parts: BoardParts) {
         hall,
         searches,
         journal,
+        custody,
         recovered,
         seq,
     } = parts;
@@ -207,6 +236,9 @@ pub async fn run(parts: BoardParts) {
         hall,
         searches,
         journal,
+        custody,
+        reported: None,
+        pending_seal: None,
         slot: recovered,
         seq,
         unstored: Vec::new(),
@@ -221,6 +253,7 @@ pub async fn run(parts: BoardParts) {
     };
     a.publish_availability();
     a.publish_state();
+    a.report_stage().await;
     loop {
         let deadline = a
             .slot
@@ -236,7 +269,11 @@ pub async fn run(parts: BoardParts) {
                 a.flush().await;
             },
             msg = inbox.recv() => match msg {
-                Some(msg) => a.on_message(msg).await,
+                Some(msg) => {
+                    a.on_message(msg).await;
+                    // A game started, moved or adopted changes the hall's session view.
+                    a.report_stage().await;
+                }
                 None => break,
             },
             ev = link_events.recv() => match ev {
@@ -345,12 +382,42 @@ impl Actor {
         let mut reprogram = false;
         let mut text: Option<&'static str> = None;
         let mut finished = None;
+        let mut new_position = false;
+        let mut replaced_seals = Vec::new();
         for event in events {
             slot.game.evolve(&event);
             self.seq += 1;
+            // Events never carry a sealed move before its opening (only the commitment),
+            // so logging them whole is safe (I.3).
             tracing::debug!(board = %self.id, seq = self.seq, ?event, "event");
             match &event {
                 Event::PlayerPresent { .. } | Event::MoveMade { .. } => {}
+                Event::Sealed { commitment, .. } => {
+                    if let Some(old) = self.pending_seal.replace(commitment.clone()) {
+                        replaced_seals.push(old);
+                    }
+                }
+                Event::EnvelopeVerified { .. }
+                | Event::DrawOffered { .. }
+                | Event::DrawOfferAnswered { .. }
+                | Event::ResumptionScheduled { .. }
+                | Event::SessionEndSet { .. }
+                | Event::AdjournmentRulesSet { .. }
+                | Event::EnvelopeOpened { .. } => {}
+                // A1a: both clocks stand still until the resumption; the clock says why.
+                Event::SealCommitted { .. } => {
+                    self.pending_seal = None;
+                    reprogram = true;
+                    text = Some("SEALED");
+                }
+                // The move reader follows the core: the position before the sealed move
+                // at resumption, then the position after it once it is played (the
+                // arbiter makes it on the board, I.9.1).
+                Event::ResumptionStarted { .. } | Event::SealedMovePlayed { .. } => {
+                    reprogram = true;
+                    text = None;
+                    new_position = true;
+                }
                 Event::ClockDiscrepancy { .. } | Event::PositionSet { .. } => {}
                 Event::ResultPending { .. } => text = Some("ARBITER"),
                 Event::PausedByPlayer { .. } | Event::Paused { .. } => {
@@ -386,7 +453,19 @@ impl Actor {
         if reprogram {
             self.program_clock(text).await;
         }
+        if new_position {
+            self.pending_move = None;
+            self.new_game_on_board().await;
+        }
         self.flush().await;
+        // Only once the replacing seal is stored: until then a restart would replay the
+        // replaced one, and it must still open.
+        if self.unstored.is_empty() {
+            for old in replaced_seals {
+                self.custody.discard(&old);
+            }
+        }
+        self.report_stage().await;
         if let (Some(result), Some(slot)) = (finished, &self.slot) {
             tracing::info!(board = %self.id, result = %describe_result(&result), "game over");
             let setup = slot.game.setup();
@@ -485,11 +564,139 @@ impl Actor {
         }
     }
 
+    /// Tell the hall where this board's game is in the adjournment procedure (for the
+    /// hall's session state and its "all sealed" event).
+    async fn report_stage(&mut self) {
+        let note = match &self.slot {
+            None => StageNote {
+                finished: true,
+                ..StageNote::default()
+            },
+            Some(s) => {
+                let view = s.game.view(self.now());
+                StageNote {
+                    round: s.round,
+                    stage: view.adjournment.as_ref().map(|a| a.stage),
+                    finished: s.game.result().is_some(),
+                    session_end: view.session_end,
+                    resumption: view.adjournment.and_then(|a| a.resumption),
+                }
+            }
+        };
+        if self.reported.as_ref() == Some(&note) {
+            return;
+        }
+        self.reported = Some(note.clone());
+        let _ = self
+            .hall
+            .send(FromBoard::Stage {
+                board: self.id.clone(),
+                note,
+            })
+            .await;
+    }
+
+    /// Seal (or counter-seal) `mv`: a fresh nonce from the system's generator, the move
+    /// and nonce kept encrypted (and on disk) before the rules see them, so no event
+    /// ever names a commitment the custody cannot open. A refused seal is forgotten.
+    async fn seal_secret(
+        &mut self,
+        side: Option<Color>,
+        mv: String,
+        on_board: bool,
+        counter: bool,
+    ) -> Result<(), Refusal> {
+        let nonce = crate::custody::fresh_nonce();
+        let commitment = crate::rules::adjournment::commitment(&nonce, &mv)
+            .map_err(|e| Refusal::new("internal", e))?;
+        let secret = Secret {
+            mv: mv.clone(),
+            nonce: nonce.clone(),
+        };
+        let custody = self.custody.clone();
+        let key = commitment.clone();
+        match tokio::task::spawn_blocking(move || custody.keep(&key, &secret)).await {
+            Ok(Ok(())) => {}
+            Ok(Err(e)) => {
+                return Err(Refusal::new(
+                    "storage",
+                    format!("the sealed move could not be kept: {e}"),
+                ));
+            }
+            Err(_) => return Err(Refusal::new("internal", "the custody task failed")),
+        }
+        let input = if counter {
+            Input::CounterSeal { mv, nonce }
+        } else {
+            Input::Seal {
+                side,
+                mv,
+                nonce,
+                on_board,
+            }
+        };
+        let r = self.decide(input).await;
+        if r.is_err() {
+            self.custody.discard(&commitment);
+        }
+        r
+    }
+
+    /// I.7: open the waiting envelope with the move and nonce from custody. With no
+    /// envelope waiting, the rules say why (an empty opening is refused by them).
+    async fn open_envelope(&mut self, arbiter: String) -> Result<(), Refusal> {
+        let waiting = self.slot.as_ref().and_then(|s| {
+            s.game.view(self.now()).adjournment.and_then(|a| {
+                a.envelopes
+                    .iter()
+                    .rev()
+                    .find(|e| e.status == EnvelopeStatus::Sealed)
+                    .map(|e| e.commitment.clone())
+            })
+        });
+        let secret = match waiting {
+            None => Secret {
+                mv: String::new(),
+                nonce: String::new(),
+            },
+            Some(commitment) => {
+                let custody = self.custody.clone();
+                match tokio::task::spawn_blocking(move || custody.fetch(&commitment)).await {
+                    Ok(Ok(secret)) => secret,
+                    Ok(Err(e)) => {
+                        return Err(Refusal::new(
+                            "storage",
+                            format!("the sealed move cannot be read from custody: {e}"),
+                        ));
+                    }
+                    Err(_) => return Err(Refusal::new("internal", "the custody task failed")),
+                }
+            }
+        };
+        self.decide(Input::OpenEnvelope {
+            mv: secret.mv,
+            nonce: secret.nonce,
+            arbiter,
+        })
+        .await
+    }
+
+    fn stage(&self) -> Option<Stage> {
+        self.slot
+            .as_ref()
+            .and_then(|s| s.game.view(self.now()).adjournment.map(|a| a.stage))
+    }
+
     /// Program the clock with the official times (DESIGN.md §3): SETNRUN (+END by the
     /// link) with the times the core computed, then a short text when there is one.
     async fn program_clock(&mut self, text: Option<&str>) {
         let Some(slot) = &self.slot else { return };
         let view = slot.game.view(self.now());
+        // An adjourned game's clock always says so (also after a reconnection).
+        let text = match (&view.phase, text) {
+            (Phase::Paused(crate::rules::game::PausedBy::Adjourned), None) => Some("SEALED"),
+            (_, t) => t,
+        };
         let time_of = |side: Side| {
             let c = self.placement.color_at(side);
             let ms = match c {
@@ -829,6 +1036,41 @@ impl Actor {
                 arbiter,
                 reason,
             },
+            BoardAction::SetSessionEnd { end } => Input::SetSessionEnd {
+                end: end.map(|e| e.0),
+                arbiter,
+            },
+            BoardAction::SetAdjournmentRules { rules } => {
+                Input::SetAdjournmentRules { rules, arbiter }
+            }
+            BoardAction::Adjourn { resumption } => Input::Adjourn {
+                arbiter,
+                resumption: resumption.map(|r| r.to_core()),
+            },
+            BoardAction::ScheduleResumption { resumption } => Input::ScheduleResumption {
+                resumption: resumption.to_core(),
+                arbiter,
+            },
+            BoardAction::Seal { side, mv } => {
+                return self.seal_secret(side, mv.0, false, false).await;
+            }
+            BoardAction::CounterSeal { mv } => {
+                return self.seal_secret(None, mv.0, false, true).await;
+            }
+            BoardAction::OpenEnvelope {} => return self.open_envelope(arbiter).await,
+            BoardAction::CommitSeal {} => Input::CommitSeal {
+                arbiter: Some(arbiter),
+            },
+            BoardAction::VerifyEnvelope {} => Input::VerifyEnvelope { arbiter },
+            BoardAction::DrawOffer { side } => Input::DrawOffer { side, arbiter },
+            BoardAction::DrawReply { accept } => Input::DrawReply { accept, arbiter },
+            BoardAction::EnvelopeLost {} => Input::EnvelopeLost { arbiter, reason },
+            BoardAction::CorrectTime { side, remaining_ms } => Input::CorrectTime {
+                side,
+                remaining: remaining_ms,
+                arbiter,
+                reason,
+            },
         };
         let r = self.decide(input).await;
         if r.is_ok() {
@@ -952,6 +1194,25 @@ impl Actor {
         };
         match self.decide(press).await {
             Ok(()) => self.clear(AlertKind::MoveRejected),
+            // The move was made on the board just before the order to seal and pressed
+            // after it: the rules make it the sealed move (I.1.1). Seal it, then this
+            // press stops the clock, as the sealer's press does.
+            Err(r) if r.error == "move_is_the_sealed_move" => {
+                let Some(mv) = mv else { return };
+                let sealed = match self.seal_secret(Some(presser), mv, true, false).await {
+                    Ok(()) => {
+                        self.decide(Input::Press {
+                            side: Some(presser),
+                            mv: None,
+                        })
+                        .await
+                    }
+                    Err(e) => Err(e),
+                };
+                if let Err(r) = sealed {
+                    self.stray_press(presser, &r).await;
+                }
+            }
             Err(r)
                 if mv.is_some()
                     && matches!(
@@ -994,6 +1255,7 @@ impl Actor {
             ),
         );
         let text = match self.slot.as_ref().map(|s| s.game.phase()) {
+            Some(Phase::Paused(crate::rules::game::PausedBy::Adjourned)) => None,
             Some(Phase::Paused(_)) => Some("PAUSE"),
             _ => None,
         };
@@ -1108,6 +1370,15 @@ impl Actor {
         if button != ClockButton::RunPause {
             return;
         }
+        // I.1.1: while sealing, stopping the clock is the sealer's commit, not a 6.12b
+        // pause.
+        if self.stage() == Some(Stage::Sealing) {
+            if let Err(r) = self.decide(Input::CommitSeal { arbiter: None }).await {
+                tracing::info!(board = %self.id, reason = %r.reason, "pause button while sealing ignored");
+                self.program_clock(None).await;
+            }
+            return;
+        }
         if let Err(r) = self.decide(Input::PlayerPause { side: None }).await {
             tracing::info!(board = %self.id, reason = %r.reason, "pause button ignored");
         }
@@ -1120,12 +1391,30 @@ impl Actor {
                 // A move that ends the game ends it at once, without a press (6.7a);
                 // any other waits for the press (a slide may still be corrected).
                 let now = self.now();
-                if let Ok(events) = slot.game.decide(&Input::Move { mv: uci.clone() }, now)
-                    && events.iter().any(|e| matches!(e, Event::GameEnded { .. }))
-                {
-                    self.pending_move = None;
-                    self.apply(events).await;
-                    return;
+                match slot.game.decide(&Input::Move { mv: uci.clone() }, now) {
+                    Ok(events) if events.iter().any(|e| matches!(e, Event::GameEnded { .. })) => {
+                        self.pending_move = None;
+                        self.apply(events).await;
+                        return;
+                    }
+                    // I.1.1: after the order, the sealer's move on the board is the sealed
+                    // move: sealed at once (never played, never logged); the press or the
+                    // pause button then commits it.
+                    Err(Rejection::MoveIsTheSealedMove { side, mv }) => {
+                        self.pending_move = None;
+                        if let Err(r) = self.seal_secret(Some(side), mv, true, false).await {
+                            self.raise(
+                                AlertKind::MoveRejected,
+                                Severity::Warning,
+                                format!(
+                                    "the move made on board {} after the order to seal could not be sealed: {}",
+                                    self.id, r.reason
+                                ),
+                            );
+                        }
+                        return;
+                    }
+                    _ => {}
                 }
                 self.pending_move = Some(uci);
             }

@@ -16,14 +16,15 @@ use crate::mqtt::client::{self, Incoming, MqttError, MqttSettings, Publisher};
 use crate::mqtt::command::{self, BadCommand, BoardAction, Command, HallAction, Pairing};
 use crate::mqtt::payload::{
     BoardInfo, BoardResult, DefaultsInfo, HallEvent, InfoPayload, ResponsePayload, ResponseStatus,
-    RoundInfo, Topics,
+    RoundInfo, SessionEvent, SessionPayload, Topics,
 };
 use crate::rules::Millis;
+use crate::rules::adjournment::Stage;
 use crate::rules::game::{BothAbsent, FlagMode, Game, GameResult, Input, Setup, Termination};
 use crate::rules::placement::{Placement, Side};
 use crate::rules::time_control::{ClockOptions, TimeControl};
 
-use board::{BoardParts, FromBoard, GameSlot, Refusal, ToBoard};
+use board::{BoardParts, FromBoard, GameSlot, Refusal, StageNote, ToBoard};
 use timebase::Timebase;
 
 /// One board of the hall.
@@ -130,6 +131,19 @@ struct Hall {
     /// Bounds the 6.9 full searches that run at once (they can take seconds).
     searches: Arc<Semaphore>,
     journal: crate::store::JournalHandle,
+    custody: Arc<crate::custody::Custody>,
+    /// The playing session: its nominal end, the resumption, and every board's stage.
+    session: Session,
+}
+
+/// What the hall knows of the session, for the retained `session` topic: what each
+/// board's game says (its core keeps the session end and the resumption, so this is
+/// rebuilt after a restart).
+#[derive(Default)]
+struct Session {
+    boards: BTreeMap<String, StageNote>,
+    /// The "all sealed" event was published for the current adjournment.
+    all_sealed_told: bool,
 }
 
 /// A running hall: how to reach it, watch it and stop it.
@@ -309,6 +323,28 @@ pub fn start(settings: HallSettings) -> Result<RunningHall, HallError> {
         tracing::error!("{}", alert.message);
         publisher.json_retained(topics.alert("journal"), &alert);
     }
+    // The envelopes' keeper; its key is made on first start. A damaged key does not stop
+    // the hall (the clocks matter more): sealing and opening are refused, and the
+    // arbiters are told.
+    let custody = match crate::custody::Custody::open(&settings.state_dir) {
+        Ok(c) => c,
+        Err(e) => {
+            let alert = crate::mqtt::payload::AlertPayload {
+                id: "custody".into(),
+                board: None,
+                kind: crate::mqtt::payload::AlertKind::Storage,
+                severity: crate::mqtt::payload::Severity::Critical,
+                message: format!(
+                    "sealed moves cannot be kept or opened ({e}); the games go on, seal and open_envelope are refused until the custody key is restored"
+                ),
+                since: timebase.now(),
+            };
+            tracing::error!("{}", alert.message);
+            publisher.json_retained(topics.alert("custody"), &alert);
+            crate::custody::Custody::unavailable(&settings.state_dir, e.to_string())
+        }
+    };
+    let custody = Arc::new(custody);
     let board_settings = settings.boards.clone();
     let mut hall = Hall {
         settings,
@@ -322,6 +358,8 @@ pub fn start(settings: HallSettings) -> Result<RunningHall, HallError> {
         seen_on: HashMap::new(),
         searches: Arc::new(Semaphore::new(2)),
         journal,
+        custody,
+        session: Session::default(),
     };
     for b in &board_settings {
         let slot = recovered.games.remove(&b.id).map(|g| GameSlot {
@@ -374,6 +412,7 @@ impl Hall {
             hall: self.from_boards.clone(),
             searches: self.searches.clone(),
             journal: self.journal.clone(),
+            custody: self.custody.clone(),
             recovered,
             seq,
         };
@@ -769,6 +808,7 @@ impl Hall {
                 default_time_ms,
                 flag_mode,
                 both_absent,
+                session_end,
             } => {
                 let d = &self.settings.defaults;
                 let template = Setup {
@@ -784,8 +824,54 @@ impl Hall {
                     fen: None,
                     discrepancy_margin: d.discrepancy_margin,
                 };
-                self.start_round(round, &pairings, template, &command.arbiter)
-                    .await
+                let r = self
+                    .start_round(round, &pairings, template, &command.arbiter)
+                    .await;
+                if r.is_ok()
+                    && let Some(end) = session_end
+                {
+                    // The core's `SessionEnd` timer of every game orders the seal.
+                    let boards: Vec<String> = pairings.iter().map(|p| p.board.clone()).collect();
+                    self.on_boards(&boards, &command, |_| BoardAction::SetSessionEnd {
+                        end: Some(end),
+                    })
+                    .await;
+                }
+                r
+            }
+            HallAction::SealAll { resumption } => {
+                let boards: Vec<String> = self.boards.keys().cloned().collect();
+                let applied = self
+                    .on_boards(&boards, &command, |_| BoardAction::Adjourn {
+                        resumption: resumption.clone(),
+                    })
+                    .await;
+                tracing::info!(applied, "seal all");
+                if applied == 0 {
+                    Err(Refusal::new(
+                        "no_game",
+                        format!("no board has a game to {action}"),
+                    ))
+                } else {
+                    Ok(())
+                }
+            }
+            HallAction::ScheduleResumption { resumption } => {
+                let boards: Vec<String> = self.boards.keys().cloned().collect();
+                let applied = self
+                    .on_boards(&boards, &command, |_| BoardAction::ScheduleResumption {
+                        resumption: resumption.clone(),
+                    })
+                    .await;
+                tracing::info!(applied, "resumption scheduled");
+                if applied == 0 {
+                    Err(Refusal::new(
+                        "no_game",
+                        format!("no board has a game to {action}"),
+                    ))
+                } else {
+                    Ok(())
+                }
             }
             HallAction::Replay { board, from_seq } => self.replay(&board, from_seq).await,
             HallAction::Pause {} | HallAction::Resume {} => {
@@ -1064,9 +1150,107 @@ impl Hall {
         self.publish_info();
     }
 
+    /// Send the same kind of command to `boards`, as one arbiter's; how many took it.
+    async fn on_boards(
+        &self,
+        boards: &[String],
+        command: &Command<HallAction>,
+        make: impl Fn(&str) -> BoardAction,
+    ) -> usize {
+        let mut applied = 0;
+        for board in boards {
+            let Some(entry) = self.boards.get(board) else {
+                continue;
+            };
+            let c = Command {
+                transaction: command.transaction.clone(),
+                arbiter: command.arbiter.clone(),
+                reason: command.reason.clone(),
+                action: make(board),
+            };
+            match Self::ask(&entry.inbox, |reply| ToBoard::Command { command: c, reply }).await {
+                Some(Ok(())) => applied += 1,
+                Some(Err(r)) => {
+                    tracing::info!(%board, error = %r.error, reason = %r.reason, "hall command not applied to this board")
+                }
+                None => {}
+            }
+        }
+        applied
+    }
+
+    /// The retained `session` topic, and `all_sealed` once every unfinished game of the
+    /// round is sealed.
+    fn publish_session(&mut self) {
+        let round = self.round.as_ref().map(|r| r.number);
+        let mut p = SessionPayload {
+            as_of: self.timebase.now(),
+            round,
+            session_end: None,
+            resumption: None,
+            sealing: Vec::new(),
+            sealed: Vec::new(),
+            awaiting_opening: Vec::new(),
+            playing: Vec::new(),
+            finished: Vec::new(),
+            all_sealed: false,
+        };
+        for (board, note) in &self.session.boards {
+            if round.is_none() || note.round != round {
+                continue;
+            }
+            if !note.finished {
+                // The hall's session: the earliest end and resumption of its games (one
+                // schedule for the hall is the normal case).
+                if let Some(end) = note.session_end {
+                    p.session_end = Some(p.session_end.map_or(end, |e: Millis| e.min(end)));
+                }
+                if let Some(r) = &note.resumption
+                    && p.resumption.as_ref().is_none_or(|c| r.start < c.start)
+                {
+                    p.resumption = Some(r.clone());
+                }
+            }
+            let list = match (note.finished, note.stage) {
+                (true, _) => &mut p.finished,
+                (false, Some(Stage::Sealing)) => &mut p.sealing,
+                (false, Some(Stage::Adjourned)) => &mut p.sealed,
+                (false, Some(Stage::AwaitingOpening | Stage::AwaitingCounterOpening)) => {
+                    &mut p.awaiting_opening
+                }
+                (false, Some(Stage::Resumed) | None) => &mut p.playing,
+            };
+            list.push(board.clone());
+        }
+        p.all_sealed = !p.sealed.is_empty()
+            && p.sealing.is_empty()
+            && p.playing.is_empty()
+            && p.awaiting_opening.is_empty();
+        if p.all_sealed && !self.session.all_sealed_told {
+            tracing::info!(boards = p.sealed.len(), "every unfinished game is sealed");
+            self.publisher.json_message(
+                self.topics.hall_event(),
+                &SessionEvent::AllSealed {
+                    at: p.as_of,
+                    round,
+                    boards: p.sealed.clone(),
+                },
+            );
+        }
+        self.session.all_sealed_told = p.all_sealed;
+        self.publisher.json_retained(self.topics.session(), &p);
+    }
+
     async fn on_board_note(&mut self, note: FromBoard) {
         let (board, round, white, black, result) = match note {
             FromBoard::Identity { board, serial } => return self.on_identity(board, serial).await,
+            FromBoard::Stage { board, note } => {
+                if self.session.boards.get(&board) != Some(&note) {
+                    self.session.boards.insert(board, note);
+                    self.publish_session();
+                }
+                return;
+            }
             FromBoard::Finished {
                 board,
                 round,

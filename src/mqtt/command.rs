@@ -4,6 +4,7 @@
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
+use crate::rules::adjournment::{AdjournmentRules, Resumption};
 use crate::rules::game::{ArbiterResult, BothAbsent, FlagMode, Score};
 use crate::rules::time_control::TimeControl;
 use crate::rules::{Color, Millis};
@@ -64,6 +65,90 @@ pub enum BoardAction {
     },
     /// 6.4: the clock was turned round: White now sits on the other side.
     SwapSides {},
+    /// I.1.1: the session's nominal end for this game (`null` clears it).
+    SetSessionEnd {
+        #[serde(default)]
+        end: Option<Instant>,
+    },
+    /// The event's adjournment rules (edition, notation language, default time at
+    /// resumption); fixed before the game is first adjourned.
+    SetAdjournmentRules {
+        rules: AdjournmentRules,
+    },
+    /// I.1.1: adjourn this game now; the player to move must seal.
+    Adjourn {
+        #[serde(default)]
+        resumption: Option<ResumptionSpec>,
+    },
+    /// I.2.7, I.14: date, time and place of the resumption.
+    ScheduleResumption {
+        resumption: ResumptionSpec,
+    },
+    /// I.1.1: the move the sealer wrote, as written. The daemon draws the nonce itself and
+    /// keeps both encrypted; only the commitment is ever published.
+    Seal {
+        #[serde(default)]
+        side: Option<Color>,
+        mv: SealText,
+    },
+    /// I.1.1 / A1a: the arbiter stops the clock for the sealer; the sealed move is final.
+    CommitSeal {},
+    /// I.3: the arbiter checked the envelope.
+    VerifyEnvelope {},
+    /// 9.1 / I.4: a draw offer by `side`, recorded.
+    DrawOffer {
+        side: Color,
+    },
+    /// The answer to the standing offer (I.6: an accepted one ends the game).
+    DrawReply {
+        accept: bool,
+    },
+    /// I.7: open the waiting envelope. No move in the command: the daemon takes it, and
+    /// its nonce, from its own custody.
+    OpenEnvelope {},
+    /// I.9.3: the responder, with the sealer absent, seals the reply.
+    CounterSeal {
+        mv: SealText,
+    },
+    /// I.12.1: the envelope is lost (`reason` required).
+    EnvelopeLost {},
+    /// I.13: a time shown wrong at resumption, before the first move (`reason` required).
+    CorrectTime {
+        side: Color,
+        remaining_ms: Millis,
+    },
+}
+
+/// A sealed move's text, kept byte for byte. Its `Debug` never shows it, so no log line
+/// made from a command can leak a sealed move before its opening (I.3).
+#[derive(Clone, PartialEq, Eq, Deserialize)]
+#[serde(transparent)]
+pub struct SealText(pub String);
+
+impl std::fmt::Debug for SealText {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("SealText(<sealed>)")
+    }
+}
+
+/// A resumption session as commands give it (instants as ms or ISO-8601 text).
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ResumptionSpec {
+    pub start: Instant,
+    #[serde(default)]
+    pub end: Option<Instant>,
+    pub place: String,
+}
+
+impl ResumptionSpec {
+    pub fn to_core(&self) -> Resumption {
+        Resumption {
+            start: self.start.0,
+            end: self.end.map(|e| e.0),
+            place: self.place.clone(),
+        }
+    }
 }
 
 impl BoardAction {
@@ -80,6 +165,19 @@ impl BoardAction {
             BoardAction::SetPosition { .. } => "set_position",
             BoardAction::ReplaceClock { .. } => "replace_clock",
             BoardAction::SwapSides {} => "swap_sides",
+            BoardAction::SetSessionEnd { .. } => "set_session_end",
+            BoardAction::SetAdjournmentRules { .. } => "set_adjournment_rules",
+            BoardAction::Adjourn { .. } => "adjourn",
+            BoardAction::ScheduleResumption { .. } => "schedule_resumption",
+            BoardAction::Seal { .. } => "seal",
+            BoardAction::CommitSeal {} => "commit_seal",
+            BoardAction::VerifyEnvelope {} => "verify_envelope",
+            BoardAction::DrawOffer { .. } => "draw_offer",
+            BoardAction::DrawReply { .. } => "draw_reply",
+            BoardAction::OpenEnvelope {} => "open_envelope",
+            BoardAction::CounterSeal { .. } => "counter_seal",
+            BoardAction::EnvelopeLost {} => "envelope_lost",
+            BoardAction::CorrectTime { .. } => "correct_time",
         }
     }
 }
@@ -148,6 +246,18 @@ pub enum HallAction {
         flag_mode: Option<FlagMode>,
         #[serde(default)]
         both_absent: Option<BothAbsent>,
+        /// I.1.1: the session's nominal end; every unfinished game is ordered to seal then.
+        #[serde(default)]
+        session_end: Option<Instant>,
+    },
+    /// I.1.1: adjourn every running game now ("seal all").
+    SealAll {
+        #[serde(default)]
+        resumption: Option<ResumptionSpec>,
+    },
+    /// I.14: the resumption session of every adjourned game.
+    ScheduleResumption {
+        resumption: ResumptionSpec,
     },
     /// 6.12a for every board with a running game.
     Pause {},
@@ -168,6 +278,8 @@ impl HallAction {
             HallAction::Pause {} => "pause",
             HallAction::Resume {} => "resume",
             HallAction::Replay { .. } => "replay",
+            HallAction::SealAll { .. } => "seal_all",
+            HallAction::ScheduleResumption { .. } => "schedule_resumption",
         }
     }
 }

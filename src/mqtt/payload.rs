@@ -44,6 +44,12 @@ impl Topics {
         format!("{}/event", self.base)
     }
 
+    /// Retained: the hall's session clock and where every game is in the adjournment
+    /// procedure (docs/ADJOURNMENT.md, "Driving it over MQTT").
+    pub fn session(&self) -> String {
+        format!("{}/session", self.base)
+    }
+
     pub fn board_set_filter(&self) -> String {
         format!("{}/board/+/set", self.base)
     }
@@ -111,6 +117,17 @@ pub struct StatePayload {
     pub time_control: Option<String>,
     /// 6.14: displays are not evidence; claims go through the arbiter.
     pub authoritative: bool,
+    /// 9.1 / I.4: the standing draw offer (`{side, at}`), when there is one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub draw_offer: Option<serde_json::Value>,
+    /// The nominal end of the current session (I.1.2, I.14), when set.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session_end: Option<Millis>,
+    /// Guidelines I: the game's stage in sealing and resumption and its envelopes, as the
+    /// core's view has it: commitments only, never a sealed move before its opening.
+    /// Absent for a game never adjourned.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub adjournment: Option<serde_json::Value>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -149,6 +166,9 @@ impl StatePayload {
             both_flags_order_unknown: false,
             time_control: None,
             authoritative: false,
+            draw_offer: None,
+            session_end: None,
+            adjournment: None,
         }
     }
 
@@ -200,6 +220,15 @@ impl StatePayload {
             both_flags_order_unknown: view.both_flags_order_unknown,
             time_control: Some(time_control),
             authoritative: false,
+            draw_offer: view
+                .draw_offer
+                .as_ref()
+                .and_then(|d| serde_json::to_value(d).ok()),
+            session_end: view.session_end,
+            adjournment: view
+                .adjournment
+                .as_ref()
+                .and_then(|a| serde_json::to_value(a).ok()),
         }
     }
 }
@@ -370,4 +399,42 @@ pub struct ResponsePayload {
 pub enum ResponseStatus {
     Ok,
     Error,
+}
+
+/// `session`, retained: the playing session's clock and the adjournment of the hall's
+/// games. Never a sealed move: boards and stages only.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SessionPayload {
+    /// When it was computed.
+    pub as_of: Millis,
+    pub round: Option<u32>,
+    /// The session's nominal end: at that instant every unfinished game is ordered to
+    /// seal (I.1.1). `null`: none set by the hall.
+    pub session_end: Option<Millis>,
+    /// The resumption session scheduled for the adjourned games (I.14), if any.
+    pub resumption: Option<crate::rules::adjournment::Resumption>,
+    /// Boards whose player to move must still seal (ordered, not yet committed).
+    pub sealing: Vec<String>,
+    /// Boards whose envelope is sealed and committed (clocks stopped until resumption).
+    pub sealed: Vec<String>,
+    /// Boards resumed whose envelope is not yet opened (I.7, I.9.3).
+    pub awaiting_opening: Vec<String>,
+    /// Boards of the round still playing (never adjourned, or resumed and opened).
+    pub playing: Vec<String>,
+    /// Boards of the round with a result.
+    pub finished: Vec<String>,
+    /// Every unfinished game of the round is sealed (and at least one is).
+    pub all_sealed: bool,
+}
+
+/// A hall event of the session, on the hall's `event` topic.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "event", rename_all = "snake_case")]
+pub enum SessionEvent {
+    /// The last unfinished game of the round was sealed: the session can close.
+    AllSealed {
+        at: Millis,
+        round: Option<u32>,
+        boards: Vec<String>,
+    },
 }

@@ -111,6 +111,8 @@ pub struct Rig {
     pub sim: Sim,
     pub hall: Option<RunningHall>,
     pub watcher: Watcher,
+    /// What the daemon was started with (for a restart on the same state directory).
+    pub settings: HallSettings,
 }
 
 pub fn board_id(n: usize) -> String {
@@ -159,12 +161,13 @@ impl Rig {
         };
         let mut settings = settings;
         adjust(&mut settings);
-        let hall = hall::start(settings).expect("the daemon starts");
+        let hall = hall::start(settings.clone()).expect("the daemon starts");
         let mut rig = Rig {
             broker,
             sim,
             hall: Some(hall),
             watcher,
+            settings,
         };
         for n in 1..=boards {
             let topic = rig.topic(&format!("board/{}/availability", board_id(n)));
@@ -243,6 +246,21 @@ impl Rig {
             c.extend(e);
         }
         self.hall_command(cmd).await
+    }
+
+    /// Stop the daemon and start it again with the same settings and state directory, as
+    /// a restart does; returns once every board is back online.
+    pub async fn restart_daemon(&mut self) {
+        self.stop().await;
+        self.hall = Some(hall::start(self.settings.clone()).expect("the daemon restarts"));
+        for b in &self.settings.boards {
+            let topic = self.topic(&format!("board/{}/availability", b.id));
+            self.watcher
+                .wait(&format!("{topic} online again"), |m| {
+                    m.topic == topic && m.text() == "online"
+                })
+                .await;
+        }
     }
 
     pub async fn stop(&mut self) {
