@@ -702,6 +702,14 @@ fn mosquitto_example_acl_lets_only_the_daemon_and_arbiters_write() {
                 "{name} commanded {set}"
             );
         }
+        // Commands carry sealed moves (`seal`): only the daemon reads them (I.3).
+        for (who, name) in [
+            (anonymous, "anonymous"),
+            (viewer, "viewer"),
+            (arbiter, "arbiter"),
+        ] {
+            assert_eq!(retained(who, set), "", "{name} read the commands on {set}");
+        }
     }
 
     // Nobody writes outside the hallclock tree, not even the daemon's account.
