@@ -19,7 +19,11 @@
 //! * the daemon's CPU (utime + stime from /proc/<pid>/stat over the window, % of one core)
 //!   and peak RSS (VmHWM) are its own: the simulator and the subscriber live here.
 //!
-//! `HALLCLOCK_BIN` runs another build of the daemon (default: the one cargo just built).
+//! Knobs: `HALLCLOCK_BIN` runs another build of the daemon (default: the one cargo just
+//! built); `PAIRINGS=0` sends the round's pairings in one command instead of chunks of 100;
+//! `BROKER_NODELAY=1` turns Nagle's algorithm off in Mosquitto (it is on by default, and
+//! shows in the latency tail). A board count that fails (e.g. a daemon that cannot keep
+//! its MQTT connection) is reported as a failed row and the next count runs.
 //! Under `cargo test --all-targets` (no `--bench`) it is a short smoke run.
 
 use std::collections::{BTreeMap, HashMap};
@@ -237,9 +241,16 @@ fn free_port() -> u16 {
 async fn start_mosquitto(dir: &Path) -> (Proc, u16) {
     let port = free_port();
     let conf = dir.join("mosquitto.conf");
+    // Mosquitto leaves Nagle's algorithm on by default; BROKER_NODELAY=1 turns it off on
+    // its sockets (to see what it costs the latency tail).
+    let nodelay = if std::env::var("BROKER_NODELAY").is_ok_and(|v| v == "1") {
+        "set_tcp_nodelay true\n"
+    } else {
+        ""
+    };
     std::fs::write(
         &conf,
-        format!("listener {port} 127.0.0.1\nallow_anonymous true\npersistence false\n"),
+        format!("listener {port} 127.0.0.1\nallow_anonymous true\npersistence false\n{nodelay}"),
     )
     .expect("write mosquitto.conf");
     let child = Command::new("mosquitto")
