@@ -790,7 +790,10 @@ fn retained_online(port: u16, n: usize) -> String {
 /// `start_round` for every board. In chunks: the daemon's MQTT client keeps rumqttc's
 /// default 10 KiB limit on incoming packets, and the pairings of more than about 130 boards
 /// exceed it (the daemon then loses its connection). Each chunk is round 1 for its boards.
-async fn start_round(sub: &mut Subscriber, n: usize, start_ms: i64) -> usize {
+async fn start_round(sub: &mut Subscriber, n: usize, start_ms: i64) -> (usize, Duration) {
+    let began = Instant::now();
+    // A daemon that journals each game before answering takes a while for a big hall.
+    let patience = Duration::from_secs(30) + Duration::from_millis(100 * n as u64);
     let boards: Vec<usize> = (1..=n).collect();
     let per = match env_num::<usize>("PAIRINGS").unwrap_or(PAIRINGS_PER_COMMAND) {
         0 => n.max(1),
@@ -813,7 +816,7 @@ async fn start_round(sub: &mut Subscriber, n: usize, start_ms: i64) -> usize {
         let mut answer = Value::Null;
         let what = format!("start_round {tx} answered");
         let answered = sub
-            .until(&what, Duration::from_secs(30), |seen| {
+            .until(&what, patience, |seen| {
                 match seen
                     .iter()
                     .find(|m| m.topic == topic && m.json()["transaction"] == tx.as_str())
@@ -826,10 +829,10 @@ async fn start_round(sub: &mut Subscriber, n: usize, start_ms: i64) -> usize {
                 }
             })
             .await;
-        assert!(answered, "no answer to {what} within 30 s");
+        assert!(answered, "no answer to {what} within {patience:?}");
         assert_eq!(answer["status"], "ok", "start_round refused: {answer}");
     }
-    chunks.len()
+    (chunks.len(), began.elapsed())
 }
 
 struct Analysis<'a> {
@@ -850,7 +853,7 @@ struct Analysis<'a> {
     exit: String,
     load: (String, String),
     online_after: Duration,
-    commands: usize,
+    commands: (usize, Duration),
     notes: Vec<String>,
     log_path: &'a Path,
 }
@@ -992,9 +995,10 @@ fn analyse(a: Analysis<'_>) -> Row {
     );
     let _ = writeln!(
         d,
-        "   all boards online {:.1} s after the daemon started; start_round in {} command(s)",
+        "   all boards online {:.1} s after the daemon started; start_round in {} command(s), answered after {:.1} s",
         a.online_after.as_secs_f64(),
-        a.commands
+        a.commands.0,
+        a.commands.1.as_secs_f64()
     );
     for note in &a.notes {
         let _ = writeln!(d, "   SETUP: {note}");
