@@ -1020,18 +1020,35 @@ impl Hall {
                 },
             ));
         }
-        let mut boards = Vec::new();
+        // Every board stores its new game at once: the journal groups them into one sync
+        // instead of one sync window per board.
+        let mut starting = tokio::task::JoinSet::new();
         for (board, slot) in slots {
             if let Some(entry) = self.boards.get(&board) {
-                let r = Self::ask(&entry.inbox, |reply| ToBoard::StartGame {
-                    slot: Box::new(slot),
-                    reply,
-                })
-                .await
-                .unwrap_or_else(|| Err(Refusal::new("internal", "the board stopped")));
-                r?;
-                boards.push(board);
+                let inbox = entry.inbox.clone();
+                starting.spawn(async move {
+                    let r = Self::ask(&inbox, |reply| ToBoard::StartGame {
+                        slot: Box::new(slot),
+                        reply,
+                    })
+                    .await
+                    .unwrap_or_else(|| Err(Refusal::new("internal", "the board stopped")));
+                    (board, r)
+                });
             }
+        }
+        let mut boards = Vec::new();
+        let mut failed = None;
+        while let Some(done) = starting.join_next().await {
+            match done {
+                Ok((board, Ok(()))) => boards.push(board),
+                Ok((_, Err(e))) => failed = Some(e),
+                Err(e) => failed = Some(Refusal::new("internal", e.to_string())),
+            }
+        }
+        boards.sort();
+        if let Some(e) = failed {
+            return Err(e);
         }
         let now = self.timebase.now();
         self.round = Some(Round {

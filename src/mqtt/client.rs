@@ -119,6 +119,9 @@ pub fn spawn(
     incoming: mpsc::Sender<Incoming>,
 ) -> Result<(Publisher, tokio::task::JoinHandle<()>), MqttError> {
     let mut opts = MqttOptions::new(&settings.client_id, &settings.host, settings.port);
+    // rumqttc's default 10 KiB limit is smaller than `info` for ~90 boards and than a
+    // `start_round` for ~130: beyond it the client drops the connection, again and again.
+    opts.set_max_packet_size(4 << 20, 4 << 20);
     // 0 disables keep-alive; rumqttc refuses values under a second otherwise.
     opts.set_keep_alive(if settings.keep_alive.is_zero() {
         Duration::ZERO
@@ -189,7 +192,7 @@ async fn run(
     attempted: tokio::sync::watch::Sender<bool>,
 ) {
     // rumqttc's request channel; we never let it fill (we do not send while offline).
-    let (client, mut eventloop) = AsyncClient::new(opts, 4096);
+    let (client, mut eventloop) = AsyncClient::new(opts, 16_384);
     // rumqttc's `poll` is not cancel-safe while it connects: polled from a `select!` that
     // another branch wins, a half-made connection is dropped (and the broker publishes our
     // last will). So the event loop runs in its own task, never cancelled, with its own
@@ -218,25 +221,53 @@ async fn run(
         ONLINE.as_bytes().to_vec(),
     );
     let mut queued: VecDeque<(String, Vec<u8>)> = VecDeque::new();
+    // Retained topics whose newest payload rumqttc has not taken yet (its request channel
+    // was full): retried on the next tick, newest payload only.
+    let mut pending: std::collections::BTreeSet<(u8, String)> = Default::default();
     let mut dropped: u64 = 0;
     let mut connected = false;
     let mut shutting_down: Option<oneshot::Sender<()>> = None;
+    let mut tick = tokio::time::interval(Duration::from_millis(20));
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
         tokio::select! {
+            _ = tick.tick(), if connected && (!pending.is_empty() || !queued.is_empty()) => {
+                // Retained first (they are state), then the messages in their order; stop
+                // at the first refusal: the channel is still full.
+                while let Some(key) = pending.first().cloned() {
+                    let payload = retained.get(&key).cloned().unwrap_or_default();
+                    if client.try_publish(key.1.clone(), QoS::AtLeastOnce, true, payload).is_err() {
+                        break;
+                    }
+                    pending.remove(&key);
+                }
+                while let Some((topic, payload)) = queued.pop_front() {
+                    if client.try_publish(topic.clone(), QoS::AtLeastOnce, false, payload.clone()).is_err() {
+                        queued.push_front((topic, payload));
+                        break;
+                    }
+                }
+            }
             out = rx.recv(), if shutting_down.is_none() => {
                 let Some(out) = out else { break };
                 match out {
                     Outgoing::Retained { topic, payload } => {
                         // A cleared topic keeps its empty payload, so a broker that kept the
                         // old message while we were away gets it cleared on reconnection.
-                        retained.insert(order_key(&topics, &topic), payload.clone());
+                        let key = order_key(&topics, &topic);
+                        retained.insert(key.clone(), payload.clone());
                         // Offline: the map holds it and the reconnection republishes it.
-                        if connected {
-                            let _ = client.try_publish(topic, QoS::AtLeastOnce, true, payload);
+                        if connected
+                            && (!pending.is_empty()
+                                || client.try_publish(topic, QoS::AtLeastOnce, true, payload).is_err())
+                        {
+                            pending.insert(key);
                         }
                     }
                     Outgoing::Message { topic, payload } => {
+                        // In order: nothing overtakes what is already waiting.
                         if connected
+                            && queued.is_empty()
                             && client.try_publish(topic.clone(), QoS::AtLeastOnce, false, payload.clone()).is_ok()
                         {
                             continue;
@@ -271,8 +302,11 @@ async fn run(
                     tracing::info!("connected to the MQTT broker");
                     let _ = client.try_subscribe(topics.hall_set(), QoS::AtLeastOnce);
                     let _ = client.try_subscribe(topics.board_set_filter(), QoS::AtLeastOnce);
-                    for ((_, topic), payload) in &retained {
-                        let _ = client.try_publish(topic.clone(), QoS::AtLeastOnce, true, payload.clone());
+                    pending.clear();
+                    for (key, payload) in &retained {
+                        if client.try_publish(key.1.clone(), QoS::AtLeastOnce, true, payload.clone()).is_err() {
+                            pending.insert(key.clone());
+                        }
                     }
                     while let Some((topic, payload)) = queued.pop_front() {
                         if client.try_publish(topic.clone(), QoS::AtLeastOnce, false, payload.clone()).is_err() {
