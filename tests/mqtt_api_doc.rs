@@ -156,6 +156,9 @@ fn every_example_parses_into_the_daemons_own_types() {
         } else if let Some(name) = m.strip_prefix("event:") {
             let p: EventPayload = round_trip(e);
             assert_eq!(tag(&p.event, "event"), name, "{at}");
+        } else if m == "hall_event:all_sealed" {
+            let h: hallclock::mqtt::payload::SessionEvent = round_trip(e);
+            assert_eq!(tag(&h, "event"), "all_sealed", "{at}");
         } else if let Some(name) = m.strip_prefix("hall_event:") {
             let h: HallEvent = round_trip(e);
             assert_eq!(tag(&h, "event"), name, "{at}");
@@ -582,7 +585,18 @@ fn all_hall_events() -> Vec<HallEvent> {
 }
 
 fn hall_event_names() -> BTreeSet<String> {
-    all_hall_events().iter().map(|e| tag(e, "event")).collect()
+    let mut names: BTreeSet<String> = all_hall_events().iter().map(|e| tag(e, "event")).collect();
+    // The session's event goes on the same topic with its own type.
+    let all_sealed = hallclock::mqtt::payload::SessionEvent::AllSealed {
+        at: T0,
+        round: Some(1),
+        boards: vec!["board-001".into()],
+    };
+    match &all_sealed {
+        hallclock::mqtt::payload::SessionEvent::AllSealed { .. } => {}
+    }
+    names.insert(tag(&all_sealed, "event"));
+    names
 }
 
 fn all_board_actions() -> Vec<BoardAction> {
