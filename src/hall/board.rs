@@ -153,7 +153,7 @@ pub struct BoardParts {
     pub link_commands: mpsc::Sender<LinkCommand>,
     pub link_events: mpsc::Receiver<LinkEvent>,
     pub inbox: mpsc::Receiver<ToBoard>,
-    pub hall: mpsc::Sender<FromBoard>,
+    pub hall: mpsc::UnboundedSender<FromBoard>,
     /// Bounds the 6.9 full searches that run at once (they can take seconds).
     pub searches: Arc<Semaphore>,
     pub journal: JournalHandle,
@@ -171,7 +171,7 @@ struct Actor {
     publisher: Publisher,
     timebase: Timebase,
     link: mpsc::Sender<LinkCommand>,
-    hall: mpsc::Sender<FromBoard>,
+    hall: mpsc::UnboundedSender<FromBoard>,
     searches: Arc<Semaphore>,
     journal: JournalHandle,
     custody: Arc<Custody>,
@@ -469,16 +469,13 @@ impl Actor {
         if let (Some(result), Some(slot)) = (finished, &self.slot) {
             tracing::info!(board = %self.id, result = %describe_result(&result), "game over");
             let setup = slot.game.setup();
-            let _ = self
-                .hall
-                .send(FromBoard::Finished {
-                    board: self.id.clone(),
-                    round: slot.round,
-                    white: setup.white.clone(),
-                    black: setup.black.clone(),
-                    result,
-                })
-                .await;
+            let _ = self.hall.send(FromBoard::Finished {
+                board: self.id.clone(),
+                round: slot.round,
+                white: setup.white.clone(),
+                black: setup.black.clone(),
+                result,
+            });
         }
     }
 
@@ -587,13 +584,10 @@ impl Actor {
             return;
         }
         self.reported = Some(note.clone());
-        let _ = self
-            .hall
-            .send(FromBoard::Stage {
-                board: self.id.clone(),
-                note,
-            })
-            .await;
+        let _ = self.hall.send(FromBoard::Stage {
+            board: self.id.clone(),
+            note,
+        });
     }
 
     /// Seal (or counter-seal) `mv`: a fresh nonce from the system's generator, the move
@@ -1091,7 +1085,7 @@ impl Actor {
                         board: self.id.clone(),
                         serial: identity.serial.clone(),
                     })
-                    .await;
+                    ;
                 self.publish_availability();
                 self.clear(AlertKind::Offline);
                 self.clear(AlertKind::Port);

@@ -125,7 +125,9 @@ struct Hall {
     boards: BTreeMap<String, BoardEntry>,
     round: Option<Round>,
     next_game_id: u64,
-    from_boards: mpsc::Sender<FromBoard>,
+    /// Unbounded on purpose: a board actor must never wait for the coordinator, which may
+    /// itself be waiting for that actor's answer (500 boards coming online at once).
+    from_boards: mpsc::UnboundedSender<FromBoard>,
     /// The port (board id) each DGT board, by serial number, was last seen on.
     seen_on: HashMap<String, String>,
     /// Bounds the 6.9 full searches that run at once (they can take seconds).
@@ -304,7 +306,7 @@ pub fn start(settings: HallSettings) -> Result<RunningHall, HallError> {
     let (incoming_tx, incoming_rx) = mpsc::channel(256);
     let (publisher, mqtt_task) = client::spawn(settings.mqtt.clone(), topics.clone(), incoming_tx)?;
     let timebase = Timebase::start();
-    let (from_boards_tx, from_boards_rx) = mpsc::channel(256);
+    let (from_boards_tx, from_boards_rx) = mpsc::unbounded_channel();
     if let Some(d) = &damage {
         let alert = crate::mqtt::payload::AlertPayload {
             id: "journal".into(),
@@ -547,7 +549,7 @@ impl Hall {
     async fn run(
         &mut self,
         mut incoming: mpsc::Receiver<Incoming>,
-        mut from_boards: mpsc::Receiver<FromBoard>,
+        mut from_boards: mpsc::UnboundedReceiver<FromBoard>,
         mut control: mpsc::Receiver<Control>,
         health: tokio::sync::watch::Sender<Option<Health>>,
         mut stop: oneshot::Receiver<()>,
