@@ -731,6 +731,51 @@ async fn run(n: usize, window: Duration, seed: u64, daemon: &Path) -> Row {
                 .map(|l| l[8..].trim().to_string())
         })
         .unwrap_or_default();
+    // Restart after `kill -9` (issue 6's figure): the journal of the whole window is
+    // replayed, every board reopened, reconciled and re-programmed. Measured until every
+    // board has published a state `online` again. RESTART=0 skips it.
+    if env_num::<u8>("RESTART").unwrap_or(1) != 0 {
+        if let Some(c) = proc.child.as_mut() {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+        let mark = sub.seen.len();
+        let t_kill = Instant::now();
+        let log = std::fs::File::create(dir.join("daemon-restart.log")).expect("restart log");
+        let child = Command::new(daemon)
+            .arg("run")
+            .arg("--config")
+            .arg(&config)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(log)
+            .spawn()
+            .unwrap_or_else(|e| panic!("cannot restart {}: {e}", daemon.display()));
+        proc = Proc { child: Some(child) };
+        let back = |seen: &[Msg]| {
+            let mut boards = std::collections::HashSet::new();
+            for m in seen.iter().skip(mark) {
+                if let Some((b, k)) = m.board_topic()
+                    && k == "state"
+                    && m.json()["online"] == true
+                {
+                    boards.insert(b.to_string());
+                }
+            }
+            boards.len()
+        };
+        let ok = sub
+            .until("every board back after kill -9", Duration::from_secs(60), |seen| back(seen) == n)
+            .await;
+        println!(
+            "   restart after kill -9: {} of {n} boards online with their state republished after {:.2} s",
+            back(&sub.seen),
+            t_kill.elapsed().as_secs_f64()
+        );
+        if !ok {
+            println!("   restart: not every board came back within 60 s");
+        }
+    }
     let exit = proc.stop(Duration::from_secs(5));
     // Closing the channel first lets the subscriber's thread end quietly when the broker goes.
     let seen = std::mem::take(&mut sub.seen);
