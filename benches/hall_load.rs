@@ -765,7 +765,11 @@ async fn run(n: usize, window: Duration, seed: u64, daemon: &Path) -> Row {
             boards.len()
         };
         let ok = sub
-            .until("every board back after kill -9", Duration::from_secs(60), |seen| back(seen) == n)
+            .until(
+                "every board back after kill -9",
+                Duration::from_secs(60),
+                |seen| back(seen) == n,
+            )
             .await;
         println!(
             "   restart after kill -9: {} of {n} boards online with their state republished after {:.2} s",
