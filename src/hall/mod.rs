@@ -849,14 +849,7 @@ impl Hall {
                     })
                     .await;
                 tracing::info!(applied, "seal all");
-                if applied == 0 {
-                    Err(Refusal::new(
-                        "no_game",
-                        format!("no board has a game to {action}"),
-                    ))
-                } else {
-                    Ok(())
-                }
+                applied_somewhere(applied, action)
             }
             HallAction::ScheduleResumption { resumption } => {
                 let boards: Vec<String> = self.boards.keys().cloned().collect();
@@ -866,14 +859,7 @@ impl Hall {
                     })
                     .await;
                 tracing::info!(applied, "resumption scheduled");
-                if applied == 0 {
-                    Err(Refusal::new(
-                        "no_game",
-                        format!("no board has a game to {action}"),
-                    ))
-                } else {
-                    Ok(())
-                }
+                applied_somewhere(applied, action)
             }
             HallAction::Replay { board, from_seq } => self.replay(&board, from_seq).await,
             HallAction::Pause {} | HallAction::Resume {} => {
@@ -896,14 +882,7 @@ impl Hall {
                     }
                 }
                 tracing::info!(applied, action, "hall-wide");
-                if applied == 0 {
-                    Err(Refusal::new(
-                        "no_game",
-                        format!("no board has a game to {action}"),
-                    ))
-                } else {
-                    Ok(())
-                }
+                applied_somewhere(applied, action)
             }
         };
         self.respond(topic, &transaction, action, r);
@@ -1302,6 +1281,18 @@ impl Hall {
             self.publisher
                 .json_message(self.topics.hall_event(), &summary);
         }
+    }
+}
+
+/// A hall-wide command succeeds when at least one board applied it.
+fn applied_somewhere(applied: usize, action: &str) -> Result<(), Refusal> {
+    if applied == 0 {
+        Err(Refusal::new(
+            "no_game",
+            format!("no board has a game to {action}"),
+        ))
+    } else {
+        Ok(())
     }
 }
 
