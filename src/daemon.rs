@@ -3,13 +3,12 @@
 use std::time::Duration;
 
 use crate::config::Config;
-use crate::hall::{self, BoardSettings, GameDefaults, HallError, HallSettings};
+use crate::hall::{self, BoardSettings, HallError, HallSettings};
 use crate::link::LinkConfig;
 use crate::mqtt::MqttSettings;
 
 /// The hall's settings from a validated configuration.
 pub fn settings(config: &Config) -> HallSettings {
-    let d = &config.defaults;
     let mut link = LinkConfig::new("");
     link.silence_timeout = Duration::from_millis(config.link.liveness_timeout_ms);
     link.ack_timeout = Duration::from_millis(config.link.ack_timeout_ms);
@@ -26,14 +25,7 @@ pub fn settings(config: &Config) -> HallSettings {
                 white: b.white,
             })
             .collect(),
-        defaults: GameDefaults {
-            time_control: d.time_control.clone(),
-            default_time: d.default_time,
-            flag_mode: d.flag_mode,
-            both_absent: d.both_absent,
-            clock: d.clock,
-            discrepancy_margin: d.discrepancy_margin,
-        },
+        defaults: config.defaults.clone(),
         link,
         mqtt: MqttSettings {
             host: config.broker.host.clone(),

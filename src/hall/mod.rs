@@ -20,9 +20,8 @@ use crate::mqtt::payload::{
 };
 use crate::rules::Millis;
 use crate::rules::adjournment::Stage;
-use crate::rules::game::{BothAbsent, FlagMode, Game, GameResult, Input, Setup, Termination};
+use crate::rules::game::{FlagMode, Game, GameResult, Input, Setup, Termination};
 use crate::rules::placement::{Placement, Side};
-use crate::rules::time_control::{ClockOptions, TimeControl};
 
 use board::{BoardParts, FromBoard, GameSlot, Refusal, StageNote, ToBoard};
 use timebase::Timebase;
@@ -36,40 +35,9 @@ pub struct BoardSettings {
     pub white: Side,
 }
 
-/// The event's defaults for games (overridable per round).
-#[derive(Debug, Clone)]
-pub struct GameDefaults {
-    pub time_control: TimeControl,
-    pub default_time: Millis,
-    pub flag_mode: FlagMode,
-    pub both_absent: BothAbsent,
-    pub clock: ClockOptions,
-    pub discrepancy_margin: Millis,
-}
-
-impl Default for GameDefaults {
-    fn default() -> Self {
-        GameDefaults {
-            time_control: TimeControl::Periods(vec![
-                crate::rules::time_control::Period {
-                    moves: Some(40),
-                    secs: 5400,
-                    bonus: crate::rules::time_control::Bonus::Increment(30),
-                },
-                crate::rules::time_control::Period {
-                    moves: None,
-                    secs: 1800,
-                    bonus: crate::rules::time_control::Bonus::Increment(30),
-                },
-            ]),
-            default_time: Millis::from_mins(60),
-            flag_mode: FlagMode::Auto,
-            both_absent: BothAbsent::BothLose,
-            clock: ClockOptions::default(),
-            discrepancy_margin: Millis(2000),
-        }
-    }
-}
+/// The event's defaults for games (overridable per round): the configuration's
+/// `[defaults]`, used as they are.
+pub use crate::config::EventDefaults as GameDefaults;
 
 /// What the daemon runs.
 #[derive(Debug, Clone)]
@@ -812,20 +780,16 @@ impl Hall {
                 both_absent,
                 session_end,
             } => {
+                // The event's defaults, with what this round says otherwise.
                 let d = &self.settings.defaults;
-                let template = Setup {
-                    white: String::new(),
-                    black: String::new(),
-                    tc: time_control.unwrap_or_else(|| d.time_control.clone()),
-                    tc_black: time_control_black,
-                    start: start.0,
-                    default_time: default_time_ms.unwrap_or(d.default_time),
-                    both_absent: both_absent.unwrap_or(d.both_absent),
-                    flag_mode: flag_mode.unwrap_or(d.flag_mode),
-                    clock: d.clock,
-                    fen: None,
-                    discrepancy_margin: d.discrepancy_margin,
-                };
+                let mut template = d.setup("", "", start.0);
+                if let Some(tc) = time_control {
+                    template.tc = tc;
+                }
+                template.tc_black = time_control_black;
+                template.default_time = default_time_ms.unwrap_or(d.default_time);
+                template.both_absent = both_absent.unwrap_or(d.both_absent);
+                template.flag_mode = flag_mode.unwrap_or(d.flag_mode);
                 let r = self
                     .start_round(round, &pairings, template, &command.arbiter)
                     .await;
