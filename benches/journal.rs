@@ -2,7 +2,7 @@
 //! hall of 1000 boards pressing, and start-up replay time for a full round.
 //!
 //! `cargo bench --bench journal` (BOARDS=1000 by default; BENCH_SECONDS=10 for the sync run,
-//! WINDOW_MS=50 the group-commit window).
+//! WINDOW_MS the minimum spacing of syncs, default 0 as in the daemon).
 
 use std::time::{Duration, Instant};
 
@@ -83,7 +83,7 @@ fn main() {
 
     // 1. A full round: every board plays 120 presses (60 moves a side).
     let mut settings = JournalSettings::new(&dir);
-    settings.sync_window = Duration::from_millis(env_usize("WINDOW_MS", 50) as u64);
+    settings.sync_window = Duration::from_millis(env_usize("WINDOW_MS", 0) as u64);
     let (mut j, _) = open_after(settings.clone()).expect("journal");
     let mut events = 0u64;
     let mut batch = Vec::new();

@@ -68,7 +68,8 @@ pub struct HallConfig {
     pub id: String,
     /// The journal and snapshots.
     pub state_dir: PathBuf,
-    /// Group commit: at most one `fdatasync` of the journal per this many ms.
+    /// Group commit: at least this many ms between two `fdatasync`s of the journal
+    /// (0: each sync starts when the previous one ends, taking all that arrived meanwhile).
     pub sync_window_ms: u64,
 }
 
@@ -77,7 +78,7 @@ impl Default for HallConfig {
         HallConfig {
             id: "hall".into(),
             state_dir: PathBuf::from("/var/lib/hallclock"),
-            sync_window_ms: 50,
+            sync_window_ms: 0,
         }
     }
 }

@@ -1,7 +1,10 @@
-//! The journal writer: one thread owns the files. Appends from every board are grouped:
-//! a batch is written and `fdatasync`ed at most once per sync window, so a hall pressing
-//! 100 times a second syncs a bounded number of times (SD cards wear), while a quiet hall
-//! syncs each event at once.
+//! The journal writer: one thread owns the files. Appends from every board are grouped
+//! (leader/follower group commit): an append that finds no sync in flight is written and
+//! `fdatasync`ed at once; appends that arrive while a sync is in flight wait for it and
+//! then share the next one. So a quiet hall syncs each event at once and a busy one never
+//! waits longer than one sync for its batch, with the sync rate bounded by the disk's own
+//! sync latency. An optional sync window (`hall.sync_window_ms`) also spaces syncs at least
+//! that far apart, for media where each sync wears (SD cards), at the price of latency.
 
 use std::fs::{File, OpenOptions};
 use std::os::unix::fs::FileExt;
@@ -20,7 +23,8 @@ pub struct JournalSettings {
     pub dir: PathBuf,
     /// Bytes preallocated per segment.
     pub segment_size: u64,
-    /// At most one `fdatasync` per window; appends arriving meanwhile share it.
+    /// At least this long between two `fdatasync`s; appends arriving meanwhile share the
+    /// next one. Zero (the default): a sync starts as soon as the previous one ends.
     pub sync_window: Duration,
 }
 
@@ -29,7 +33,7 @@ impl JournalSettings {
         JournalSettings {
             dir: state_dir.join("journal"),
             segment_size: 16 << 20,
-            sync_window: Duration::from_millis(50),
+            sync_window: Duration::ZERO,
         }
     }
 }
@@ -235,9 +239,10 @@ impl Journal {
                 let mut last_sync: Option<Instant> = None;
                 while let Ok(first) = rx.recv() {
                     let mut batch = vec![first];
-                    // Wait out the rest of the window since the last sync, collecting.
-                    if let Some(last) = last_sync {
-                        let due = last + window;
+                    // With a window, wait out the rest of it since the last sync, collecting.
+                    // Without one (the default) nothing waits: whatever queued up while the
+                    // previous sync was in flight is drained below and shares this one.
+                    if let Some(due) = collect_until(last_sync, window) {
                         while let Some(left) = due.checked_duration_since(Instant::now()) {
                             match rx.recv_timeout(left) {
                                 Ok(a) => batch.push(a),
@@ -270,6 +275,13 @@ impl Journal {
     }
 }
 
+/// Until when a batch that has its first append keeps collecting before it is synced:
+/// `None` means sync at once (no window, or the window since the last sync is over).
+fn collect_until(last_sync: Option<Instant>, window: Duration) -> Option<Instant> {
+    let due = last_sync? + window;
+    (due > Instant::now()).then_some(due)
+}
+
 /// Open the journal in `settings.dir` for appending, after recovery read it.
 pub fn open_after(settings: JournalSettings) -> Result<(Journal, Scan), StoreError> {
     let scan = read_dir(&settings.dir).map_err(|e| io_err(&settings.dir, e))?;
@@ -299,6 +311,21 @@ mod tests {
         let d = std::env::temp_dir().join(format!("hallclock-j-{}-{name}", std::process::id()));
         let _ = std::fs::remove_dir_all(&d);
         d
+    }
+
+    /// Issue 10 §7: by default an append right after a sync is synced at once, not held for
+    /// a window; a configured window still spaces syncs.
+    #[test]
+    fn group_commit_waits_only_with_a_window() {
+        let d = dir("window");
+        let just_synced = Some(Instant::now());
+        assert_eq!(JournalSettings::new(&d).sync_window, Duration::ZERO);
+        assert_eq!(collect_until(just_synced, Duration::ZERO), None);
+        assert_eq!(collect_until(None, Duration::from_millis(50)), None);
+        let due = collect_until(just_synced, Duration::from_secs(60));
+        assert!(due.is_some_and(|d| d > Instant::now()));
+        let long_ago = Instant::now().checked_sub(Duration::from_secs(1));
+        assert_eq!(collect_until(long_ago, Duration::from_millis(50)), None);
     }
 
     #[test]
