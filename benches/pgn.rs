@@ -23,7 +23,7 @@ fn game(seed: u64, moves: usize) -> (Setup, Vec<Event>) {
     );
     let mut g = Game::new(setup.clone()).expect("setup");
     let mut events = Vec::new();
-    let mut apply = |g: &mut Game, new: Vec<Event>, events: &mut Vec<Event>| {
+    let apply = |g: &mut Game, new: Vec<Event>, events: &mut Vec<Event>| {
         for e in &new {
             g.evolve(e);
         }

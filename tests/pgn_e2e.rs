@@ -61,7 +61,7 @@ async fn retained_pgn_replays_in_python_chess_with_the_published_clocks() {
         play(&mut rig, 2, mv).await;
         rig.watcher.event(&board_id(2), "pressed").await;
     }
-    let states = vec![
+    let states = [
         rig.watcher
             .state(&board_id(1), "finished", |s| s["phase"] == "finished")
             .await,
