@@ -38,6 +38,8 @@ enum Cmd {
         #[command(subcommand)]
         cmd: cli::journal::JournalCmd,
     },
+    /// A round's PGN (board order) from the journal, or one board's game.
+    Pgn(cli::pgn::PgnArgs),
     /// Candidate serial ports, their stable names and the DGT board answering on each.
     Ports(cli::ports::PortsArgs),
     /// Simulated DGT boards with DGT3000 clocks on pseudo-terminals.
@@ -53,6 +55,7 @@ fn main() -> ExitCode {
         Cmd::Demo(args) => cli::demo::run(args),
         Cmd::Run(args) => cli::run::run(args),
         Cmd::Journal { cmd } => cli::journal::run(cmd),
+        Cmd::Pgn(args) => cli::pgn::run(args),
         Cmd::Ports(args) => cli::ports::run(args),
         Cmd::Tc { cmd } => cli::tc::run(cmd),
         Cmd::Rules { cmd } => cli::rules::run(cmd),

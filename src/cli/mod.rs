@@ -5,6 +5,7 @@ pub mod config;
 pub mod demo;
 pub mod dgt;
 pub mod journal;
+pub mod pgn;
 pub mod ports;
 pub mod rules;
 pub mod run;

@@ -32,6 +32,8 @@ pub struct GameSlot {
     pub game: Game,
     pub round: Option<u32>,
     pub fide: (Option<u64>, Option<u64>),
+    /// Every event of the game, in order: the PGN is made from them (`board/<b>/pgn`).
+    pub events: Vec<Event>,
 }
 
 /// Why a command to a board was refused.
@@ -192,6 +194,9 @@ struct Actor {
     published_seq: u64,
     retry_storage: Option<tokio::time::Instant>,
     online: bool,
+    /// What the retained PGN last published shows: (game id, events) or `None` (no game).
+    /// It changes only with them, so it is rendered and sent only then.
+    pgn_shown: std::cell::Cell<Option<Option<(u64, usize)>>>,
     /// The e-board move waiting for its press (a slide may still be corrected).
     pending_move: Option<String>,
     /// Active alerts and their messages, so each is published once and cleared once.
@@ -245,6 +250,7 @@ pub async fn run(parts: BoardParts) {
         published_seq: seq,
         retry_storage: None,
         online: false,
+        pgn_shown: std::cell::Cell::new(None),
         pending_move: None,
         alerts: HashMap::new(),
         display_synced: false,
@@ -367,6 +373,32 @@ impl Actor {
         let state = self.state(self.now());
         self.publisher
             .json_retained(self.topics.state(&self.id), &state);
+        self.publish_pgn();
+    }
+
+    /// The retained PGN of the board's game (empty: no game), when it changed.
+    fn publish_pgn(&self) {
+        let shown = self.slot.as_ref().map(|s| (s.id, s.events.len()));
+        if self.pgn_shown.get() == Some(shown) {
+            return;
+        }
+        self.pgn_shown.set(Some(shown));
+        let text = match &self.slot {
+            None => Vec::new(),
+            Some(s) => {
+                let info = crate::pgn::GameInfo {
+                    round: s.round,
+                    board: crate::pgn::board_number(&self.id),
+                    white_fide_id: s.fide.0,
+                    black_fide_id: s.fide.1,
+                    ..crate::pgn::GameInfo::default()
+                };
+                crate::pgn::game(s.game.setup(), &s.events, &info)
+                    .render()
+                    .into_bytes()
+            }
+        };
+        self.publisher.retained(self.topics.pgn(&self.id), text);
     }
 
     /// Evolve, journal, then publish: the only way the game changes. Nobody is told about
@@ -386,6 +418,7 @@ impl Actor {
         let mut replaced_seals = Vec::new();
         for event in events {
             slot.game.evolve(&event);
+            slot.events.push(event.clone());
             self.seq += 1;
             // Events never carry a sealed move before its opening (only the commitment),
             // so logging them whole is safe (I.3).

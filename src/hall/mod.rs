@@ -337,6 +337,7 @@ pub fn start(settings: HallSettings) -> Result<RunningHall, HallError> {
             game: g.game,
             round: g.round,
             fide: g.fide,
+            events: g.events,
         });
         let seq = recovered.seqs.get(&b.id).copied().unwrap_or(0);
         hall.spawn_board(b, slot, seq);
@@ -962,6 +963,7 @@ impl Hall {
                     game,
                     round: Some(number),
                     fide: (p.white_fide_id, p.black_fide_id),
+                    events: Vec::new(),
                 },
             ));
         }

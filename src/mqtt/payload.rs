@@ -66,6 +66,11 @@ impl Topics {
         format!("{}/board/{board}/event", self.base)
     }
 
+    /// Retained: the board's game as PGN text (docs/BROADCAST.md), after every change.
+    pub fn pgn(&self, board: &str) -> String {
+        format!("{}/board/{board}/pgn", self.base)
+    }
+
     pub fn board_response(&self, board: &str) -> String {
         format!("{}/board/{board}/response", self.base)
     }

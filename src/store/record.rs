@@ -165,6 +165,8 @@ pub struct RecoveredGame {
     pub game: Game,
     pub round: Option<u32>,
     pub fide: (Option<u64>, Option<u64>),
+    /// The game's events in order (the board's PGN is made from them).
+    pub events: Vec<Event>,
 }
 
 /// The state of the hall as the journal left it.
@@ -219,6 +221,7 @@ pub fn replay(records: impl Iterator<Item = Record>, damage: Option<Damage>) -> 
                                 game: g,
                                 round,
                                 fide,
+                                events: Vec::new(),
                             },
                         );
                         boards.insert(board, game);
@@ -244,6 +247,7 @@ pub fn replay(records: impl Iterator<Item = Record>, damage: Option<Damage>) -> 
                 *s = (*s).max(seq);
                 if let Some(g) = games.get_mut(&game) {
                     g.game.evolve(&event);
+                    g.events.push(event);
                 }
             }
         }
