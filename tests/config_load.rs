@@ -114,6 +114,7 @@ fn the_shipped_file_is_valid_apart_from_the_example_port() {
             id: "board-001".into(),
             port: "/dev/serial/by-id/usb-Digital_Game_Technology_DGT_Board-if00".into(),
             white: Side::Left,
+            number: None,
         }]
     );
 }
@@ -149,6 +150,7 @@ fn the_shipped_file_documents_every_key() {
         id: "b".into(),
         port: "/dev/null".into(),
         white: Side::Left,
+        number: Some(17),
     });
     let mut section = String::new();
     let mut keys = 0;
@@ -175,7 +177,7 @@ fn the_shipped_file_documents_every_key() {
             "{section} {key} is not in config/hallclock.toml"
         );
     }
-    assert_eq!(keys, 29);
+    assert_eq!(keys, 30);
 }
 
 #[test]
