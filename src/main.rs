@@ -38,6 +38,11 @@ enum Cmd {
         #[command(subcommand)]
         cmd: cli::journal::JournalCmd,
     },
+    /// Tournament Report Files: a round's pairings in board order; results back in.
+    Trf {
+        #[command(subcommand)]
+        cmd: cli::trf::TrfCmd,
+    },
     /// Candidate serial ports, their stable names and the DGT board answering on each.
     Ports(cli::ports::PortsArgs),
     /// Simulated DGT boards with DGT3000 clocks on pseudo-terminals.
@@ -55,6 +60,7 @@ fn main() -> ExitCode {
         Cmd::Journal { cmd } => cli::journal::run(cmd),
         Cmd::Ports(args) => cli::ports::run(args),
         Cmd::Tc { cmd } => cli::tc::run(cmd),
+        Cmd::Trf { cmd } => cli::trf::run(cmd),
         Cmd::Rules { cmd } => cli::rules::run(cmd),
         Cmd::Dgt { cmd } => cli::dgt::run(cmd),
         Cmd::Sim(args) => cli::sim::run(args),

@@ -340,6 +340,12 @@ fn read_player(cols: &Cols) -> Result<Player, TrfError> {
                     })?,
             ),
         };
+        // lichess's Swiss export writes Z for a game still being played (SwissTrf.scala,
+        // `Ongoing`): with an opponent it means "no result yet".
+        let result_value = match (opponent, result_value) {
+            (Some(_), Some(ResultCode::ZeroPointBye)) => None,
+            (_, r) => r,
+        };
         let whole = Position::field(cols.line, opp.first, result.last, "round");
         let inconsistent = |why| TrfError::new(TrfErrorKind::Inconsistent { why }, whole.clone());
         if opponent == Some(p.rank) {
