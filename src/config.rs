@@ -222,6 +222,24 @@ pub struct BoardConfig {
     pub port: PathBuf,
     /// Which side of the clock White sits on (6.4).
     pub white: Side,
+    /// The tournament board number played here (TRF rounds); `None`: the previous
+    /// entry's number + 1 (the first entry: 1). See [`board_numbers`].
+    pub number: Option<u32>,
+}
+
+/// The tournament board number of each `[[boards]]` entry, in file order: its `number`,
+/// or one more than the entry before it, so `number = 17` on the first entry of a hall
+/// that plays boards 17 to 40 numbers them all.
+pub fn board_numbers(boards: &[BoardConfig]) -> Vec<u32> {
+    let mut next = 1u32;
+    boards
+        .iter()
+        .map(|b| {
+            let n = b.number.unwrap_or(next);
+            next = n.saturating_add(1);
+            n
+        })
+        .collect()
 }
 
 impl BoardConfig {
@@ -670,6 +688,17 @@ impl Config {
         }
         let mut ids: HashMap<&str, usize> = HashMap::new();
         let mut ports: HashMap<&Path, usize> = HashMap::new();
+        let mut numbers: HashMap<u32, usize> = HashMap::new();
+        for (i, n) in board_numbers(&self.boards).into_iter().enumerate() {
+            if let Some(first) = numbers.insert(n, i) {
+                out.push(Problem::error(
+                    format!("boards[{i}].number"),
+                    format!(
+                        "tournament board {n} is already boards[{first}] (an entry without 'number' follows the one before it)"
+                    ),
+                ));
+            }
+        }
         for (i, board) in self.boards.iter().enumerate() {
             let key = format!("boards[{i}]");
             if let Some(why) = id_problem(&board.id) {
@@ -777,6 +806,9 @@ impl Config {
             t.string("id", &board.id);
             t.path("port", &board.port);
             t.string("white", name_of(SIDES, board.white));
+            if let Some(n) = board.number {
+                t.raw("number", n);
+            }
         }
         t.out
     }
@@ -1144,7 +1176,7 @@ const LINK_KEYS: &[&str] = &[
     "reopen_backoff_max_ms",
 ];
 const LOG_KEYS: &[&str] = &["level"];
-const BOARD_KEYS: &[&str] = &["id", "port", "white"];
+const BOARD_KEYS: &[&str] = &["id", "port", "white", "number"];
 
 /// A value read for a key: where it came from decides how strictly it is typed.
 struct Got<'a> {
@@ -1312,6 +1344,7 @@ impl Walk {
                     id: String::new(),
                     port: PathBuf::new(),
                     white: Side::Left,
+                    number: None,
                 });
                 continue;
             };
@@ -1320,6 +1353,7 @@ impl Walk {
                 id: String::new(),
                 port: PathBuf::new(),
                 white: Side::Left,
+                number: None,
             };
             for required in ["id", "port"] {
                 if !t.contains_key(required) {
@@ -1332,6 +1366,12 @@ impl Walk {
             self.field(t, &s, "id", &mut board.id, string);
             self.field(t, &s, "port", &mut board.port, path);
             self.field(t, &s, "white", &mut board.white, one_of(SIDES));
+            self.field(t, &s, "number", &mut board.number, |g| {
+                match integer::<u32>(g)? {
+                    0 => Err("0 is out of range: tournament boards are numbered from 1".into()),
+                    n => Ok(Some(n)),
+                }
+            });
             boards.push(board);
         }
         boards

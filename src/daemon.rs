@@ -19,10 +19,12 @@ pub fn settings(config: &Config) -> HallSettings {
         boards: config
             .boards
             .iter()
-            .map(|b| BoardSettings {
+            .zip(crate::config::board_numbers(&config.boards))
+            .map(|(b, number)| BoardSettings {
                 id: b.id.clone(),
                 port: b.port.clone(),
                 white: b.white,
+                number,
             })
             .collect(),
         defaults: config.defaults.clone(),

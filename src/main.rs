@@ -40,6 +40,11 @@ enum Cmd {
     },
     /// A round's PGN (board order) from the journal, or one board's game.
     Pgn(cli::pgn::PgnArgs),
+    /// Tournament Report Files: a round's pairings in board order; results back in.
+    Trf {
+        #[command(subcommand)]
+        cmd: cli::trf::TrfCmd,
+    },
     /// Candidate serial ports, their stable names and the DGT board answering on each.
     Ports(cli::ports::PortsArgs),
     /// Simulated DGT boards with DGT3000 clocks on pseudo-terminals.
@@ -58,6 +63,7 @@ fn main() -> ExitCode {
         Cmd::Pgn(args) => cli::pgn::run(args),
         Cmd::Ports(args) => cli::ports::run(args),
         Cmd::Tc { cmd } => cli::tc::run(cmd),
+        Cmd::Trf { cmd } => cli::trf::run(cmd),
         Cmd::Rules { cmd } => cli::rules::run(cmd),
         Cmd::Dgt { cmd } => cli::dgt::run(cmd),
         Cmd::Sim(args) => cli::sim::run(args),

@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicU32, Ordering};
 
 use hallclock::config::{
     BoardConfig, BrokerConfig, Config, ConfigError, EventDefaults, HallConfig, LinkSettings,
-    LogConfig, Problem, Severity,
+    LogConfig, Problem, Severity, board_numbers,
 };
 use hallclock::rules::Color;
 use hallclock::rules::Millis;
@@ -114,6 +114,7 @@ fn the_shipped_file_is_valid_apart_from_the_example_port() {
             id: "board-001".into(),
             port: "/dev/serial/by-id/usb-Digital_Game_Technology_DGT_Board-if00".into(),
             white: Side::Left,
+            number: None,
         }]
     );
 }
@@ -149,6 +150,7 @@ fn the_shipped_file_documents_every_key() {
         id: "b".into(),
         port: "/dev/null".into(),
         white: Side::Left,
+        number: Some(17),
     });
     let mut section = String::new();
     let mut keys = 0;
@@ -175,7 +177,7 @@ fn the_shipped_file_documents_every_key() {
             "{section} {key} is not in config/hallclock.toml"
         );
     }
-    assert_eq!(keys, 29);
+    assert_eq!(keys, 30);
 }
 
 #[test]
@@ -953,4 +955,37 @@ fn a_games_setup_and_a_boards_placement_come_from_the_configuration() {
         ("Carlsen", Millis(1_000))
     );
     assert_eq!(c.boards[0].placement().side_of(Color::White), Side::Right);
+}
+
+#[test]
+fn tournament_board_numbers_follow_the_entry_before() {
+    let dir = TempDir::new();
+    let board = |id: &str| format!("\n[[boards]]\nid = \"{id}\"\nport = \"/dev/{id}\"\n");
+    let text = format!(
+        "{}\nnumber = 17\n{}{}\nnumber = 30\n{}",
+        board("b1"),
+        board("b2"),
+        board("b3"),
+        board("b4")
+    );
+    let (config, _) = ok(&with_state_dir(&dir, &text), &[]);
+    assert_eq!(board_numbers(&config.boards), vec![17, 18, 30, 31]);
+    let (config, _) = ok(&with_state_dir(&dir, &board("b1")), &[]);
+    assert_eq!(board_numbers(&config.boards), vec![1]);
+    // Two entries cannot play the same tournament board.
+    let text = format!("{}{}\nnumber = 1\n", board("b1"), board("b2"));
+    let e = err(&with_state_dir(&dir, &text), &[]);
+    let p = error_at(&e, "boards[1].number");
+    assert!(
+        p.message
+            .contains("tournament board 1 is already boards[0]"),
+        "{p}"
+    );
+    let text = format!("{}\nnumber = 0\n", board("b1"));
+    let e = err(&with_state_dir(&dir, &text), &[]);
+    assert!(
+        error_at(&e, "boards[0].number")
+            .message
+            .contains("0 is out of range")
+    );
 }

@@ -570,6 +570,10 @@ fn all_hall_events() -> Vec<HallEvent> {
                 black: "B".into(),
                 score: "1-0".into(),
                 termination: "flag".into(),
+                trf_white: Some(hallclock::trf::ResultCode::Win),
+                trf_black: Some(hallclock::trf::ResultCode::Loss),
+                white_rank: Some(1),
+                black_rank: Some(2),
             }],
         },
     ];

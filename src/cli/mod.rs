@@ -11,3 +11,4 @@ pub mod rules;
 pub mod run;
 pub mod sim;
 pub mod tc;
+pub mod trf;

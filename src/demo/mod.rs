@@ -134,6 +134,7 @@ fn hall_config(opts: &DemoOptions, host: &str, port: u16, sim: &Sim) -> Config {
             id: board_id(b.number()),
             port: b.path().to_path_buf(),
             white: Side::Left,
+            number: None,
         })
         .collect();
     config

@@ -4,6 +4,7 @@
 
 pub mod board;
 pub mod timebase;
+pub mod trf_round;
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::PathBuf;
@@ -33,6 +34,8 @@ pub struct BoardSettings {
     pub port: PathBuf,
     /// Which side of the clock White sits on (6.4).
     pub white: Side,
+    /// The tournament board number played here (rounds started from a TRF).
+    pub number: u32,
 }
 
 /// The event's defaults for games (overridable per round): the configuration's
@@ -83,6 +86,8 @@ struct Round {
     time_control: String,
     boards: Vec<String>,
     results: BTreeMap<String, BoardResult>,
+    /// Board → (White's, Black's) starting rank, for a round started from a TRF.
+    ranks: BTreeMap<String, (u32, u32)>,
 }
 
 struct Hall {
@@ -246,6 +251,7 @@ pub fn start(settings: HallSettings) -> Result<RunningHall, HallError> {
                 time_control: String::new(),
                 boards: Vec::new(),
                 results: BTreeMap::new(),
+                ranks: BTreeMap::new(),
             };
             for (board, g) in &recovered.games {
                 if g.round != Some(number) {
@@ -256,16 +262,17 @@ pub fn start(settings: HallSettings) -> Result<RunningHall, HallError> {
                 r.time_control = setup.tc.to_string();
                 r.boards.push(board.clone());
                 if let Some(result) = g.game.result() {
-                    r.results.insert(
-                        board.clone(),
-                        BoardResult {
-                            board: board.clone(),
-                            white: setup.white.clone(),
-                            black: setup.black.clone(),
-                            score: score_text(result),
-                            termination: termination_text(result),
-                        },
-                    );
+                    r.results.insert(board.clone(), {
+                        let mut line = BoardResult::new(
+                            board.clone(),
+                            setup.white.clone(),
+                            setup.black.clone(),
+                            result,
+                        );
+                        line.score = score_text(result);
+                        line.termination = termination_text(result);
+                        line
+                    });
                 }
             }
             r
@@ -456,6 +463,12 @@ impl Hall {
         {
             self.settings.defaults = defaults;
             done.push("event defaults: applied to the next rounds".into());
+        }
+        // A new tournament number needs no restart of the board.
+        for b in &mut self.settings.boards {
+            if let Some(w) = wanted.get(&b.id) {
+                b.number = w.number;
+            }
         }
         self.settings.boards.sort_by(|a, b| a.id.cmp(&b.id));
         self.publish_info();
@@ -773,6 +786,9 @@ impl Hall {
             HallAction::StartRound {
                 round,
                 pairings,
+                trf,
+                board_order,
+                only_our_boards,
                 start,
                 time_control,
                 time_control_black,
@@ -781,19 +797,36 @@ impl Hall {
                 both_absent,
                 session_end,
             } => {
-                // The event's defaults, with what this round says otherwise.
+                let (pairings, from_trf) = match self.trf_pairings(
+                    round,
+                    pairings,
+                    trf.as_deref(),
+                    board_order.as_deref(),
+                    only_our_boards,
+                ) {
+                    Ok(p) => p,
+                    Err(e) => return self.respond(topic, &transaction, action, Err(e)),
+                };
+                // The event's defaults, with what this round (or its TRF) says otherwise.
                 let d = &self.settings.defaults;
                 let mut template = d.setup("", "", start.0);
-                if let Some(tc) = time_control {
+                let file_tc = from_trf.as_ref().and_then(|t| t.time_control.clone());
+                if let Some(tc) = time_control.or_else(|| file_tc.as_ref().map(|t| t.white.clone()))
+                {
                     template.tc = tc;
                 }
-                template.tc_black = time_control_black;
+                template.tc_black = time_control_black.or_else(|| file_tc.and_then(|t| t.black));
                 template.default_time = default_time_ms.unwrap_or(d.default_time);
                 template.both_absent = both_absent.unwrap_or(d.both_absent);
                 template.flag_mode = flag_mode.unwrap_or(d.flag_mode);
                 let r = self
                     .start_round(round, &pairings, template, &command.arbiter)
                     .await;
+                if r.is_ok()
+                    && let (Some(t), Some(current)) = (from_trf, &mut self.round)
+                {
+                    current.ranks = t.ranks;
+                }
                 if r.is_ok()
                     && let Some(end) = session_end
                 {
@@ -891,6 +924,34 @@ impl Hall {
         }
         tracing::info!(board, from_seq, events = n, "replayed");
         Ok(())
+    }
+
+    /// The pairings of a `start_round`: as given, or from its TRF.
+    fn trf_pairings(
+        &self,
+        round: u32,
+        pairings: Vec<Pairing>,
+        trf: Option<&str>,
+        order: Option<&[u32]>,
+        only_ours: bool,
+    ) -> Result<(Vec<Pairing>, Option<trf_round::TrfRound>), Refusal> {
+        let Some(text) = trf else {
+            if order.is_some() || only_ours {
+                return Err(Refusal::new(
+                    "bad_value",
+                    "board_order and only_our_boards go with trf",
+                ));
+            }
+            return Ok((pairings, None));
+        };
+        if !pairings.is_empty() {
+            return Err(Refusal::new(
+                "bad_value",
+                "give either pairings or trf, not both",
+            ));
+        }
+        let t = trf_round::from_trf(text, round, order, only_ours, &self.settings.boards)?;
+        Ok((t.pairings.clone(), Some(t)))
     }
 
     /// Validate every pairing before starting any game: a rejected round changes nothing.
@@ -1004,6 +1065,7 @@ impl Hall {
             time_control: template.tc.to_string(),
             boards: boards.clone(),
             results: BTreeMap::new(),
+            ranks: BTreeMap::new(),
         });
         self.publish_info();
         self.publisher.json_message(
@@ -1227,16 +1289,12 @@ impl Hall {
         if round != Some(r.number) {
             return;
         }
-        r.results.insert(
-            board.clone(),
-            BoardResult {
-                board,
-                white,
-                black,
-                score: score_text(&result),
-                termination: termination_text(&result),
-            },
-        );
+        let ranks = r.ranks.get(&board).copied();
+        let mut line = BoardResult::new(board.clone(), white, black, &result);
+        (line.white_rank, line.black_rank) = (ranks.map(|r| r.0), ranks.map(|r| r.1));
+        line.score = score_text(&result);
+        line.termination = termination_text(&result);
+        r.results.insert(board, line);
         if r.boards.iter().all(|b| r.results.contains_key(b)) {
             let summary = HallEvent::RoundFinished {
                 at: self.timebase.now(),

@@ -233,7 +233,19 @@ pub enum HallAction {
     /// Start a round: at `start`, White's clock starts on every paired board (6.5).
     StartRound {
         round: u32,
+        #[serde(default)]
         pairings: Vec<Pairing>,
+        /// A Tournament Report File's text: the round's pairings come from it, in board
+        /// order (docs/TOURNAMENT-DATA.md), instead of `pairings`.
+        #[serde(default)]
+        trf: Option<String>,
+        /// With `trf`: the arbiter's board order, one starting rank per board (the rest
+        /// follow in the usual order).
+        #[serde(default)]
+        board_order: Option<Vec<u32>>,
+        /// With `trf`: start only the games on this hall's tournament boards.
+        #[serde(default)]
+        only_our_boards: bool,
         /// Scheduled start: ms since the Unix epoch, or `"YYYY-MM-DDTHH:MM:SS[.mmm]Z"`.
         start: Instant,
         #[serde(default)]

@@ -273,6 +273,40 @@ pub struct BoardResult {
     pub black: String,
     pub score: String,
     pub termination: String,
+    /// The result as TRF codes (`1 = 0 + -`), for the pairing program; absent for an
+    /// annulled game.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trf_white: Option<crate::trf::ResultCode>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trf_black: Option<crate::trf::ResultCode>,
+    /// The players' starting ranks, when the round was started from a TRF.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub white_rank: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub black_rank: Option<u32>,
+}
+
+impl BoardResult {
+    /// A result line with its TRF codes; score and termination texts are the caller's.
+    pub fn new(
+        board: String,
+        white: String,
+        black: String,
+        result: &crate::rules::game::GameResult,
+    ) -> BoardResult {
+        let codes = crate::trf::round::codes(result);
+        BoardResult {
+            board,
+            white,
+            black,
+            score: String::new(),
+            termination: String::new(),
+            trf_white: codes.map(|c| c.0),
+            trf_black: codes.map(|c| c.1),
+            white_rank: None,
+            black_rank: None,
+        }
+    }
 }
 
 /// `info`, retained: what this daemon serves.

@@ -149,6 +149,7 @@ impl Rig {
                     id: board_id(n),
                     port: sim.board(n).path().to_path_buf(),
                     white: Side::Left,
+                    number: n as u32,
                 })
                 .collect(),
             defaults,
