@@ -701,6 +701,7 @@ fn all_hall_actions() -> Vec<HallAction> {
         HallAction::Replay {
             board: "board-001".into(),
             from_seq: 1,
+            reply_to: "dashboard-2".into(),
         },
         parse::<HallAction>(
             br#"{"transaction":"t","arbiter":"a","action":"seal_all"}"#,

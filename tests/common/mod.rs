@@ -100,6 +100,7 @@ pub fn mqtt_settings(port: u16, client_id: &str) -> MqttSettings {
         password: None,
         tls: false,
         tls_ca: None,
+        client_cert: None,
         keep_alive: Duration::from_secs(5),
         max_queued: 10_000,
     }
