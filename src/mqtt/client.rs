@@ -473,6 +473,14 @@ async fn run(
                             payload: p.payload.to_vec(),
                         })
                     };
+                    // MQTT 3.1.1 brokers deliver a retained message to a client already
+                    // subscribed with the retain flag cleared, so we cannot tell it from a
+                    // plain command: clear the topic after every command (a no-op at the
+                    // broker when nothing is retained), so that none comes back as retained
+                    // at the next subscription.
+                    if msg.is_some() {
+                        let _ = client.try_publish(p.topic.clone(), QoS::AtLeastOnce, true, Vec::new());
+                    }
                     if let Some(msg) = msg
                         && incoming.send(msg).await.is_err()
                     {
