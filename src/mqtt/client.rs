@@ -166,6 +166,17 @@ fn trouble(e: &rumqttc::ConnectionError) -> String {
         ConnectionError::Tls(t) => format!(
             "TLS failed ({t}): check broker.tls, broker.ca_file, broker.client_cert and that the port is the broker's TLS listener"
         ),
+        // The broker's alert after the handshake (it wanted our certificate) comes in an
+        // I/O error: it is a TLS failure all the same.
+        ConnectionError::Io(io)
+            if io
+                .get_ref()
+                .is_some_and(|inner| inner.downcast_ref::<rustls::Error>().is_some()) =>
+        {
+            format!(
+                "TLS failed ({io}): check broker.ca_file, broker.client_cert and broker.client_key, and that the broker accepts this certificate"
+            )
+        }
         ConnectionError::Io(io) if io.kind() == std::io::ErrorKind::ConnectionRefused => {
             "unreachable: nothing listens there (connection refused)".into()
         }
