@@ -786,4 +786,24 @@ mod tests {
         );
         assert_eq!(log_safe("Schmid, IA"), "Schmid, IA");
     }
+
+    /// The figure MQTT-API.md gives: a 1000-board round, with 40-character names and FIDE
+    /// ids, pretty-printed, fits the limit with room to spare.
+    #[test]
+    fn a_1000_board_start_round_fits_the_limit() {
+        let pairings: Vec<Value> = (1..=1000)
+            .map(|n| {
+                serde_json::json!({"board": format!("board-{n:04}"), "white": "W".repeat(40),
+                    "black": "B".repeat(40), "white_fide_id": 12_345_678, "black_fide_id": 87_654_321})
+            })
+            .collect();
+        let cmd = serde_json::json!({"transaction": "round-7", "arbiter": "IA Schmid",
+            "action": "start_round", "round": 7, "start": "2026-11-30T14:00:00Z",
+            "time_control": "40/5400+30:1800+30", "default_time_ms": 3_600_000, "pairings": pairings});
+        let pretty = serde_json::to_vec_pretty(&cmd).unwrap();
+        let compact = serde_json::to_vec(&cmd).unwrap();
+        assert!(pretty.len() < MAX_COMMAND_BYTES / 4, "{}", pretty.len());
+        assert!(parse::<HallAction>(&pretty).is_ok());
+        assert!(parse::<HallAction>(&compact).is_ok());
+    }
 }
