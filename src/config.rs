@@ -767,7 +767,10 @@ impl Config {
             Some(ca) => t.path("ca_file", ca),
             None => t.opt_string("ca_file", None),
         }
-        for (key, file) in [("client_cert", &b.client_cert), ("client_key", &b.client_key)] {
+        for (key, file) in [
+            ("client_cert", &b.client_cert),
+            ("client_key", &b.client_key),
+        ] {
             match file {
                 Some(f) => t.path(key, f),
                 None => t.opt_string(key, None),

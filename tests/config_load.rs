@@ -599,10 +599,21 @@ fn client_certificates_are_checked_for_mutual_tls() {
     let dir = TempDir::new();
     let cert = dir.path().join("client.pem");
     let key = dir.path().join("client.key");
-    std::fs::write(&cert, "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n").unwrap();
-    std::fs::write(&key, "-----BEGIN PRIVATE KEY-----\nMIIE\n-----END PRIVATE KEY-----\n").unwrap();
+    std::fs::write(
+        &cert,
+        "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n",
+    )
+    .unwrap();
+    std::fs::write(
+        &key,
+        "-----BEGIN PRIVATE KEY-----\nMIIE\n-----END PRIVATE KEY-----\n",
+    )
+    .unwrap();
     let text = |tls: bool, cert: &Path, key: Option<&Path>| {
-        let mut broker = format!("[broker]\ntls = {tls}\nclient_cert = {:?}\n", cert.display().to_string());
+        let mut broker = format!(
+            "[broker]\ntls = {tls}\nclient_cert = {:?}\n",
+            cert.display().to_string()
+        );
         if let Some(k) = key {
             broker.push_str(&format!("client_key = {:?}\n", k.display().to_string()));
         }
@@ -615,22 +626,42 @@ fn client_certificates_are_checked_for_mutual_tls() {
 
     let e = err(&text(true, &cert, None), &[]);
     assert!(
-        error_at(&e, "broker.client_cert")
-            .message
-            .contains("needs both broker.client_cert and broker.client_key; broker.client_key is not set"),
+        error_at(&e, "broker.client_cert").message.contains(
+            "needs both broker.client_cert and broker.client_key; broker.client_key is not set"
+        ),
         "{e}"
     );
     let missing = dir.path().join("missing.pem");
     let e = err(&text(true, &missing, Some(&key)), &[]);
-    assert!(error_at(&e, "broker.client_cert").message.contains("does not exist"));
+    assert!(
+        error_at(&e, "broker.client_cert")
+            .message
+            .contains("does not exist")
+    );
     // Swapped: the key where the certificate belongs, and the other way round.
     let e = err(&text(true, &key, Some(&cert)), &[]);
-    assert!(error_at(&e, "broker.client_cert").message.contains("no PEM certificate in it"), "{e}");
-    assert!(error_at(&e, "broker.client_key").message.contains("no unencrypted PEM private key"), "{e}");
+    assert!(
+        error_at(&e, "broker.client_cert")
+            .message
+            .contains("no PEM certificate in it"),
+        "{e}"
+    );
+    assert!(
+        error_at(&e, "broker.client_key")
+            .message
+            .contains("no unencrypted PEM private key"),
+        "{e}"
+    );
     // Without TLS they are ignored: say so.
     let (_, warnings) = ok(&text(false, &cert, Some(&key)), &[]);
-    assert_eq!(at(&warnings, "broker.client_cert").severity, Severity::Warning);
-    assert_eq!(at(&warnings, "broker.client_key").severity, Severity::Warning);
+    assert_eq!(
+        at(&warnings, "broker.client_cert").severity,
+        Severity::Warning
+    );
+    assert_eq!(
+        at(&warnings, "broker.client_key").severity,
+        Severity::Warning
+    );
 }
 
 #[test]

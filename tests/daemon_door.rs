@@ -92,12 +92,23 @@ fn pki(dir: &Path) -> Pki {
         c.current_dir(dir);
         c
     };
-    let ec = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"];
+    let ec = [
+        "-newkey",
+        "ec",
+        "-pkeyopt",
+        "ec_paramgen_curve:prime256v1",
+        "-nodes",
+    ];
     for ca in ["ca", "other-ca"] {
         run(ossl()
             .args(["req", "-x509"])
             .args(ec)
-            .args(["-keyout", &format!("{ca}.key"), "-out", &format!("{ca}.pem")])
+            .args([
+                "-keyout",
+                &format!("{ca}.key"),
+                "-out",
+                &format!("{ca}.pem"),
+            ])
             .args(["-days", "2", "-subj", &format!("/CN=hallclock test {ca}")]));
     }
     std::fs::write(dir.join("server.ext"), "subjectAltName=IP:127.0.0.1\n").expect("ext");
@@ -106,7 +117,12 @@ fn pki(dir: &Path) -> Pki {
         run(ossl()
             .arg("req")
             .args(ec)
-            .args(["-keyout", &format!("{name}.key"), "-out", &format!("{name}.csr")])
+            .args([
+                "-keyout",
+                &format!("{name}.key"),
+                "-out",
+                &format!("{name}.csr"),
+            ])
             .args(["-subj", &format!("/CN={cn}")]));
         run(ossl()
             .args(["x509", "-req", "-in", &format!("{name}.csr")])
@@ -195,10 +211,10 @@ impl Daemon {
                 self.datagrams
                     .push(String::from_utf8_lossy(&buf[..n]).into_owned());
             }
-            let in_status = self
-                .datagrams
-                .iter()
-                .any(|d| d.lines().any(|l| l.starts_with("STATUS=") && l.contains(status)));
+            let in_status = self.datagrams.iter().any(|d| {
+                d.lines()
+                    .any(|l| l.starts_with("STATUS=") && l.contains(status))
+            });
             if in_status && self.log().contains(want) {
                 return;
             }
@@ -220,7 +236,11 @@ async fn no_listener_is_reported_at_start_up_in_the_log_and_status() {
         "cannot connect to the MQTT broker: unreachable: nothing listens there (connection refused); retrying",
         "STATUS=MQTT broker: unreachable: nothing listens there",
     );
-    assert!(d.log().contains("ready, but without the MQTT broker"), "{}", d.log());
+    assert!(
+        d.log().contains("ready, but without the MQTT broker"),
+        "{}",
+        d.log()
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -247,7 +267,10 @@ async fn refused_credentials_are_reported_at_start_up() {
         "the broker refused the credentials",
         "STATUS=MQTT broker: the broker refused the credentials",
     );
-    assert!(d.log().contains("check broker.username and broker.password"));
+    assert!(
+        d.log()
+            .contains("check broker.username and broker.password")
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -261,7 +284,10 @@ async fn tls_to_a_plain_port_is_reported_at_start_up() {
         &format!("tls = true\nca_file = \"{}\"", pki.ca.display()),
     )
     .await;
-    d.expect("cannot connect to the MQTT broker: TLS failed", "STATUS=MQTT broker: TLS failed");
+    d.expect(
+        "cannot connect to the MQTT broker: TLS failed",
+        "STATUS=MQTT broker: TLS failed",
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -275,7 +301,10 @@ async fn a_wrong_ca_is_reported_at_start_up() {
         &format!("tls = true\nca_file = \"{}\"", pki.other_ca.display()),
     )
     .await;
-    d.expect("cannot connect to the MQTT broker: TLS failed", "STATUS=MQTT broker: TLS failed");
+    d.expect(
+        "cannot connect to the MQTT broker: TLS failed",
+        "STATUS=MQTT broker: TLS failed",
+    );
     assert!(d.log().contains("UnknownIssuer"), "{}", d.log());
 }
 
@@ -309,7 +338,10 @@ async fn mutual_tls_connects_with_the_client_certificate_and_is_refused_without(
         &format!("tls = true\nca_file = \"{}\"", pki.ca.display()),
     )
     .await;
-    d.expect("cannot connect to the MQTT broker: TLS failed", "STATUS=MQTT broker: TLS failed");
+    d.expect(
+        "cannot connect to the MQTT broker: TLS failed",
+        "STATUS=MQTT broker: TLS failed",
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -347,5 +379,8 @@ async fn client_strings_cannot_forge_or_colour_log_lines() {
             "a client forged a log line: {line:?}\n{log}"
         );
     }
-    assert!(!log.contains('\u{1b}'), "an ANSI escape reached the log: {log:?}");
+    assert!(
+        !log.contains('\u{1b}'),
+        "an ANSI escape reached the log: {log:?}"
+    );
 }

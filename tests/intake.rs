@@ -23,7 +23,9 @@ fn went_offline(w: &mut Watcher) -> bool {
 
 /// A command of about `size` bytes: valid JSON, its bulk in `reason`.
 fn big_command(transaction: &str, size: usize) -> Vec<u8> {
-    let head = format!(r#"{{"transaction":"{transaction}","arbiter":"IA Big","action":"pause","reason":""#);
+    let head = format!(
+        r#"{{"transaction":"{transaction}","arbiter":"IA Big","action":"pause","reason":""#
+    );
     let mut v = head.into_bytes();
     v.resize(size, b'x');
     v.extend_from_slice(b"\"}");
@@ -74,8 +76,15 @@ async fn a_5_mb_command_plain_or_retained_is_too_large_and_the_daemon_stays_onli
     let set = rig.topic("set");
     let board_set = rig.topic(&format!("board/{}/set", board_id(1)));
 
-    rig.watcher.publish(&set, &big_command("big-hall", 5 * MB)).await;
-    let r = response(&mut rig.watcher, &format!("hallclock/{HALL}/response"), "big-hall").await;
+    rig.watcher
+        .publish(&set, &big_command("big-hall", 5 * MB))
+        .await;
+    let r = response(
+        &mut rig.watcher,
+        &format!("hallclock/{HALL}/response"),
+        "big-hall",
+    )
+    .await;
     assert_eq!(r["status"], "error");
     assert_eq!(r["error"], "too_large", "{r}");
     assert_eq!(
@@ -128,7 +137,9 @@ async fn a_5_mb_command_plain_or_retained_is_too_large_and_the_daemon_stays_onli
     let status = rig.topic("status");
     rig.hall = Some(hallclock::hall::start(rig.settings.clone()).expect("the daemon restarts"));
     rig.watcher
-        .wait("online again", |m| m.topic == status && m.text() == "online")
+        .wait("online again", |m| {
+            m.topic == status && m.text() == "online"
+        })
         .await;
     for topic in [&board_set, &set] {
         rig.watcher
@@ -155,7 +166,8 @@ async fn a_5_mb_command_plain_or_retained_is_too_large_and_the_daemon_stays_onli
             .drain()
             .iter()
             .filter(|m| m.topic.ends_with("/response"))
-            .any(|m| m.json()["transaction"] == "big-retained" || m.json()["transaction"] == "big-retained-hall"),
+            .any(|m| m.json()["transaction"] == "big-retained"
+                || m.json()["transaction"] == "big-retained-hall"),
         "a command delivered as retained was answered"
     );
     rig.stop().await;
@@ -174,8 +186,18 @@ fn fuzz_payload(rng: &mut StdRng) -> Vec<u8> {
         return v;
     }
     let actions = [
-        "pause", "resume", "start_round", "replay", "add_time", "set_result", "seal",
-        "open_envelope", "set_time", "adjourn", "\u{1b}[31m", "",
+        "pause",
+        "resume",
+        "start_round",
+        "replay",
+        "add_time",
+        "set_result",
+        "seal",
+        "open_envelope",
+        "set_time",
+        "adjourn",
+        "\u{1b}[31m",
+        "",
     ];
     let mut obj = serde_json::Map::new();
     for _ in 0..rng.gen_range(0..8) {
@@ -266,11 +288,16 @@ async fn duplicate_keys_and_far_instants_are_refused_and_change_nothing() {
     rig.watcher.publish(&set, dup.as_bytes()).await;
     let r = response(&mut rig.watcher, &resp, "dup-1").await;
     assert_eq!(r["error"], "duplicate_key", "{r}");
-    assert_eq!(r["reason"], "start: the key appears twice; give each key once");
+    assert_eq!(
+        r["reason"],
+        "start: the key appears twice; give each key once"
+    );
 
     let pairings = json!([{"board": board_id(1), "white": "A", "black": "B"}]);
     let r = rig
-        .hall_command(json!({"action": "start_round", "round": 1, "start": i64::MAX, "pairings": pairings}))
+        .hall_command(
+            json!({"action": "start_round", "round": 1, "start": i64::MAX, "pairings": pairings}),
+        )
         .await;
     assert_eq!(r["error"], "out_of_range", "{r}");
     let reason = r["reason"].as_str().unwrap_or_default();
@@ -290,7 +317,13 @@ async fn duplicate_keys_and_far_instants_are_refused_and_change_nothing() {
         )
         .await;
     assert_eq!(r["error"], "out_of_range", "{r}");
-    assert!(r["reason"].as_str().unwrap_or_default().starts_with("end: "), "{r}");
+    assert!(
+        r["reason"]
+            .as_str()
+            .unwrap_or_default()
+            .starts_with("end: "),
+        "{r}"
+    );
     // Nothing was started by any of them.
     let info = rig
         .watcher
@@ -319,7 +352,12 @@ async fn a_viewers_replay_goes_to_the_asker_not_to_the_live_event_topic() {
     let reply = format!("hallclock/{HALL}/reply/viewer-7");
     // Settle: what the start published has arrived.
     tokio::time::sleep(Duration::from_millis(500)).await;
-    let live_before = rig.watcher.drain().iter().filter(|m| m.topic == live).count();
+    let live_before = rig
+        .watcher
+        .drain()
+        .iter()
+        .filter(|m| m.topic == live)
+        .count();
 
     // On `ask`, where a viewer may write (it may not write `set`).
     rig.watcher
@@ -331,7 +369,12 @@ async fn a_viewers_replay_goes_to_the_asker_not_to_the_live_event_topic() {
             .as_bytes(),
         )
         .await;
-    let r = response(&mut rig.watcher, &format!("hallclock/{HALL}/response"), "rp-1").await;
+    let r = response(
+        &mut rig.watcher,
+        &format!("hallclock/{HALL}/response"),
+        "rp-1",
+    )
+    .await;
     assert_eq!(r["status"], "ok", "{r}");
     let replayed = rig
         .watcher
@@ -342,7 +385,12 @@ async fn a_viewers_replay_goes_to_the_asker_not_to_the_live_event_topic() {
         .json();
     assert_eq!(replayed, first, "replayed exactly as first published");
     tokio::time::sleep(Duration::from_millis(300)).await;
-    let live_after = rig.watcher.drain().iter().filter(|m| m.topic == live).count();
+    let live_after = rig
+        .watcher
+        .drain()
+        .iter()
+        .filter(|m| m.topic == live)
+        .count();
     assert_eq!(
         live_after, live_before,
         "the replay reached every subscriber of the live event topic"
@@ -357,7 +405,12 @@ async fn a_viewers_replay_goes_to_the_asker_not_to_the_live_event_topic() {
                 .as_bytes(),
         )
         .await;
-    let r = response(&mut rig.watcher, &format!("hallclock/{HALL}/response"), "rp-2").await;
+    let r = response(
+        &mut rig.watcher,
+        &format!("hallclock/{HALL}/response"),
+        "rp-2",
+    )
+    .await;
     assert_eq!(r["error"], "not_a_request", "{r}");
     // A reply topic must be one topic level.
     let r = rig

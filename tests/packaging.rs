@@ -665,13 +665,16 @@ fn mosquitto_example_acl_lets_only_the_daemon_and_arbiters_write_and_gives_viewe
     };
     let read_as = |who: Who, client_id: &str, topic: &str| -> String {
         let out = Command::new("mosquitto_sub")
-            .args(["-p", &port_s, "-C", "1", "-W", "2", "-t", topic, "-i", client_id])
+            .args([
+                "-p", &port_s, "-C", "1", "-W", "2", "-t", topic, "-i", client_id,
+            ])
             .args(auth(who))
             .output()
             .expect("mosquitto_sub");
         String::from_utf8_lossy(&out.stdout).trim().to_string()
     };
-    let retained = |who: Who, topic: &str| read_as(who, &format!("reader-{}", std::process::id()), topic);
+    let retained =
+        |who: Who, topic: &str| read_as(who, &format!("reader-{}", std::process::id()), topic);
     let mut denied = 0;
 
     let state = "hallclock/hall-a/board/b1/state";
@@ -679,7 +682,11 @@ fn mosquitto_example_acl_lets_only_the_daemon_and_arbiters_write_and_gives_viewe
     assert_eq!(retained(anonymous, state), "from-daemon", "anonymous reads");
     assert_eq!(retained(viewer, state), "from-daemon", "viewers read");
     assert_eq!(retained(arbiter, state), "from-daemon", "arbiters read");
-    assert_eq!(retained(stranger, state), "", "an account without a block reads");
+    assert_eq!(
+        retained(stranger, state),
+        "",
+        "an account without a block reads"
+    );
     for (who, name) in [
         (anonymous, "anonymous"),
         (viewer, "viewer"),
@@ -701,7 +708,11 @@ fn mosquitto_example_acl_lets_only_the_daemon_and_arbiters_write_and_gives_viewe
             "arbiter-command",
             "arbiter may command"
         );
-        for (who, name) in [(anonymous, "anonymous"), (viewer, "viewer"), (stranger, "stranger")] {
+        for (who, name) in [
+            (anonymous, "anonymous"),
+            (viewer, "viewer"),
+            (stranger, "stranger"),
+        ] {
             publish(who, set, name);
             denied += 1;
             assert_eq!(
@@ -730,9 +741,21 @@ fn mosquitto_example_acl_lets_only_the_daemon_and_arbiters_write_and_gives_viewe
     // The replay reaches the client that asked (by its client id), and nobody else.
     let reply = "hallclock/hall-a/reply/dash-7";
     publish(daemon, reply, "replayed");
-    assert_eq!(read_as(viewer, "dash-7", reply), "replayed", "the asker reads its replay");
-    assert_eq!(read_as(viewer, "dash-8", reply), "", "another client read the replay");
-    assert_eq!(read_as(anonymous, "spectator-1", reply), "", "a spectator read the replay");
+    assert_eq!(
+        read_as(viewer, "dash-7", reply),
+        "replayed",
+        "the asker reads its replay"
+    );
+    assert_eq!(
+        read_as(viewer, "dash-8", reply),
+        "",
+        "another client read the replay"
+    );
+    assert_eq!(
+        read_as(anonymous, "spectator-1", reply),
+        "",
+        "a spectator read the replay"
+    );
 
     // Per hall: hall-a's accounts act on hall-a only.
     publish(arbiter, "hallclock/hall-b/set", "other hall");
@@ -762,7 +785,10 @@ fn mosquitto_example_acl_lets_only_the_daemon_and_arbiters_write_and_gives_viewe
         .lines()
         .filter(|l| l.contains("Warning") && !l.contains("should not be run as root"))
         .collect();
-    assert!(warnings.is_empty(), "Mosquitto warned about the example: {warnings:?}");
+    assert!(
+        warnings.is_empty(),
+        "Mosquitto warned about the example: {warnings:?}"
+    );
     assert!(
         read(MOSQUITTO_CONF).contains("\nmax_packet_size 1049600\n"),
         "the example limits packets to the daemon's 1 MiB commands"

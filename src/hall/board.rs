@@ -305,7 +305,9 @@ impl Actor {
             Severity::Critical | Severity::Warning => {
                 tracing::warn!(board = %self.id, alert = kind.slug(), "{}", crate::mqtt::command::log_safe(&message))
             }
-            Severity::Info => tracing::info!(board = %self.id, alert = kind.slug(), "{}", crate::mqtt::command::log_safe(&message)),
+            Severity::Info => {
+                tracing::info!(board = %self.id, alert = kind.slug(), "{}", crate::mqtt::command::log_safe(&message))
+            }
         }
         let payload = AlertPayload {
             id: self.alert_id(kind),

@@ -13,9 +13,7 @@ use tokio::sync::{Semaphore, mpsc, oneshot};
 
 use crate::link::{LinkConfig, spawn as spawn_link};
 use crate::mqtt::client::{self, Incoming, MqttError, MqttSettings, Publisher};
-use crate::mqtt::command::{
-    self, BadCommand, BoardAction, Command, HallAction, Pairing, log_safe,
-};
+use crate::mqtt::command::{self, BadCommand, BoardAction, Command, HallAction, Pairing, log_safe};
 use crate::mqtt::payload::{
     BoardInfo, BoardResult, DefaultsInfo, HallEvent, InfoPayload, ResponsePayload, ResponseStatus,
     RoundInfo, SessionEvent, SessionPayload, Topics,
@@ -791,7 +789,9 @@ impl Hall {
             } => self.replay(board, *from_seq, reply_to).await,
             _ => Err(Refusal::new(
                 "not_a_request",
-                format!("'{action}' is a command: send it to the hall's set topic; ask takes only replay"),
+                format!(
+                    "'{action}' is a command: send it to the hall's set topic; ask takes only replay"
+                ),
             )),
         };
         self.respond(topic, &command.transaction, action, r);

@@ -49,7 +49,10 @@ pub enum Outgoing {
 #[derive(Debug)]
 pub enum Incoming {
     Hall(Vec<u8>),
-    Board { board: String, payload: Vec<u8> },
+    Board {
+        board: String,
+        payload: Vec<u8>,
+    },
     /// Over [`MAX_COMMAND_BYTES`](super::command::MAX_COMMAND_BYTES): only the answer to
     /// give is handed on, never the payload.
     TooLarge {

@@ -735,7 +735,11 @@ mod tests {
         let e = board(r#"{"transaction":"t1","arbiter":"IA","action":"add_time","side":"white","side":"black","delta_ms":1}"#)
             .unwrap_err();
         assert_eq!((e.error, e.transaction.as_str()), ("duplicate_key", "t1"));
-        assert!(e.reason.starts_with("side: the key appears twice"), "{}", e.reason);
+        assert!(
+            e.reason.starts_with("side: the key appears twice"),
+            "{}",
+            e.reason
+        );
         let e = parse::<HallAction>(
             br#"{"transaction":"r","arbiter":"CA","action":"start_round","round":1,"start":0,"pairings":[{"board":"b","white":"A","black":"B"},{"board":"c","white":"A","white":"C","black":"B"}]}"#,
         )
@@ -751,12 +755,17 @@ mod tests {
 
     #[test]
     fn a_command_over_1_mib_is_too_large_and_keeps_its_transaction() {
-        let mut big = br#"{"transaction":"big-1","arbiter":"CA","action":"pause","reason":""#.to_vec();
+        let mut big =
+            br#"{"transaction":"big-1","arbiter":"CA","action":"pause","reason":""#.to_vec();
         big.resize(MAX_COMMAND_BYTES + 10, b'x');
         big.extend_from_slice(b"\"}");
         let e = parse::<HallAction>(&big).unwrap_err();
         assert_eq!((e.error, e.transaction.as_str()), ("too_large", "big-1"));
-        assert!(e.reason.contains("the limit is 1048576 bytes"), "{}", e.reason);
+        assert!(
+            e.reason.contains("the limit is 1048576 bytes"),
+            "{}",
+            e.reason
+        );
         // Cut off (not JSON at all after the transaction): still found.
         assert_eq!(peek_transaction(&big[..200]), "big-1");
         assert_eq!(peek_transaction(b"\x00\xff garbage"), "");
@@ -774,7 +783,11 @@ mod tests {
             e,
             "start: 9223372036854775807 ms is out of range: allowed from 2026-11-29T14:00:00.000Z to 2026-12-14T14:00:00.000Z (1 day back, 14 days ahead)"
         );
-        assert!(check_instants(&at(0), now).unwrap_err().contains("1970-01-01T00:00:00.000Z is out of range"));
+        assert!(
+            check_instants(&at(0), now)
+                .unwrap_err()
+                .contains("1970-01-01T00:00:00.000Z is out of range")
+        );
         assert!(check_instants(&at(i64::MIN), now).is_err());
     }
 
