@@ -95,6 +95,9 @@ pub struct BrokerConfig {
     pub tls: bool,
     /// CA certificate(s) to trust for TLS; `None` = the system's roots.
     pub ca_file: Option<PathBuf>,
+    /// Mutual TLS: the daemon's certificate chain and private key (PEM), both or neither.
+    pub client_cert: Option<PathBuf>,
+    pub client_key: Option<PathBuf>,
     /// 0 disables keep-alive.
     pub keep_alive_secs: u16,
     /// Outgoing messages queued while the broker is unreachable.
@@ -111,6 +114,8 @@ impl Default for BrokerConfig {
             password: None,
             tls: false,
             ca_file: None,
+            client_cert: None,
+            client_key: None,
             keep_alive_secs: 15,
             max_queued: 10_000,
         }
@@ -604,6 +609,35 @@ impl Config {
             )),
             (None, _) => {}
         }
+        for (key, file, other) in [
+            ("broker.client_cert", &b.client_cert, &b.client_key),
+            ("broker.client_key", &b.client_key, &b.client_cert),
+        ] {
+            let Some(file) = file else { continue };
+            if !b.tls {
+                out.push(Problem::warning(
+                    key,
+                    format!("{} is ignored because broker.tls is false", file.display()),
+                ));
+            } else if !file.is_file() {
+                out.push(Problem::error(
+                    key,
+                    format!("{} does not exist or is not a file", file.display()),
+                ));
+            } else if let Err(why) = pem_has(file, key.ends_with("key")) {
+                out.push(Problem::error(key, format!("{}: {why}", file.display())));
+            } else if other.is_none() {
+                let missing = if key.ends_with("key") {
+                    "broker.client_cert"
+                } else {
+                    "broker.client_key"
+                };
+                out.push(Problem::error(
+                    key,
+                    format!("mutual TLS needs both broker.client_cert and broker.client_key; {missing} is not set"),
+                ));
+            }
+        }
         if b.keep_alive_secs == 0 {
             out.push(Problem::warning(
                 "broker.keep_alive_secs",
@@ -763,6 +797,15 @@ impl Config {
             Some(ca) => t.path("ca_file", ca),
             None => t.opt_string("ca_file", None),
         }
+        for (key, file) in [
+            ("client_cert", &b.client_cert),
+            ("client_key", &b.client_key),
+        ] {
+            match file {
+                Some(f) => t.path(key, f),
+                None => t.opt_string(key, None),
+            }
+        }
         t.raw("keep_alive_secs", b.keep_alive_secs);
         t.raw("max_queued", b.max_queued);
 
@@ -915,6 +958,31 @@ fn quoted_chars(chars: &[char]) -> String {
         .map(|c| format!("{:?}", c))
         .collect::<Vec<_>>()
         .join(", ")
+}
+
+/// Whether a PEM file holds what its key says (a certificate, or a private key), so a
+/// swapped or wrong file is found by check-config and not at the first TLS handshake.
+fn pem_has(file: &Path, private_key: bool) -> Result<(), String> {
+    let text = std::fs::read(file).map_err(|e| format!("cannot be read ({e})"))?;
+    let text = String::from_utf8_lossy(&text);
+    let found = text.lines().any(|l| {
+        l.strip_prefix("-----BEGIN ")
+            .and_then(|l| l.strip_suffix("-----"))
+            .is_some_and(|label| {
+                if private_key {
+                    label.ends_with("PRIVATE KEY") && !label.contains("ENCRYPTED")
+                } else {
+                    label == "CERTIFICATE"
+                }
+            })
+    });
+    if found {
+        Ok(())
+    } else if private_key {
+        Err("no unencrypted PEM private key in it (BEGIN PRIVATE KEY, RSA PRIVATE KEY or EC PRIVATE KEY)".into())
+    } else {
+        Err("no PEM certificate in it (BEGIN CERTIFICATE)".into())
+    }
 }
 
 /// MQTT 3.1.1 (3.1.3.1) makes a broker accept only 1–23 characters of `[0-9a-zA-Z]`; real
@@ -1152,6 +1220,8 @@ const BROKER_KEYS: &[&str] = &[
     "password",
     "tls",
     "ca_file",
+    "client_cert",
+    "client_key",
     "keep_alive_secs",
     "max_queued",
 ];
@@ -1215,6 +1285,8 @@ impl Walk {
             self.field(t, s, "password", &mut b.password, optional(string));
             self.field(t, s, "tls", &mut b.tls, boolean);
             self.field(t, s, "ca_file", &mut b.ca_file, optional(path));
+            self.field(t, s, "client_cert", &mut b.client_cert, optional(path));
+            self.field(t, s, "client_key", &mut b.client_key, optional(path));
             self.field(
                 t,
                 s,

@@ -6,6 +6,7 @@ use crate::config::Config;
 use crate::hall::{self, BoardSettings, HallError, HallSettings};
 use crate::link::LinkConfig;
 use crate::mqtt::MqttSettings;
+use crate::mqtt::client::BrokerState;
 
 /// The hall's settings from a validated configuration.
 pub fn settings(config: &Config) -> HallSettings {
@@ -37,6 +38,11 @@ pub fn settings(config: &Config) -> HallSettings {
             password: config.broker.password.clone(),
             tls: config.broker.tls,
             tls_ca: config.broker.ca_file.clone(),
+            client_cert: config
+                .broker
+                .client_cert
+                .clone()
+                .zip(config.broker.client_key.clone()),
             keep_alive: Duration::from_secs(u64::from(config.broker.keep_alive_secs)),
             max_queued: config.broker.max_queued,
         },
@@ -112,8 +118,19 @@ pub async fn run(config: Config, path: std::path::PathBuf) -> Result<(), HallErr
     let running = hall::start(settings)?;
     // READY only after the broker was tried (a refusal is fine: the hall still runs).
     let _ = tokio::time::timeout(Duration::from_secs(10), running.publisher.first_attempt()).await;
-    notify(&[sd_notify::NotifyState::Ready]);
-    tracing::info!("ready");
+    let mut broker = running.publisher.broker_state();
+    let mut last_health = String::from("starting");
+    let line = status_line(&broker.borrow_and_update(), &last_health);
+    notify(&[
+        sd_notify::NotifyState::Ready,
+        sd_notify::NotifyState::Status(&line),
+    ]);
+    match &*broker.borrow() {
+        BrokerState::Trouble(why) => {
+            tracing::warn!("ready, but without the MQTT broker: {why}");
+        }
+        _ => tracing::info!("ready"),
+    }
     let mut health = running.health.clone();
     let mut config = config;
     use tokio::signal::unix::{SignalKind, signal};
@@ -142,11 +159,20 @@ pub async fn run(config: Config, path: std::path::PathBuf) -> Result<(), HallErr
                 }
                 let status = health.borrow_and_update().clone();
                 if let Some(h) = status {
+                    last_health = h.status;
+                    let line = status_line(&broker.borrow(), &last_health);
                     notify(&[
                         sd_notify::NotifyState::Watchdog,
-                        sd_notify::NotifyState::Status(&h.status),
+                        sd_notify::NotifyState::Status(&line),
                     ]);
                 }
+            }
+            changed = broker.changed() => {
+                if changed.is_err() {
+                    break;
+                }
+                let line = status_line(&broker.borrow_and_update(), &last_health);
+                notify(&[sd_notify::NotifyState::Status(&line)]);
             }
         }
     }
@@ -154,6 +180,16 @@ pub async fn run(config: Config, path: std::path::PathBuf) -> Result<(), HallErr
     notify(&[sd_notify::NotifyState::Stopping]);
     running.stop().await;
     Ok(())
+}
+
+/// systemd's STATUS: broker trouble first (`systemctl status` shows one line), then the
+/// hall's heartbeat line.
+fn status_line(broker: &BrokerState, hall: &str) -> String {
+    match broker {
+        BrokerState::Trouble(why) => format!("MQTT broker: {why}; {hall}"),
+        BrokerState::Connecting => format!("connecting to the MQTT broker; {hall}"),
+        BrokerState::Connected => hall.to_string(),
+    }
 }
 
 fn notify(state: &[sd_notify::NotifyState]) {

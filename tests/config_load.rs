@@ -146,6 +146,8 @@ fn the_shipped_file_documents_every_key() {
     all.broker.username = Some("u".into());
     all.broker.password = Some("p".into());
     all.broker.ca_file = Some("/ca.pem".into());
+    all.broker.client_cert = Some("/client.pem".into());
+    all.broker.client_key = Some("/client.key".into());
     all.boards.push(BoardConfig {
         id: "b".into(),
         port: "/dev/null".into(),
@@ -177,7 +179,7 @@ fn the_shipped_file_documents_every_key() {
             "{section} {key} is not in config/hallclock.toml"
         );
     }
-    assert_eq!(keys, 30);
+    assert_eq!(keys, 32);
 }
 
 #[test]
@@ -592,6 +594,76 @@ fn tls_needs_an_existing_ca_file() {
     let text = text.replace("tls = true", "tls = false");
     let (_, warnings) = ok(&text, &[]);
     assert_eq!(at(&warnings, "broker.ca_file").severity, Severity::Warning);
+}
+
+#[test]
+fn client_certificates_are_checked_for_mutual_tls() {
+    let dir = TempDir::new();
+    let cert = dir.path().join("client.pem");
+    let key = dir.path().join("client.key");
+    std::fs::write(
+        &cert,
+        "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n",
+    )
+    .unwrap();
+    std::fs::write(
+        &key,
+        "-----BEGIN PRIVATE KEY-----\nMIIE\n-----END PRIVATE KEY-----\n",
+    )
+    .unwrap();
+    let text = |tls: bool, cert: &Path, key: Option<&Path>| {
+        let mut broker = format!(
+            "[broker]\ntls = {tls}\nclient_cert = {:?}\n",
+            cert.display().to_string()
+        );
+        if let Some(k) = key {
+            broker.push_str(&format!("client_key = {:?}\n", k.display().to_string()));
+        }
+        with_state_dir(&dir, &format!("{broker}{}", board("b")))
+    };
+    let (c, warnings) = ok(&text(true, &cert, Some(&key)), &[]);
+    assert!(warnings.is_empty(), "{warnings:?}");
+    assert_eq!(c.broker.client_cert.as_deref(), Some(cert.as_path()));
+    assert_eq!(c.broker.client_key.as_deref(), Some(key.as_path()));
+
+    let e = err(&text(true, &cert, None), &[]);
+    assert!(
+        error_at(&e, "broker.client_cert").message.contains(
+            "needs both broker.client_cert and broker.client_key; broker.client_key is not set"
+        ),
+        "{e}"
+    );
+    let missing = dir.path().join("missing.pem");
+    let e = err(&text(true, &missing, Some(&key)), &[]);
+    assert!(
+        error_at(&e, "broker.client_cert")
+            .message
+            .contains("does not exist")
+    );
+    // Swapped: the key where the certificate belongs, and the other way round.
+    let e = err(&text(true, &key, Some(&cert)), &[]);
+    assert!(
+        error_at(&e, "broker.client_cert")
+            .message
+            .contains("no PEM certificate in it"),
+        "{e}"
+    );
+    assert!(
+        error_at(&e, "broker.client_key")
+            .message
+            .contains("no unencrypted PEM private key"),
+        "{e}"
+    );
+    // Without TLS they are ignored: say so.
+    let (_, warnings) = ok(&text(false, &cert, Some(&key)), &[]);
+    assert_eq!(
+        at(&warnings, "broker.client_cert").severity,
+        Severity::Warning
+    );
+    assert_eq!(
+        at(&warnings, "broker.client_key").severity,
+        Severity::Warning
+    );
 }
 
 #[test]

@@ -43,12 +43,14 @@ fn spawn_daemon(config: &Path, log: &Path) -> Child {
         .expect("the daemon starts")
 }
 
-/// Events of `board` seen so far, by sequence number.
+/// Events of `board` seen so far, by sequence number: live, and replayed to us (issue 11:
+/// a replay goes to the asker's `reply/<id>` topic, no longer to the live `event` topic).
 fn events_of(w: &mut Watcher, board: &str) -> BTreeMap<u64, Value> {
     let topic = format!("hallclock/{}/board/{board}/event", common::HALL);
+    let reply = format!("hallclock/{}/reply/{REPLY_TO}", common::HALL);
     w.drain()
         .iter()
-        .filter(|m| m.topic == topic)
+        .filter(|m| m.topic == topic || (m.topic == reply && m.json()["board"] == board))
         .filter_map(|m| {
             let v = m.json();
             v["seq"].as_u64().map(|s| (s, v))
@@ -56,12 +58,14 @@ fn events_of(w: &mut Watcher, board: &str) -> BTreeMap<u64, Value> {
         .collect()
 }
 
+const REPLY_TO: &str = "durability-test";
+
 async fn request_replay(w: &mut Watcher, board: &str) -> Value {
     let set = format!("hallclock/{}/set", common::HALL);
     let tx = format!("replay-{board}-{}", now_ms());
     w.publish(
         &set,
-        json!({"transaction": tx, "arbiter": "IA", "action": "replay", "board": board, "from_seq": 1})
+        json!({"transaction": tx, "arbiter": "IA", "action": "replay", "board": board, "from_seq": 1, "reply_to": REPLY_TO})
             .to_string()
             .as_bytes(),
     )

@@ -14,7 +14,9 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use hallclock::mqtt::command::{BoardAction, HallAction, ResultName, parse};
+use hallclock::mqtt::command::{
+    BoardAction, HallAction, Instant, ResultName, check_instants, parse,
+};
 use hallclock::mqtt::payload::{
     AlertKind, AlertPayload, BoardResult, EventPayload, HallEvent, InfoPayload, OFFLINE, ONLINE,
     ResponsePayload, ResponseStatus, StatePayload,
@@ -705,6 +707,7 @@ fn all_hall_actions() -> Vec<HallAction> {
         HallAction::Replay {
             board: "board-001".into(),
             from_seq: 1,
+            reply_to: "dashboard-2".into(),
         },
         parse::<HallAction>(
             br#"{"transaction":"t","arbiter":"a","action":"seal_all"}"#,
@@ -1699,10 +1702,34 @@ fn documented_daemon_reasons_are_the_daemons_own() {
         .map(|r| (tag(r, "rejection"), r.to_string()))
         .collect();
     // Reasons the hall passes on from elsewhere (`Refusal::new("bad_value", e)`).
-    let passed_on = [(
-        "bad_value",
-        ResultName::Resignation.to_result(None).unwrap_err(),
-    )];
+    // And the parser's refusals at the door (issue 11): a 5 MB command, a duplicated key,
+    // an instant out of range, as the examples show them.
+    let mut big = br#"{"transaction":"big-1","arbiter":"IA","action":"pause","reason":""#.to_vec();
+    big.resize(5_000_000, b'x');
+    big.extend_from_slice(b"\"}");
+    let passed_on = [
+        (
+            "bad_value",
+            ResultName::Resignation.to_result(None).unwrap_err(),
+        ),
+        ("too_large", parse::<HallAction>(&big).unwrap_err().reason),
+        (
+            "duplicate_key",
+            parse::<BoardAction>(
+                br#"{"transaction":"t-0126","arbiter":"IA","action":"add_time","side":"white","side":"black","delta_ms":1}"#,
+            )
+            .unwrap_err()
+            .reason,
+        ),
+        (
+            "out_of_range",
+            check_instants(
+                &[("start", Instant(Millis(i64::MAX)))],
+                Millis(1_796_047_200_000),
+            )
+            .unwrap_err(),
+        ),
+    ];
     let all = examples();
     for (kind, e) in with_prefix(&all, "response:") {
         if kind == "ok" || kind == "bad_command" {

@@ -309,9 +309,11 @@ impl Actor {
         }
         match severity {
             Severity::Critical | Severity::Warning => {
-                tracing::warn!(board = %self.id, alert = kind.slug(), "{message}")
+                tracing::warn!(board = %self.id, alert = kind.slug(), "{}", crate::mqtt::command::log_safe(&message))
             }
-            Severity::Info => tracing::info!(board = %self.id, alert = kind.slug(), "{message}"),
+            Severity::Info => {
+                tracing::info!(board = %self.id, alert = kind.slug(), "{}", crate::mqtt::command::log_safe(&message))
+            }
         }
         let payload = AlertPayload {
             id: self.alert_id(kind),
@@ -1002,7 +1004,7 @@ impl Actor {
         let input = match c.action {
             BoardAction::SwapSides {} => {
                 self.placement = self.placement.swapped();
-                tracing::info!(board = %self.id, white = ?self.placement.white, %arbiter, "clock turned round (6.4)");
+                tracing::info!(board = %self.id, white = ?self.placement.white, arbiter = %crate::mqtt::command::log_safe(&arbiter), "clock turned round (6.4)");
                 self.publish_state();
                 self.program_clock(None).await;
                 return Ok(());

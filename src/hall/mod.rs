@@ -14,7 +14,7 @@ use tokio::sync::{Semaphore, mpsc, oneshot};
 
 use crate::link::{LinkConfig, spawn as spawn_link};
 use crate::mqtt::client::{self, Incoming, MqttError, MqttSettings, Publisher};
-use crate::mqtt::command::{self, BadCommand, BoardAction, Command, HallAction, Pairing};
+use crate::mqtt::command::{self, BadCommand, BoardAction, Command, HallAction, Pairing, log_safe};
 use crate::mqtt::payload::{
     BoardInfo, BoardResult, DefaultsInfo, HallEvent, InfoPayload, ResponsePayload, ResponseStatus,
     RoundInfo, SessionEvent, SessionPayload, Topics,
@@ -562,6 +562,8 @@ impl Hall {
                 msg = incoming.recv() => match msg {
                     Some(Incoming::Hall(payload)) => self.on_hall_command(&payload).await,
                     Some(Incoming::Board { board, payload }) => self.on_board_command(board, &payload).await,
+                    Some(Incoming::Ask(payload)) => self.on_ask(&payload).await,
+                    Some(Incoming::TooLarge { response, bad }) => self.respond_bad(response, bad),
                     None => break,
                 },
                 note = from_boards.recv() => if let Some(note) = note {
@@ -625,13 +627,14 @@ impl Hall {
     }
 
     fn respond_bad(&self, topic: String, bad: BadCommand) {
-        tracing::info!(transaction = %bad.transaction, reason = %bad.reason, "command refused");
-        self.respond(
-            topic,
-            &bad.transaction,
-            &bad.action,
-            Err(Refusal::new("bad_command", bad.reason)),
-        );
+        tracing::info!(transaction = %log_safe(&bad.transaction), reason = %log_safe(&bad.reason), "command refused");
+        // The codes the parser gives, spelled out for the refusal-kind list of the docs test.
+        let refusal = match bad.error {
+            "too_large" => Refusal::new("too_large", bad.reason),
+            "duplicate_key" => Refusal::new("duplicate_key", bad.reason),
+            _ => Refusal::new("bad_command", bad.reason),
+        };
+        self.respond(topic, &bad.transaction, &bad.action, Err(refusal));
     }
 
     async fn on_board_command(&mut self, board: String, payload: &[u8]) {
@@ -641,6 +644,14 @@ impl Hall {
             Err(bad) => return self.respond_bad(topic, bad),
         };
         let (transaction, action) = (command.transaction.clone(), command.action.name());
+        if let Err(why) = command::check_instants(&command.action.instants(), self.timebase.now()) {
+            return self.respond(
+                topic,
+                &transaction,
+                action,
+                Err(Refusal::new("out_of_range", why)),
+            );
+        }
         let Some(entry) = self.boards.get(&board) else {
             return self.respond(
                 topic,
@@ -655,7 +666,7 @@ impl Hall {
                 )),
             );
         };
-        tracing::info!(%board, %transaction, action, arbiter = %command.arbiter, "arbiter command");
+        tracing::info!(board = %log_safe(&board), transaction = %log_safe(&transaction), action, arbiter = %log_safe(&command.arbiter), "arbiter command");
         if let BoardAction::ReplaceClock {
             to: Some(to),
             white_ms,
@@ -774,6 +785,32 @@ impl Hall {
         r
     }
 
+    /// A request on `ask`: only what reads (`replay`); commands go to `set`, which viewers
+    /// may not write (packaging/mosquitto/acl).
+    async fn on_ask(&mut self, payload: &[u8]) {
+        let topic = self.topics.hall_response();
+        let command = match command::parse::<HallAction>(payload) {
+            Ok(c) => c,
+            Err(bad) => return self.respond_bad(topic, bad),
+        };
+        let action = command.action.name();
+        tracing::info!(transaction = %log_safe(&command.transaction), action, arbiter = %log_safe(&command.arbiter), "request");
+        let r = match &command.action {
+            HallAction::Replay {
+                board,
+                from_seq,
+                reply_to,
+            } => self.replay(board, *from_seq, reply_to).await,
+            _ => Err(Refusal::new(
+                "not_a_request",
+                format!(
+                    "'{action}' is a command: send it to the hall's set topic; ask takes only replay"
+                ),
+            )),
+        };
+        self.respond(topic, &command.transaction, action, r);
+    }
+
     async fn on_hall_command(&mut self, payload: &[u8]) {
         let topic = self.topics.hall_response();
         let command = match command::parse::<HallAction>(payload) {
@@ -781,7 +818,15 @@ impl Hall {
             Err(bad) => return self.respond_bad(topic, bad),
         };
         let (transaction, action) = (command.transaction.clone(), command.action.name());
-        tracing::info!(%transaction, action, arbiter = %command.arbiter, "hall command");
+        tracing::info!(transaction = %log_safe(&transaction), action, arbiter = %log_safe(&command.arbiter), "hall command");
+        if let Err(why) = command::check_instants(&command.action.instants(), self.timebase.now()) {
+            return self.respond(
+                topic,
+                &transaction,
+                action,
+                Err(Refusal::new("out_of_range", why)),
+            );
+        }
         let r = match command.action.clone() {
             HallAction::StartRound {
                 round,
@@ -859,7 +904,11 @@ impl Hall {
                 tracing::info!(applied, "resumption scheduled");
                 applied_somewhere(applied, action)
             }
-            HallAction::Replay { board, from_seq } => self.replay(&board, from_seq).await,
+            HallAction::Replay {
+                board,
+                from_seq,
+                reply_to,
+            } => self.replay(&board, from_seq, &reply_to).await,
             HallAction::Pause {} | HallAction::Resume {} => {
                 let board_action = match command.action {
                     HallAction::Pause {} => BoardAction::Pause {},
@@ -886,8 +935,18 @@ impl Hall {
         self.respond(topic, &transaction, action, r);
     }
 
-    /// Republish a board's journaled events from `from_seq`, in order, as they were.
-    async fn replay(&self, board: &str, from_seq: u64) -> Result<(), Refusal> {
+    /// Send a board's journaled events from `from_seq` to the asker's `reply/<id>` topic,
+    /// in order, as they were first published.
+    async fn replay(&self, board: &str, from_seq: u64, reply_to: &str) -> Result<(), Refusal> {
+        if !valid_reply_id(reply_to) {
+            return Err(Refusal::new(
+                "bad_value",
+                format!(
+                    "reply_to: '{reply_to}' is not a topic level; give your MQTT client id (1-64 of A-Z a-z 0-9 - _): the events go to {}",
+                    self.topics.reply("<reply_to>")
+                ),
+            ));
+        }
         if !self.boards.contains_key(board) {
             return Err(Refusal::new(
                 "unknown_board",
@@ -899,7 +958,7 @@ impl Hall {
             .await
             .map_err(|e| Refusal::new("internal", e.to_string()))?
             .map_err(|e| Refusal::new("storage", format!("cannot read the journal: {e}")))?;
-        let topic = self.topics.event(board);
+        let topic = self.topics.reply(reply_to);
         let mut n = 0;
         for (record, _, _) in scan.records {
             if let crate::store::Record::Event {
@@ -922,7 +981,7 @@ impl Hall {
                 n += 1;
             }
         }
-        tracing::info!(board, from_seq, events = n, "replayed");
+        tracing::info!(board, from_seq, events = n, reply_to, "replayed");
         Ok(())
     }
 
@@ -1197,7 +1256,7 @@ impl Hall {
             match Self::ask(&entry.inbox, |reply| ToBoard::Command { command: c, reply }).await {
                 Some(Ok(())) => applied += 1,
                 Some(Err(r)) => {
-                    tracing::info!(%board, error = %r.error, reason = %r.reason, "hall command not applied to this board")
+                    tracing::info!(%board, error = %r.error, reason = %log_safe(&r.reason), "hall command not applied to this board")
                 }
                 None => {}
             }
@@ -1306,6 +1365,15 @@ impl Hall {
                 .json_message(self.topics.hall_event(), &summary);
         }
     }
+}
+
+/// A reply topic's last level: what the example ACL's `%c` pattern can match (client ids
+/// as `broker.client_id` allows them), and nothing that changes the topic's shape.
+fn valid_reply_id(id: &str) -> bool {
+    (1..=64).contains(&id.len())
+        && id
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
 }
 
 /// A hall-wide command succeeds when at least one board applied it.

@@ -40,6 +40,16 @@ impl Topics {
         format!("{}/response", self.base)
     }
 
+    /// Requests that read (`replay`), for viewers, who may not write `set`.
+    pub fn ask(&self) -> String {
+        format!("{}/ask", self.base)
+    }
+
+    /// Where a replay for the asker `id` goes (its MQTT client id, by the example ACL).
+    pub fn reply(&self, id: &str) -> String {
+        format!("{}/reply/{id}", self.base)
+    }
+
     pub fn hall_event(&self) -> String {
         format!("{}/event", self.base)
     }

@@ -100,6 +100,7 @@ pub fn mqtt_settings(port: u16, client_id: &str) -> MqttSettings {
         password: None,
         tls: false,
         tls_ca: None,
+        client_cert: None,
         keep_alive: Duration::from_secs(5),
         max_queued: 10_000,
     }
@@ -314,7 +315,8 @@ impl Watcher {
     pub async fn connect(port: u16, id: &str) -> Watcher {
         let mut opts = MqttOptions::new(id, "127.0.0.1", port);
         opts.set_keep_alive(Duration::from_secs(5));
-        opts.set_max_packet_size(1 << 20, 1 << 20);
+        // Large both ways: tests send (and so receive back) commands of up to 10 MB.
+        opts.set_max_packet_size(268_435_455, 64 << 20);
         let (client, mut eventloop) = AsyncClient::new(opts, 1024);
         let (tx, rx) = mpsc::unbounded_channel();
         let sub = client.clone();
@@ -352,6 +354,13 @@ impl Watcher {
     pub async fn publish(&self, topic: &str, payload: &[u8]) {
         self.client
             .publish(topic, QoS::AtLeastOnce, false, payload.to_vec())
+            .await
+            .expect("publish");
+    }
+
+    pub async fn publish_retained(&self, topic: &str, payload: &[u8]) {
+        self.client
+            .publish(topic, QoS::AtLeastOnce, true, payload.to_vec())
             .await
             .expect("publish");
     }
