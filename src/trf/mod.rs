@@ -453,16 +453,17 @@ impl Trf {
                 Position::field(t.line, first, last, record::tag_name(&t.code).unwrap_or(""))
             };
             let end = 4 + t.value.chars().count();
+            let number = t.value.chars().all(|c| c.is_ascii_digit());
             match t.code.as_str() {
-                "142" => {
-                    if !t.value.chars().all(|c| c.is_ascii_digit()) || t.value.is_empty() {
-                        return Err(TrfError::new(
-                            TrfErrorKind::NotANumber {
-                                value: t.value.clone(),
-                            },
-                            at(5, end),
-                        ));
-                    }
+                // A blank value says nothing.
+                _ if t.value.is_empty() => {}
+                "142" if !number => {
+                    return Err(TrfError::new(
+                        TrfErrorKind::NotANumber {
+                            value: t.value.clone(),
+                        },
+                        at(self.value_column(t), end),
+                    ));
                 }
                 "222" => {
                     if let Err(p) = tc::parse(&t.value) {
