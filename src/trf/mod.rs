@@ -397,8 +397,7 @@ impl Trf {
             let chars: Vec<char> = line.text.chars().collect();
             let k = match kind(&chars) {
                 Ok(k) => k,
-                Err(found) if !seen_record => {
-                    let _ = found;
+                Err(_) if !seen_record => {
                     return Err(TrfError::new(
                         TrfErrorKind::NotATrf {
                             why: "its first line does not start with a record code such as 012 or 001",
