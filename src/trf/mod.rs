@@ -397,8 +397,7 @@ impl Trf {
             let chars: Vec<char> = line.text.chars().collect();
             let k = match kind(&chars) {
                 Ok(k) => k,
-                Err(found) if !seen_record => {
-                    let _ = found;
+                Err(_) if !seen_record => {
                     return Err(TrfError::new(
                         TrfErrorKind::NotATrf {
                             why: "its first line does not start with a record code such as 012 or 001",
@@ -453,16 +452,17 @@ impl Trf {
                 Position::field(t.line, first, last, record::tag_name(&t.code).unwrap_or(""))
             };
             let end = 4 + t.value.chars().count();
+            let number = t.value.chars().all(|c| c.is_ascii_digit());
             match t.code.as_str() {
-                "142" => {
-                    if !t.value.chars().all(|c| c.is_ascii_digit()) || t.value.is_empty() {
-                        return Err(TrfError::new(
-                            TrfErrorKind::NotANumber {
-                                value: t.value.clone(),
-                            },
-                            at(5, end),
-                        ));
-                    }
+                // A blank value says nothing.
+                _ if t.value.is_empty() => {}
+                "142" if !number => {
+                    return Err(TrfError::new(
+                        TrfErrorKind::NotANumber {
+                            value: t.value.clone(),
+                        },
+                        at(self.value_column(t), end),
+                    ));
                 }
                 "222" => {
                     if let Err(p) = tc::parse(&t.value) {
