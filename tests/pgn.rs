@@ -710,7 +710,10 @@ proptest! {
     fn pgn_delayed_view_shows_the_game_as_it_was(seed in 0u64..1000, cut in 0i64..900) {
         let d = random_game(seed, 60, "180+2");
         let t = T0 + Millis(cut * 1000);
-        let shown = pgn::game(d.game.setup(), pgn::events_until(&d.events, t), &info());
+        let shown = pgn::game_at(d.game.setup(), &d.events, &info(), t);
+        prop_assert_eq!(&shown, &pgn::game(d.game.setup(), pgn::events_until(&d.events, t), &info()));
+        let newest = pgn::events_until(&d.events, t).last().map(|e| e.at());
+        prop_assert!(newest.is_none_or(|at| at <= t));
         let presses_by_t = d.events.iter().filter(|e| matches!(e, Event::Pressed { at, .. } if *at <= t)).count();
         let ended_by_t = d.events.iter().any(|e| matches!(e, Event::GameEnded { at, .. } if *at <= t));
         if !ended_by_t && d.game.position().is_some() {

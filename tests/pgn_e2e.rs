@@ -75,7 +75,7 @@ async fn retained_pgn_replays_in_python_chess_with_the_published_clocks() {
 
     // A subscriber that comes later gets the retained PGN of each board.
     let mut late = Watcher::connect(rig.broker.port, "pgn-late").await;
-    let mut retained = Vec::new();
+    let mut retained: Vec<String> = Vec::new();
     for n in 1..=2 {
         let topic = rig.topic(&format!("board/{}/pgn", board_id(n)));
         let want_moves = [4usize, 2][n - 1];
@@ -112,6 +112,23 @@ async fn retained_pgn_replays_in_python_chess_with_the_published_clocks() {
             clocks, want,
             "board {n}: %clk = the published pressed times"
         );
+    }
+
+    // After a restart the daemon publishes each board's PGN again, rebuilt from the
+    // journal: the whole game, not an empty one.
+    rig.watcher.drain();
+    for m in rig.watcher.seen.iter_mut() {
+        m.used = true;
+    }
+    rig.restart_daemon().await;
+    for (i, text) in retained.iter().enumerate() {
+        let topic = rig.topic(&format!("board/{}/pgn", board_id(i + 1)));
+        let again = rig
+            .watcher
+            .wait(&format!("{topic} after the restart"), |m| m.topic == topic)
+            .await
+            .text();
+        assert_eq!(&again, text, "board {}: the PGN after the restart", i + 1);
     }
 
     // The journal gives the same text, in board order.

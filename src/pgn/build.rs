@@ -38,6 +38,12 @@ pub fn events_until(events: &[Event], t: Millis) -> &[Event] {
     &events[..n]
 }
 
+/// The game as it was at instant `t` (a broadcast delayed by D: `t = now - D`): exactly
+/// [`game`] of the events up to `t`, so nothing newer can show.
+pub fn game_at(setup: &Setup, events: &[Event], info: &GameInfo, t: Millis) -> PgnGame {
+    game(setup, events_until(events, t), info)
+}
+
 fn who(c: Color) -> &'static str {
     match c {
         Color::White => "White",

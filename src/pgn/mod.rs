@@ -6,8 +6,9 @@
 //! export format (python-chess's `StringExporter` layout: lines of at most 80 columns,
 //! never splitting a token, and Black's move number repeated after a comment). [`round`]
 //! joins a round's games; [`events_until`] cuts the events at an instant, so a broadcast
-//! delayed by D shows `game(setup, events_until(events, now - D), info)`: the game exactly
-//! as it was then, computed from the journal's own timestamps.
+//! delayed by D shows [`game_at`]`(setup, events, info, now - D)`, which is
+//! `game(setup, events_until(events, now - D), info)`: the game exactly as it was then,
+//! computed from the journal's own timestamps.
 //!
 //! What the text says, and why (docs/BROADCAST.md is the reader's version):
 //!
@@ -61,6 +62,6 @@ mod build;
 mod tags;
 mod text;
 
-pub use build::{GameInfo, board_number, events_until, game};
+pub use build::{GameInfo, board_number, events_until, game, game_at};
 pub use tags::{clock, escape_tag, pgn_time_control, termination};
 pub use text::{PgnGame, PgnMove, round};
