@@ -13,6 +13,7 @@ pub mod dgt;
 pub mod hall;
 pub mod link;
 pub mod mqtt;
+pub mod refusal;
 pub mod rules;
 pub mod script;
 pub mod sim;

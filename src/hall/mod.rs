@@ -596,7 +596,7 @@ impl Hall {
     fn respond(&self, topic: String, transaction: &str, action: &str, r: Result<(), Refusal>) {
         let (status, reason, error) = match r {
             Ok(()) => (ResponseStatus::Ok, None, None),
-            Err(e) => (ResponseStatus::Error, Some(e.reason), Some(e.error)),
+            Err(e) => (ResponseStatus::Error, Some(e.to_string()), Some(e.code())),
         };
         self.publisher.json_message(
             topic,
@@ -616,7 +616,7 @@ impl Hall {
             topic,
             &bad.transaction,
             &bad.action,
-            Err(Refusal::new("bad_command", bad.reason)),
+            Err(Refusal::BadCommand(bad.reason)),
         );
     }
 
@@ -632,13 +632,10 @@ impl Hall {
                 topic,
                 &transaction,
                 action,
-                Err(Refusal::new(
-                    "unknown_board",
-                    format!(
-                        "unknown board '{board}'; this hall has {}",
-                        self.boards.keys().cloned().collect::<Vec<_>>().join(", ")
-                    ),
-                )),
+                Err(Refusal::UnknownBoard {
+                    board: board.clone(),
+                    known: self.boards.keys().cloned().collect::<Vec<_>>().join(", "),
+                }),
             );
         };
         tracing::info!(%board, %transaction, action, arbiter = %command.arbiter, "arbiter command");
@@ -659,14 +656,12 @@ impl Hall {
         tokio::spawn(async move {
             let (reply, rx) = oneshot::channel();
             let r = match inbox.send(ToBoard::Command { command, reply }).await {
-                Ok(()) => rx
-                    .await
-                    .unwrap_or_else(|_| Err(Refusal::new("internal", "the board stopped"))),
-                Err(_) => Err(Refusal::new("internal", "the board stopped")),
+                Ok(()) => rx.await.unwrap_or(Err(Refusal::BoardStopped)),
+                Err(_) => Err(Refusal::BoardStopped),
             };
             let (status, reason, error) = match r {
                 Ok(()) => (ResponseStatus::Ok, None, None),
-                Err(e) => (ResponseStatus::Error, Some(e.reason), Some(e.error)),
+                Err(e) => (ResponseStatus::Error, Some(e.to_string()), Some(e.code())),
             };
             publisher.json_message(
                 topic,
@@ -703,23 +698,23 @@ impl Hall {
             .boards
             .get(to)
             .map(|e| e.inbox.clone())
-            .ok_or_else(|| Refusal::new("unknown_board", format!("unknown target board '{to}'")))?;
+            .ok_or_else(|| Refusal::UnknownTarget { board: to.into() })?;
         let source = self
             .boards
             .get(from)
             .map(|e| e.inbox.clone())
-            .ok_or_else(|| Refusal::new("unknown_board", format!("unknown board '{from}'")))?;
+            .ok_or_else(|| Refusal::NotABoard { board: from.into() })?;
         if from == to {
-            return Err(Refusal::new("bad_value", "the target board is this board"));
+            return Err(Refusal::SameBoard);
         }
         if let Some(round) = Self::ask(&target, |reply| ToBoard::Busy { reply })
             .await
             .flatten()
         {
-            return Err(Refusal::new(
-                "board_busy",
-                format!("target board {to} has an unfinished game (round {round})"),
-            ));
+            return Err(Refusal::TargetBusy {
+                board: to.into(),
+                round,
+            });
         }
         let input = Input::ReplaceClock {
             device: to.to_string(),
@@ -735,10 +730,10 @@ impl Hall {
             reply,
         })
         .await
-        .unwrap_or_else(|| Err(Refusal::new("internal", "the board stopped")))?;
+        .unwrap_or(Err(Refusal::BoardStopped))?;
         let slot = Self::ask(&source, |reply| ToBoard::TakeGame { reply })
             .await
-            .unwrap_or_else(|| Err(Refusal::new("internal", "the board stopped")))?;
+            .unwrap_or(Err(Refusal::BoardStopped))?;
         let r = Self::ask(&target, |reply| ToBoard::AdoptGame {
             slot: Box::new(slot),
             from: from.to_string(),
@@ -746,7 +741,7 @@ impl Hall {
             reply,
         })
         .await
-        .unwrap_or_else(|| Err(Refusal::new("internal", "the board stopped")));
+        .unwrap_or(Err(Refusal::BoardStopped));
         if r.is_ok()
             && let Some(round) = &mut self.round
         {
@@ -855,16 +850,19 @@ impl Hall {
     /// Republish a board's journaled events from `from_seq`, in order, as they were.
     async fn replay(&self, board: &str, from_seq: u64) -> Result<(), Refusal> {
         if !self.boards.contains_key(board) {
-            return Err(Refusal::new(
-                "unknown_board",
-                format!("unknown board '{board}'"),
-            ));
+            return Err(Refusal::NotABoard {
+                board: board.into(),
+            });
         }
         let dir = self.settings.state_dir.join("journal");
         let scan = tokio::task::spawn_blocking(move || crate::store::read_dir(&dir))
             .await
-            .map_err(|e| Refusal::new("internal", e.to_string()))?
-            .map_err(|e| Refusal::new("storage", format!("cannot read the journal: {e}")))?;
+            .map_err(|e| Refusal::Internal {
+                reason: e.to_string(),
+            })?
+            .map_err(|e| Refusal::JournalUnreadable {
+                reason: e.to_string(),
+            })?;
         let topic = self.topics.event(board);
         let mut n = 0;
         for (record, _, _) in scan.records {
@@ -901,57 +899,49 @@ impl Hall {
         arbiter: &str,
     ) -> Result<(), Refusal> {
         if number == 0 {
-            return Err(Refusal::new(
-                "out_of_range",
-                "round: 0 is out of range (1 or more)",
-            ));
+            return Err(Refusal::RoundZero);
         }
         if pairings.is_empty() {
-            return Err(Refusal::new(
-                "bad_value",
-                "pairings: at least one board is needed",
-            ));
+            return Err(Refusal::NoPairings);
         }
         let mut slots = Vec::new();
         let mut seen = HashMap::new();
         for (i, p) in pairings.iter().enumerate() {
             let at = format!("pairings[{i}]");
-            let entry = self.boards.get(&p.board).ok_or_else(|| {
-                Refusal::new(
-                    "unknown_board",
-                    format!("{at}.board: unknown board '{}'", p.board),
-                )
-            })?;
+            let entry = self
+                .boards
+                .get(&p.board)
+                .ok_or_else(|| Refusal::UnknownPairedBoard {
+                    at: at.clone(),
+                    board: p.board.clone(),
+                })?;
             if seen.insert(p.board.clone(), i).is_some() {
-                return Err(Refusal::new(
-                    "bad_value",
-                    format!("{at}.board: board '{}' is paired twice", p.board),
-                ));
+                return Err(Refusal::PairedTwice {
+                    at,
+                    board: p.board.clone(),
+                });
             }
             if p.white.trim().is_empty() || p.black.trim().is_empty() {
-                return Err(Refusal::new(
-                    "bad_value",
-                    format!("{at}: both players need a name"),
-                ));
+                return Err(Refusal::NameMissing { at });
             }
             if let Some(round) = Self::ask(&entry.inbox, |reply| ToBoard::Busy { reply })
                 .await
                 .flatten()
             {
-                return Err(Refusal::new(
-                    "board_busy",
-                    format!(
-                        "{at}.board: board '{}' has an unfinished game (round {round})",
-                        p.board
-                    ),
-                ));
+                return Err(Refusal::PairedBoardBusy {
+                    at,
+                    board: p.board.clone(),
+                    round,
+                });
             }
             let mut setup = template.clone();
             setup.white = p.white.clone();
             setup.black = p.black.clone();
             setup.fen = p.fen.clone();
-            let game =
-                Game::new(setup).map_err(|e| Refusal::new("bad_value", format!("{at}: {e}")))?;
+            let game = Game::new(setup).map_err(|e| Refusal::BadSetup {
+                at,
+                reason: e.to_string(),
+            })?;
             slots.push((
                 p.board.clone(),
                 GameSlot {
@@ -977,7 +967,7 @@ impl Hall {
                         reply,
                     })
                     .await
-                    .unwrap_or_else(|| Err(Refusal::new("internal", "the board stopped")));
+                    .unwrap_or(Err(Refusal::BoardStopped));
                     (board, r)
                 });
             }
@@ -988,7 +978,11 @@ impl Hall {
             match done {
                 Ok((board, Ok(()))) => boards.push(board),
                 Ok((_, Err(e))) => failed = Some(e),
-                Err(e) => failed = Some(Refusal::new("internal", e.to_string())),
+                Err(e) => {
+                    failed = Some(Refusal::Internal {
+                        reason: e.to_string(),
+                    })
+                }
             }
         }
         boards.sort();
@@ -1133,7 +1127,7 @@ impl Hall {
             match Self::ask(&entry.inbox, |reply| ToBoard::Command { command: c, reply }).await {
                 Some(Ok(())) => applied += 1,
                 Some(Err(r)) => {
-                    tracing::info!(%board, error = %r.error, reason = %r.reason, "hall command not applied to this board")
+                    tracing::info!(%board, reason = %r, "hall command not applied to this board")
                 }
                 None => {}
             }
@@ -1249,12 +1243,9 @@ impl Hall {
 }
 
 /// A hall-wide command succeeds when at least one board applied it.
-fn applied_somewhere(applied: usize, action: &str) -> Result<(), Refusal> {
+fn applied_somewhere(applied: usize, action: &'static str) -> Result<(), Refusal> {
     if applied == 0 {
-        Err(Refusal::new(
-            "no_game",
-            format!("no board has a game to {action}"),
-        ))
+        Err(Refusal::NoBoardApplied { action })
     } else {
         Ok(())
     }
