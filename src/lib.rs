@@ -4,6 +4,7 @@
 //! protocol without I/O; `link` and `sim` are the serial shell and the simulated board;
 //! `cli` holds the command-line seams.
 
+pub mod auth;
 pub mod cli;
 pub mod config;
 pub mod custody;

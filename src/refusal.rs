@@ -18,7 +18,7 @@ pub enum Refusal {
 
     // --- who sent it (docs/SECURITY.md) ---
     #[error(
-        "unsigned command: this hall takes only signed commands ({{\"arbiter\", \"payload\", \"sig\"}}, docs/MQTT-API.md \"Signing\"){missing}"
+        "unsigned command: this hall takes only signed commands, envelopes with \"arbiter\", \"payload\" and \"sig\" (docs/MQTT-API.md, Signing){missing}"
     )]
     Unsigned { missing: String },
     #[error("unknown arbiter '{arbiter}': no account with this id in the hall's arbiters file")]
@@ -54,8 +54,6 @@ pub enum Refusal {
         action: &'static str,
         arbiter: String,
     },
-    #[error("\"arbiter\": '{given}' is not the signer '{signer}' (leave it out: the signer is recorded)")]
-    NotTheSigner { given: String, signer: String },
 
     // --- which board ---
     #[error("unknown board '{board}'; this hall has {known}")]
@@ -138,8 +136,7 @@ impl Refusal {
             Refusal::Replayed { .. } => "replayed",
             Refusal::ViewerCommand { .. }
             | Refusal::OutOfScope { .. }
-            | Refusal::ChiefOnly { .. }
-            | Refusal::NotTheSigner { .. } => "forbidden",
+            | Refusal::ChiefOnly { .. } => "forbidden",
             Refusal::UnknownBoard { .. }
             | Refusal::NotABoard { .. }
             | Refusal::UnknownTarget { .. }

@@ -238,6 +238,27 @@ fn console(host: &str, port: u16, hall: &str) -> (AsyncClient, Inbox, JoinHandle
     (client, rx, task)
 }
 
+/// The demo's arbiter: an account in the demo's own arbiters file, and its key.
+struct Signer {
+    id: &'static str,
+    key: crate::auth::Key,
+}
+
+impl Signer {
+    fn create(dir: &std::path::Path) -> Result<Signer, crate::auth::ArbitersError> {
+        let mut arbiters = crate::auth::Arbiters::default();
+        let id = "demo-chief";
+        let key = arbiters.add(id, "Demo Arbiter", crate::auth::Role::Chief, None)?;
+        arbiters.save(&dir.join("arbiters.toml"))?;
+        Ok(Signer { id, key })
+    }
+
+    /// A command as published: signed, with the time it was signed.
+    fn sign(&self, topic: &str, command: Value) -> Vec<u8> {
+        crate::auth::sign_now(self.id, &self.key, topic, command, now_ms())
+    }
+}
+
 /// One round in play: the players' tasks and how to tell them their game is over.
 struct Round {
     hall: String,
@@ -291,7 +312,10 @@ pub async fn run(opts: DemoOptions) -> Result<(), DemoError> {
         }
     };
     let sim = Sim::start(SimConfig::new(opts.boards, &boards_dir)).await?;
-    let config = hall_config(&opts, &host, port, &sim);
+    let mut config = hall_config(&opts, &host, port, &sim);
+    // The demo runs signed, as a hall does: one chief arbiter, made for this run.
+    let signer = Signer::create(&opts.dir).map_err(|e| DemoError::Config(e.to_string()))?;
+    config.security.arbiters = opts.dir.join("arbiters.toml");
     let problems: Vec<String> = config
         .validate()
         .into_iter()
@@ -329,6 +353,7 @@ pub async fn run(opts: DemoOptions) -> Result<(), DemoError> {
     let result = play(
         &opts,
         &sim,
+        &signer,
         &client,
         &mut inbox,
         &mut screen,
@@ -366,6 +391,7 @@ fn embedded_broker() -> Result<u16, DemoError> {
 async fn play(
     opts: &DemoOptions,
     sim: &Sim,
+    signer: &Signer,
     client: &AsyncClient,
     inbox: &mut Inbox,
     screen: &mut Screen,
@@ -397,7 +423,7 @@ async fn play(
                         return Err(e);
                     }
                     mark_finished(r, &topic, &payload);
-                    rule_on_pending_flag(r, client, &topic, &payload).await;
+                    rule_on_pending_flag(r, signer, client, &topic, &payload).await;
                     if table.finished_rounds.contains(&r.number) {
                         r.stop();
                         round = None;
@@ -418,7 +444,7 @@ async fn play(
             () = tokio::time::sleep_until(wake), if next_round_at.is_some() => {
                 next_round_at = None;
                 number += 1;
-                round = Some(start_round(opts, sim, client, number, &mut rng).await);
+                round = Some(start_round(opts, sim, signer, client, number, &mut rng).await);
             }
             _ = tick.tick() => {
                 if number == 0 && next_round_at.is_none() && tokio::time::Instant::now() > ready_by {
@@ -487,7 +513,13 @@ fn mark_finished(r: &Round, topic: &str, payload: &[u8]) {
 /// A flag whose result waits for the arbiter (the daemon could not settle 6.9, e.g. a
 /// press reached it before the move did and the position is unknown): the demo's arbiter
 /// rules as a hall's would, over MQTT, so that the round can finish.
-async fn rule_on_pending_flag(r: &mut Round, client: &AsyncClient, topic: &str, payload: &[u8]) {
+async fn rule_on_pending_flag(
+    r: &mut Round,
+    signer: &Signer,
+    client: &AsyncClient,
+    topic: &str,
+    payload: &[u8],
+) {
     let Some(board) = topic
         .strip_prefix(&format!("hallclock/{}/board/", r.hall))
         .and_then(|t| t.strip_suffix("/state"))
@@ -506,14 +538,14 @@ async fn rule_on_pending_flag(r: &mut Round, client: &AsyncClient, topic: &str, 
     r.ruled.push(board.to_string());
     let command = json!({
         "transaction": format!("{}-{board}-flag", r.transaction),
-        "arbiter": "Demo Arbiter",
         "action": "set_result",
         "result": score,
         "reason": "flag fell; the demo's arbiter confirms the loss",
     });
     let topic = format!("hallclock/{}/board/{board}/set", r.hall);
+    let signed = signer.sign(&topic, command);
     if let Err(e) = client
-        .publish(topic, QoS::AtLeastOnce, false, command.to_string())
+        .publish(topic, QoS::AtLeastOnce, false, signed)
         .await
     {
         tracing::warn!("cannot publish set_result: {e}");
@@ -524,6 +556,7 @@ async fn rule_on_pending_flag(r: &mut Round, client: &AsyncClient, topic: &str, 
 async fn start_round(
     opts: &DemoOptions,
     sim: &Sim,
+    signer: &Signer,
     client: &AsyncClient,
     number: u32,
     rng: &mut StdRng,
@@ -546,7 +579,6 @@ async fn start_round(
     let transaction = format!("demo-round-{number}-{}", rng.r#gen::<u32>());
     let command = json!({
         "transaction": transaction,
-        "arbiter": "Demo Arbiter",
         "action": "start_round",
         "round": number,
         // A moment to see the boards scheduled before the clocks start.
@@ -555,8 +587,9 @@ async fn start_round(
         "pairings": pairings,
     });
     let topic = format!("hallclock/{}/set", opts.hall);
+    let signed = signer.sign(&topic, command);
     if let Err(e) = client
-        .publish(topic, QoS::AtLeastOnce, false, command.to_string())
+        .publish(topic, QoS::AtLeastOnce, false, signed)
         .await
     {
         tracing::warn!("cannot publish start_round: {e}");

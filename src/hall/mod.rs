@@ -2,6 +2,7 @@
 //! command intake, rounds (start, end, summary), hall-wide pause/resume, moving a game to
 //! another board (6.10).
 
+pub mod answers;
 pub mod board;
 pub mod timebase;
 
@@ -11,11 +12,12 @@ use std::sync::Arc;
 
 use tokio::sync::{Semaphore, mpsc, oneshot};
 
+use crate::auth::{Admitted, Security};
 use crate::link::{LinkConfig, spawn as spawn_link};
 use crate::mqtt::client::{self, Incoming, MqttError, MqttSettings, Publisher};
 use crate::mqtt::command::{self, BadCommand, BoardAction, Command, HallAction, Pairing};
 use crate::mqtt::payload::{
-    BoardInfo, BoardResult, DefaultsInfo, HallEvent, InfoPayload, ResponsePayload, ResponseStatus,
+    BoardInfo, BoardResult, DefaultsInfo, HallEvent, InfoPayload,
     RoundInfo, SessionEvent, SessionPayload, Topics,
 };
 use crate::rules::Millis;
@@ -56,6 +58,8 @@ pub struct HallSettings {
     pub segment_size: u64,
     /// How often every board is asked how it is (the watchdog's proof of progress).
     pub heartbeat: std::time::Duration,
+    /// Who may command the hall (`[security]`).
+    pub security: Security,
 }
 
 /// Errors that stop the daemon from starting.
@@ -104,6 +108,8 @@ struct Hall {
     custody: Arc<crate::custody::Custody>,
     /// The playing session: its nominal end, the resumption, and every board's stage.
     session: Session,
+    /// Every transaction's first reply.
+    answers: answers::Answers,
 }
 
 /// What the hall knows of the session, for the retained `session` topic: what each
@@ -233,6 +239,12 @@ pub fn start(settings: HallSettings) -> Result<RunningHall, HallError> {
         tracing::warn!("journal: {p}");
     }
     let journal = journal.spawn();
+    if settings.security == Security::Open {
+        tracing::warn!(
+            "[security] commands = \"open\": anyone who can publish on the broker commands this hall, under any name; use \"signed\" outside a lab (docs/SECURITY.md)"
+        );
+    }
+    let answers = answers::Answers::recovered(&recovered.answered);
     // The round in progress, as far as the journal shows it.
     let round = recovered
         .games
@@ -330,6 +342,7 @@ pub fn start(settings: HallSettings) -> Result<RunningHall, HallError> {
         journal,
         custody,
         session: Session::default(),
+        answers,
     };
     for b in &board_settings {
         let slot = recovered.games.remove(&b.id).map(|g| GameSlot {
@@ -593,21 +606,84 @@ impl Hall {
         self.publisher.json_retained(self.topics.info(), &info);
     }
 
+    /// A reply to a command that was not claimed (refused before it could act).
     fn respond(&self, topic: String, transaction: &str, action: &str, r: Result<(), Refusal>) {
-        let (status, reason, error) = match r {
-            Ok(()) => (ResponseStatus::Ok, None, None),
-            Err(e) => (ResponseStatus::Error, Some(e.to_string()), Some(e.code())),
+        self.publisher
+            .json_message(topic, &answers::response(transaction, action, &r));
+    }
+
+    fn replier(&self) -> answers::Replier {
+        answers::Replier {
+            answers: self.answers.clone(),
+            journal: self.journal.clone(),
+            publisher: self.publisher.clone(),
+        }
+    }
+
+    /// The reply to a claimed command: remembered, journaled, then published.
+    fn reply(
+        &self,
+        key: answers::Key,
+        topic: String,
+        transaction: &str,
+        action: &str,
+        r: Result<(), Refusal>,
+    ) {
+        let payload = answers::response(transaction, action, &r);
+        let replier = self.replier();
+        tokio::spawn(async move { replier.reply(key, topic, payload).await });
+    }
+
+    /// Who sent it (the signature, the account, the time): before anything is parsed.
+    fn admit(&self, reply_to: &str, set_topic: &str, payload: &[u8]) -> Option<Admitted> {
+        match self
+            .settings
+            .security
+            .admit(set_topic, payload, self.timebase.now())
+        {
+            Ok(a) => Some(a),
+            Err(t) => {
+                tracing::warn!(topic = set_topic, transaction = ?t.transaction, reason = ?t.refusal.to_string(), "command refused: {}", t.refusal.code());
+                self.respond(reply_to.into(), &t.transaction, &t.action, Err(t.refusal));
+                None
+            }
+        }
+    }
+
+    /// Claim the transaction; `None` when it was seen before (answered here already).
+    fn claim(
+        &self,
+        admitted: &Admitted,
+        arbiter: &str,
+        transaction: &str,
+        set_topic: &str,
+        reply_to: &str,
+        action: &str,
+    ) -> Option<answers::Key> {
+        let who = match &admitted.identity {
+            Some(id) => id.id.clone(),
+            None => format!("open:{arbiter}"),
         };
-        self.publisher.json_message(
-            topic,
-            &ResponsePayload {
-                transaction: transaction.to_string(),
-                action: action.to_string(),
-                status,
-                reason,
-                error,
-            },
-        );
+        let key = (who, transaction.to_string());
+        let digest = crate::auth::digest(set_topic, &admitted.command);
+        match self.answers.claim(&key, &digest, reply_to) {
+            answers::Claim::New => Some(key),
+            answers::Claim::InFlight => None,
+            answers::Claim::Repeat(first) => {
+                tracing::info!(transaction = ?transaction, "transaction seen before: its first reply again, nothing applied");
+                self.publisher.message(reply_to.into(), first);
+                None
+            }
+            answers::Claim::Reused => {
+                let refusal = Refusal::Replayed {
+                    transaction: transaction.into(),
+                    arbiter: key.0,
+                };
+                tracing::warn!(transaction = ?transaction, "command refused: replayed");
+                self.respond(reply_to.into(), transaction, action, Err(refusal));
+                None
+            }
+        }
     }
 
     fn respond_bad(&self, topic: String, bad: BadCommand) {
@@ -622,7 +698,12 @@ impl Hall {
 
     async fn on_board_command(&mut self, board: String, payload: &[u8]) {
         let topic = self.topics.board_response(&board);
-        let command = match command::parse::<BoardAction>(payload) {
+        let set_topic = format!("{}/board/{board}/set", self.topics.base());
+        let Some(admitted) = self.admit(&topic, &set_topic, payload) else {
+            return;
+        };
+        let command = match command::parse_as::<BoardAction>(&admitted.command, signer(&admitted))
+        {
             Ok(c) => c,
             Err(bad) => return self.respond_bad(topic, bad),
         };
@@ -638,7 +719,30 @@ impl Hall {
                 }),
             );
         };
-        tracing::info!(%board, %transaction, action, arbiter = %command.arbiter, "arbiter command");
+        if let Some(id) = &admitted.identity {
+            let mut allowed = id.may_command_board(&board);
+            if let (Ok(()), BoardAction::ReplaceClock { to: Some(to), .. }) =
+                (&allowed, &command.action)
+            {
+                allowed = id.may_command_board(to);
+            }
+            if let Err(e) = allowed {
+                tracing::warn!(%board, transaction = ?transaction, action, arbiter = %id.id, "command refused: {e}");
+                return self.respond(topic, &transaction, action, Err(e));
+            }
+        }
+        let inbox = entry.inbox.clone();
+        let Some(key) = self.claim(
+            &admitted,
+            &command.arbiter,
+            &transaction,
+            &set_topic,
+            &topic,
+            action,
+        ) else {
+            return;
+        };
+        tracing::info!(%board, transaction = ?transaction, action, arbiter = ?command.arbiter, "arbiter command");
         if let BoardAction::ReplaceClock {
             to: Some(to),
             white_ms,
@@ -648,10 +752,9 @@ impl Hall {
             let r = self
                 .move_game(&board, to, *white_ms, *black_ms, &command)
                 .await;
-            return self.respond(topic, &transaction, action, r);
+            return self.reply(key, topic, &transaction, action, r);
         }
-        let inbox = entry.inbox.clone();
-        let publisher = self.publisher.clone();
+        let replier = self.replier();
         // A command may wait on a 6.9 search; don't hold up the other boards.
         tokio::spawn(async move {
             let (reply, rx) = oneshot::channel();
@@ -659,20 +762,9 @@ impl Hall {
                 Ok(()) => rx.await.unwrap_or(Err(Refusal::BoardStopped)),
                 Err(_) => Err(Refusal::BoardStopped),
             };
-            let (status, reason, error) = match r {
-                Ok(()) => (ResponseStatus::Ok, None, None),
-                Err(e) => (ResponseStatus::Error, Some(e.to_string()), Some(e.code())),
-            };
-            publisher.json_message(
-                topic,
-                &ResponsePayload {
-                    transaction,
-                    action: action.to_string(),
-                    status,
-                    reason,
-                    error,
-                },
-            );
+            replier
+                .reply(key, topic, answers::response(&transaction, action, &r))
+                .await;
         });
     }
 
@@ -757,12 +849,33 @@ impl Hall {
 
     async fn on_hall_command(&mut self, payload: &[u8]) {
         let topic = self.topics.hall_response();
-        let command = match command::parse::<HallAction>(payload) {
+        let set_topic = self.topics.hall_set();
+        let Some(admitted) = self.admit(&topic, &set_topic, payload) else {
+            return;
+        };
+        let command = match command::parse_as::<HallAction>(&admitted.command, signer(&admitted)) {
             Ok(c) => c,
             Err(bad) => return self.respond_bad(topic, bad),
         };
         let (transaction, action) = (command.transaction.clone(), command.action.name());
-        tracing::info!(%transaction, action, arbiter = %command.arbiter, "hall command");
+        if let Some(id) = &admitted.identity {
+            let reads = matches!(command.action, HallAction::Replay { .. });
+            if let Err(e) = id.may_command_hall(action, reads) {
+                tracing::warn!(transaction = ?transaction, action, arbiter = %id.id, "command refused: {e}");
+                return self.respond(topic, &transaction, action, Err(e));
+            }
+        }
+        let Some(key) = self.claim(
+            &admitted,
+            &command.arbiter,
+            &transaction,
+            &set_topic,
+            &topic,
+            action,
+        ) else {
+            return;
+        };
+        tracing::info!(transaction = ?transaction, action, arbiter = ?command.arbiter, "hall command");
         let r = match command.action.clone() {
             HallAction::StartRound {
                 round,
@@ -844,7 +957,7 @@ impl Hall {
                 applied_somewhere(applied, action)
             }
         };
-        self.respond(topic, &transaction, action, r);
+        self.reply(key, topic, &transaction, action, r);
     }
 
     /// Republish a board's journaled events from `from_seq`, in order, as they were.
@@ -1240,6 +1353,14 @@ impl Hall {
                 .json_message(self.topics.hall_event(), &summary);
         }
     }
+}
+
+/// The proven sender's id and name, for the command parser.
+fn signer(admitted: &Admitted) -> Option<(&str, &str)> {
+    admitted
+        .identity
+        .as_ref()
+        .map(|i| (i.id.as_str(), i.name.as_str()))
 }
 
 /// A hall-wide command succeeds when at least one board applied it.
