@@ -175,7 +175,6 @@ fn covers(boards: &Option<Vec<String>>, board: &str) -> bool {
             }),
         }
     }
-
 }
 
 fn scope(boards: &Option<Vec<String>>) -> String {
@@ -537,7 +536,8 @@ impl Security {
             )
         })?;
         let field = |k: &str| outer.get(k).and_then(Value::as_str);
-        let (Some(id), Some(payload), Some(sig)) = (field("arbiter"), field("payload"), field("sig"))
+        let (Some(id), Some(payload), Some(sig)) =
+            (field("arbiter"), field("payload"), field("sig"))
         else {
             let missing: Vec<&str> = ["arbiter", "payload", "sig"]
                 .into_iter()
@@ -550,10 +550,10 @@ impl Security {
                 },
             ));
         };
-        if let Some(extra) = outer
-            .as_object()
-            .and_then(|o| o.keys().find(|k| !["arbiter", "payload", "sig"].contains(&k.as_str())))
-        {
+        if let Some(extra) = outer.as_object().and_then(|o| {
+            o.keys()
+                .find(|k| !["arbiter", "payload", "sig"].contains(&k.as_str()))
+        }) {
             return Err(turn(
                 (String::new(), String::new()),
                 Refusal::BadSignedField {
@@ -706,18 +706,28 @@ mod tests {
     #[test]
     fn the_file_round_trips_and_says_what_is_wrong() {
         let mut a = Arbiters::default();
-        a.add("ia-1", "IA One", Role::Arbiter, Some(vec!["board-0*".into()]))
-            .unwrap();
+        a.add(
+            "ia-1",
+            "IA One",
+            Role::Arbiter,
+            Some(vec!["board-0*".into()]),
+        )
+        .unwrap();
         a.add("v", "Viewer", Role::Viewer, None).unwrap();
         assert_eq!(Arbiters::parse(&a.to_toml()).unwrap(), a);
         let e = a.add("w", "Viewer", Role::Viewer, None).unwrap_err();
         assert!(e.to_string().contains("also the name of 'v'"), "{e}");
-        let e = Arbiters::parse("[[arbiter]]\nid = \"X\"\nname = \"n\"\nrole = \"chief\"\nkey = \"00\"\n")
-            .unwrap_err();
+        let e = Arbiters::parse(
+            "[[arbiter]]\nid = \"X\"\nname = \"n\"\nrole = \"chief\"\nkey = \"00\"\n",
+        )
+        .unwrap_err();
         assert!(e.to_string().contains("arbiter[0] (X): id"), "{e}");
         let id = Identity::of(a.get("ia-1").unwrap());
         assert!(id.may_command_board("board-007").is_ok());
         assert!(id.may_command_board("board-107").is_err());
-        assert_eq!(id.may_command_hall("pause", false).unwrap_err().code(), "forbidden");
+        assert_eq!(
+            id.may_command_hall("pause", false).unwrap_err().code(),
+            "forbidden"
+        );
     }
 }

@@ -44,7 +44,9 @@ pub fn settings(config: &Config) -> HallSettings {
         heartbeat: heartbeat(),
         security: config.security().unwrap_or_else(|e| {
             // Fail closed: no account, so every command is refused and says why.
-            tracing::error!("{e}: every command will be refused; add accounts with `hallclock arbiter add`");
+            tracing::error!(
+                "{e}: every command will be refused; add accounts with `hallclock arbiter add`"
+            );
             crate::auth::Security::Signed {
                 arbiters: crate::auth::Arbiters::default(),
                 window: crate::auth::DEFAULT_WINDOW,

@@ -28,7 +28,10 @@ pub enum Refusal {
     )]
     BadSignature { arbiter: String },
     #[error("{field}: {problem}")]
-    BadSignedField { field: &'static str, problem: String },
+    BadSignedField {
+        field: &'static str,
+        problem: String,
+    },
     #[error(
         "ts {ts} is {off_ms} ms away from the hall's clock (allowed: {window_ms} ms either way): a command is valid only when just signed; sign it again"
     )]
@@ -40,7 +43,10 @@ pub enum Refusal {
     #[error(
         "transaction '{transaction}' was already used by '{arbiter}' for another command; every command needs a new transaction id"
     )]
-    Replayed { transaction: String, arbiter: String },
+    Replayed {
+        transaction: String,
+        arbiter: String,
+    },
     #[error("'{arbiter}' is a viewer: viewers read and ask for replays, they command nothing")]
     ViewerCommand { arbiter: String },
     #[error("'{arbiter}' may command {scope} only, not {board}")]
@@ -141,12 +147,12 @@ impl Refusal {
             | Refusal::NotABoard { .. }
             | Refusal::UnknownTarget { .. }
             | Refusal::UnknownPairedBoard { .. } => "unknown_board",
-            Refusal::NoGame { .. } | Refusal::NoGameToMove { .. } | Refusal::NoBoardApplied { .. } => {
-                "no_game"
-            }
-            Refusal::BoardBusy { .. } | Refusal::TargetBusy { .. } | Refusal::PairedBoardBusy { .. } => {
-                "board_busy"
-            }
+            Refusal::NoGame { .. }
+            | Refusal::NoGameToMove { .. }
+            | Refusal::NoBoardApplied { .. } => "no_game",
+            Refusal::BoardBusy { .. }
+            | Refusal::TargetBusy { .. }
+            | Refusal::PairedBoardBusy { .. } => "board_busy",
             Refusal::RoundZero => "out_of_range",
             Refusal::NoPairings
             | Refusal::PairedTwice { .. }
@@ -171,7 +177,11 @@ impl Refusal {
 fn rejection_code(r: &Rejection) -> String {
     serde_json::to_value(r)
         .ok()
-        .and_then(|v| v.get("rejection").and_then(|k| k.as_str()).map(String::from))
+        .and_then(|v| {
+            v.get("rejection")
+                .and_then(|k| k.as_str())
+                .map(String::from)
+        })
         .unwrap_or_else(|| "rejected".into())
 }
 

@@ -192,7 +192,10 @@ async fn every_refusal_over_mqtt_changes_nothing() {
         .await;
     assert_eq!(r["status"], "ok", "{r}");
     let e = rig.watcher.event(&b1, "time_added").await;
-    assert_eq!(e["arbiter"], "IA Board One", "the proven name is recorded: {e}");
+    assert_eq!(
+        e["arbiter"], "IA Board One",
+        "the proven name is recorded: {e}"
+    );
     rig.stop().await;
 }
 
@@ -217,20 +220,34 @@ async fn a_repeated_transaction_is_applied_once_and_answered_the_same_also_after
     let again = raw(&mut rig, &b, "dup-1", &capture).await;
     assert_eq!(again, first, "the first reply, again");
     // The same transaction id for another command: refused as a replay.
-    let reused = raw(&mut rig, &b, "dup-1", &signed(&set, &add_time("dup-1", 20_000))).await;
+    let reused = raw(
+        &mut rig,
+        &b,
+        "dup-1",
+        &signed(&set, &add_time("dup-1", 20_000)),
+    )
+    .await;
     assert_eq!(reused["error"], "replayed", "{reused}");
     // A later command is answered after the repeats: nothing of theirs was pending.
-    let r = rig.board_command(&b, json!({"action": "present", "side": "white"})).await;
+    let r = rig
+        .board_command(&b, json!({"action": "present", "side": "white"}))
+        .await;
     assert_eq!(r["status"], "ok", "{r}");
     assert_eq!(time_added(&mut rig, &b), 1, "+10 s once, not twice");
 
     rig.restart_daemon().await;
     let after = raw(&mut rig, &b, "dup-1", &capture).await;
     assert_eq!(after, first, "the journal remembers the first reply");
-    let r = rig.board_command(&b, json!({"action": "present", "side": "black"})).await;
+    let r = rig
+        .board_command(&b, json!({"action": "present", "side": "black"}))
+        .await;
     assert_eq!(r["status"], "ok", "{r}");
     tokio::time::sleep(Duration::from_millis(300)).await;
-    assert_eq!(time_added(&mut rig, &b), 1, "not applied again after the restart");
+    assert_eq!(
+        time_added(&mut rig, &b),
+        1,
+        "not applied again after the restart"
+    );
     rig.stop().await;
 }
 
@@ -258,8 +275,18 @@ async fn the_command_client_signs_waits_and_exits_by_the_answer() {
         let broker = broker.clone();
         tokio::task::spawn_blocking(move || {
             hallclock(&[
-                "command", "--hall", common::HALL, "--board", "board-001", "--arbiter", id,
-                "--key-file", &key, "--broker", &broker, command,
+                "command",
+                "--hall",
+                common::HALL,
+                "--board",
+                "board-001",
+                "--arbiter",
+                id,
+                "--key-file",
+                &key,
+                "--broker",
+                &broker,
+                command,
             ])
         })
     };
@@ -267,13 +294,25 @@ async fn the_command_client_signs_waits_and_exits_by_the_answer() {
         .await
         .unwrap();
     let text = String::from_utf8_lossy(&out.stdout).to_string();
-    assert_eq!(out.status.code(), Some(0), "{text} {}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{text} {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let v: Value = serde_json::from_str(text.trim()).unwrap();
-    assert_eq!((v["status"].as_str(), v["action"].as_str()), (Some("ok"), Some("present")));
+    assert_eq!(
+        (v["status"].as_str(), v["action"].as_str()),
+        (Some("ok"), Some("present"))
+    );
     rig.watcher.event(&board_id(1), "player_present").await;
-    let out = run("viewer", viewer, r#"{"action": "present", "side": "black"}"#)
-        .await
-        .unwrap();
+    let out = run(
+        "viewer",
+        viewer,
+        r#"{"action": "present", "side": "black"}"#,
+    )
+    .await
+    .unwrap();
     let text = String::from_utf8_lossy(&out.stdout).to_string();
     assert_eq!(out.status.code(), Some(1), "{text}");
     let v: Value = serde_json::from_str(text.trim()).unwrap();
@@ -288,10 +327,25 @@ fn the_arbiter_cli_keeps_the_file_root_only_and_shows_a_key_once() {
     let key_file = dir.join("ia.key");
     let f = file.display().to_string();
     let out = hallclock(&[
-        "arbiter", "add", "ia-meyer", "--name", "IA Meyer", "--role", "arbiter", "--boards",
-        "board-001,board-01*", "--file", &f, "--key-file", &key_file.display().to_string(),
+        "arbiter",
+        "add",
+        "ia-meyer",
+        "--name",
+        "IA Meyer",
+        "--role",
+        "arbiter",
+        "--boards",
+        "board-001,board-01*",
+        "--file",
+        &f,
+        "--key-file",
+        &key_file.display().to_string(),
     ]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let key = String::from_utf8_lossy(&out.stdout).trim().to_string();
     assert_eq!(key.len(), 64, "{key}");
     let mode = |p: &std::path::Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
@@ -313,7 +367,15 @@ fn the_arbiter_cli_keeps_the_file_root_only_and_shows_a_key_once() {
     let out = hallclock(&["arbiter", "reset", "ia-meyer", "--file", &f]);
     let new = String::from_utf8_lossy(&out.stdout).trim().to_string();
     assert!(out.status.success() && new.len() == 64 && new != key);
-    assert_eq!(Arbiters::load(&file).unwrap().get("ia-meyer").unwrap().key.to_hex(), new);
+    assert_eq!(
+        Arbiters::load(&file)
+            .unwrap()
+            .get("ia-meyer")
+            .unwrap()
+            .key
+            .to_hex(),
+        new
+    );
     // A file others can read is refused: it holds the keys.
     std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o644)).unwrap();
     let out = hallclock(&["arbiter", "list", "--file", &f]);

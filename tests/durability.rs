@@ -60,7 +60,13 @@ fn events_of(w: &mut Watcher, board: &str) -> BTreeMap<u64, Value> {
 async fn request_replay(w: &mut Watcher, board: &str) -> Value {
     let set = format!("hallclock/{}/set", common::HALL);
     let tx = format!("replay-{board}-{}", now_ms());
-    w.publish(&set, &common::signed(&set, &json!({"transaction": tx, "action": "replay", "board": board, "from_seq": 1})))
+    w.publish(
+        &set,
+        &common::signed(
+            &set,
+            &json!({"transaction": tx, "action": "replay", "board": board, "from_seq": 1}),
+        ),
+    )
     .await;
     let resp = format!("hallclock/{}/response", common::HALL);
     w.wait("replay response", |m| {

@@ -19,6 +19,7 @@ use hallclock::mqtt::payload::{
     AlertKind, AlertPayload, BoardResult, EventPayload, HallEvent, InfoPayload, OFFLINE, ONLINE,
     ResponsePayload, ResponseStatus, StatePayload,
 };
+use hallclock::refusal::Refusal;
 use hallclock::rules::adjournment::{
     AdjournmentRules, DrawOffer, Edition, Envelope, EnvelopeStatus, EnvelopeTime, NotationLanguage,
     Opening, Resumption, SealedVerdict, Stage, commitment,
@@ -27,7 +28,6 @@ use hallclock::rules::game::{
     ArbiterResult, Arrival, Event, Game, GameResult, Input, Rejection, Score, Termination,
     describe_result,
 };
-use hallclock::refusal::Refusal;
 use hallclock::rules::placement::Side;
 use hallclock::rules::{Color, Millis};
 use serde::Serialize;
@@ -957,7 +957,10 @@ fn all_refusals() -> Vec<Refusal> {
         },
         Refusal::NotABoard { board: t() },
         Refusal::UnknownTarget { board: t() },
-        Refusal::UnknownPairedBoard { at: t(), board: t() },
+        Refusal::UnknownPairedBoard {
+            at: t(),
+            board: t(),
+        },
         Refusal::NoGame { board: t() },
         Refusal::NoGameToMove { board: t() },
         Refusal::NoBoardApplied { action: "pause" },
@@ -976,9 +979,15 @@ fn all_refusals() -> Vec<Refusal> {
         },
         Refusal::RoundZero,
         Refusal::NoPairings,
-        Refusal::PairedTwice { at: t(), board: t() },
+        Refusal::PairedTwice {
+            at: t(),
+            board: t(),
+        },
         Refusal::NameMissing { at: t() },
-        Refusal::BadSetup { at: t(), reason: t() },
+        Refusal::BadSetup {
+            at: t(),
+            reason: t(),
+        },
         Refusal::SameBoard,
         Refusal::BadResult(t()),
         Refusal::GameNotStored {
@@ -1775,7 +1784,9 @@ fn daemon_reason_templates() -> Vec<(String, Option<String>)> {
                 .collect();
             let template = by_variant
                 .get(&name)
-                .filter(|t| !(t.starts_with('{') && t.ends_with('}') && t.matches('{').count() == 1))
+                .filter(|t| {
+                    !(t.starts_with('{') && t.ends_with('}') && t.matches('{').count() == 1)
+                })
                 .cloned();
             (r.code(), template)
         })
@@ -2215,13 +2226,19 @@ fn the_documented_signature_is_the_daemons() {
     assert!(DOC.contains(&key.to_hex()), "the key shown is this one");
     let topic = "hallclock/hall-a/board/board-007/set";
     let payload = v["payload"].as_str().unwrap();
-    assert_eq!(v["sig"].as_str().unwrap(), key.sign(topic, payload.as_bytes()));
+    assert_eq!(
+        v["sig"].as_str().unwrap(),
+        key.sign(topic, payload.as_bytes())
+    );
     // And the daemon lets it in at the instant it was signed.
     let mut arbiters = hallclock::auth::Arbiters::default();
-    arbiters.add("ia-schmid", "IA Schmid", hallclock::auth::Role::Chief, None).unwrap();
-    let text = arbiters
-        .to_toml()
-        .replace(&arbiters.get("ia-schmid").unwrap().key.to_hex(), &key.to_hex());
+    arbiters
+        .add("ia-schmid", "IA Schmid", hallclock::auth::Role::Chief, None)
+        .unwrap();
+    let text = arbiters.to_toml().replace(
+        &arbiters.get("ia-schmid").unwrap().key.to_hex(),
+        &key.to_hex(),
+    );
     let security = hallclock::auth::Security::Signed {
         arbiters: hallclock::auth::Arbiters::parse(&text).unwrap(),
         window: Millis(30_000),

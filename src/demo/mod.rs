@@ -544,10 +544,7 @@ async fn rule_on_pending_flag(
     });
     let topic = format!("hallclock/{}/board/{board}/set", r.hall);
     let signed = signer.sign(&topic, command);
-    if let Err(e) = client
-        .publish(topic, QoS::AtLeastOnce, false, signed)
-        .await
-    {
+    if let Err(e) = client.publish(topic, QoS::AtLeastOnce, false, signed).await {
         tracing::warn!("cannot publish set_result: {e}");
     }
 }
@@ -588,10 +585,7 @@ async fn start_round(
     });
     let topic = format!("hallclock/{}/set", opts.hall);
     let signed = signer.sign(&topic, command);
-    if let Err(e) = client
-        .publish(topic, QoS::AtLeastOnce, false, signed)
-        .await
-    {
+    if let Err(e) = client.publish(topic, QoS::AtLeastOnce, false, signed).await {
         tracing::warn!("cannot publish start_round: {e}");
     }
     let (initial, increment) = initial_and_increment(&opts.time_control);

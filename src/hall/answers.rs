@@ -20,8 +20,14 @@ pub type Key = (String, String);
 
 enum Answer {
     /// Being applied; these topics asked again meanwhile and get the reply too.
-    Pending { digest: String, waiting: Vec<String> },
-    Done { digest: String, response: Vec<u8> },
+    Pending {
+        digest: String,
+        waiting: Vec<String>,
+    },
+    Done {
+        digest: String,
+        response: Vec<u8>,
+    },
 }
 
 /// What to do with a command, given its transaction.
@@ -99,7 +105,9 @@ impl Answers {
                 );
                 Claim::New
             }
-            Some(Answer::Pending { digest: d, .. } | Answer::Done { digest: d, .. }) if d != digest => {
+            Some(Answer::Pending { digest: d, .. } | Answer::Done { digest: d, .. })
+                if d != digest =>
+            {
                 Claim::Reused
             }
             Some(Answer::Pending { waiting, .. }) => {

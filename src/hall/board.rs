@@ -981,9 +981,7 @@ impl Actor {
                 reason,
             },
             BoardAction::SetResult { result, side } => Input::SetResult {
-                result: result
-                    .to_result(side)
-                    .map_err(Refusal::BadResult)?,
+                result: result.to_result(side).map_err(Refusal::BadResult)?,
                 arbiter,
                 reason,
             },

@@ -17,8 +17,8 @@ use crate::link::{LinkConfig, spawn as spawn_link};
 use crate::mqtt::client::{self, Incoming, MqttError, MqttSettings, Publisher};
 use crate::mqtt::command::{self, BadCommand, BoardAction, Command, HallAction, Pairing};
 use crate::mqtt::payload::{
-    BoardInfo, BoardResult, DefaultsInfo, HallEvent, InfoPayload,
-    RoundInfo, SessionEvent, SessionPayload, Topics,
+    BoardInfo, BoardResult, DefaultsInfo, HallEvent, InfoPayload, RoundInfo, SessionEvent,
+    SessionPayload, Topics,
 };
 use crate::rules::Millis;
 use crate::rules::adjournment::Stage;
@@ -702,8 +702,7 @@ impl Hall {
         let Some(admitted) = self.admit(&topic, &set_topic, payload) else {
             return;
         };
-        let command = match command::parse_as::<BoardAction>(&admitted.command, signer(&admitted))
-        {
+        let command = match command::parse_as::<BoardAction>(&admitted.command, signer(&admitted)) {
             Ok(c) => c,
             Err(bad) => return self.respond_bad(topic, bad),
         };

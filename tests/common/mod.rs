@@ -302,9 +302,7 @@ impl Rig {
         let tx = format!("t-{}", rand_id());
         cmd["transaction"] = Value::String(tx.clone());
         let topic = self.topic("set");
-        self.watcher
-            .publish(&topic, &signed(&topic, &cmd))
-            .await;
+        self.watcher.publish(&topic, &signed(&topic, &cmd)).await;
         let resp = self.topic("response");
         self.watcher
             .wait(&format!("hall response {tx}"), |m| {
