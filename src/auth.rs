@@ -223,7 +223,7 @@ pub enum ArbitersError {
         message: String,
     },
     #[error(
-        "{path} is readable by others (mode {mode:04o}): it holds the arbiters' keys; chmod 600 it"
+        "{path} is open to others (mode {mode:04o}): it holds the arbiters' keys; chmod 600 it (or 640 with the daemon's group)"
     )]
     Exposed { path: PathBuf, mode: u32 },
     #[error("{path}: cannot write: {source}")]
@@ -262,7 +262,8 @@ impl Arbiters {
             source,
         })?;
         let mode = meta.permissions().mode() & 0o777;
-        if mode & 0o077 != 0 {
+        // The daemon's group may read it (root:hallclock 0640); nobody else may.
+        if mode & 0o027 != 0 {
             return Err(ArbitersError::Exposed {
                 path: path.into(),
                 mode,
@@ -360,9 +361,10 @@ impl Arbiters {
         )
     }
 
-    /// Write the file atomically, mode 0600 from its creation on.
+    /// Write the file atomically, mode 0600 from its creation on. A file replaced keeps
+    /// its owner, group and mode (root:hallclock 0640 lets the daemon's user read it).
     pub fn save(&self, path: &Path) -> Result<(), ArbitersError> {
-        use std::os::unix::fs::OpenOptionsExt;
+        use std::os::unix::fs::{MetadataExt, OpenOptionsExt, PermissionsExt};
         let werr = |source| ArbitersError::Write {
             path: path.into(),
             source,
@@ -375,6 +377,12 @@ impl Arbiters {
             .mode(0o600)
             .open(&tmp)
             .map_err(werr)?;
+        if let Ok(old) = std::fs::metadata(path) {
+            std::os::unix::fs::fchown(&f, Some(old.uid()), Some(old.gid())).map_err(werr)?;
+            let mode = (old.permissions().mode() & 0o640) | 0o600;
+            f.set_permissions(std::fs::Permissions::from_mode(mode))
+                .map_err(werr)?;
+        }
         f.write_all(self.to_toml().as_bytes()).map_err(werr)?;
         f.sync_all().map_err(werr)?;
         std::fs::rename(&tmp, path).map_err(werr)?;
