@@ -259,6 +259,12 @@ impl Signer {
     }
 }
 
+/// The demo's arbiter at work: who signs, and the MQTT client it publishes with.
+struct Arbiter<'a> {
+    signer: &'a Signer,
+    client: &'a AsyncClient,
+}
+
 /// One round in play: the players' tasks and how to tell them their game is over.
 struct Round {
     hall: String,
@@ -350,11 +356,14 @@ pub async fn run(opts: DemoOptions) -> Result<(), DemoError> {
     }
 
     let address = format!("{host}:{port}");
+    let arbiter = Arbiter {
+        signer: &signer,
+        client: &client,
+    };
     let result = play(
         &opts,
         &sim,
-        &signer,
-        &client,
+        &arbiter,
         &mut inbox,
         &mut screen,
         &header,
@@ -391,8 +400,7 @@ fn embedded_broker() -> Result<u16, DemoError> {
 async fn play(
     opts: &DemoOptions,
     sim: &Sim,
-    signer: &Signer,
-    client: &AsyncClient,
+    arbiter: &Arbiter<'_>,
     inbox: &mut Inbox,
     screen: &mut Screen,
     header: &[String],
@@ -423,7 +431,7 @@ async fn play(
                         return Err(e);
                     }
                     mark_finished(r, &topic, &payload);
-                    rule_on_pending_flag(r, signer, client, &topic, &payload).await;
+                    rule_on_pending_flag(r, arbiter, &topic, &payload).await;
                     if table.finished_rounds.contains(&r.number) {
                         r.stop();
                         round = None;
@@ -444,7 +452,7 @@ async fn play(
             () = tokio::time::sleep_until(wake), if next_round_at.is_some() => {
                 next_round_at = None;
                 number += 1;
-                round = Some(start_round(opts, sim, signer, client, number, &mut rng).await);
+                round = Some(start_round(opts, sim, arbiter, number, &mut rng).await);
             }
             _ = tick.tick() => {
                 if number == 0 && next_round_at.is_none() && tokio::time::Instant::now() > ready_by {
@@ -513,13 +521,7 @@ fn mark_finished(r: &Round, topic: &str, payload: &[u8]) {
 /// A flag whose result waits for the arbiter (the daemon could not settle 6.9, e.g. a
 /// press reached it before the move did and the position is unknown): the demo's arbiter
 /// rules as a hall's would, over MQTT, so that the round can finish.
-async fn rule_on_pending_flag(
-    r: &mut Round,
-    signer: &Signer,
-    client: &AsyncClient,
-    topic: &str,
-    payload: &[u8],
-) {
+async fn rule_on_pending_flag(r: &mut Round, arbiter: &Arbiter<'_>, topic: &str, payload: &[u8]) {
     let Some(board) = topic
         .strip_prefix(&format!("hallclock/{}/board/", r.hall))
         .and_then(|t| t.strip_suffix("/state"))
@@ -543,8 +545,12 @@ async fn rule_on_pending_flag(
         "reason": "flag fell; the demo's arbiter confirms the loss",
     });
     let topic = format!("hallclock/{}/board/{board}/set", r.hall);
-    let signed = signer.sign(&topic, command);
-    if let Err(e) = client.publish(topic, QoS::AtLeastOnce, false, signed).await {
+    let signed = arbiter.signer.sign(&topic, command);
+    if let Err(e) = arbiter
+        .client
+        .publish(topic, QoS::AtLeastOnce, false, signed)
+        .await
+    {
         tracing::warn!("cannot publish set_result: {e}");
     }
 }
@@ -553,8 +559,7 @@ async fn rule_on_pending_flag(
 async fn start_round(
     opts: &DemoOptions,
     sim: &Sim,
-    signer: &Signer,
-    client: &AsyncClient,
+    arbiter: &Arbiter<'_>,
     number: u32,
     rng: &mut StdRng,
 ) -> Round {
@@ -584,8 +589,12 @@ async fn start_round(
         "pairings": pairings,
     });
     let topic = format!("hallclock/{}/set", opts.hall);
-    let signed = signer.sign(&topic, command);
-    if let Err(e) = client.publish(topic, QoS::AtLeastOnce, false, signed).await {
+    let signed = arbiter.signer.sign(&topic, command);
+    if let Err(e) = arbiter
+        .client
+        .publish(topic, QoS::AtLeastOnce, false, signed)
+        .await
+    {
         tracing::warn!("cannot publish start_round: {e}");
     }
     let (initial, increment) = initial_and_increment(&opts.time_control);

@@ -239,10 +239,19 @@ pub fn start(settings: HallSettings) -> Result<RunningHall, HallError> {
         tracing::warn!("journal: {p}");
     }
     let journal = journal.spawn();
-    if settings.security == Security::Open {
-        tracing::warn!(
+    match &settings.security {
+        Security::Open => tracing::warn!(
             "[security] commands = \"open\": anyone who can publish on the broker commands this hall, under any name; use \"signed\" outside a lab (docs/SECURITY.md)"
-        );
+        ),
+        Security::Signed { arbiters, .. } if arbiters.accounts().next().is_none() => {
+            tracing::warn!(
+                "no arbiter accounts: every command will be refused; add one with `hallclock arbiter add` and restart"
+            )
+        }
+        Security::Signed { arbiters, .. } => tracing::info!(
+            accounts = arbiters.accounts().count(),
+            "signed commands only"
+        ),
     }
     let answers = answers::Answers::recovered(&recovered.answered);
     // The round in progress, as far as the journal shows it.
@@ -643,7 +652,7 @@ impl Hall {
         {
             Ok(a) => Some(a),
             Err(t) => {
-                tracing::warn!(topic = set_topic, transaction = ?t.transaction, reason = ?t.refusal.to_string(), "command refused: {}", t.refusal.code());
+                tracing::warn!(topic = ?set_topic, transaction = ?t.transaction, refusal = ?t.refusal, "command refused at the gate");
                 self.respond(reply_to.into(), &t.transaction, &t.action, Err(t.refusal));
                 None
             }
@@ -726,7 +735,7 @@ impl Hall {
                 allowed = id.may_command_board(to);
             }
             if let Err(e) = allowed {
-                tracing::warn!(%board, transaction = ?transaction, action, arbiter = %id.id, "command refused: {e}");
+                tracing::warn!(board = ?board, transaction = ?transaction, action, arbiter = %id.id, refusal = ?e, "command refused: forbidden");
                 return self.respond(topic, &transaction, action, Err(e));
             }
         }
@@ -860,7 +869,7 @@ impl Hall {
         if let Some(id) = &admitted.identity {
             let reads = matches!(command.action, HallAction::Replay { .. });
             if let Err(e) = id.may_command_hall(action, reads) {
-                tracing::warn!(transaction = ?transaction, action, arbiter = %id.id, "command refused: {e}");
+                tracing::warn!(transaction = ?transaction, action, arbiter = %id.id, refusal = ?e, "command refused: forbidden");
                 return self.respond(topic, &transaction, action, Err(e));
             }
         }
