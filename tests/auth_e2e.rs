@@ -384,7 +384,11 @@ fn the_arbiter_cli_keeps_the_file_root_only_and_shows_a_key_once() {
     // The daemon's group may read it; a rewrite keeps that.
     std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o640)).unwrap();
     let out = hallclock(&["arbiter", "reset", "ia-meyer", "--file", &f]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     assert_eq!(mode(&file), 0o640);
     let out = hallclock(&["arbiter", "remove", "ia-meyer", "--file", &f]);
     assert!(out.status.success());

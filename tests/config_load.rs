@@ -967,7 +967,10 @@ fn security_is_signed_by_default_and_checked_with_key_paths() {
         Path::new("/etc/hallclock/arbiters.toml")
     );
     let (_, warnings) = ok(
-        &with_state_dir(&dir, &format!("[security]\ncommands = \"open\"\n{}", board("b1"))),
+        &with_state_dir(
+            &dir,
+            &format!("[security]\ncommands = \"open\"\n{}", board("b1")),
+        ),
         &[],
     );
     let w = at(&warnings, "security.commands");
@@ -982,12 +985,20 @@ fn security_is_signed_by_default_and_checked_with_key_paths() {
             .contains("did you mean 'signed'"),
         "{e}"
     );
-    assert!(error_at(&e, "security.window_secs").message.contains("out of range"));
+    assert!(
+        error_at(&e, "security.window_secs")
+            .message
+            .contains("out of range")
+    );
     // The arbiters file: others may not read it, and every account must be right.
     let file = dir.path().join("arbiters.toml");
     let with_file = with_state_dir(
         &dir,
-        &format!("[security]\narbiters = {:?}\n{}", file.display().to_string(), board("b1")),
+        &format!(
+            "[security]\narbiters = {:?}\n{}",
+            file.display().to_string(),
+            board("b1")
+        ),
     );
     std::fs::write(
         &file,
@@ -996,7 +1007,12 @@ fn security_is_signed_by_default_and_checked_with_key_paths() {
     .unwrap();
     std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o644)).unwrap();
     let e = err(&with_file, &[]);
-    assert!(error_at(&e, "security.arbiters").message.contains("chmod 600"), "{e}");
+    assert!(
+        error_at(&e, "security.arbiters")
+            .message
+            .contains("chmod 600"),
+        "{e}"
+    );
     std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o600)).unwrap();
     ok(&with_file, &[]);
     std::fs::write(
