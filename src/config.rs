@@ -58,6 +58,7 @@ pub struct Config {
     pub defaults: EventDefaults,
     pub link: LinkSettings,
     pub log: LogConfig,
+    pub security: SecurityConfig,
     pub boards: Vec<BoardConfig>,
 }
 
@@ -212,6 +213,82 @@ impl Default for LogConfig {
     fn default() -> Self {
         LogConfig {
             level: "info".into(),
+        }
+    }
+}
+
+/// `[security]`: who may command the hall (docs/SECURITY.md).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SecurityConfig {
+    pub commands: Commands,
+    /// The arbiters' accounts and keys (root's alone, 0600).
+    pub arbiters: PathBuf,
+    /// A signed command's `ts` may be this far from the daemon's clock, either way.
+    pub window_secs: u32,
+}
+
+impl Default for SecurityConfig {
+    fn default() -> Self {
+        SecurityConfig {
+            commands: Commands::Signed,
+            arbiters: PathBuf::from(crate::auth::DEFAULT_ARBITERS),
+            window_secs: (crate::auth::DEFAULT_WINDOW.0 / 1000) as u32,
+        }
+    }
+}
+
+/// `security.commands`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Commands {
+    /// Every command signed by an arbiter's key.
+    Signed,
+    /// A lab: anyone who can publish commands, under any name.
+    Open,
+}
+
+const COMMANDS: &[(&str, Commands)] = &[("signed", Commands::Signed), ("open", Commands::Open)];
+
+impl Config {
+    /// What the hall is started with: the accounts read from `security.arbiters`.
+    pub fn security(&self) -> Result<crate::auth::Security, crate::auth::ArbitersError> {
+        match self.security.commands {
+            Commands::Open => Ok(crate::auth::Security::Open),
+            Commands::Signed => Ok(crate::auth::Security::Signed {
+                arbiters: crate::auth::Arbiters::load(&self.security.arbiters)?,
+                window: Millis(i64::from(self.security.window_secs) * 1000),
+            }),
+        }
+    }
+
+    fn validate_security(&self, out: &mut Vec<Problem>) {
+        let s = &self.security;
+        if s.window_secs == 0 || s.window_secs > 600 {
+            out.push(Problem::error(
+                "security.window_secs",
+                format!("{} is out of range (1 to 600 s)", s.window_secs),
+            ));
+        }
+        match s.commands {
+            Commands::Open => out.push(Problem::warning(
+                "security.commands",
+                "\"open\": anyone who can publish on the broker commands the hall, under any name; use \"signed\" outside a lab",
+            )),
+            Commands::Signed => match crate::auth::Arbiters::load(&s.arbiters) {
+                // No file yet (a fresh install): the clocks run, and every command is
+                // refused, saying why, until `hallclock arbiter add` makes one; the daemon
+                // says so at start. A file that exists must be right.
+                Err(crate::auth::ArbitersError::Read { source, .. })
+                    if source.kind() == std::io::ErrorKind::NotFound => {}
+                Err(e) => out.push(Problem::error("security.arbiters", e.to_string())),
+                Ok(a) if a.accounts().next().is_none() => out.push(Problem::warning(
+                    "security.arbiters",
+                    format!(
+                        "{}: no accounts: every command will be refused; add one with `hallclock arbiter add`",
+                        s.arbiters.display()
+                    ),
+                )),
+                Ok(_) => {}
+            },
         }
     }
 }
@@ -500,6 +577,7 @@ impl Config {
                 ),
             ));
         }
+        self.validate_security(&mut out);
         self.validate_boards(&mut out);
         out
     }
@@ -838,6 +916,11 @@ impl Config {
 
         t.section("log");
         t.string("level", &self.log.level);
+
+        t.section("security");
+        t.string("commands", name_of(COMMANDS, self.security.commands));
+        t.path("arbiters", &self.security.arbiters);
+        t.raw("window_secs", self.security.window_secs);
 
         if self.boards.is_empty() {
             t.line("");
@@ -1210,7 +1293,10 @@ struct Walk {
     problems: Vec<Problem>,
 }
 
-const ROOT_KEYS: &[&str] = &["hall", "broker", "defaults", "link", "log", "boards"];
+const ROOT_KEYS: &[&str] = &[
+    "hall", "broker", "defaults", "link", "log", "security", "boards",
+];
+const SECURITY_KEYS: &[&str] = &["commands", "arbiters", "window_secs"];
 const HALL_KEYS: &[&str] = &["id", "state_dir", "sync_window_ms"];
 const BROKER_KEYS: &[&str] = &[
     "host",
@@ -1382,6 +1468,14 @@ impl Walk {
             self.field(t, "log", "level", &mut c.log.level, string);
         }
 
+        if let Some(t) = self.table(root, "", "security") {
+            let sec = &mut c.security;
+            let s = "security";
+            self.field(t, s, "commands", &mut sec.commands, one_of(COMMANDS));
+            self.field(t, s, "arbiters", &mut sec.arbiters, path);
+            self.field(t, s, "window_secs", &mut sec.window_secs, integer::<u32>);
+        }
+
         c.boards = self.boards(root);
         c
     }
@@ -1467,6 +1561,7 @@ impl Walk {
                     "defaults.clock" => CLOCK_KEYS,
                     "link" => LINK_KEYS,
                     "log" => LOG_KEYS,
+                    "security" => SECURITY_KEYS,
                     _ => &[],
                 };
                 self.unknown_keys(&path, t, known);

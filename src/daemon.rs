@@ -50,6 +50,16 @@ pub fn settings(config: &Config) -> HallSettings {
         sync_window: Duration::from_millis(config.hall.sync_window_ms),
         segment_size: 16 << 20,
         heartbeat: heartbeat(),
+        security: config.security().unwrap_or_else(|e| {
+            // Fail closed: no account, so every command is refused and says why.
+            tracing::error!(
+                "{e}: every command will be refused; add accounts with `hallclock arbiter add`"
+            );
+            crate::auth::Security::Signed {
+                arbiters: crate::auth::Arbiters::default(),
+                window: crate::auth::DEFAULT_WINDOW,
+            }
+        }),
     }
 }
 

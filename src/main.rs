@@ -53,6 +53,13 @@ enum Cmd {
     CheckConfig(cli::config::ConfigArgs),
     /// The effective configuration (file + HALLCLOCK__* environment) as TOML, secrets masked.
     PrintConfig(cli::config::ConfigArgs),
+    /// The arbiters' accounts: add (prints the new key once), list, remove, reset.
+    Arbiter {
+        #[command(subcommand)]
+        cmd: cli::arbiter::ArbiterCmd,
+    },
+    /// Send one signed command and print the response; exit 0 when it is `ok`.
+    Command(cli::command::CommandArgs),
 }
 
 fn main() -> ExitCode {
@@ -69,5 +76,7 @@ fn main() -> ExitCode {
         Cmd::Sim(args) => cli::sim::run(args),
         Cmd::CheckConfig(args) => cli::config::check(args),
         Cmd::PrintConfig(args) => cli::config::print(args),
+        Cmd::Arbiter { cmd } => cli::arbiter::run(cmd),
+        Cmd::Command(args) => cli::command::run(args),
     }
 }

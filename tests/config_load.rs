@@ -179,7 +179,7 @@ fn the_shipped_file_documents_every_key() {
             "{section} {key} is not in config/hallclock.toml"
         );
     }
-    assert_eq!(keys, 32);
+    assert_eq!(keys, 35);
 }
 
 #[test]
@@ -1059,5 +1059,79 @@ fn tournament_board_numbers_follow_the_entry_before() {
         error_at(&e, "boards[0].number")
             .message
             .contains("0 is out of range")
+    );
+}
+
+#[test]
+fn security_is_signed_by_default_and_checked_with_key_paths() {
+    use hallclock::config::Commands;
+    use std::os::unix::fs::PermissionsExt;
+    let dir = TempDir::new();
+    let (config, _) = ok(&with_state_dir(&dir, &board("b1")), &[]);
+    assert_eq!(config.security.commands, Commands::Signed);
+    assert_eq!(
+        config.security.arbiters,
+        Path::new("/etc/hallclock/arbiters.toml")
+    );
+    let (_, warnings) = ok(
+        &with_state_dir(
+            &dir,
+            &format!("[security]\ncommands = \"open\"\n{}", board("b1")),
+        ),
+        &[],
+    );
+    let w = at(&warnings, "security.commands");
+    assert!(w.message.contains("anyone who can publish"), "{w}");
+    let e = err(
+        &with_state_dir(&dir, "[security]\ncommands = \"sgned\"\nwindow_secs = 0\n"),
+        &[],
+    );
+    assert!(
+        error_at(&e, "security.commands")
+            .message
+            .contains("did you mean 'signed'"),
+        "{e}"
+    );
+    assert!(
+        error_at(&e, "security.window_secs")
+            .message
+            .contains("out of range")
+    );
+    // The arbiters file: others may not read it, and every account must be right.
+    let file = dir.path().join("arbiters.toml");
+    let with_file = with_state_dir(
+        &dir,
+        &format!(
+            "[security]\narbiters = {:?}\n{}",
+            file.display().to_string(),
+            board("b1")
+        ),
+    );
+    std::fs::write(
+        &file,
+        "[[arbiter]]\nid = \"ia\"\nname = \"IA\"\nrole = \"chief\"\nkey = \"0011223344556677889900aabbccddeeff\"\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let e = err(&with_file, &[]);
+    assert!(
+        error_at(&e, "security.arbiters")
+            .message
+            .contains("chmod 600"),
+        "{e}"
+    );
+    std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o600)).unwrap();
+    ok(&with_file, &[]);
+    std::fs::write(
+        &file,
+        "[[arbiter]]\nid = \"IA\"\nname = \"IA\"\nrole = \"chief\"\nkey = \"00\"\n",
+    )
+    .unwrap();
+    let e = err(&with_file, &[]);
+    assert!(
+        error_at(&e, "security.arbiters")
+            .message
+            .contains("arbiter[0] (IA): id"),
+        "{e}"
     );
 }

@@ -227,15 +227,19 @@ async fn with_an_external_mosquitto_a_subscriber_sees_the_whole_round() {
             .collect()
     };
     // The arbiter's command went over MQTT, and the daemon accepted it.
+    // It is signed (issue 11): an envelope from the demo's arbiter around the command.
     let set = on("hallclock/demo-ext/set");
     assert_eq!(set.len(), 1, "{set:?}");
-    assert_eq!(set[0]["action"], "start_round");
-    assert_eq!(set[0]["pairings"].as_array().map(Vec::len), Some(2));
+    assert_eq!(set[0]["arbiter"], "demo-chief");
+    let command: serde_json::Value =
+        serde_json::from_str(set[0]["payload"].as_str().unwrap_or("")).unwrap_or_default();
+    assert_eq!(command["action"], "start_round");
+    assert_eq!(command["pairings"].as_array().map(Vec::len), Some(2));
     let responses = on("hallclock/demo-ext/response");
     assert!(
         responses
             .iter()
-            .any(|r| r["transaction"] == set[0]["transaction"] && r["status"] == "ok"),
+            .any(|r| r["transaction"] == command["transaction"] && r["status"] == "ok"),
         "{responses:?}"
     );
     for b in ["board-001", "board-002"] {

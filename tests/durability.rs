@@ -16,9 +16,10 @@ use serde_json::{Value, json};
 
 fn daemon_config(dir: &Path, broker: u16, sim: &Sim, boards: usize) -> PathBuf {
     let mut toml = format!(
-        "[hall]\nid = \"{}\"\nstate_dir = \"{}\"\n\n[broker]\nhost = \"127.0.0.1\"\nport = {broker}\nclient_id = \"hallclock-durability\"\nkeep_alive_secs = 5\n\n[link]\nliveness_timeout_ms = 1500\nack_timeout_ms = 300\nreopen_backoff_max_ms = 300\n\n[log]\nlevel = \"debug\"\n",
+        "[hall]\nid = \"{}\"\nstate_dir = \"{}\"\n\n[broker]\nhost = \"127.0.0.1\"\nport = {broker}\nclient_id = \"hallclock-durability\"\nkeep_alive_secs = 5\n\n[link]\nliveness_timeout_ms = 1500\nack_timeout_ms = 300\nreopen_backoff_max_ms = 300\n\n[log]\nlevel = \"debug\"\n\n[security]\narbiters = \"{}\"\n",
         common::HALL,
-        dir.join("state").display()
+        dir.join("state").display(),
+        common::write_arbiters(dir).display()
     );
     for n in 1..=boards {
         toml.push_str(&format!(
@@ -65,9 +66,10 @@ async fn request_replay(w: &mut Watcher, board: &str) -> Value {
     let tx = format!("replay-{board}-{}", now_ms());
     w.publish(
         &set,
-        json!({"transaction": tx, "arbiter": "IA", "action": "replay", "board": board, "from_seq": 1, "reply_to": REPLY_TO})
-            .to_string()
-            .as_bytes(),
+        &common::signed(
+            &set,
+            &json!({"transaction": tx, "action": "replay", "board": board, "from_seq": 1, "reply_to": REPLY_TO}),
+        ),
     )
     .await;
     let resp = format!("hallclock/{}/response", common::HALL);
@@ -100,14 +102,9 @@ async fn kill_9_mid_round_loses_nothing_and_the_pending_flag_falls_on_time() {
     }
     let start = now_ms();
     let set = format!("hallclock/{}/set", common::HALL);
-    w.publish(
-        &set,
-        json!({"transaction": "r1", "arbiter": "IA", "action": "start_round", "round": 1,
+    w.publish(&set, &common::signed(&set, &json!({"transaction": "r1", "action": "start_round", "round": 1,
                "time_control": "600", "start": start, "default_time_ms": 600000,
-               "pairings": (1..=3).map(|n| json!({"board": board_id(n), "white": format!("W{n}"), "black": format!("B{n}")})).collect::<Vec<_>>()})
-            .to_string()
-            .as_bytes(),
-    )
+               "pairings": (1..=3).map(|n| json!({"board": board_id(n), "white": format!("W{n}"), "black": format!("B{n}")})).collect::<Vec<_>>()})))
     .await;
     for n in 1..=3 {
         w.event(&board_id(n), "clock_started").await;
@@ -115,7 +112,7 @@ async fn kill_9_mid_round_loses_nothing_and_the_pending_flag_falls_on_time() {
     for n in 1..=3 {
         let topic = format!("hallclock/{}/board/{}/set", common::HALL, board_id(n));
         for side in ["white", "black"] {
-            w.publish(&topic, json!({"transaction": format!("p{n}{side}"), "arbiter": "IA", "action": "present", "side": side}).to_string().as_bytes()).await;
+            w.publish(&topic, &common::signed(&topic, &json!({"transaction": format!("p{n}{side}"), "action": "present", "side": side}))).await;
         }
     }
     // Board 3: a few moves on the e-board.
@@ -128,7 +125,7 @@ async fn kill_9_mid_round_loses_nothing_and_the_pending_flag_falls_on_time() {
     // Board 2: the arbiter leaves White 4 s: a flag is pending.
     let b2 = board_id(2);
     let topic = format!("hallclock/{}/board/{b2}/set", common::HALL);
-    w.publish(&topic, json!({"transaction": "st", "arbiter": "IA", "action": "set_time", "side": "white", "remaining_ms": 4000, "reason": "test"}).to_string().as_bytes()).await;
+    w.publish(&topic, &common::signed(&topic, &json!({"transaction": "st", "action": "set_time", "side": "white", "remaining_ms": 4000, "reason": "test"}))).await;
     let set_at = w.event(&b2, "time_set").await["at"].as_i64().expect("at");
     let flag_due = set_at + 4000;
     tokio::time::sleep(Duration::from_millis(300)).await;

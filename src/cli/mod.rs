@@ -1,6 +1,8 @@
 //! Command-line seams. Each subcommand lives in its own file and returns an exit code.
 
+pub mod arbiter;
 pub mod can_mate;
+pub mod command;
 pub mod config;
 pub mod demo;
 pub mod dgt;

@@ -71,6 +71,8 @@ pub fn games(records: impl IntoIterator<Item = Record>) -> BTreeMap<u64, Journal
                     g.events.push(event);
                 }
             }
+            // Answers to commands (idempotency) are no part of a game.
+            Record::Answered { .. } => {}
         }
     }
     games

@@ -36,37 +36,7 @@ pub struct GameSlot {
     pub events: Vec<Event>,
 }
 
-/// Why a command to a board was refused.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Refusal {
-    /// For programs: `no_game`, `not_your_turn`, `out_of_range`, ...
-    pub error: String,
-    pub reason: String,
-}
-
-impl Refusal {
-    pub fn new(error: &str, reason: impl Into<String>) -> Refusal {
-        Refusal {
-            error: error.into(),
-            reason: reason.into(),
-        }
-    }
-
-    fn from_rejection(r: &Rejection) -> Refusal {
-        let error = serde_json::to_value(r)
-            .ok()
-            .and_then(|v| {
-                v.get("rejection")
-                    .and_then(|k| k.as_str())
-                    .map(String::from)
-            })
-            .unwrap_or_else(|| "rejected".into());
-        Refusal {
-            error,
-            reason: r.to_string(),
-        }
-    }
-}
+pub use crate::refusal::Refusal;
 
 /// Messages from the hall to a board actor.
 #[derive(Debug)]
@@ -637,7 +607,7 @@ impl Actor {
     ) -> Result<(), Refusal> {
         let nonce = crate::custody::fresh_nonce();
         let commitment = crate::rules::adjournment::commitment(&nonce, &mv)
-            .map_err(|e| Refusal::new("internal", e))?;
+            .map_err(|reason| Refusal::Internal { reason })?;
         let secret = Secret {
             mv: mv.clone(),
             nonce: nonce.clone(),
@@ -647,12 +617,11 @@ impl Actor {
         match tokio::task::spawn_blocking(move || custody.keep(&key, &secret)).await {
             Ok(Ok(())) => {}
             Ok(Err(e)) => {
-                return Err(Refusal::new(
-                    "storage",
-                    format!("the sealed move could not be kept: {e}"),
-                ));
+                return Err(Refusal::SealNotKept {
+                    reason: e.to_string(),
+                });
             }
-            Err(_) => return Err(Refusal::new("internal", "the custody task failed")),
+            Err(_) => return Err(Refusal::CustodyTaskFailed),
         }
         let input = if counter {
             Input::CounterSeal { mv, nonce }
@@ -693,12 +662,11 @@ impl Actor {
                 match tokio::task::spawn_blocking(move || custody.fetch(&commitment)).await {
                     Ok(Ok(secret)) => secret,
                     Ok(Err(e)) => {
-                        return Err(Refusal::new(
-                            "storage",
-                            format!("the sealed move cannot be read from custody: {e}"),
-                        ));
+                        return Err(Refusal::SealUnreadable {
+                            reason: e.to_string(),
+                        });
                     }
-                    Err(_) => return Err(Refusal::new("internal", "the custody task failed")),
+                    Err(_) => return Err(Refusal::CustodyTaskFailed),
                 }
             }
         };
@@ -780,10 +748,9 @@ impl Actor {
     /// Decide an input; inputs that may search (6.9) run on a blocking thread.
     async fn decide(&mut self, input: Input) -> Result<(), Refusal> {
         let Some(slot) = &self.slot else {
-            return Err(Refusal::new(
-                "no_game",
-                format!("board {} has no game", self.id),
-            ));
+            return Err(Refusal::NoGame {
+                board: self.id.clone(),
+            });
         };
         let now = self.now();
         let heavy = matches!(input, Input::ConfirmFlag { .. } | Input::SetResult { .. })
@@ -809,7 +776,7 @@ impl Actor {
                 self.apply(events).await;
                 Ok(())
             }
-            Err(r) => Err(Refusal::from_rejection(&r)),
+            Err(r) => Err(Refusal::Rejected(r)),
         }
     }
 
@@ -847,10 +814,9 @@ impl Actor {
                     }
                     other => {
                         self.slot = other;
-                        Err(Refusal::new(
-                            "no_game",
-                            format!("board {} has no unfinished game to move", self.id),
-                        ))
+                        Err(Refusal::NoGameToMove {
+                            board: self.id.clone(),
+                        })
                     }
                 };
                 let _ = reply.send(r);
@@ -866,13 +832,15 @@ impl Actor {
                     from,
                     to: self.id.clone(),
                 };
-                let r = if self.busy().is_some() {
-                    Err(Refusal::new(
-                        "board_busy",
-                        format!("board {} has an unfinished game", self.id),
-                    ))
+                let r = if let Some(round) = self.busy() {
+                    Err(Refusal::BoardBusy {
+                        board: self.id.clone(),
+                        round,
+                    })
                 } else if let Err(e) = self.journal.append(vec![moved]).await {
-                    Err(Refusal::new("storage", format!("not stored: {e}")))
+                    Err(Refusal::NotStored {
+                        reason: e.to_string(),
+                    })
                 } else {
                     self.slot = Some(*slot);
                     self.new_game_on_board().await;
@@ -916,15 +884,14 @@ impl Actor {
             }
             ToBoard::Check { input, reply } => {
                 let r = match &self.slot {
-                    None => Err(Refusal::new(
-                        "no_game",
-                        format!("board {} has no game", self.id),
-                    )),
+                    None => Err(Refusal::NoGame {
+                        board: self.id.clone(),
+                    }),
                     Some(slot) => slot
                         .game
                         .decide(&input, self.now())
                         .map(|_| ())
-                        .map_err(|r| Refusal::from_rejection(&r)),
+                        .map_err(Refusal::Rejected),
                 };
                 let _ = reply.send(r);
             }
@@ -941,13 +908,10 @@ impl Actor {
 
     async fn start_game(&mut self, slot: GameSlot) -> Result<(), Refusal> {
         if let Some(round) = self.busy() {
-            return Err(Refusal::new(
-                "board_busy",
-                format!(
-                    "board {} has an unfinished game (round {round}); finish it first",
-                    self.id
-                ),
-            ));
+            return Err(Refusal::BoardBusy {
+                board: self.id.clone(),
+                round,
+            });
         }
         let created = Record::GameCreated {
             board: self.id.clone(),
@@ -962,10 +926,10 @@ impl Actor {
                 Severity::Critical,
                 format!("cannot store the new game ({e})"),
             );
-            return Err(Refusal::new(
-                "storage",
-                format!("board {}: the game could not be stored: {e}", self.id),
-            ));
+            return Err(Refusal::GameNotStored {
+                board: self.id.clone(),
+                reason: e.to_string(),
+            });
         }
         self.slot = Some(slot);
         self.pending_move = None;
@@ -1010,10 +974,9 @@ impl Actor {
                 return Ok(());
             }
             BoardAction::ReplaceClock { to: Some(_), .. } => {
-                return Err(Refusal::new(
-                    "internal",
-                    "replace_clock to another board is handled by the hall",
-                ));
+                return Err(Refusal::Internal {
+                    reason: "replace_clock to another board is handled by the hall".into(),
+                });
             }
             BoardAction::ReplaceClock {
                 to: None,
@@ -1053,9 +1016,7 @@ impl Actor {
                 reason,
             },
             BoardAction::SetResult { result, side } => Input::SetResult {
-                result: result
-                    .to_result(side)
-                    .map_err(|e| Refusal::new("bad_value", e))?,
+                result: result.to_result(side).map_err(Refusal::BadResult)?,
                 arbiter,
                 reason,
             },
@@ -1226,7 +1187,7 @@ impl Actor {
             // The move was made on the board just before the order to seal and pressed
             // after it: the rules make it the sealed move (I.1.1). Seal it, then this
             // press stops the clock, as the sealer's press does.
-            Err(r) if r.error == "move_is_the_sealed_move" => {
+            Err(Refusal::Rejected(Rejection::MoveIsTheSealedMove { .. })) => {
                 let Some(mv) = mv else { return };
                 let sealed = match self.seal_secret(Some(presser), mv, true, false).await {
                     Ok(()) => {
@@ -1242,13 +1203,13 @@ impl Actor {
                     self.stray_press(presser, &r).await;
                 }
             }
-            Err(r)
-                if mv.is_some()
-                    && matches!(
-                        r.error.as_str(),
-                        "bad_move" | "position_unknown" | "move_pending"
-                    ) =>
-            {
+            Err(
+                r @ Refusal::Rejected(
+                    Rejection::BadMove { .. }
+                    | Rejection::PositionUnknown
+                    | Rejection::MovePending { .. },
+                ),
+            ) if mv.is_some() => {
                 // The press is a physical fact and its time counts: record it without the
                 // move and let the arbiter sort the position out.
                 self.raise(
@@ -1257,7 +1218,7 @@ impl Actor {
                     format!(
                         "e-board move {} not accepted ({}); the press was recorded without it",
                         mv.unwrap_or_default(),
-                        r.reason
+                        r
                     ),
                 );
                 let retry = Input::Press {
@@ -1280,7 +1241,7 @@ impl Actor {
             Severity::Info,
             format!(
                 "lever press by {presser} on board {} not accepted: {}",
-                self.id, r.reason
+                self.id, r
             ),
         );
         let text = match self.slot.as_ref().map(|s| s.game.phase()) {
@@ -1324,7 +1285,7 @@ impl Actor {
                 .await;
             let outcome = match r {
                 Ok(()) => "applied at reconnection".to_string(),
-                Err(e) => format!("not applied: {}", e.reason),
+                Err(e) => format!("not applied: {}", e),
             };
             self.raise(
                 AlertKind::ClockDiscrepancy,
@@ -1403,13 +1364,13 @@ impl Actor {
         // pause.
         if self.stage() == Some(Stage::Sealing) {
             if let Err(r) = self.decide(Input::CommitSeal { arbiter: None }).await {
-                tracing::info!(board = %self.id, reason = %r.reason, "pause button while sealing ignored");
+                tracing::info!(board = %self.id, reason = %r, "pause button while sealing ignored");
                 self.program_clock(None).await;
             }
             return;
         }
         if let Err(r) = self.decide(Input::PlayerPause { side: None }).await {
-            tracing::info!(board = %self.id, reason = %r.reason, "pause button ignored");
+            tracing::info!(board = %self.id, reason = %r, "pause button ignored");
         }
     }
 
@@ -1437,7 +1398,7 @@ impl Actor {
                                 Severity::Warning,
                                 format!(
                                     "the move made on board {} after the order to seal could not be sealed: {}",
-                                    self.id, r.reason
+                                    self.id, r
                                 ),
                             );
                         }

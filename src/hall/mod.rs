@@ -2,6 +2,7 @@
 //! command intake, rounds (start, end, summary), hall-wide pause/resume, moving a game to
 //! another board (6.10).
 
+pub mod answers;
 pub mod board;
 pub mod timebase;
 pub mod trf_round;
@@ -12,12 +13,13 @@ use std::sync::Arc;
 
 use tokio::sync::{Semaphore, mpsc, oneshot};
 
+use crate::auth::{Admitted, Security};
 use crate::link::{LinkConfig, spawn as spawn_link};
 use crate::mqtt::client::{self, Incoming, MqttError, MqttSettings, Publisher};
 use crate::mqtt::command::{self, BadCommand, BoardAction, Command, HallAction, Pairing, log_safe};
 use crate::mqtt::payload::{
-    BoardInfo, BoardResult, DefaultsInfo, HallEvent, InfoPayload, ResponsePayload, ResponseStatus,
-    RoundInfo, SessionEvent, SessionPayload, Topics,
+    BoardInfo, BoardResult, DefaultsInfo, HallEvent, InfoPayload, RoundInfo, SessionEvent,
+    SessionPayload, Topics,
 };
 use crate::rules::Millis;
 use crate::rules::adjournment::Stage;
@@ -59,6 +61,8 @@ pub struct HallSettings {
     pub segment_size: u64,
     /// How often every board is asked how it is (the watchdog's proof of progress).
     pub heartbeat: std::time::Duration,
+    /// Who may command the hall (`[security]`).
+    pub security: Security,
 }
 
 /// Errors that stop the daemon from starting.
@@ -109,6 +113,8 @@ struct Hall {
     custody: Arc<crate::custody::Custody>,
     /// The playing session: its nominal end, the resumption, and every board's stage.
     session: Session,
+    /// Every transaction's first reply.
+    answers: answers::Answers,
 }
 
 /// What the hall knows of the session, for the retained `session` topic: what each
@@ -238,6 +244,21 @@ pub fn start(settings: HallSettings) -> Result<RunningHall, HallError> {
         tracing::warn!("journal: {p}");
     }
     let journal = journal.spawn();
+    match &settings.security {
+        Security::Open => tracing::warn!(
+            "[security] commands = \"open\": anyone who can publish on the broker commands this hall, under any name; use \"signed\" outside a lab (docs/SECURITY.md)"
+        ),
+        Security::Signed { arbiters, .. } if arbiters.accounts().next().is_none() => {
+            tracing::warn!(
+                "no arbiter accounts: every command will be refused; add one with `hallclock arbiter add` and restart"
+            )
+        }
+        Security::Signed { arbiters, .. } => tracing::info!(
+            accounts = arbiters.accounts().count(),
+            "signed commands only"
+        ),
+    }
+    let answers = answers::Answers::recovered(&recovered.answered);
     // The round in progress, as far as the journal shows it.
     let round = recovered
         .games
@@ -337,6 +358,7 @@ pub fn start(settings: HallSettings) -> Result<RunningHall, HallError> {
         journal,
         custody,
         session: Session::default(),
+        answers,
     };
     for b in &board_settings {
         let slot = recovered.games.remove(&b.id).map(|g| GameSlot {
@@ -609,37 +631,103 @@ impl Hall {
         self.publisher.json_retained(self.topics.info(), &info);
     }
 
+    /// A reply to a command that was not claimed (refused before it could act).
     fn respond(&self, topic: String, transaction: &str, action: &str, r: Result<(), Refusal>) {
-        let (status, reason, error) = match r {
-            Ok(()) => (ResponseStatus::Ok, None, None),
-            Err(e) => (ResponseStatus::Error, Some(e.reason), Some(e.error)),
+        self.publisher
+            .json_message(topic, &answers::response(transaction, action, &r));
+    }
+
+    fn replier(&self) -> answers::Replier {
+        answers::Replier {
+            answers: self.answers.clone(),
+            journal: self.journal.clone(),
+            publisher: self.publisher.clone(),
+        }
+    }
+
+    /// The reply to a claimed command: remembered, journaled, then published.
+    fn reply(
+        &self,
+        key: answers::Key,
+        topic: String,
+        transaction: &str,
+        action: &str,
+        r: Result<(), Refusal>,
+    ) {
+        let payload = answers::response(transaction, action, &r);
+        let replier = self.replier();
+        tokio::spawn(async move { replier.reply(key, topic, payload).await });
+    }
+
+    /// Who sent it (the signature, the account, the time): before anything is parsed.
+    fn admit(&self, reply_to: &str, set_topic: &str, payload: &[u8]) -> Option<Admitted> {
+        match self
+            .settings
+            .security
+            .admit(set_topic, payload, self.timebase.now())
+        {
+            Ok(a) => Some(a),
+            Err(t) => {
+                tracing::warn!(topic = ?set_topic, transaction = ?t.transaction, refusal = ?t.refusal, "command refused at the gate");
+                self.respond(reply_to.into(), &t.transaction, &t.action, Err(t.refusal));
+                None
+            }
+        }
+    }
+
+    /// Claim the transaction; `None` when it was seen before (answered here already).
+    fn claim(
+        &self,
+        admitted: &Admitted,
+        arbiter: &str,
+        transaction: &str,
+        set_topic: &str,
+        reply_to: &str,
+        action: &str,
+    ) -> Option<answers::Key> {
+        let who = match &admitted.identity {
+            Some(id) => id.id.clone(),
+            None => format!("open:{arbiter}"),
         };
-        self.publisher.json_message(
-            topic,
-            &ResponsePayload {
-                transaction: transaction.to_string(),
-                action: action.to_string(),
-                status,
-                reason,
-                error,
-            },
-        );
+        let key = (who, transaction.to_string());
+        let digest = crate::auth::digest(set_topic, &admitted.command);
+        match self.answers.claim(&key, &digest, reply_to) {
+            answers::Claim::New => Some(key),
+            answers::Claim::InFlight => None,
+            answers::Claim::Repeat(first) => {
+                tracing::info!(transaction = ?transaction, "transaction seen before: its first reply again, nothing applied");
+                self.publisher.message(reply_to.into(), first);
+                None
+            }
+            answers::Claim::Reused => {
+                let refusal = Refusal::Replayed {
+                    transaction: transaction.into(),
+                    arbiter: key.0,
+                };
+                tracing::warn!(transaction = ?transaction, "command refused: replayed");
+                self.respond(reply_to.into(), transaction, action, Err(refusal));
+                None
+            }
+        }
     }
 
     fn respond_bad(&self, topic: String, bad: BadCommand) {
         tracing::info!(transaction = %log_safe(&bad.transaction), reason = %log_safe(&bad.reason), "command refused");
-        // The codes the parser gives, spelled out for the refusal-kind list of the docs test.
         let refusal = match bad.error {
-            "too_large" => Refusal::new("too_large", bad.reason),
-            "duplicate_key" => Refusal::new("duplicate_key", bad.reason),
-            _ => Refusal::new("bad_command", bad.reason),
+            "too_large" => Refusal::TooLarge(bad.reason),
+            "duplicate_key" => Refusal::DuplicateKey(bad.reason),
+            _ => Refusal::BadCommand(bad.reason),
         };
         self.respond(topic, &bad.transaction, &bad.action, Err(refusal));
     }
 
     async fn on_board_command(&mut self, board: String, payload: &[u8]) {
         let topic = self.topics.board_response(&board);
-        let command = match command::parse::<BoardAction>(payload) {
+        let set_topic = format!("{}/board/{board}/set", self.topics.base());
+        let Some(admitted) = self.admit(&topic, &set_topic, payload) else {
+            return;
+        };
+        let command = match command::parse_as::<BoardAction>(&admitted.command, signer(&admitted)) {
             Ok(c) => c,
             Err(bad) => return self.respond_bad(topic, bad),
         };
@@ -649,7 +737,7 @@ impl Hall {
                 topic,
                 &transaction,
                 action,
-                Err(Refusal::new("out_of_range", why)),
+                Err(Refusal::OutOfRange((why).into())),
             );
         }
         let Some(entry) = self.boards.get(&board) else {
@@ -657,14 +745,34 @@ impl Hall {
                 topic,
                 &transaction,
                 action,
-                Err(Refusal::new(
-                    "unknown_board",
-                    format!(
-                        "unknown board '{board}'; this hall has {}",
-                        self.boards.keys().cloned().collect::<Vec<_>>().join(", ")
-                    ),
-                )),
+                Err(Refusal::UnknownBoard {
+                    board: board.clone(),
+                    known: self.boards.keys().cloned().collect::<Vec<_>>().join(", "),
+                }),
             );
+        };
+        if let Some(id) = &admitted.identity {
+            let mut allowed = id.may_command_board(&board);
+            if let (Ok(()), BoardAction::ReplaceClock { to: Some(to), .. }) =
+                (&allowed, &command.action)
+            {
+                allowed = id.may_command_board(to);
+            }
+            if let Err(e) = allowed {
+                tracing::warn!(board = ?board, transaction = ?transaction, action, arbiter = %id.id, refusal = ?e, "command refused: forbidden");
+                return self.respond(topic, &transaction, action, Err(e));
+            }
+        }
+        let inbox = entry.inbox.clone();
+        let Some(key) = self.claim(
+            &admitted,
+            &command.arbiter,
+            &transaction,
+            &set_topic,
+            &topic,
+            action,
+        ) else {
+            return;
         };
         tracing::info!(board = %log_safe(&board), transaction = %log_safe(&transaction), action, arbiter = %log_safe(&command.arbiter), "arbiter command");
         if let BoardAction::ReplaceClock {
@@ -676,33 +784,19 @@ impl Hall {
             let r = self
                 .move_game(&board, to, *white_ms, *black_ms, &command)
                 .await;
-            return self.respond(topic, &transaction, action, r);
+            return self.reply(key, topic, &transaction, action, r);
         }
-        let inbox = entry.inbox.clone();
-        let publisher = self.publisher.clone();
+        let replier = self.replier();
         // A command may wait on a 6.9 search; don't hold up the other boards.
         tokio::spawn(async move {
             let (reply, rx) = oneshot::channel();
             let r = match inbox.send(ToBoard::Command { command, reply }).await {
-                Ok(()) => rx
-                    .await
-                    .unwrap_or_else(|_| Err(Refusal::new("internal", "the board stopped"))),
-                Err(_) => Err(Refusal::new("internal", "the board stopped")),
+                Ok(()) => rx.await.unwrap_or(Err(Refusal::BoardStopped)),
+                Err(_) => Err(Refusal::BoardStopped),
             };
-            let (status, reason, error) = match r {
-                Ok(()) => (ResponseStatus::Ok, None, None),
-                Err(e) => (ResponseStatus::Error, Some(e.reason), Some(e.error)),
-            };
-            publisher.json_message(
-                topic,
-                &ResponsePayload {
-                    transaction,
-                    action: action.to_string(),
-                    status,
-                    reason,
-                    error,
-                },
-            );
+            replier
+                .reply(key, topic, answers::response(&transaction, action, &r))
+                .await;
         });
     }
 
@@ -728,23 +822,23 @@ impl Hall {
             .boards
             .get(to)
             .map(|e| e.inbox.clone())
-            .ok_or_else(|| Refusal::new("unknown_board", format!("unknown target board '{to}'")))?;
+            .ok_or_else(|| Refusal::UnknownTarget { board: to.into() })?;
         let source = self
             .boards
             .get(from)
             .map(|e| e.inbox.clone())
-            .ok_or_else(|| Refusal::new("unknown_board", format!("unknown board '{from}'")))?;
+            .ok_or_else(|| Refusal::NotABoard { board: from.into() })?;
         if from == to {
-            return Err(Refusal::new("bad_value", "the target board is this board"));
+            return Err(Refusal::SameBoard);
         }
         if let Some(round) = Self::ask(&target, |reply| ToBoard::Busy { reply })
             .await
             .flatten()
         {
-            return Err(Refusal::new(
-                "board_busy",
-                format!("target board {to} has an unfinished game (round {round})"),
-            ));
+            return Err(Refusal::TargetBusy {
+                board: to.into(),
+                round,
+            });
         }
         let input = Input::ReplaceClock {
             device: to.to_string(),
@@ -760,10 +854,10 @@ impl Hall {
             reply,
         })
         .await
-        .unwrap_or_else(|| Err(Refusal::new("internal", "the board stopped")))?;
+        .unwrap_or(Err(Refusal::BoardStopped))?;
         let slot = Self::ask(&source, |reply| ToBoard::TakeGame { reply })
             .await
-            .unwrap_or_else(|| Err(Refusal::new("internal", "the board stopped")))?;
+            .unwrap_or(Err(Refusal::BoardStopped))?;
         let r = Self::ask(&target, |reply| ToBoard::AdoptGame {
             slot: Box::new(slot),
             from: from.to_string(),
@@ -771,7 +865,7 @@ impl Hall {
             reply,
         })
         .await
-        .unwrap_or_else(|| Err(Refusal::new("internal", "the board stopped")));
+        .unwrap_or(Err(Refusal::BoardStopped));
         if r.is_ok()
             && let Some(round) = &mut self.round
         {
@@ -801,31 +895,44 @@ impl Hall {
                 from_seq,
                 reply_to,
             } => self.replay(board, *from_seq, reply_to).await,
-            _ => Err(Refusal::new(
-                "not_a_request",
-                format!(
+            _ => Err(Refusal::NotARequest((format!(
                     "'{action}' is a command: send it to the hall's set topic; ask takes only replay"
-                ),
-            )),
+                )).into())),
         };
         self.respond(topic, &command.transaction, action, r);
     }
 
     async fn on_hall_command(&mut self, payload: &[u8]) {
         let topic = self.topics.hall_response();
-        let command = match command::parse::<HallAction>(payload) {
+        let set_topic = self.topics.hall_set();
+        let Some(admitted) = self.admit(&topic, &set_topic, payload) else {
+            return;
+        };
+        let command = match command::parse_as::<HallAction>(&admitted.command, signer(&admitted)) {
             Ok(c) => c,
             Err(bad) => return self.respond_bad(topic, bad),
         };
         let (transaction, action) = (command.transaction.clone(), command.action.name());
+        if let Some(id) = &admitted.identity {
+            let reads = matches!(command.action, HallAction::Replay { .. });
+            if let Err(e) = id.may_command_hall(action, reads) {
+                tracing::warn!(transaction = ?transaction, action, arbiter = %id.id, refusal = ?e, "command refused: forbidden");
+                return self.respond(topic, &transaction, action, Err(e));
+            }
+        }
+        let Some(key) = self.claim(
+            &admitted,
+            &command.arbiter,
+            &transaction,
+            &set_topic,
+            &topic,
+            action,
+        ) else {
+            return;
+        };
         tracing::info!(transaction = %log_safe(&transaction), action, arbiter = %log_safe(&command.arbiter), "hall command");
         if let Err(why) = command::check_instants(&command.action.instants(), self.timebase.now()) {
-            return self.respond(
-                topic,
-                &transaction,
-                action,
-                Err(Refusal::new("out_of_range", why)),
-            );
+            return self.reply(key, topic, &transaction, action, Err(Refusal::OutOfRange(why)));
         }
         let r = match command.action.clone() {
             HallAction::StartRound {
@@ -932,32 +1039,32 @@ impl Hall {
                 applied_somewhere(applied, action)
             }
         };
-        self.respond(topic, &transaction, action, r);
+        self.reply(key, topic, &transaction, action, r);
     }
 
     /// Send a board's journaled events from `from_seq` to the asker's `reply/<id>` topic,
     /// in order, as they were first published.
     async fn replay(&self, board: &str, from_seq: u64, reply_to: &str) -> Result<(), Refusal> {
         if !valid_reply_id(reply_to) {
-            return Err(Refusal::new(
-                "bad_value",
-                format!(
+            return Err(Refusal::BadValue((format!(
                     "reply_to: '{reply_to}' is not a topic level; give your MQTT client id (1-64 of A-Z a-z 0-9 - _): the events go to {}",
                     self.topics.reply("<reply_to>")
-                ),
-            ));
+                )).into()));
         }
         if !self.boards.contains_key(board) {
-            return Err(Refusal::new(
-                "unknown_board",
-                format!("unknown board '{board}'"),
-            ));
+            return Err(Refusal::NotABoard {
+                board: board.into(),
+            });
         }
         let dir = self.settings.state_dir.join("journal");
         let scan = tokio::task::spawn_blocking(move || crate::store::read_dir(&dir))
             .await
-            .map_err(|e| Refusal::new("internal", e.to_string()))?
-            .map_err(|e| Refusal::new("storage", format!("cannot read the journal: {e}")))?;
+            .map_err(|e| Refusal::Internal {
+                reason: e.to_string(),
+            })?
+            .map_err(|e| Refusal::JournalUnreadable {
+                reason: e.to_string(),
+            })?;
         let topic = self.topics.reply(reply_to);
         let mut n = 0;
         for (record, _, _) in scan.records {
@@ -996,18 +1103,12 @@ impl Hall {
     ) -> Result<(Vec<Pairing>, Option<trf_round::TrfRound>), Refusal> {
         let Some(text) = trf else {
             if order.is_some() || only_ours {
-                return Err(Refusal::new(
-                    "bad_value",
-                    "board_order and only_our_boards go with trf",
-                ));
+                return Err(Refusal::BadValue(("board_order and only_our_boards go with trf").into()));
             }
             return Ok((pairings, None));
         };
         if !pairings.is_empty() {
-            return Err(Refusal::new(
-                "bad_value",
-                "give either pairings or trf, not both",
-            ));
+            return Err(Refusal::BadValue(("give either pairings or trf, not both").into()));
         }
         let t = trf_round::from_trf(text, round, order, only_ours, &self.settings.boards)?;
         Ok((t.pairings.clone(), Some(t)))
@@ -1022,57 +1123,49 @@ impl Hall {
         arbiter: &str,
     ) -> Result<(), Refusal> {
         if number == 0 {
-            return Err(Refusal::new(
-                "out_of_range",
-                "round: 0 is out of range (1 or more)",
-            ));
+            return Err(Refusal::RoundZero);
         }
         if pairings.is_empty() {
-            return Err(Refusal::new(
-                "bad_value",
-                "pairings: at least one board is needed",
-            ));
+            return Err(Refusal::NoPairings);
         }
         let mut slots = Vec::new();
         let mut seen = HashMap::new();
         for (i, p) in pairings.iter().enumerate() {
             let at = format!("pairings[{i}]");
-            let entry = self.boards.get(&p.board).ok_or_else(|| {
-                Refusal::new(
-                    "unknown_board",
-                    format!("{at}.board: unknown board '{}'", p.board),
-                )
-            })?;
+            let entry = self
+                .boards
+                .get(&p.board)
+                .ok_or_else(|| Refusal::UnknownPairedBoard {
+                    at: at.clone(),
+                    board: p.board.clone(),
+                })?;
             if seen.insert(p.board.clone(), i).is_some() {
-                return Err(Refusal::new(
-                    "bad_value",
-                    format!("{at}.board: board '{}' is paired twice", p.board),
-                ));
+                return Err(Refusal::PairedTwice {
+                    at,
+                    board: p.board.clone(),
+                });
             }
             if p.white.trim().is_empty() || p.black.trim().is_empty() {
-                return Err(Refusal::new(
-                    "bad_value",
-                    format!("{at}: both players need a name"),
-                ));
+                return Err(Refusal::NameMissing { at });
             }
             if let Some(round) = Self::ask(&entry.inbox, |reply| ToBoard::Busy { reply })
                 .await
                 .flatten()
             {
-                return Err(Refusal::new(
-                    "board_busy",
-                    format!(
-                        "{at}.board: board '{}' has an unfinished game (round {round})",
-                        p.board
-                    ),
-                ));
+                return Err(Refusal::PairedBoardBusy {
+                    at,
+                    board: p.board.clone(),
+                    round,
+                });
             }
             let mut setup = template.clone();
             setup.white = p.white.clone();
             setup.black = p.black.clone();
             setup.fen = p.fen.clone();
-            let game =
-                Game::new(setup).map_err(|e| Refusal::new("bad_value", format!("{at}: {e}")))?;
+            let game = Game::new(setup).map_err(|e| Refusal::BadSetup {
+                at,
+                reason: e.to_string(),
+            })?;
             slots.push((
                 p.board.clone(),
                 GameSlot {
@@ -1099,7 +1192,7 @@ impl Hall {
                         reply,
                     })
                     .await
-                    .unwrap_or_else(|| Err(Refusal::new("internal", "the board stopped")));
+                    .unwrap_or(Err(Refusal::BoardStopped));
                     (board, r)
                 });
             }
@@ -1110,7 +1203,11 @@ impl Hall {
             match done {
                 Ok((board, Ok(()))) => boards.push(board),
                 Ok((_, Err(e))) => failed = Some(e),
-                Err(e) => failed = Some(Refusal::new("internal", e.to_string())),
+                Err(e) => {
+                    failed = Some(Refusal::Internal {
+                        reason: e.to_string(),
+                    })
+                }
             }
         }
         boards.sort();
@@ -1256,7 +1353,7 @@ impl Hall {
             match Self::ask(&entry.inbox, |reply| ToBoard::Command { command: c, reply }).await {
                 Some(Ok(())) => applied += 1,
                 Some(Err(r)) => {
-                    tracing::info!(%board, error = %r.error, reason = %log_safe(&r.reason), "hall command not applied to this board")
+                    tracing::info!(%board, error = %r.code(), reason = %log_safe(&r.to_string()), "hall command not applied to this board")
                 }
                 None => {}
             }
@@ -1376,13 +1473,18 @@ fn valid_reply_id(id: &str) -> bool {
             .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
 }
 
+/// The proven sender's id and name, for the command parser.
+fn signer(admitted: &Admitted) -> Option<(&str, &str)> {
+    admitted
+        .identity
+        .as_ref()
+        .map(|i| (i.id.as_str(), i.name.as_str()))
+}
+
 /// A hall-wide command succeeds when at least one board applied it.
-fn applied_somewhere(applied: usize, action: &str) -> Result<(), Refusal> {
+fn applied_somewhere(applied: usize, action: &'static str) -> Result<(), Refusal> {
     if applied == 0 {
-        Err(Refusal::new(
-            "no_game",
-            format!("no board has a game to {action}"),
-        ))
+        Err(Refusal::NoBoardApplied { action })
     } else {
         Ok(())
     }

@@ -585,8 +585,18 @@ fn take_string(obj: &mut Map<String, Value>, key: &str) -> Result<Option<String>
     }
 }
 
-/// Parse a command payload.
+/// Parse a command payload (`commands = "open"`: the arbiter is whoever the payload says).
 pub fn parse<A: for<'de> Deserialize<'de>>(payload: &[u8]) -> Result<Command<A>, BadCommand> {
+    parse_as(payload, None)
+}
+
+/// Parse a command whose sender is proven (`signer`: the account's id and name). The
+/// name is recorded as the arbiter; a payload's own `arbiter`, if any, must be the signer.
+/// `ts` was checked with the signature and is not part of the action.
+pub fn parse_as<A: for<'de> Deserialize<'de>>(
+    payload: &[u8],
+    signer: Option<(&str, &str)>,
+) -> Result<Command<A>, BadCommand> {
     let bad = |transaction: &str, action: &str, reason: String| BadCommand {
         transaction: transaction.to_string(),
         action: action.to_string(),
@@ -631,9 +641,23 @@ pub fn parse<A: for<'de> Deserialize<'de>>(payload: &[u8]) -> Result<Command<A>,
             "missing \"transaction\": an id echoed in the response".into(),
         ));
     }
-    let arbiter = take_string(&mut obj, "arbiter")
-        .map_err(|e| bad(&transaction, &action, e))?
-        .unwrap_or_default();
+    let given = take_string(&mut obj, "arbiter").map_err(|e| bad(&transaction, &action, e))?;
+    let arbiter = match (signer, given) {
+        (None, given) => given.unwrap_or_default(),
+        (Some((_, name)), None) => name.to_string(),
+        (Some((id, name)), Some(given)) if given == id || given == name => name.to_string(),
+        (Some((id, _)), Some(given)) => {
+            return Err(bad(
+                &transaction,
+                &action,
+                format!(
+                    "\"arbiter\": {given:?} is not the signer '{id}' (leave it out: the signer is recorded)"
+                ),
+            ));
+        }
+    };
+    // When it was signed: checked with the signature, not part of the action.
+    obj.remove("ts");
     if arbiter.trim().is_empty() {
         return Err(bad(
             &transaction,
