@@ -47,7 +47,15 @@ pub enum Outgoing {
 #[derive(Debug)]
 pub enum Incoming {
     Hall(Vec<u8>),
-    Board { board: String, payload: Vec<u8> },
+    Board {
+        board: String,
+        payload: Vec<u8>,
+    },
+    /// A retained alert on the broker that this run has not published (left by an
+    /// earlier run): the hall decides whether it still stands.
+    StaleAlert {
+        payload: Vec<u8>,
+    },
 }
 
 /// The daemon's handle for publishing; cheap to clone.
@@ -302,6 +310,9 @@ async fn run(
                     tracing::info!("connected to the MQTT broker");
                     let _ = client.try_subscribe(topics.hall_set(), QoS::AtLeastOnce);
                     let _ = client.try_subscribe(topics.board_set_filter(), QoS::AtLeastOnce);
+                    // The broker answers with the retained alerts: those an earlier run
+                    // left are rebuilt or cleared (a restart changes nothing a dashboard sees).
+                    let _ = client.try_subscribe(topics.alert("+"), QoS::AtLeastOnce);
                     pending.clear();
                     for (key, payload) in &retained {
                         if client.try_publish(key.1.clone(), QoS::AtLeastOnce, true, payload.clone()).is_err() {
@@ -338,6 +349,19 @@ async fn run(
                     if !payload.is_empty() || retained.contains_key(&order_key(&topics, &alert_topic)) {
                         retained.insert(order_key(&topics, &alert_topic), payload.clone());
                         let _ = client.try_publish(alert_topic, QoS::AtLeastOnce, true, payload);
+                    }
+                }
+                Ok(Event::Incoming(Packet::Publish(p)))
+                    if p.topic.starts_with(&topics.alert("")) =>
+                {
+                    // Only what the broker kept from before: our own alerts (in `retained`)
+                    // and live copies of publishes (not retained) are not news.
+                    let ours = retained.contains_key(&order_key(&topics, &p.topic));
+                    if p.retain && !ours && !p.payload.is_empty() {
+                        let msg = Incoming::StaleAlert { payload: p.payload.to_vec() };
+                        if incoming.send(msg).await.is_err() {
+                            break;
+                        }
                     }
                 }
                 Ok(Event::Incoming(Packet::Publish(p))) if p.retain => {

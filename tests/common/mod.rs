@@ -355,6 +355,14 @@ impl Watcher {
             .expect("publish");
     }
 
+    /// A retained message, as a run before this one would have left on the broker.
+    pub async fn publish_retained(&self, topic: &str, payload: &[u8]) {
+        self.client
+            .publish(topic, QoS::AtLeastOnce, true, payload.to_vec())
+            .await
+            .expect("publish");
+    }
+
     /// The first message not yet used by a wait that `want` accepts (already received or
     /// arriving within `WAIT`); panics after `WAIT` with what was seen instead (a failure
     /// is a failure, not a hang).
