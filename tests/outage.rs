@@ -14,8 +14,7 @@ use std::time::Duration;
 
 use common::{Broker, HALL, Rig, Watcher, board_id, now_ms};
 use hallclock::link::testing::scratch_dir;
-use hallclock::rules::placement::Side;
-use hallclock::sim::{Button, Sim, SimConfig};
+use hallclock::sim::{Button, Side, Sim, SimConfig};
 use serde_json::{Value, json};
 
 const TOPIC: fn(&str) -> String = |rest| format!("hallclock/{HALL}/{rest}");
