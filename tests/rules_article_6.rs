@@ -979,7 +979,10 @@ fn rule_6_10_a_discrepancy_stays_open_until_the_arbiter_acts() {
     assert_eq!(open.white_ms, Millis::from_secs(280));
     assert_eq!(open.reckoned_white_ms, Millis::from_secs(290));
     // A reading that agrees again explains nothing: still open.
-    assert!(d.input(reading(Millis::from_secs(289)), at(11.0)).is_empty());
+    assert!(
+        d.input(reading(Millis::from_secs(289)), at(11.0))
+            .is_empty()
+    );
     assert!(d.game.discrepancy().is_some());
     d.press(at(12.0));
     assert!(d.game.discrepancy().is_some(), "a press is not the arbiter");
@@ -995,7 +998,10 @@ fn rule_6_10_a_discrepancy_stays_open_until_the_arbiter_acts() {
         }]
     );
     assert_eq!(d.game.discrepancy(), None);
-    assert_eq!(d.try_input(ack.clone(), at(14.0)), Err(Rejection::NoDiscrepancy));
+    assert_eq!(
+        d.try_input(ack.clone(), at(14.0)),
+        Err(Rejection::NoDiscrepancy)
+    );
     assert_eq!(
         d.try_input(
             Input::AcknowledgeDiscrepancy {

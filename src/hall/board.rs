@@ -456,6 +456,7 @@ impl Actor {
         let mut new_position = false;
         let mut replaced_seals = Vec::new();
         let mut realign = false;
+        let mut realign_quietly = false;
         for event in events {
             slot.game.evolve(&event);
             self.seq += 1;
@@ -489,7 +490,8 @@ impl Actor {
                     reprogram = true;
                     text = None;
                     new_position = true;
-                    realign = true;
+                    // Quietly: the restored times must stay readable on the display.
+                    realign_quietly = true;
                 }
                 Event::ClockReplaced { .. } => {
                     reprogram = true;
@@ -542,6 +544,8 @@ impl Actor {
         // wherever it was left.
         if realign && self.align_lever() && text.is_none() {
             text = Some(LEVER_TEXT);
+        } else if realign_quietly {
+            self.align_lever();
         }
         // The hardware first: players see the official time even if the disk is slow.
         if reprogram {
@@ -919,6 +923,7 @@ impl Actor {
                 let r = match self.slot.take() {
                     Some(slot) if slot.game.result().is_none() => {
                         self.pending_move = None;
+                        self.hold_clock = false;
                         self.publish_state();
                         for kind in [
                             AlertKind::ResultPending,
@@ -996,6 +1001,9 @@ impl Actor {
                     // the handshake) before overwriting it.
                     self.reconcile = true;
                 } else if self.slot.is_some() {
+                    // The lever may have been left the wrong way round (a press refused
+                    // during a pause, before the restart).
+                    self.align_lever();
                     self.program_clock(None).await;
                 }
             }
