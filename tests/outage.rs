@@ -271,6 +271,10 @@ async fn a_press_while_the_daemon_is_killed_is_placed_where_the_clock_says_not_a
     h.start_round(1, "600").await;
     let started = h.w.event(&b, "clock_started").await;
     let started_at = started["at"].as_i64().expect("at");
+    clock_until(&h.sim, 1, "White's clock running", |v| {
+        v.running == Some(Side::Left)
+    })
+    .await;
     sleep_ms(1000).await;
     h.kill_9();
     sleep_ms(3000).await;
@@ -323,6 +327,11 @@ async fn unplug_press_replug_places_the_press_at_the_clocks_instant() {
     let r = rig.start_round(1, "600", 0, json!({})).await;
     assert_eq!(r["status"], "ok", "{r}");
     rig.watcher.event(&b, "clock_started").await;
+    // The clock has its times (an unplug before the SETNRUN would leave it stopped).
+    clock_until(&rig.sim, 1, "White's clock running", |v| {
+        v.running == Some(Side::Left)
+    })
+    .await;
     rig.sim.board(1).unplug().await.expect("unplug");
     let avail = rig.topic(&format!("board/{b}/availability"));
     rig.watcher
@@ -351,6 +360,11 @@ async fn two_presses_during_an_outage_keep_the_clocks_times_and_an_alert_until_t
     let r = rig.start_round(1, "600", 0, json!({})).await;
     assert_eq!(r["status"], "ok", "{r}");
     rig.watcher.event(&b, "clock_started").await;
+    // The clock has its times (an unplug before the SETNRUN would leave it stopped).
+    clock_until(&rig.sim, 1, "White's clock running", |v| {
+        v.running == Some(Side::Left)
+    })
+    .await;
     rig.sim.board(1).unplug().await.expect("unplug");
     sleep_ms(1000).await;
     rig.sim.board(1).press(); // White
