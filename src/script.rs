@@ -341,6 +341,9 @@ enum ScriptInput {
         white: Duration,
         black: Duration,
     },
+    AcknowledgeDiscrepancy {
+        arbiter: String,
+    },
     SetSessionEnd {
         end: Option<String>,
         arbiter: String,
@@ -524,6 +527,9 @@ fn to_input(line: usize, s: ScriptInput, date: Millis) -> Result<Option<Input>, 
             white: white.0,
             black: black.0,
         },
+        ScriptInput::AcknowledgeDiscrepancy { arbiter } => {
+            Input::AcknowledgeDiscrepancy { arbiter }
+        }
         ScriptInput::SetSessionEnd { end, arbiter } => Input::SetSessionEnd {
             end: end.as_deref().map(|e| instant("end", e)).transpose()?,
             arbiter,

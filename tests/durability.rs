@@ -259,17 +259,15 @@ async fn unplug_replug_garbage_and_a_silent_clock_through_mqtt() {
         p["side"], "white",
         "the press made while unplugged is reconciled"
     );
+    // One press is explained by the clock's reading: placed where it says, no alert
+    // (issue 10: the old alert only said the press was charged up to the replug).
     let reconcile_alert = rig.topic(&format!("alert/{b}-clock-discrepancy"));
-    let a = rig
-        .watcher
-        .wait("reconciliation alert", |m| {
-            m.topic == reconcile_alert && !m.payload.is_empty()
-        })
-        .await
-        .json();
     assert!(
-        a["message"].as_str().unwrap_or("").contains("offline"),
-        "{a}"
+        !rig.watcher
+            .drain()
+            .iter()
+            .any(|m| m.topic == reconcile_alert && !m.payload.is_empty()),
+        "no discrepancy for a press the reading explains"
     );
 
     // 1000 garbage bytes: the session continues (no offline).

@@ -503,6 +503,10 @@ fn all_events() -> Vec<Event> {
             absent: vec![Color::White],
             envelope: 1,
         },
+        Event::DiscrepancyAcknowledged {
+            at: T0,
+            arbiter: s(),
+        },
     ];
     covers_every_variant(
         &events,
@@ -542,8 +546,9 @@ fn all_events() -> Vec<Event> {
             Event::EnvelopeLost { .. } => 32,
             Event::TimeCorrected { .. } => 33,
             Event::ResultAwaitsEnvelope { .. } => 34,
+            Event::DiscrepancyAcknowledged { .. } => 35,
         },
-        35,
+        36,
     );
     events
 }
@@ -659,6 +664,7 @@ fn all_board_actions() -> Vec<BoardAction> {
         board(json!({"action": "counter_seal", "mv": "e5"})),
         board(json!({"action": "envelope_lost"})),
         board(json!({"action": "correct_time", "side": "white", "remaining_ms": 1})),
+        board(json!({"action": "acknowledge_alert", "alert": "clock_discrepancy"})),
     ]);
     covers_every_variant(
         &actions,
@@ -687,8 +693,9 @@ fn all_board_actions() -> Vec<BoardAction> {
             BoardAction::CounterSeal { .. } => 21,
             BoardAction::EnvelopeLost {} => 22,
             BoardAction::CorrectTime { .. } => 23,
+            BoardAction::AcknowledgeAlert { .. } => 24,
         },
-        24,
+        25,
     );
     actions
 }
@@ -888,6 +895,7 @@ fn all_rejections() -> Vec<Rejection> {
         Rejection::EnvelopeNotOpened,
         Rejection::CorrectionWindowClosed,
         Rejection::NoDrawOffer,
+        Rejection::NoDiscrepancy,
     ];
     covers_every_variant(
         &rejections,
@@ -920,8 +928,9 @@ fn all_rejections() -> Vec<Rejection> {
             Rejection::EnvelopeNotOpened => 25,
             Rejection::CorrectionWindowClosed => 26,
             Rejection::NoDrawOffer => 27,
+            Rejection::NoDiscrepancy => 28,
         },
-        28,
+        29,
     );
     rejections
 }

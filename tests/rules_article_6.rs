@@ -966,6 +966,66 @@ fn rule_6_10_clock_reading_far_from_the_reckoning_is_reported_not_adopted() {
     assert!(e.is_empty(), "within the 2 s margin: {e:?}");
 }
 
+#[test]
+fn rule_6_10_a_discrepancy_stays_open_until_the_arbiter_acts() {
+    let mut d = Driver::started(setup("300"));
+    let reading = |white| Input::ClockReading {
+        white,
+        black: Millis::from_secs(300),
+    };
+    d.input(reading(Millis::from_secs(280)), at(10.0));
+    let open = d.game.discrepancy().cloned().expect("open");
+    assert_eq!(open.at, at(10.0));
+    assert_eq!(open.white_ms, Millis::from_secs(280));
+    assert_eq!(open.reckoned_white_ms, Millis::from_secs(290));
+    // A reading that agrees again explains nothing: still open.
+    assert!(
+        d.input(reading(Millis::from_secs(289)), at(11.0))
+            .is_empty()
+    );
+    assert!(d.game.discrepancy().is_some());
+    d.press(at(12.0));
+    assert!(d.game.discrepancy().is_some(), "a press is not the arbiter");
+    let ack = Input::AcknowledgeDiscrepancy {
+        arbiter: "IA".into(),
+    };
+    let e = d.input(ack.clone(), at(13.0));
+    assert_eq!(
+        e,
+        vec![Event::DiscrepancyAcknowledged {
+            at: at(13.0),
+            arbiter: "IA".into()
+        }]
+    );
+    assert_eq!(d.game.discrepancy(), None);
+    assert_eq!(
+        d.try_input(ack.clone(), at(14.0)),
+        Err(Rejection::NoDiscrepancy)
+    );
+    assert_eq!(
+        d.try_input(
+            Input::AcknowledgeDiscrepancy {
+                arbiter: String::new()
+            },
+            at(14.0)
+        ),
+        Err(Rejection::ArbiterRequired)
+    );
+    // set_time settles one too; the fold over the events gives the same game.
+    d.input(reading(Millis::from_secs(200)), at(15.0));
+    assert!(d.game.discrepancy().is_some());
+    d.input(
+        Input::SetTime {
+            side: Color::White,
+            remaining: Millis::from_secs(200),
+            arbiter: "IA".into(),
+            reason: "the clock was right".into(),
+        },
+        at(16.0),
+    );
+    assert_eq!(d.game.discrepancy(), None);
+}
+
 // ---- 6.11 ----------------------------------------------------------------------------
 
 #[test]

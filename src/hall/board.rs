@@ -2,7 +2,7 @@
 //! link events into rule inputs, the core's events into clock commands, MQTT messages
 //! and alerts, and `next_deadline` into one timer. It decides nothing itself.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -74,6 +74,9 @@ pub enum ToBoard {
         input: Input,
         reply: oneshot::Sender<Result<(), Refusal>>,
     },
+    /// A retained alert of this board that the broker kept from before this start (the
+    /// daemon has not published it since): cleared if the journal says it is resolved.
+    StaleAlert { alert: Box<AlertPayload> },
 }
 
 /// One board's part of the status line.
@@ -180,7 +183,28 @@ struct Actor {
     /// Online, but the hall has not yet checked which board this is (swapped cables):
     /// until then no reading is compared with a game that may not be this board's.
     identity_pending: bool,
+    /// The side whose lever end is up, as the clock last reported it.
+    lever: Option<ClockSide>,
+    /// The lever is the wrong way round for the player to move (left so by the last
+    /// game, the sealing, or a press the rules refused): that player's end is already
+    /// down, so the press they make is the other end going down.
+    lever_reversed: bool,
+    /// The clock's reading after an outage could not be explained (several presses):
+    /// its times are kept on the display, not overwritten, until the arbiter acts.
+    hold_clock: bool,
+    /// Alerts this run found resolved while it did not know them as raised: a retained
+    /// copy the broker kept from before the start is cleared when it arrives.
+    resolved: HashSet<AlertKind>,
 }
+
+/// What the clock shows when the lever is the wrong way round at a new game: the arbiter
+/// turns it over while the clocks stand (before the start, or after `pause`). Until then
+/// a press still counts for the player to move.
+pub const LEVER_TEXT: &str = "LEVER";
+
+/// The clock's own resolution: it shows whole seconds, and was programmed with times
+/// rounded up to whole seconds.
+const CLOCK_RESOLUTION: Millis = Millis(1000);
 
 /// Run a board actor until the hall drops its inbox.
 pub async fn run(parts: BoardParts) {
@@ -226,9 +250,16 @@ pub async fn run(parts: BoardParts) {
         display_synced: false,
         reconcile: false,
         identity_pending: false,
+        lever: None,
+        lever_reversed: false,
+        hold_clock: false,
+        resolved: HashSet::new(),
     };
     a.publish_availability();
     a.publish_state();
+    // The alerts that follow the game are rebuilt from the journal (the recovered game),
+    // not remembered: a restart shows the same ones, resolved ones stay resolved.
+    a.update_game_alerts();
     a.report_stage().await;
     loop {
         let deadline = a
@@ -274,6 +305,14 @@ impl Actor {
     }
 
     fn raise(&mut self, kind: AlertKind, severity: Severity, message: String) {
+        let now = self.now();
+        self.raise_since(kind, severity, message, now);
+    }
+
+    /// Raise an alert that dates from `since` (an alert rebuilt from the journal keeps
+    /// the instant of the event that caused it).
+    fn raise_since(&mut self, kind: AlertKind, severity: Severity, message: String, since: Millis) {
+        self.resolved.remove(&kind);
         if self.alerts.get(&kind) == Some(&message) {
             return;
         }
@@ -291,7 +330,7 @@ impl Actor {
             kind,
             severity,
             message: message.clone(),
-            since: self.now(),
+            since,
         };
         self.publisher
             .json_retained(self.topics.alert(&payload.id), &payload);
@@ -303,6 +342,38 @@ impl Actor {
             tracing::info!(board = %self.id, alert = kind.slug(), "resolved");
             self.publisher
                 .retained(self.topics.alert(&self.alert_id(kind)), Vec::new());
+        } else {
+            self.resolved.insert(kind);
+        }
+    }
+
+    /// A retained alert from before this start. Those that follow the game were rebuilt
+    /// from the journal at start: one not raised again is resolved. The others come from
+    /// the hardware or a refused press, which the journal does not hold: the alert is
+    /// taken over as it is (and cleared when its cause is), unless this run already saw
+    /// it resolved.
+    fn on_stale_alert(&mut self, alert: AlertPayload) {
+        let kind = alert.kind;
+        if alert.id != self.alert_id(kind) || self.alerts.contains_key(&kind) {
+            return;
+        }
+        let from_journal = matches!(
+            kind,
+            AlertKind::ResultPending
+                | AlertKind::PlayerPause
+                | AlertKind::BothFlags
+                | AlertKind::ClockDiscrepancy
+                | AlertKind::Storage
+        );
+        if kind == AlertKind::BoardMoved || kind == AlertKind::OutgoingQueue {
+            return;
+        }
+        if from_journal || self.resolved.contains(&kind) {
+            tracing::info!(board = %self.id, alert = kind.slug(), "alert from before the restart is resolved; cleared");
+            self.publisher
+                .retained(self.topics.alert(&alert.id), Vec::new());
+        } else {
+            self.alerts.insert(kind, alert.message);
         }
     }
 
@@ -388,6 +459,8 @@ impl Actor {
         let mut finished = None;
         let mut new_position = false;
         let mut replaced_seals = Vec::new();
+        let mut realign = false;
+        let mut realign_quietly = false;
         for event in events {
             slot.game.evolve(&event);
             slot.events.push(event.clone());
@@ -422,8 +495,16 @@ impl Actor {
                     reprogram = true;
                     text = None;
                     new_position = true;
+                    // Quietly: the restored times must stay readable on the display.
+                    realign_quietly = true;
                 }
-                Event::ClockDiscrepancy { .. } | Event::PositionSet { .. } => {}
+                Event::ClockReplaced { .. } => {
+                    reprogram = true;
+                    realign = true;
+                }
+                Event::ClockDiscrepancy { .. }
+                | Event::DiscrepancyAcknowledged { .. }
+                | Event::PositionSet { .. } => {}
                 Event::ResultPending { .. } => text = Some("ARBITER"),
                 Event::PausedByPlayer { .. } | Event::Paused { .. } => {
                     reprogram = true;
@@ -453,6 +534,23 @@ impl Actor {
                 _ => reprogram = true,
             }
             self.unstored.push((self.seq, slot.id, event));
+        }
+        // The arbiter's times end a hold on the clock's own (outage) times.
+        if self.hold_clock
+            && self
+                .slot
+                .as_ref()
+                .is_some_and(|s| s.game.discrepancy().is_none())
+        {
+            self.hold_clock = false;
+            reprogram = true;
+        }
+        // A game that starts again (resumption, another clock) starts with the lever
+        // wherever it was left.
+        if realign && self.align_lever() && text.is_none() {
+            text = Some(LEVER_TEXT);
+        } else if realign_quietly {
+            self.align_lever();
         }
         // The hardware first: players see the official time even if the disk is slow.
         if reprogram {
@@ -531,7 +629,18 @@ impl Actor {
 
     /// Alerts that follow the game's state: a pending flag, a player's pause, 6.11.
     fn update_game_alerts(&mut self) {
-        let Some(slot) = &self.slot else { return };
+        let Some(slot) = &self.slot else {
+            for kind in [
+                AlertKind::ResultPending,
+                AlertKind::PlayerPause,
+                AlertKind::BothFlags,
+                AlertKind::ClockDiscrepancy,
+            ] {
+                self.clear(kind);
+            }
+            return;
+        };
+        let discrepancy = slot.game.discrepancy().cloned();
         let view = slot.game.view(self.now());
         let pending = view.pending_flag.clone();
         let player_pause = match &view.phase {
@@ -539,11 +648,24 @@ impl Actor {
             _ => None,
         };
         let both = view.both_flags_order_unknown;
+        match discrepancy {
+            Some(d) => {
+                let message = discrepancy_message(&d);
+                self.raise_since(
+                    AlertKind::ClockDiscrepancy,
+                    Severity::Warning,
+                    message,
+                    d.at,
+                );
+            }
+            None => self.clear(AlertKind::ClockDiscrepancy),
+        }
         match pending {
-            Some(p) => self.raise(
+            Some(p) => self.raise_since(
                 AlertKind::ResultPending,
                 Severity::Critical,
                 format!("{}'s flag fell: {}", p.side, p.reason),
+                p.at,
             ),
             None => self.clear(AlertKind::ResultPending),
         }
@@ -687,6 +809,9 @@ impl Actor {
     /// Program the clock with the official times (DESIGN.md §3): SETNRUN (+END by the
     /// link) with the times the core computed, then a short text when there is one.
     async fn program_clock(&mut self, text: Option<&str>) {
+        if self.hold_clock {
+            return;
+        }
         let Some(slot) = &self.slot else { return };
         let view = slot.game.view(self.now());
         // An adjourned game's clock always says so (also after a reconnection).
@@ -747,12 +872,18 @@ impl Actor {
 
     /// Decide an input; inputs that may search (6.9) run on a blocking thread.
     async fn decide(&mut self, input: Input) -> Result<(), Refusal> {
+        let now = self.now();
+        self.decide_at(input, now).await
+    }
+
+    /// Decide an input at `now`, which may be earlier than the present (a press placed
+    /// from a clock's reading), never earlier than the game's latest event.
+    async fn decide_at(&mut self, input: Input, now: Millis) -> Result<(), Refusal> {
         let Some(slot) = &self.slot else {
             return Err(Refusal::NoGame {
                 board: self.id.clone(),
             });
         };
-        let now = self.now();
         let heavy = matches!(input, Input::ConfirmFlag { .. } | Input::SetResult { .. })
             || slot.game.next_deadline().is_some_and(|d| d <= now);
         let decided = if heavy {
@@ -794,6 +925,7 @@ impl Actor {
                 let r = match self.slot.take() {
                     Some(slot) if slot.game.result().is_none() => {
                         self.pending_move = None;
+                        self.hold_clock = false;
                         self.publish_state();
                         for kind in [
                             AlertKind::ResultPending,
@@ -872,6 +1004,9 @@ impl Actor {
                     // the handshake) before overwriting it.
                     self.reconcile = true;
                 } else if self.slot.is_some() {
+                    // The lever may have been left the wrong way round (a press refused
+                    // during a pause, before the restart).
+                    self.align_lever();
                     self.program_clock(None).await;
                 }
             }
@@ -895,6 +1030,7 @@ impl Actor {
                 };
                 let _ = reply.send(r);
             }
+            ToBoard::StaleAlert { alert } => self.on_stale_alert(*alert),
         }
     }
 
@@ -945,7 +1081,10 @@ impl Actor {
         }
         self.new_game_on_board().await;
         self.publish_state();
-        self.program_clock(None).await;
+        self.hold_clock = false;
+        // The lever is wherever the last game left it.
+        let text = self.align_lever().then_some(LEVER_TEXT);
+        self.program_clock(text).await;
         Ok(())
     }
 
@@ -1061,6 +1200,18 @@ impl Actor {
                 arbiter,
                 reason,
             },
+            BoardAction::AcknowledgeAlert { alert } => {
+                if alert != AlertKind::ClockDiscrepancy {
+                    return Err(Refusal::BadValue(format!(
+                        "only a clock_discrepancy alert is acknowledged; a {} alert clears when its cause does",
+                        serde_json::to_value(alert)
+                            .ok()
+                            .and_then(|v| v.as_str().map(String::from))
+                            .unwrap_or_default()
+                    )));
+                }
+                Input::AcknowledgeDiscrepancy { arbiter }
+            }
         };
         let r = self.decide(input).await;
         if r.is_ok() {
@@ -1164,7 +1315,28 @@ impl Actor {
     /// is the opponent's (dgt-protocol.md §6).
     async fn on_lever(&mut self, high: ClockSide, _reading: ClockTime) {
         self.display_synced = false;
-        let presser = self.placement.color_at(Self::side(high).other());
+        self.lever = Some(high);
+        // The usual case: the player to move's end was up and went down. With the lever
+        // the wrong way round, that end was already down: the end that went down is the
+        // opponent's, pushed by the player to move to complete the move.
+        let presser = if self.lever_reversed {
+            self.placement.color_at(Self::side(high))
+        } else {
+            self.placement.color_at(Self::side(high).other())
+        };
+        if self.lever_reversed
+            && self
+                .slot
+                .as_ref()
+                .is_some_and(|s| s.game.clock().running().is_none() && s.game.result().is_none())
+        {
+            // The clocks stand (before the start, or paused): this is the lever being
+            // turned the right way round, not a move.
+            self.lever_reversed = false;
+            tracing::info!(board = %self.id, "lever turned the right way round");
+            self.program_clock(None).await;
+            return;
+        }
         let Some(slot) = &self.slot else {
             self.raise(
                 AlertKind::StrayPress,
@@ -1236,6 +1408,8 @@ impl Actor {
     /// A press the rules refused: tell the arbiters, and put the official times back on
     /// the clock (it switched by itself at the lever).
     async fn stray_press(&mut self, presser: Color, r: &Refusal) {
+        // The lever moved and the turn did not: it is now the other way round.
+        self.lever_reversed = !self.lever_reversed;
         self.raise(
             AlertKind::StrayPress,
             Severity::Info,
@@ -1258,13 +1432,43 @@ impl Actor {
             .is_some_and(|s| *s.game.phase() == Phase::Running)
     }
 
-    /// After an outage: if the clock's lever shows the other side running, players pressed
-    /// while the board was away (the clock switched at the lever by itself). That press is
-    /// applied now, the arbiter is told, and any gap in the times is reported (6.10, 6.13).
+    /// Whether the lever is the wrong way round for the player to move; remembered, so a
+    /// press counts for the right player wherever the lever was left.
+    fn align_lever(&mut self) -> bool {
+        let mover = self.slot.as_ref().map(|s| s.game.clock().turn);
+        self.lever_reversed = match (self.lever, mover) {
+            (Some(high), Some(mover)) => Self::side(high) != self.placement.side_of(mover),
+            _ => false,
+        };
+        self.lever_reversed
+    }
+
+    /// After an outage (the daemon restarted, or the link was away): the clock kept
+    /// playing at the lever, so its reading is the evidence of what happened meanwhile
+    /// (DESIGN.md §3). One press by the player to move is placed at the instant the
+    /// clock's frozen time for that player implies (to the clock's resolution), so
+    /// nobody is charged for the outage; a reading no single press explains (several
+    /// presses) is a discrepancy the arbiter settles, and the clock keeps its times until
+    /// then.
     async fn reconcile_after_outage(&mut self, reading: ClockTime) {
         self.reconcile = false;
         let Some(slot) = &self.slot else { return };
-        let official = slot.game.clock().running();
+        let game = &slot.game;
+        let now = self.now();
+        let placement = self.placement;
+        let shown = move |c: Color| {
+            let t = match placement.side_of(c) {
+                Side::Left => reading.left,
+                Side::Right => reading.right,
+            };
+            Millis(i64::from(t.total_seconds()) * 1000)
+        };
+        let (Some(runner), Some(zero_at)) = (game.clock().running(), game.clock().zero_at()) else {
+            // Nothing ran: the clock only needs the official times again.
+            self.align_lever();
+            return self.program_clock(None).await;
+        };
+        let other = runner.other();
         let hardware = if reading.status.running {
             reading
                 .status
@@ -1273,42 +1477,86 @@ impl Actor {
         } else {
             None
         };
-        if let (Some(official), Some(hardware)) = (official, hardware)
-            && official != hardware
-        {
-            let mv = self.pending_move.take();
-            let r = self
-                .decide(Input::Press {
-                    side: Some(official),
-                    mv,
-                })
-                .await;
-            let outcome = match r {
-                Ok(()) => "applied at reconnection".to_string(),
-                Err(e) => format!("not applied: {}", e),
-            };
-            self.raise(
-                AlertKind::ClockDiscrepancy,
-                Severity::Warning,
-                format!(
-                    "board {} came back with {hardware}'s clock running: {official} pressed while the board was offline ({outcome}); check the times (6.13)",
-                    self.id
-                ),
-            );
+        let tolerance = game.setup().discrepancy_margin + CLOCK_RESOLUTION;
+        let other_official = game.clock().remaining_at(other, now);
+        let explained = if hardware == Some(other) {
+            // The player to move pressed (once, as far as a reading can tell): when their
+            // official time came down to what their clock froze at.
+            let at = (zero_at - shown(runner)).max(game.last_event_at()).min(now);
+            let expected = other_official - (now - at);
+            if (shown(other) - expected).0.abs() <= tolerance.0 {
+                let mv = self.pending_move.take();
+                let r = self
+                    .decide_at(
+                        Input::Press {
+                            side: Some(runner),
+                            mv,
+                        },
+                        at,
+                    )
+                    .await;
+                match r {
+                    Ok(()) => {
+                        tracing::info!(board = %self.id, side = %runner, at = %at.utc(), "press made while the board was away placed from the clock's reading");
+                        true
+                    }
+                    Err(e) => {
+                        tracing::warn!(board = %self.id, reason = %e, "press made while the board was away not accepted");
+                        false
+                    }
+                }
+            } else {
+                false
+            }
+        } else {
+            // Same side running (or stopped): no press, unless the other side's time
+            // moved too (then there were several).
+            hardware.is_some() && (shown(other) - other_official).0.abs() <= tolerance.0
+        };
+        if explained {
+            self.align_lever();
+            return self.program_clock(None).await;
         }
-        self.program_clock(None).await;
+        // The reading cannot tell what happened: report it (once), keep the clock's times.
+        let Some(slot) = &self.slot else { return };
+        if slot.game.discrepancy().is_none() {
+            let (white, black) = (shown(Color::White), shown(Color::Black));
+            match slot.game.decide(&Input::ClockReading { white, black }, now) {
+                Ok(events)
+                    if events
+                        .iter()
+                        .any(|e| matches!(e, Event::ClockDiscrepancy { .. })) =>
+                {
+                    self.hold_clock = true;
+                    self.apply(events).await;
+                }
+                Ok(events) => {
+                    self.apply(events).await;
+                    self.align_lever();
+                    return self.program_clock(None).await;
+                }
+                Err(_) => {
+                    self.align_lever();
+                    return self.program_clock(None).await;
+                }
+            }
+        } else {
+            self.hold_clock = true;
+        }
+        self.align_lever();
     }
 
     /// Compare the clock's own reading with the official time (6.10); both at zero
     /// without a known order is 6.11.
     async fn on_reading(&mut self, reading: ClockTime) {
+        self.lever = Some(reading.status.high_side());
         if self.identity_pending {
             return;
         }
         if self.reconcile {
             return self.reconcile_after_outage(reading).await;
         }
-        if !self.display_synced {
+        if !self.display_synced || self.hold_clock {
             return;
         }
         let Some(slot) = &self.slot else { return };
@@ -1326,7 +1574,9 @@ impl Actor {
         let black = ms(self.placement.side_of(Color::Black));
         let now = self.now();
         match slot.game.decide(&Input::ClockReading { white, black }, now) {
-            Ok(events) if events.is_empty() => self.clear(AlertKind::ClockDiscrepancy),
+            // The alert stays until the arbiter acts (set_time, acknowledge_alert): a
+            // clock that agrees again does not explain what it showed.
+            Ok(events) if events.is_empty() => {}
             Ok(events) => {
                 let discrepancy = events.iter().find_map(|e| match e {
                     Event::ClockDiscrepancy {
@@ -1336,16 +1586,10 @@ impl Actor {
                     } => Some((*reckoned_white_ms, *reckoned_black_ms)),
                     _ => None,
                 });
-                if let Some((rw, rb)) = discrepancy {
-                    // Reported, never adopted; the event is published once per episode.
-                    if !self.alerts.contains_key(&AlertKind::ClockDiscrepancy) {
-                        self.raise(
-                            AlertKind::ClockDiscrepancy,
-                            Severity::Warning,
-                            format!(
-                                "clock shows white {white} black {black}, official time is white {rw} black {rb} (6.10)"
-                            ),
-                        );
+                if discrepancy.is_some() {
+                    // Reported, never adopted; the event is published once per episode (the
+                    // alert follows it, from the game).
+                    if slot.game.discrepancy().is_none() {
                         self.apply(events).await;
                     }
                 } else {
@@ -1430,4 +1674,33 @@ impl Actor {
             BoardEvent::Started { .. } => {}
         }
     }
+}
+
+/// The clock_discrepancy alert's text, from the journaled event alone (so the alert
+/// rebuilt after a restart says the same).
+fn discrepancy_message(d: &crate::rules::game::Discrepancy) -> String {
+    let diff = |shown: Millis, official: Millis| {
+        let s = (shown - official).0 / 1000;
+        if s >= 0 {
+            format!("+{s} s")
+        } else {
+            format!("{s} s")
+        }
+    };
+    let both = (d.white_ms - d.reckoned_white_ms).0.abs() > CLOCK_RESOLUTION.0
+        && (d.black_ms - d.reckoned_black_ms).0.abs() > CLOCK_RESOLUTION.0;
+    let what = if both {
+        "both clocks ran while hallclock was not watching: more than one press was made, which the clock's reading cannot place; the clock keeps its times"
+    } else {
+        "the clock disagrees with the official time"
+    };
+    format!(
+        "clock shows white {} black {}, official time is white {} black {} (white {}, black {}): {what}; set_time to correct the official time, or acknowledge_alert to keep it (6.10)",
+        d.white_ms,
+        d.black_ms,
+        d.reckoned_white_ms,
+        d.reckoned_black_ms,
+        diff(d.white_ms, d.reckoned_white_ms),
+        diff(d.black_ms, d.reckoned_black_ms),
+    )
 }

@@ -125,6 +125,8 @@ struct Session {
     boards: BTreeMap<String, StageNote>,
     /// The "all sealed" event was published for the current adjournment.
     all_sealed_told: bool,
+    /// The whole hall has reported since the start.
+    pictured: bool,
 }
 
 /// A running hall: how to reach it, watch it and stop it.
@@ -586,6 +588,7 @@ impl Hall {
                     Some(Incoming::Board { board, payload }) => self.on_board_command(board, &payload).await,
                     Some(Incoming::Ask(payload)) => self.on_ask(&payload).await,
                     Some(Incoming::TooLarge { response, bad }) => self.respond_bad(response, bad),
+                    Some(Incoming::StaleAlert { payload }) => self.on_stale_alert(&payload).await,
                     None => break,
                 },
                 note = from_boards.recv() => if let Some(note) = note {
@@ -1361,9 +1364,38 @@ impl Hall {
         applied
     }
 
+    /// A retained alert the broker kept from before this start: its board decides whether
+    /// it still stands. Alerts of boards that are not this daemon's (several daemons in a
+    /// hall, DESIGN.md §7) and hall-wide ones are left alone.
+    async fn on_stale_alert(&self, payload: &[u8]) {
+        let Ok(alert) = serde_json::from_slice::<crate::mqtt::payload::AlertPayload>(payload)
+        else {
+            return;
+        };
+        let Some(entry) = alert.board.as_ref().and_then(|b| self.boards.get(b)) else {
+            return;
+        };
+        let _ = entry
+            .inbox
+            .send(ToBoard::StaleAlert {
+                alert: Box::new(alert),
+            })
+            .await;
+    }
+
     /// The retained `session` topic, and `all_sealed` once every unfinished game of the
     /// round is sealed.
     fn publish_session(&mut self) {
+        // The hall's picture is of the whole hall: after a start, not before every board
+        // has said where its game is (one sealed board reporting first is not "all
+        // sealed").
+        if !self
+            .boards
+            .keys()
+            .all(|b| self.session.boards.contains_key(b))
+        {
+            return;
+        }
         let round = self.round.as_ref().map(|r| r.number);
         let mut p = SessionPayload {
             as_of: self.timebase.now(),
@@ -1408,6 +1440,11 @@ impl Hall {
             && p.sealing.is_empty()
             && p.playing.is_empty()
             && p.awaiting_opening.is_empty();
+        // The first picture after a start was told before it (it is in the journal).
+        if !self.session.pictured {
+            self.session.pictured = true;
+            self.session.all_sealed_told = p.all_sealed;
+        }
         if p.all_sealed && !self.session.all_sealed_told {
             tracing::info!(boards = p.sealed.len(), "every unfinished game is sealed");
             self.publisher.json_message(

@@ -53,6 +53,11 @@ pub enum Incoming {
         board: String,
         payload: Vec<u8>,
     },
+    /// A retained alert on the broker that this run has not published (left by an
+    /// earlier run): the hall decides whether it still stands.
+    StaleAlert {
+        payload: Vec<u8>,
+    },
     /// Over [`MAX_COMMAND_BYTES`](super::command::MAX_COMMAND_BYTES): only the answer to
     /// give is handed on, never the payload.
     TooLarge {
@@ -411,6 +416,9 @@ async fn run(
                     let _ = client.try_subscribe(topics.hall_set(), QoS::AtLeastOnce);
                     let _ = client.try_subscribe(topics.board_set_filter(), QoS::AtLeastOnce);
                     let _ = client.try_subscribe(topics.ask(), QoS::AtLeastOnce);
+                    // The broker answers with the retained alerts: those an earlier run
+                    // left are rebuilt or cleared (a restart changes nothing a dashboard sees).
+                    let _ = client.try_subscribe(topics.alert("+"), QoS::AtLeastOnce);
                     pending.clear();
                     for (key, payload) in &retained {
                         if client.try_publish(key.1.clone(), QoS::AtLeastOnce, true, payload.clone()).is_err() {
@@ -447,6 +455,19 @@ async fn run(
                     if !payload.is_empty() || retained.contains_key(&order_key(&topics, &alert_topic)) {
                         retained.insert(order_key(&topics, &alert_topic), payload.clone());
                         let _ = client.try_publish(alert_topic, QoS::AtLeastOnce, true, payload);
+                    }
+                }
+                Ok(Event::Incoming(Packet::Publish(p)))
+                    if p.topic.starts_with(&topics.alert("")) =>
+                {
+                    // Only what the broker kept from before: our own alerts (in `retained`)
+                    // and live copies of publishes (not retained) are not news.
+                    let ours = retained.contains_key(&order_key(&topics, &p.topic));
+                    if p.retain && !ours && !p.payload.is_empty() {
+                        let msg = Incoming::StaleAlert { payload: p.payload.to_vec() };
+                        if incoming.send(msg).await.is_err() {
+                            break;
+                        }
                     }
                 }
                 Ok(Event::Incoming(Packet::Publish(p))) if p.retain => {

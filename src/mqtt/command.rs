@@ -117,6 +117,11 @@ pub enum BoardAction {
         side: Color,
         remaining_ms: Millis,
     },
+    /// 6.10: the arbiter has dealt with the alert (only `clock_discrepancy` waits for
+    /// this; the others clear when their cause does): the official times stand.
+    AcknowledgeAlert {
+        alert: crate::mqtt::payload::AlertKind,
+    },
 }
 
 /// A sealed move's text, kept byte for byte. Its `Debug` never shows it, so no log line
@@ -178,6 +183,7 @@ impl BoardAction {
             BoardAction::CounterSeal { .. } => "counter_seal",
             BoardAction::EnvelopeLost {} => "envelope_lost",
             BoardAction::CorrectTime { .. } => "correct_time",
+            BoardAction::AcknowledgeAlert { .. } => "acknowledge_alert",
         }
     }
 }

@@ -211,6 +211,7 @@ impl Builder {
             Event::ClockStarted { .. }
             | Event::DefaultTimePassed { .. }
             | Event::ClockDiscrepancy { .. }
+            | Event::DiscrepancyAcknowledged { .. }
             | Event::SessionEndSet { .. }
             | Event::AdjournmentRulesSet { .. }
             | Event::ResumptionScheduled { .. }

@@ -289,6 +289,9 @@ pub enum Input {
     /// What a hardware clock shows; compared with the reckoning (6.10), and the evidence
     /// when both flags fell without a known order (6.11).
     ClockReading { white: Millis, black: Millis },
+    /// 6.10: the arbiter has seen the open clock discrepancy and keeps the official
+    /// times as they are (`set_time` and the other corrections also close it).
+    AcknowledgeDiscrepancy { arbiter: String },
     /// The nominal end of the playing session (I.1.1, I.1.2): at that instant the core
     /// orders the player to move to seal (timer `SessionEnd`). `None` clears it.
     SetSessionEnd {
@@ -367,6 +370,7 @@ impl Input {
             Input::ConfirmFlag { .. } => "confirm_flag",
             Input::SetResult { .. } => "set_result",
             Input::ClockReading { .. } => "clock_reading",
+            Input::AcknowledgeDiscrepancy { .. } => "acknowledge_discrepancy",
             Input::SetSessionEnd { .. } => "set_session_end",
             Input::SetAdjournmentRules { .. } => "set_adjournment_rules",
             Input::Adjourn { .. } => "adjourn",
@@ -467,6 +471,8 @@ pub enum Event {
         reckoned_white_ms: Millis,
         reckoned_black_ms: Millis,
     },
+    /// 6.10: the arbiter acknowledged the open discrepancy; the official times stand.
+    DiscrepancyAcknowledged { at: Millis, arbiter: String },
     /// 6.12b.
     PausedByPlayer { at: Millis, side: Color },
     /// 6.12a.
@@ -667,6 +673,7 @@ impl Event {
             | Event::ResultPending { at, .. }
             | Event::BothFlagsOrderUnknown { at }
             | Event::ClockDiscrepancy { at, .. }
+            | Event::DiscrepancyAcknowledged { at, .. }
             | Event::PausedByPlayer { at, .. }
             | Event::Paused { at, .. }
             | Event::Resumed { at, .. }
@@ -722,6 +729,8 @@ pub enum Rejection {
     MovePending { side: Color },
     #[error("no flag is waiting for the arbiter")]
     NoPendingFlag,
+    #[error("no clock discrepancy is open on this game")]
+    NoDiscrepancy,
     #[error("6.9 cannot be decided here: {reason}; set the position or the result")]
     VerdictUnknown { reason: String },
     #[error("{field}: {value} is out of range ({allowed})")]
@@ -871,6 +880,19 @@ pub struct Game {
     /// The instant of the latest event: a timer that came due while it could not fire
     /// (a session end during a pause) fires then, so events never go back in time.
     pub(super) last_at: Millis,
+    /// 6.10: the latest discrepancy reported and not yet settled by the arbiter.
+    pub(super) discrepancy: Option<Discrepancy>,
+}
+
+/// A clock reading that disagreed with the reckoning, open until the arbiter sets the
+/// time, corrects the clock, acknowledges it or ends the game.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Discrepancy {
+    pub at: Millis,
+    pub white_ms: Millis,
+    pub black_ms: Millis,
+    pub reckoned_white_ms: Millis,
+    pub reckoned_black_ms: Millis,
 }
 
 /// Parse a FEN into a legal position, saying what is wrong (see [`super::fen`]).
@@ -947,6 +969,7 @@ impl Game {
             default_len: setup.default_time,
             adj: AdjState::default(),
             last_at: Millis(i64::MIN),
+            discrepancy: None,
             setup,
         })
     }
@@ -969,6 +992,17 @@ impl Game {
 
     pub fn result(&self) -> Option<&GameResult> {
         self.result.as_ref()
+    }
+
+    /// The open 6.10 discrepancy, if any.
+    pub fn discrepancy(&self) -> Option<&Discrepancy> {
+        self.discrepancy.as_ref()
+    }
+
+    /// The instant of the latest event: an input placed at an earlier instant (a press
+    /// reconstructed from a clock's reading) must not go before it.
+    pub fn last_event_at(&self) -> Millis {
+        self.last_at
     }
 
     pub(super) fn period(&self, side: Color, k: usize) -> &Period {
@@ -1428,6 +1462,16 @@ impl Game {
                 )])
             }
             Input::ClockReading { white, black } => Ok(self.decide_reading(*white, *black, now)),
+            Input::AcknowledgeDiscrepancy { arbiter } => {
+                require_arbiter(arbiter)?;
+                if self.discrepancy.is_none() {
+                    return Err(Rejection::NoDiscrepancy);
+                }
+                Ok(vec![Event::DiscrepancyAcknowledged {
+                    at: now,
+                    arbiter: arbiter.clone(),
+                }])
+            }
             Input::SetSessionEnd { .. }
             | Input::SetAdjournmentRules { .. }
             | Input::Adjourn { .. }
@@ -1664,6 +1708,17 @@ impl Game {
     /// Apply an event. The only mutator.
     pub fn evolve(&mut self, event: &Event) {
         self.last_at = self.last_at.max(event.at());
+        // The arbiter's own times settle an open discrepancy, and so does the end.
+        if matches!(
+            event,
+            Event::TimeSet { .. }
+                | Event::TimeAdded { .. }
+                | Event::ClockReplaced { .. }
+                | Event::TimeCorrected { .. }
+                | Event::GameEnded { .. }
+        ) {
+            self.discrepancy = None;
+        }
         match event {
             Event::ClockStarted { at, side } => {
                 self.phase = Phase::Running;
@@ -1759,7 +1814,22 @@ impl Game {
                 }
                 self.both_flags_order_unknown = true;
             }
-            Event::ClockDiscrepancy { .. } => {}
+            Event::ClockDiscrepancy {
+                at,
+                white_ms,
+                black_ms,
+                reckoned_white_ms,
+                reckoned_black_ms,
+            } => {
+                self.discrepancy = Some(Discrepancy {
+                    at: *at,
+                    white_ms: *white_ms,
+                    black_ms: *black_ms,
+                    reckoned_white_ms: *reckoned_white_ms,
+                    reckoned_black_ms: *reckoned_black_ms,
+                });
+            }
+            Event::DiscrepancyAcknowledged { .. } => self.discrepancy = None,
             Event::PausedByPlayer { at, side } => self.pause(*at, PausedBy::Player { side: *side }),
             Event::Paused {
                 at,

@@ -446,6 +446,7 @@ impl Watcher {
             .expect("publish");
     }
 
+    /// A retained message, as a run before this one would have left on the broker.
     pub async fn publish_retained(&self, topic: &str, payload: &[u8]) {
         self.client
             .publish(topic, QoS::AtLeastOnce, true, payload.to_vec())
