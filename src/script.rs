@@ -186,6 +186,8 @@ struct ScriptSetup {
     #[serde(default = "default_hour")]
     default_time: Duration,
     #[serde(default)]
+    pauses_extend_default_time: bool,
+    #[serde(default)]
     both_absent: BothAbsent,
     #[serde(default)]
     flag_mode: FlagMode,
@@ -696,6 +698,7 @@ pub fn parse(text: &str) -> Result<Script, ScriptError> {
                     tc_black: s.tc_black,
                     start,
                     default_time: s.default_time.0,
+                    pauses_extend_default_time: s.pauses_extend_default_time,
                     both_absent: s.both_absent,
                     flag_mode: s.flag_mode,
                     clock: s.clock,

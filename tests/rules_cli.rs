@@ -84,7 +84,7 @@ fn example_default_forfeit() {
     let evs = events(&o);
     assert_eq!(named(&evs, "clock_started")[0]["time"], "16:00:00.000");
     let passed = named(&evs, "default_time_passed");
-    assert_eq!(passed[0]["time"], "16:30:00.000");
+    assert_eq!(passed[0]["time"], "16:30:00.001");
     assert_eq!(passed[0]["absent"], serde_json::json!(["black"]));
     assert_eq!(final_view(&o)["result"]["score"], "1-0");
     // The press after the forfeit is refused and says why.
