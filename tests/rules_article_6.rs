@@ -1388,10 +1388,11 @@ fn rule_6_6_arriving_exactly_at_the_default_instant_is_in_time() {
     let mut d = Driver::new(s);
     d.present(Color::White, T0);
     d.present(Color::Black, T0);
-    assert!(d.advance(T0 + Millis(1)).iter().all(|e| !matches!(
-        e,
-        Event::DefaultTimePassed { .. } | Event::GameEnded { .. }
-    )));
+    assert!(
+        d.advance(T0 + Millis(1))
+            .iter()
+            .all(|e| !matches!(e, Event::DefaultTimePassed { .. } | Event::GameEnded { .. }))
+    );
 }
 
 #[test]
@@ -1443,7 +1444,10 @@ fn rule_6_6_a_pause_does_not_move_the_default_instant() {
     assert_eq!(d.game.next_deadline(), Some(at(600.0) + Millis(1)));
     let e = d.advance(at(700.0));
     assert!(matches!(e[0], Event::DefaultTimePassed { at: t, .. } if t == at(600.0) + Millis(1)));
-    assert!(matches!(resume(&mut d, 800.0), Err(Rejection::GameOver { .. })));
+    assert!(matches!(
+        resume(&mut d, 800.0),
+        Err(Rejection::GameOver { .. })
+    ));
 
     // With the event's option, the pause moves it and no deadline is armed while paused.
     s.pauses_extend_default_time = true;
@@ -1707,24 +1711,33 @@ fn rule_6_10_hostile_readings_and_times_do_not_overflow() {
         for kind in ["set", "add"] {
             let r = d.try_input(arbiter_input(kind, Color::Black, ms), at(1.0));
             let message = r.unwrap_err().to_string();
-            assert!(!message.contains("+-") && !message.contains("--"), "{message}");
+            assert!(
+                !message.contains("+-") && !message.contains("--"),
+                "{message}"
+            );
         }
     }
     // Hostile instants: the game's far future and a start at the end of time.
     let far = Driver::started(setup("300")).game.poll(Millis(i64::MAX));
-    assert!(matches!(far.last(), Some(Event::GameEnded { .. })), "{far:?}");
+    assert!(
+        matches!(far.last(), Some(Event::GameEnded { .. })),
+        "{far:?}"
+    );
     let mut late = setup("300");
     late.start = Millis(i64::MAX - 1);
     let mut d = Driver::new(late);
     d.advance(Millis(i64::MAX));
-    assert!(d.game.decide(
-        &Input::ClockReading {
-            white: Millis(i64::MIN),
-            black: Millis(i64::MIN),
-        },
-        Millis(i64::MAX),
-    )
-    .is_ok());
+    assert!(
+        d.game
+            .decide(
+                &Input::ClockReading {
+                    white: Millis(i64::MIN),
+                    black: Millis(i64::MIN),
+                },
+                Millis(i64::MAX),
+            )
+            .is_ok()
+    );
     let early = Game::new(Setup {
         start: Millis(i64::MIN),
         ..setup("300")

@@ -1069,7 +1069,10 @@ impl Game {
             // Events that change nothing would come again for ever: a bug, never a silent
             // stop in a build with debug assertions (every test).
             if *d == before {
-                debug_assert!(false, "poll: a deadline at {due:?} does not move the game on");
+                debug_assert!(
+                    false,
+                    "poll: a deadline at {due:?} does not move the game on"
+                );
                 break;
             }
         }
