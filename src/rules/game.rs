@@ -59,8 +59,14 @@ pub struct Setup {
     pub tc_black: Option<TimeControl>,
     /// Scheduled start (6.5).
     pub start: Millis,
-    /// Default time (6.6), measured from the scheduled start; 0 = zero tolerance.
+    /// Default time (6.6), measured from the scheduled start; 0 = zero tolerance. A
+    /// player who arrives at the default instant itself is in time ("more than").
     pub default_time: Millis,
+    /// Whether the clocks' pauses (6.12) before a player's arrival move the default
+    /// instant back. 6.6 measures lateness from the scheduled start, so by default they
+    /// do not; an event's rules may say otherwise (6.6: "unless the regulations ...").
+    #[serde(default)]
+    pub pauses_extend_default_time: bool,
     pub both_absent: BothAbsent,
     pub flag_mode: FlagMode,
     pub clock: ClockOptions,
@@ -81,6 +87,7 @@ impl Setup {
             tc_black: None,
             start,
             default_time: Millis::from_mins(60),
+            pauses_extend_default_time: false,
             both_absent: BothAbsent::BothLose,
             flag_mode: FlagMode::Auto,
             clock: ClockOptions::default(),
@@ -422,7 +429,8 @@ pub enum Event {
     Pressed {
         at: Millis,
         side: Color,
-        /// Main time this turn cost since the last settlement.
+        /// Main time the whole turn cost, from its start: also across a pause, an
+        /// `add_time` or a `set_time` in it.
         charged_ms: Millis,
         /// Fischer increment credited by this press.
         increment_ms: Millis,
@@ -867,7 +875,8 @@ pub struct Game {
     pub(super) repetitions: Vec<u64>,
     pub(super) present: ByColor<bool>,
     pub(super) default_done: bool,
-    /// Paused time before the default-time deadline does not count against it.
+    /// Paused time before the default-time deadline; it moves the deadline only with
+    /// `Setup::pauses_extend_default_time`.
     pub(super) paused_total: Millis,
     pub(super) paused_since: Option<Millis>,
     pub(super) pending_flag: Option<PendingFlag>,
@@ -1021,8 +1030,24 @@ impl Game {
         !self.default_done && !everyone_here
     }
 
+    /// The first instant at which a player still absent is late: 6.6 (and I.10) default
+    /// a player who arrives *more than* (after) the default time, so arriving at the
+    /// default instant itself is in time and the default passes one millisecond later.
     pub(super) fn default_deadline(&self) -> Millis {
-        self.default_base + self.default_len + self.paused_total
+        let paused = if self.setup.pauses_extend_default_time {
+            self.paused_total
+        } else {
+            Millis::ZERO
+        };
+        self.default_base + self.default_len + paused + Millis(1)
+    }
+
+    /// Default time is measured by the hall's clock, not the game's: by 6.6 a pause does
+    /// not stop it (unless the event's rules say so, and then it is armed again at the
+    /// resumption).
+    fn default_deadline_while_paused(&self) -> Option<Millis> {
+        (self.default_pending() && !self.setup.pauses_extend_default_time)
+            .then(|| self.default_deadline())
     }
 
     /// When time alone will next cause an event, if ever: the scheduled start, default
@@ -1033,9 +1058,11 @@ impl Game {
             Phase::Scheduled => Some(self.setup.start),
             // Timer `ResumptionStart` (I.14).
             Phase::Paused(PausedBy::Adjourned) => self.resumption_deadline(),
-            Phase::Paused(_) => None,
+            Phase::Paused(_) => self.default_deadline_while_paused(),
             Phase::Running => {
                 let default = self.default_pending().then(|| self.default_deadline());
+                // A flag due at the default instant comes after the default (see
+                // `on_deadline`): `min` of equal instants is that one instant.
                 let flag = self.clock.zero_at();
                 // Timer `SessionEnd` (I.1.1).
                 let session = self.session_end_deadline();
@@ -1044,13 +1071,18 @@ impl Game {
         }
     }
 
-    /// The events time causes up to `now`, each at the instant it was due, in order.
+    /// The events time causes up to `now`, each at the instant it was due, in order:
+    /// all of them, up to the fixed point where no deadline is due.
+    ///
+    /// Each round handles the earliest due deadline, and its events disarm that timer
+    /// (the start changes the phase, the default and a flag happen once, a period
+    /// advanced at 0:00 has one more quota to meet, the session end and the resumption
+    /// move the stage on), so the rounds end: a cascade at one instant is bounded by
+    /// the periods whose quotas are already met, and later instants by `now`.
     pub fn poll(&self, now: Millis) -> Vec<Event> {
         let mut events = Vec::new();
         let mut draft: Option<Game> = None;
-        // Each round handles one deadline and must move time or phase forward; the bound
-        // only guards against a bug turning into a hang.
-        for _ in 0..64 {
+        loop {
             let game = draft.as_ref().unwrap_or(self);
             let Some(due) = game.next_deadline() else {
                 break;
@@ -1062,11 +1094,21 @@ impl Game {
             if new.is_empty() {
                 break;
             }
+            let before = game.clone();
             let d = draft.get_or_insert_with(|| self.clone());
             for e in &new {
                 d.evolve(e);
             }
             events.extend(new);
+            // Events that change nothing would come again for ever: a bug, never a silent
+            // stop in a build with debug assertions (every test).
+            if *d == before {
+                debug_assert!(
+                    false,
+                    "poll: a deadline at {due:?} does not move the game on"
+                );
+                break;
+            }
         }
         events
     }
@@ -1078,6 +1120,9 @@ impl Game {
                 side: self.clock.turn,
             }],
             Phase::Running => {
+                // Default before flag at the same instant: a player later than the default
+                // time loses by 6.6 whatever the clock shows, and an absent opponent must
+                // not win on that instant's flag (nor 6.9 turn a default into a draw).
                 if self.default_pending() && self.default_deadline() == due {
                     self.on_default_time(due)
                 } else if self.clock.zero_at() == Some(due) {
@@ -1089,7 +1134,10 @@ impl Game {
                 }
             }
             Phase::Paused(PausedBy::Adjourned) => self.on_resumption_start(due),
-            _ => Vec::new(),
+            Phase::Paused(_) if self.default_deadline_while_paused() == Some(due) => {
+                self.on_default_time(due)
+            }
+            Phase::Paused(_) | Phase::Finished => Vec::new(),
         }
     }
 
@@ -1324,14 +1372,17 @@ impl Game {
                 self.check_adjustment(arbiter, reason, "add_time")?;
                 let before = self.clock.remaining_at(*side, now);
                 let after = before + *delta;
-                if after < Millis::ZERO || after > MAX_CLOCK {
+                // A control may give more than the cap (up to 240 h): time can always be
+                // taken off such a clock, only not added to it.
+                let ceiling = MAX_CLOCK.max(before);
+                if after < Millis::ZERO || after > ceiling {
                     return Err(Rejection::OutOfRange {
                         field: "delta",
                         value: delta.0,
                         allowed: format!(
-                            "{} to +{} with {} left",
-                            -before,
-                            MAX_CLOCK - before,
+                            "-{} to +{} with {} left",
+                            before,
+                            ceiling - before,
                             before
                         ),
                     });
@@ -1402,10 +1453,16 @@ impl Game {
                 reason,
             } => {
                 self.check_adjustment(arbiter, reason, "replace_clock")?;
+                // Only the arbiter's times are checked: a time kept may exceed the cap
+                // when the control gives more.
+                if let Some(t) = white {
+                    check_time("white", *t)?;
+                }
+                if let Some(t) = black {
+                    check_time("black", *t)?;
+                }
                 let white = white.unwrap_or(self.clock.remaining_at(Color::White, now));
                 let black = black.unwrap_or(self.clock.remaining_at(Color::Black, now));
-                check_time("white", white)?;
-                check_time("black", black)?;
                 Ok(vec![Event::ClockReplaced {
                     at: now,
                     device: device.clone(),
@@ -1512,10 +1569,15 @@ impl Game {
         self.reject_if_over()
     }
 
+    /// The first period whose quota is not met after `moves` completed moves.
     fn period_for_moves(&self, side: Color, moves: u32) -> usize {
+        let periods = self.periods.get(side);
+        let mut end: u32 = 0;
         let mut k = 0;
-        while let Some(end) = self.period_end(side, k) {
-            if moves < end || k >= 10_000 {
+        // Quotas are at least 1 (the notation refuses 0), so this stops by `k == moves`.
+        while let Some(quota) = TimeControl::period(periods, k).and_then(|p| p.moves) {
+            end = end.saturating_add(quota.max(1));
+            if moves < end {
                 break;
             }
             k += 1;
@@ -1535,7 +1597,10 @@ impl Game {
         }
         let reckoned_white = self.clock.remaining_at(Color::White, now);
         let reckoned_black = self.clock.remaining_at(Color::Black, now);
-        let off = |a: Millis, b: Millis| (a - b).0.abs() > self.setup.discrepancy_margin.0;
+        // abs_diff: a hostile reading (i64::MIN) has no i64 absolute value.
+        let off = |a: Millis, b: Millis| {
+            a.0.abs_diff(b.0) > self.setup.discrepancy_margin.0.unsigned_abs()
+        };
         if off(white, reckoned_white) || off(black, reckoned_black) {
             return vec![Event::ClockDiscrepancy {
                 at: now,
@@ -1653,7 +1718,7 @@ impl Game {
         events.push(Event::Pressed {
             at: now,
             side: turn,
-            charged_ms: charge.main,
+            charged_ms: self.clock.turn_cost(now),
             increment_ms: done.increment,
             remaining_ms: done.remaining,
             moves: done.moves,
@@ -1668,7 +1733,7 @@ impl Game {
         let s = self.clock.side(side);
         let after_charge = s.remaining - charged;
         let flagged = s.flagged_at.is_some();
-        let moves = s.moves + 1;
+        let moves = s.moves.saturating_add(1);
         let completed_in = self.period(side, s.period);
         let advances = !flagged
             && self.setup.clock.period_transition == PeriodTransition::OnMoves
@@ -1722,7 +1787,7 @@ impl Game {
         match event {
             Event::ClockStarted { at, side } => {
                 self.phase = Phase::Running;
-                self.clock.turn = *side;
+                self.clock.pass_turn(*side);
                 self.begin_turn(*at);
             }
             Event::PlayerPresent { at, side, .. } => {
@@ -1766,7 +1831,7 @@ impl Game {
                 let s = self.clock.side_mut(*side);
                 s.remaining = *remaining_ms;
                 s.moves = *moves;
-                self.clock.turn = side.other();
+                self.clock.pass_turn(side.other());
                 if self.clock.running_since.is_some() {
                     self.begin_turn(*at);
                 }
