@@ -138,6 +138,34 @@ fn results(stdout: &str) -> Vec<(String, String)> {
 }
 
 #[test]
+#[ignore = "1 of 137 moves not counted as published (seed 3): not yet explained, a move made as the flag fell is the suspect"]
+fn fast_pressing_players_lose_no_move() {
+    // Players press 50–300 ms after moving, often before the board's scan reported the
+    // move; the demo counts the moves made against the move_made events on MQTT.
+    let run = demo(
+        "no-move-lost",
+        &[
+            "--boards", "4", "--rounds", "1", "--tc", "20", "--seed", "3",
+        ],
+        Duration::from_secs(120),
+    );
+    assert_eq!(run.code, Some(0), "{}\n{}", run.stdout, run.stderr);
+    let line = run
+        .stdout
+        .lines()
+        .find(|l| l.starts_with("moves made by the players: "))
+        .unwrap_or_else(|| panic!("no count line:\n{}", run.stdout));
+    let played: u64 = line
+        .trim_start_matches("moves made by the players: ")
+        .split(',')
+        .next()
+        .and_then(|n| n.trim().parse().ok())
+        .unwrap_or(0);
+    assert!(played > 20, "{line}");
+    assert!(line.ends_with("lost: 0"), "{line}");
+}
+
+#[test]
 fn one_round_with_the_embedded_broker_ends_with_every_game_decided() {
     let run = demo(
         "embedded",

@@ -789,6 +789,7 @@ fn all_alert_kinds() -> Vec<AlertKind> {
         AlertKind::Storage,
         AlertKind::BoardMoved,
         AlertKind::OutgoingQueue,
+        AlertKind::ResultShown,
     ];
     covers_every_variant(
         &kinds,
@@ -807,8 +808,9 @@ fn all_alert_kinds() -> Vec<AlertKind> {
             AlertKind::Storage => 11,
             AlertKind::BoardMoved => 12,
             AlertKind::OutgoingQueue => 13,
+            AlertKind::ResultShown => 14,
         },
-        14,
+        15,
     );
     kinds
 }

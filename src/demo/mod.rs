@@ -475,6 +475,17 @@ async fn play(
     if screen.live {
         screen.draw(header, &table, now_ms());
     }
+    // Let the last moves' events arrive, then count: every move made must be published.
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    while let Ok((topic, payload)) = inbox.try_recv() {
+        screen.feed(&mut table, &topic, &payload);
+    }
+    let played = player::MOVES_PLAYED.load(std::sync::atomic::Ordering::Relaxed);
+    println!(
+        "moves made by the players: {played}, move_made published: {}, lost: {}",
+        table.moves_published,
+        played.saturating_sub(table.moves_published)
+    );
     Ok(())
 }
 

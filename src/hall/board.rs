@@ -24,6 +24,22 @@ use crate::store::{JournalHandle, Record};
 
 use super::timebase::Timebase;
 
+/// How long the e-board must be still before a move read from it is taken as final.
+/// A sliding piece is reported square by square (a1a2, then a1a3), one board scan apart
+/// (dgt-protocol.md §4.1: 200–250 ms; picochess settles after 0.25 s): a press that comes
+/// sooner may have overtaken the rest of the slide, so it goes without the move and the
+/// move is attached once the board has been still this long.
+pub const MOVE_SETTLE: Duration = Duration::from_millis(250);
+
+/// A move read from the e-board: waiting for its press, or owed by a press that came
+/// first.
+#[derive(Debug, Clone)]
+struct BoardMove {
+    uci: String,
+    /// The move reader's ply number (1 = the first move of the game on the board).
+    ply: usize,
+}
+
 /// A game on a board, with what the hall knows about it besides the rules.
 #[derive(Debug, Clone)]
 pub struct GameSlot {
@@ -170,8 +186,16 @@ struct Actor {
     /// What the retained PGN last published shows: (game id, events) or `None` (no game).
     /// It changes only with them, so it is rendered and sent only then.
     pgn_shown: std::cell::Cell<Option<Option<(u64, usize)>>>,
-    /// The e-board move waiting for its press (a slide may still be corrected).
-    pending_move: Option<String>,
+    /// The e-board move waiting for its press (a slide may still be corrected), or owed
+    /// by a press that came before it was final.
+    pending_move: Option<BoardMove>,
+    /// The last field update from the board: a move is final once the board is still.
+    last_field_at: Option<tokio::time::Instant>,
+    /// When to attach the owed move in `pending_move` (the board has been still since).
+    attach_at: Option<tokio::time::Instant>,
+    /// The ply the last press carried: a correction of it after the press cannot be
+    /// applied (the arbiter is told).
+    carried_ply: Option<usize>,
     /// Active alerts and their messages, so each is published once and cleared once.
     alerts: HashMap<AlertKind, String>,
     /// The clock shows what we last programmed (its ACK came back); readings taken
@@ -246,6 +270,9 @@ pub async fn run(parts: BoardParts) {
         online: false,
         pgn_shown: std::cell::Cell::new(None),
         pending_move: None,
+        last_field_at: None,
+        attach_at: None,
+        carried_ply: None,
         alerts: HashMap::new(),
         display_synced: false,
         reconcile: false,
@@ -268,7 +295,14 @@ pub async fn run(parts: BoardParts) {
             .and_then(|s| s.game.next_deadline())
             .map(|d| a.timebase.instant_of(d));
         let retry = a.retry_storage;
+        let attach = a.attach_at;
         tokio::select! {
+            () = async {
+                if let Some(at) = attach { tokio::time::sleep_until(at).await }
+            }, if attach.is_some() => {
+                a.attach_at = None;
+                a.attach_owed().await;
+            },
             () = async {
                 if let Some(at) = retry { tokio::time::sleep_until(at).await }
             }, if retry.is_some() => {
@@ -557,7 +591,7 @@ impl Actor {
             self.program_clock(text).await;
         }
         if new_position {
-            self.pending_move = None;
+            self.forget_board_moves();
             self.new_game_on_board().await;
         }
         self.flush().await;
@@ -569,6 +603,9 @@ impl Actor {
             }
         }
         self.report_stage().await;
+        if finished.is_some() {
+            self.clear(AlertKind::ResultShown);
+        }
         if let (Some(result), Some(slot)) = (finished, &self.slot) {
             tracing::info!(board = %self.id, result = %describe_result(&result), "game over");
             let setup = slot.game.setup();
@@ -924,7 +961,7 @@ impl Actor {
             ToBoard::TakeGame { reply } => {
                 let r = match self.slot.take() {
                     Some(slot) if slot.game.result().is_none() => {
-                        self.pending_move = None;
+                        self.forget_board_moves();
                         self.hold_clock = false;
                         self.publish_state();
                         for kind in [
@@ -1068,7 +1105,7 @@ impl Actor {
             });
         }
         self.slot = Some(slot);
-        self.pending_move = None;
+        self.forget_board_moves();
         for kind in [
             AlertKind::ResultPending,
             AlertKind::PlayerPause,
@@ -1076,6 +1113,9 @@ impl Actor {
             AlertKind::StrayPress,
             AlertKind::ClockDiscrepancy,
             AlertKind::MoveRejected,
+            AlertKind::ResultShown,
+            // The move reader starts afresh: what the old game's board showed is moot.
+            AlertKind::Irregular,
         ] {
             self.clear(kind);
         }
@@ -1294,7 +1334,15 @@ impl Actor {
             LinkEvent::Clock(reading) => self.on_reading(reading).await,
             LinkEvent::Button(button) => self.on_button(button).await,
             LinkEvent::Game(e) => self.on_board_event(e).await,
-            LinkEvent::Board(_) | LinkEvent::Field(_) => {}
+            LinkEvent::Field(_) => {
+                let now = tokio::time::Instant::now();
+                self.last_field_at = Some(now);
+                // Still moving: the owed move is attached once the board is still.
+                if self.attach_at.is_some() {
+                    self.attach_at = Some(now + MOVE_SETTLE);
+                }
+            }
+            LinkEvent::Board(_) => {}
             LinkEvent::Battery(b) => tracing::info!(board = %self.id, battery = ?b, "battery"),
             LinkEvent::ClockBatteryLow(low) => {
                 if low {
@@ -1349,7 +1397,9 @@ impl Actor {
         if slot.game.next_deadline().is_some_and(|d| d <= self.now()) {
             self.on_deadline().await;
         }
-        let mv = self.pending_move.take();
+        // The opponent's move, owed by their press, is final now that this side pressed.
+        self.attach_owed().await;
+        let mv = self.move_for_press();
         let press = Input::Press {
             side: Some(presser),
             mv: mv.clone(),
@@ -1402,6 +1452,59 @@ impl Actor {
                 }
             }
             Err(r) => self.stray_press(presser, &r).await,
+        }
+    }
+
+    /// A new game or position on the board: nothing read before it belongs to it.
+    fn forget_board_moves(&mut self) {
+        self.pending_move = None;
+        self.attach_at = None;
+        self.carried_ply = None;
+    }
+
+    /// The pending move if the board has been still long enough for it to be final;
+    /// otherwise the press goes without it, the move is owed, and it is attached once
+    /// the board is still (`attach_at`).
+    fn move_for_press(&mut self) -> Option<String> {
+        let now = tokio::time::Instant::now();
+        let Some(pending) = self.pending_move.as_ref() else {
+            // Nothing read yet: if the updates do not come, a board dump is asked for.
+            self.attach_at = Some(now + 2 * MOVE_SETTLE);
+            return None;
+        };
+        let still_since = self.last_field_at.unwrap_or(now - MOVE_SETTLE);
+        if now.saturating_duration_since(still_since) >= MOVE_SETTLE {
+            self.carried_ply = Some(pending.ply);
+            return self.pending_move.take().map(|m| m.uci);
+        }
+        self.attach_at = Some(still_since + MOVE_SETTLE);
+        None
+    }
+
+    /// Attach the move a press completed before the board showed it (6.7a: the press
+    /// counted at its instant; the move is recorded now).
+    async fn attach_owed(&mut self) {
+        self.attach_at = None;
+        let Some(side) = self.slot.as_ref().and_then(|s| s.game.move_owed()) else {
+            return;
+        };
+        let Some(mv) = self.pending_move.take() else {
+            // The press came and the board has shown no move since: perhaps an update
+            // was missed. The dump shows the board; the move reader finds the move(s).
+            let _ = self.link.send(LinkCommand::RequestBoard).await;
+            return;
+        };
+        if let Err(r) = self.decide(Input::Move { mv: mv.uci.clone() }).await {
+            self.raise(
+                AlertKind::MoveRejected,
+                Severity::Warning,
+                format!(
+                    "e-board move {} by {side} could not be attached to the press that completed it: {}; the arbiter can set the position (set_position)",
+                    mv.uci, r
+                ),
+            );
+        } else {
+            self.carried_ply = Some(mv.ply);
         }
     }
 
@@ -1485,7 +1588,8 @@ impl Actor {
             let at = (zero_at - shown(runner)).max(game.last_event_at()).min(now);
             let expected = other_official - (now - at);
             if (shown(other) - expected).0.abs() <= tolerance.0 {
-                let mv = self.pending_move.take();
+                self.attach_owed().await;
+                let mv = self.pending_move.take().map(|m| m.uci);
                 let r = self
                     .decide_at(
                         Input::Press {
@@ -1619,8 +1723,45 @@ impl Actor {
     }
 
     async fn on_board_event(&mut self, e: BoardEvent) {
+        if matches!(
+            e,
+            BoardEvent::Move { .. } | BoardEvent::Corrected { .. } | BoardEvent::TakeBack { .. }
+        ) {
+            self.clear(AlertKind::ResultShown);
+        }
         match e {
-            BoardEvent::Move { uci, .. } | BoardEvent::Corrected { uci, .. } => {
+            BoardEvent::Move { uci, ply, .. } | BoardEvent::Corrected { uci, ply, .. } => {
+                let Some(slot) = &self.slot else { return };
+                if slot.game.move_owed().is_some() {
+                    // A later move means the owed one is final: attach it first.
+                    if self.pending_move.as_ref().is_some_and(|m| m.ply < ply) {
+                        self.attach_owed().await;
+                    }
+                    if self
+                        .slot
+                        .as_ref()
+                        .and_then(|s| s.game.move_owed())
+                        .is_some()
+                    {
+                        self.pending_move = Some(BoardMove { uci, ply });
+                        let still = self.last_field_at.unwrap_or_else(tokio::time::Instant::now);
+                        self.attach_at = Some(still + MOVE_SETTLE);
+                        return;
+                    }
+                }
+                if self.carried_ply == Some(ply) {
+                    // The press carried an intermediate reading of this move (it overtook
+                    // the rest of a slide): the record and the board now disagree.
+                    self.raise(
+                        AlertKind::MoveRejected,
+                        Severity::Warning,
+                        format!(
+                            "board {}: move {ply} was recorded at its press, but the board now shows {uci} instead; check the position (set_position)",
+                            self.id
+                        ),
+                    );
+                    return;
+                }
                 let Some(slot) = &self.slot else { return };
                 // A move that ends the game ends it at once, without a press (6.7a);
                 // any other waits for the press (a slide may still be corrected).
@@ -1650,9 +1791,15 @@ impl Actor {
                     }
                     _ => {}
                 }
-                self.pending_move = Some(uci);
+                self.pending_move = Some(BoardMove { uci, ply });
             }
-            BoardEvent::TakeBack { .. } => self.pending_move = None,
+            BoardEvent::TakeBack { ply, .. } => {
+                self.pending_move = None;
+                self.attach_at = None;
+                if self.carried_ply.is_some_and(|c| c > ply) {
+                    self.carried_ply = None;
+                }
+            }
             BoardEvent::Irregular {
                 observed_fen,
                 expected_fen,
@@ -1670,7 +1817,18 @@ impl Actor {
                     format!("the board shows {observed_fen}, which no legal move from {expected_fen} explains"),
                 );
             }
-            BoardEvent::Restored { .. } => self.clear(AlertKind::Irregular),
+            BoardEvent::Restored { .. } => {
+                self.clear(AlertKind::Irregular);
+                self.clear(AlertKind::ResultShown);
+            }
+            BoardEvent::ResultShown { score } => self.raise(
+                AlertKind::ResultShown,
+                Severity::Info,
+                format!(
+                    "board {}: the players show {score} with the kings on the centre squares; record it with set_result",
+                    self.id
+                ),
+            ),
             BoardEvent::Started { .. } => {}
         }
     }

@@ -399,6 +399,9 @@ pub enum AlertKind {
     /// The broker was unreachable so long that the bounded outgoing queue overflowed:
     /// the oldest events were dropped from it (they are in the journal: `replay`).
     OutgoingQueue,
+    /// The players show a result with the kings on the centre squares (DGT's gesture):
+    /// not a move; the arbiter records the result (`set_result`).
+    ResultShown,
 }
 
 impl AlertKind {
@@ -418,6 +421,7 @@ impl AlertKind {
             AlertKind::Storage => "storage",
             AlertKind::BoardMoved => "board-moved",
             AlertKind::OutgoingQueue => "outgoing-queue",
+            AlertKind::ResultShown => "result-shown",
         }
     }
 }

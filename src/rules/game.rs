@@ -873,6 +873,10 @@ pub struct Game {
     pub(super) position: Option<Chess>,
     /// Zobrist keys of the positions since the last irreversible move (9.6.1).
     pub(super) repetitions: Vec<u64>,
+    /// Moves completed by a press that came before the move was read from the board
+    /// (an e-board's field updates can arrive after the lever frame): `position` is
+    /// unknown until they are attached (`Input::Move` by the side that pressed).
+    pub(super) owed: Option<Owed>,
     pub(super) present: ByColor<bool>,
     pub(super) default_done: bool,
     /// Paused time before the default-time deadline; it moves the deadline only with
@@ -903,6 +907,19 @@ pub struct Discrepancy {
     pub reckoned_white_ms: Millis,
     pub reckoned_black_ms: Millis,
 }
+
+/// The position before the moves that presses completed without them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) struct Owed {
+    position: Chess,
+    repetitions: Vec<u64>,
+    /// Presses since `position` whose moves are not attached yet (1 or 2).
+    plies: u8,
+}
+
+/// How many presses may come before their moves (both players pressing before the
+/// board's updates for either move arrived); beyond that the position is unknown.
+const MAX_OWED_PLIES: u8 = 2;
 
 /// Parse a FEN into a legal position, saying what is wrong (see [`super::fen`]).
 pub fn parse_fen(fen: &str) -> Result<Chess, String> {
@@ -964,6 +981,7 @@ impl Game {
         Ok(Game {
             repetitions: vec![zobrist(&position)],
             position: Some(position),
+            owed: None,
             periods: ByColor { white, black },
             phase: Phase::Scheduled,
             clock,
@@ -997,6 +1015,12 @@ impl Game {
 
     pub fn position(&self) -> Option<&Chess> {
         self.position.as_ref()
+    }
+
+    /// The side whose move, already completed by its press, the board has not shown yet:
+    /// an `Input::Move` by that side attaches it.
+    pub fn move_owed(&self) -> Option<Color> {
+        self.owed.as_ref().map(|o| o.position.turn().into())
     }
 
     pub fn result(&self) -> Option<&GameResult> {
@@ -1312,7 +1336,10 @@ impl Game {
             }
             Input::Move { mv } => {
                 self.reject_unless_playing()?;
-                self.decide_move(mv, now)
+                match &self.owed {
+                    Some(owed) if self.position.is_none() => self.decide_late_move(owed, mv, now),
+                    _ => self.decide_move(mv, now),
+                }
             }
             Input::Press { side, mv } => self.decide_press(*side, mv.as_deref(), now),
             Input::PlayerPause { side } => {
@@ -1647,12 +1674,60 @@ impl Game {
         Ok(events)
     }
 
+    /// A move whose press came first: it is the owing side's, in the position before it.
+    fn decide_late_move(
+        &self,
+        owed: &Owed,
+        text: &str,
+        now: Millis,
+    ) -> Result<Vec<Event>, Rejection> {
+        let pos = &owed.position;
+        let m = parse_move(pos, text).map_err(|reason| Rejection::BadMove {
+            mv: text.to_string(),
+            reason,
+        })?;
+        let mut after = pos.clone();
+        after.play_unchecked(m);
+        let mut events = vec![Event::MoveMade {
+            at: now,
+            side: pos.turn().into(),
+            uci: m.to_uci(CastlingMode::Standard).to_string(),
+            san: San::from_move(pos, m).to_string(),
+            fen: fen_of(&after),
+        }];
+        // Only the last owed move leads to the current position; a mate or a draw there
+        // ends the game now (6.7a), as it would have at the press.
+        if owed.plies == 1 {
+            let seen = if pos.is_irreversible(m) {
+                0
+            } else {
+                let key = zobrist(&after);
+                owed.repetitions.iter().filter(|k| **k == key).count()
+            };
+            if let Some((score, termination)) = self.ending_after_seen(&after, seen) {
+                events.push(self.ended(now, score, termination));
+            }
+        }
+        Ok(events)
+    }
+
     /// 5.1, 5.2.2, 9.6: does the position after a move end the game?
     pub(super) fn ending_after(
         &self,
         after: &Chess,
         irreversible: bool,
     ) -> Option<(Score, Termination)> {
+        let seen = if irreversible {
+            0
+        } else {
+            let key = zobrist(after);
+            self.repetitions.iter().filter(|k| **k == key).count()
+        };
+        self.ending_after_seen(after, seen)
+    }
+
+    /// As [`Game::ending_after`], with `seen` earlier occurrences of `after` (9.6.1).
+    fn ending_after_seen(&self, after: &Chess, seen: usize) -> Option<(Score, Termination)> {
         if after.is_checkmate() {
             let winner: Color = after.turn().other().into();
             return Some((Score::win_for(winner), Termination::Checkmate));
@@ -1666,12 +1741,6 @@ impl Game {
         if after.halfmoves() >= 150 {
             return Some((Score::Draw, Termination::SeventyFiveMoves));
         }
-        let key = zobrist(after);
-        let seen = if irreversible {
-            0
-        } else {
-            self.repetitions.iter().filter(|k| **k == key).count()
-        };
         if seen + 1 >= 5 {
             return Some((Score::Draw, Termination::FivefoldRepetition));
         }
@@ -1809,7 +1878,28 @@ impl Game {
                 {
                     self.adj.draw_offer = None;
                 }
-                self.play_uci(uci);
+                match self.owed.take() {
+                    // A move attached after its press: played on the position it was
+                    // made in; the position is known again once nothing is owed.
+                    Some(o) if self.position.is_none() => {
+                        self.position = Some(o.position);
+                        self.repetitions = o.repetitions;
+                        self.play_uci(uci);
+                        if o.plies > 1
+                            && let Some(position) = self.position.take()
+                        {
+                            self.owed = Some(Owed {
+                                position,
+                                repetitions: std::mem::take(&mut self.repetitions),
+                                plies: o.plies - 1,
+                            });
+                        }
+                    }
+                    owed => {
+                        self.owed = owed;
+                        self.play_uci(uci);
+                    }
+                }
             }
             Event::Pressed {
                 at,
@@ -1820,13 +1910,26 @@ impl Game {
             } => {
                 self.clock.settle(*at);
                 *self.present.get_mut(*side) = true;
-                // A press without a recorded move: the moves are no longer known.
+                // A press without a recorded move: the move is owed until the board shows
+                // it (its updates may come after the lever frame); the position is not
+                // known meanwhile.
                 if self
                     .position
                     .as_ref()
                     .is_some_and(|p| Color::from(p.turn()) == *side)
                 {
-                    self.forget_position();
+                    if let Some(position) = self.position.take() {
+                        self.owed = Some(Owed {
+                            position,
+                            repetitions: std::mem::take(&mut self.repetitions),
+                            plies: 1,
+                        });
+                    }
+                } else if self.position.is_none() {
+                    match self.owed.as_mut() {
+                        Some(o) if o.plies < MAX_OWED_PLIES => o.plies += 1,
+                        _ => self.forget_position(),
+                    }
                 }
                 let s = self.clock.side_mut(*side);
                 s.remaining = *remaining_ms;
@@ -1949,6 +2052,7 @@ impl Game {
                 Ok(pos) => {
                     self.repetitions = vec![zobrist(&pos)];
                     self.position = Some(pos);
+                    self.owed = None;
                 }
                 Err(_) => self.forget_position(),
             },
@@ -2014,6 +2118,7 @@ impl Game {
 
     pub(super) fn forget_position(&mut self) {
         self.position = None;
+        self.owed = None;
         self.repetitions.clear();
     }
 

@@ -226,11 +226,24 @@ impl Rig {
         defaults: GameDefaults,
         adjust: impl FnOnce(&mut HallSettings),
     ) -> Rig {
+        Self::start_sim(name, boards, defaults, |_| {}, adjust).await
+    }
+
+    /// As `start_custom`, with a say on the simulator's settings too (scan timing).
+    pub async fn start_sim(
+        name: &str,
+        boards: usize,
+        defaults: GameDefaults,
+        adjust_sim: impl FnOnce(&mut SimConfig),
+        adjust: impl FnOnce(&mut HallSettings),
+    ) -> Rig {
         let broker = Broker::start(name).await;
         let dir = scratch_dir(&format!("sim-{name}"));
         let mut cfg = SimConfig::new(boards, &dir);
         cfg.ack_delay = Duration::from_millis(5);
         cfg.scan_interval = Duration::from_millis(20);
+        cfg.scan_jitter = Duration::ZERO;
+        adjust_sim(&mut cfg);
         let sim = Sim::start(cfg).await.expect("simulator starts");
         let watcher = Watcher::connect(broker.port, &format!("watcher-{name}")).await;
         let settings = HallSettings {
