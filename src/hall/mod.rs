@@ -736,12 +736,7 @@ impl Hall {
         };
         let (transaction, action) = (command.transaction.clone(), command.action.name());
         if let Err(why) = command::check_instants(&command.action.instants(), self.timebase.now()) {
-            return self.respond(
-                topic,
-                &transaction,
-                action,
-                Err(Refusal::OutOfRange((why).into())),
-            );
+            return self.respond(topic, &transaction, action, Err(Refusal::OutOfRange(why)));
         }
         let Some(entry) = self.boards.get(&board) else {
             return self.respond(
@@ -898,9 +893,9 @@ impl Hall {
                 from_seq,
                 reply_to,
             } => self.replay(board, *from_seq, reply_to).await,
-            _ => Err(Refusal::NotARequest((format!(
-                    "'{action}' is a command: send it to the hall's set topic; ask takes only replay"
-                )).into())),
+            _ => Err(Refusal::NotARequest(format!(
+                "'{action}' is a command: send it to the hall's set topic; ask takes only replay"
+            ))),
         };
         self.respond(topic, &command.transaction, action, r);
     }
@@ -935,7 +930,13 @@ impl Hall {
         };
         tracing::info!(transaction = %log_safe(&transaction), action, arbiter = %log_safe(&command.arbiter), "hall command");
         if let Err(why) = command::check_instants(&command.action.instants(), self.timebase.now()) {
-            return self.reply(key, topic, &transaction, action, Err(Refusal::OutOfRange(why)));
+            return self.reply(
+                key,
+                topic,
+                &transaction,
+                action,
+                Err(Refusal::OutOfRange(why)),
+            );
         }
         let r = match command.action.clone() {
             HallAction::StartRound {
@@ -1049,10 +1050,10 @@ impl Hall {
     /// in order, as they were first published.
     async fn replay(&self, board: &str, from_seq: u64, reply_to: &str) -> Result<(), Refusal> {
         if !valid_reply_id(reply_to) {
-            return Err(Refusal::BadValue((format!(
-                    "reply_to: '{reply_to}' is not a topic level; give your MQTT client id (1-64 of A-Z a-z 0-9 - _): the events go to {}",
-                    self.topics.reply("<reply_to>")
-                )).into()));
+            return Err(Refusal::BadValue(format!(
+                "reply_to: '{reply_to}' is not a topic level; give your MQTT client id (1-64 of A-Z a-z 0-9 - _): the events go to {}",
+                self.topics.reply("<reply_to>")
+            )));
         }
         if !self.boards.contains_key(board) {
             return Err(Refusal::NotABoard {
@@ -1106,12 +1107,16 @@ impl Hall {
     ) -> Result<(Vec<Pairing>, Option<trf_round::TrfRound>), Refusal> {
         let Some(text) = trf else {
             if order.is_some() || only_ours {
-                return Err(Refusal::BadValue(("board_order and only_our_boards go with trf").into()));
+                return Err(Refusal::BadValue(
+                    ("board_order and only_our_boards go with trf").into(),
+                ));
             }
             return Ok((pairings, None));
         };
         if !pairings.is_empty() {
-            return Err(Refusal::BadValue(("give either pairings or trf, not both").into()));
+            return Err(Refusal::BadValue(
+                ("give either pairings or trf, not both").into(),
+            ));
         }
         let t = trf_round::from_trf(text, round, order, only_ours, &self.settings.boards)?;
         Ok((t.pairings.clone(), Some(t)))

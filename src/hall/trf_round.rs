@@ -34,7 +34,7 @@ pub fn from_trf(
     only_ours: bool,
     boards: &[BoardSettings],
 ) -> Result<TrfRound, Refusal> {
-    let bad = |e: crate::trf::TrfError| Refusal::BadValue((format!("trf: {e}")).into());
+    let bad = |e: crate::trf::TrfError| Refusal::BadValue(format!("trf: {e}"));
     let trf = Trf::read(text.as_bytes()).map_err(bad)?;
     let order = order.map_or(Order::Fide, Order::Players);
     let plan = trf.round_plan(round as usize, order).map_err(bad)?;
@@ -46,19 +46,19 @@ pub fn from_trf(
             if only_ours {
                 continue;
             }
-            return Err(Refusal::NoHallBoard((format!(
-                    "trf: tournament board {} (players {} and {}) has no hall board: give a [[boards]] entry number = {} or send only_our_boards",
-                    p.board, p.white, p.black, p.board
-                )).into()));
+            return Err(Refusal::NoHallBoard(format!(
+                "trf: tournament board {} (players {} and {}) has no hall board: give a [[boards]] entry number = {} or send only_our_boards",
+                p.board, p.white, p.black, p.board
+            )));
         };
         let person = |rank: u32| {
             let player = trf.player(rank);
             match player.and_then(|pl| pl.name.clone()) {
                 Some(name) => Ok((name, player.and_then(|pl| pl.fide_id))),
-                None => Err(Refusal::BadValue((format!(
-                        "trf: line {}: player {rank} has no name (columns 15–47)",
-                        player.map_or(0, |pl| pl.line)
-                    )).into())),
+                None => Err(Refusal::BadValue(format!(
+                    "trf: line {}: player {rank} has no name (columns 15–47)",
+                    player.map_or(0, |pl| pl.line)
+                ))),
             }
         };
         let (white, white_fide_id) = person(p.white)?;
@@ -74,7 +74,9 @@ pub fn from_trf(
         ranks.insert(board.to_string(), (p.white, p.black));
     }
     if pairings.is_empty() {
-        return Err(Refusal::BadValue((format!("trf: round {round} has no game to play on this hall's boards")).into()));
+        return Err(Refusal::BadValue(format!(
+            "trf: round {round} has no game to play on this hall's boards"
+        )));
     }
     Ok(TrfRound {
         pairings,
