@@ -24,8 +24,8 @@ pub enum Refusal {
     #[error("{0}")]
     OutOfRange(String),
     /// A command sent to `ask`, which takes only requests that read.
-    #[error("{0}")]
-    NotARequest(String),
+    #[error("'{action}' is a command: send it to the hall's set topic; ask takes only replay")]
+    NotARequest { action: &'static str },
     /// A value that is well-formed JSON but not usable (a TRF, a reply topic, a combination
     /// of fields); the message says which and where.
     #[error("{0}")]
@@ -155,7 +155,7 @@ impl Refusal {
             Refusal::TooLarge(_) => "too_large",
             Refusal::DuplicateKey(_) => "duplicate_key",
             Refusal::OutOfRange(_) => "out_of_range",
-            Refusal::NotARequest(_) => "not_a_request",
+            Refusal::NotARequest { .. } => "not_a_request",
             Refusal::BadValue(_) => "bad_value",
             Refusal::NoHallBoard(_) => "unknown_board",
             Refusal::Unsigned { .. }

@@ -173,7 +173,7 @@ async fn every_refusal_over_mqtt_changes_nothing() {
             &signed_as(
                 "viewer",
                 &hall_set,
-                &json!({"transaction": "v-replay", "action": "replay", "board": b1}),
+                &json!({"transaction": "v-replay", "action": "replay", "board": b1, "reply_to": "viewer-replay"}),
             ),
         )
         .await;

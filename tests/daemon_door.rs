@@ -236,10 +236,10 @@ async fn no_listener_is_reported_at_start_up_in_the_log_and_status() {
         "cannot connect to the MQTT broker: unreachable: nothing listens there (connection refused); retrying",
         "STATUS=MQTT broker: unreachable: nothing listens there",
     );
-    assert!(
-        d.log().contains("ready, but without the MQTT broker"),
-        "{}",
-        d.log()
+    // READY (and STATUS) is notified just before this line is logged: wait for it too.
+    d.expect(
+        "ready, but without the MQTT broker",
+        "STATUS=MQTT broker: unreachable: nothing listens there",
     );
 }
 

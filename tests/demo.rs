@@ -250,7 +250,8 @@ async fn with_an_external_mosquitto_a_subscriber_sees_the_whole_round() {
     let seen = watcher.drain().to_vec();
     let on = |topic: &str| -> Vec<serde_json::Value> {
         seen.iter()
-            .filter(|m| m.topic == topic)
+            // The daemon clears `set` after each command (an empty retained publish).
+            .filter(|m| m.topic == topic && !m.text().is_empty())
             .map(common::Msg::json)
             .collect()
     };

@@ -280,12 +280,15 @@ async fn duplicate_keys_and_far_instants_are_refused_and_change_nothing() {
     let resp = rig.topic("response");
     // As sent: serde_json would keep the second `start` silently.
     let dup = format!(
-        r#"{{"transaction":"dup-1","arbiter":"IA","action":"start_round","round":1,"start":{},"start":{},"pairings":[{{"board":"{}","white":"A","black":"B"}}]}}"#,
+        r#"{{"transaction":"dup-1","action":"start_round","round":1,"start":{},"start":{},"pairings":[{{"board":"{}","white":"A","black":"B"}}],"ts":{}}}"#,
         now_ms(),
         now_ms() + 60_000,
-        board_id(1)
+        board_id(1),
+        now_ms()
     );
-    rig.watcher.publish(&set, dup.as_bytes()).await;
+    // Signed as sent, so the signature is good and the parser sees the duplicate.
+    let signed = hallclock::auth::envelope("chief", &common::key_of("chief"), &set, &dup);
+    rig.watcher.publish(&set, &signed).await;
     let r = response(&mut rig.watcher, &resp, "dup-1").await;
     assert_eq!(r["error"], "duplicate_key", "{r}");
     assert_eq!(

@@ -1022,7 +1022,7 @@ fn all_refusals() -> Vec<Refusal> {
         Refusal::TooLarge(t()),
         Refusal::DuplicateKey(t()),
         Refusal::OutOfRange(t()),
-        Refusal::NotARequest(t()),
+        Refusal::NotARequest { action: "pause" },
         Refusal::BadValue(t()),
         Refusal::NoHallBoard(t()),
     ];
@@ -1068,7 +1068,7 @@ fn all_refusals() -> Vec<Refusal> {
             Refusal::TooLarge(_) => 36,
             Refusal::DuplicateKey(_) => 37,
             Refusal::OutOfRange(_) => 38,
-            Refusal::NotARequest(_) => 39,
+            Refusal::NotARequest { .. } => 39,
             Refusal::BadValue(_) => 40,
             Refusal::NoHallBoard(_) => 41,
         },

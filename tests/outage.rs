@@ -122,8 +122,9 @@ async fn a_press_refused_during_a_pause_leaves_the_lever_reversed_and_the_next_p
 
 fn daemon_config(dir: &Path, broker: u16, sim: &Sim, boards: usize) -> PathBuf {
     let mut toml = format!(
-        "[hall]\nid = \"{HALL}\"\nstate_dir = \"{}\"\n\n[broker]\nhost = \"127.0.0.1\"\nport = {broker}\nclient_id = \"hallclock-outage\"\nkeep_alive_secs = 5\n\n[link]\nliveness_timeout_ms = 1500\nack_timeout_ms = 300\nreopen_backoff_max_ms = 300\n\n[log]\nlevel = \"debug\"\n",
-        dir.join("state").display()
+        "[hall]\nid = \"{HALL}\"\nstate_dir = \"{}\"\n\n[broker]\nhost = \"127.0.0.1\"\nport = {broker}\nclient_id = \"hallclock-outage\"\nkeep_alive_secs = 5\n\n[link]\nliveness_timeout_ms = 1500\nack_timeout_ms = 300\nreopen_backoff_max_ms = 300\n\n[log]\nlevel = \"debug\"\n\n[security]\narbiters = {:?}\n",
+        dir.join("state").display(),
+        common::write_arbiters(dir).display().to_string()
     );
     for n in 1..=boards {
         toml.push_str(&format!(
@@ -226,12 +227,8 @@ impl Hall {
     async fn command(&mut self, topic: &str, mut cmd: Value) -> Value {
         let tx = format!("t-{}-{}", now_ms(), rand_suffix());
         cmd["transaction"] = json!(tx);
-        if cmd.get("arbiter").is_none() {
-            cmd["arbiter"] = json!("IA Test");
-        }
-        self.w
-            .publish(&TOPIC(&format!("{topic}set")), cmd.to_string().as_bytes())
-            .await;
+        let set = TOPIC(&format!("{topic}set"));
+        self.w.publish(&set, &common::signed(&set, &cmd)).await;
         let resp = TOPIC(&format!("{topic}response"));
         self.w
             .wait(&format!("response {tx}"), |m| {

@@ -893,9 +893,7 @@ impl Hall {
                 from_seq,
                 reply_to,
             } => self.replay(board, *from_seq, reply_to).await,
-            _ => Err(Refusal::NotARequest(format!(
-                "'{action}' is a command: send it to the hall's set topic; ask takes only replay"
-            ))),
+            _ => Err(Refusal::NotARequest { action }),
         };
         self.respond(topic, &command.transaction, action, r);
     }
