@@ -53,6 +53,8 @@ async fn retained_pgn_replays_in_python_chess_with_the_published_clocks() {
     for mv in ["f2f3", "e7e5", "g2g4"] {
         play(&mut rig, 1, mv).await;
         rig.watcher.event(&board_id(1), "pressed").await;
+        // Pressed 60 ms after the move, the move is attached after its press (issue 10 §1).
+        rig.watcher.event(&board_id(1), "move_made").await;
     }
     rig.sim.board(1).play_move("d8h4").expect("Qh4#");
     rig.watcher.event(&board_id(1), "game_ended").await;
@@ -60,6 +62,8 @@ async fn retained_pgn_replays_in_python_chess_with_the_published_clocks() {
     for mv in ["e2e4", "c7c5"] {
         play(&mut rig, 2, mv).await;
         rig.watcher.event(&board_id(2), "pressed").await;
+        // Pressed 60 ms after the move, the move is attached after its press (issue 10 §1).
+        rig.watcher.event(&board_id(2), "move_made").await;
     }
     let states = [
         rig.watcher
