@@ -70,7 +70,9 @@ async fn retained_pgn_replays_in_python_chess_with_the_published_clocks() {
             .state(&board_id(1), "finished", |s| s["phase"] == "finished")
             .await,
         rig.watcher
-            .state(&board_id(2), "after 1...c5", |s| s["black"]["moves"] == 1)
+            .state(&board_id(2), "after 1...c5 with its move", |s| {
+                s["black"]["moves"] == 1 && s["fen"].is_string()
+            })
             .await,
     ];
     let pressed: Vec<Vec<i64>> = (1..=2)

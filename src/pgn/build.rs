@@ -80,6 +80,12 @@ struct Builder {
     sealed: ByColor<Option<(Millis, Millis, Millis)>>,
     /// Presses with no move since the position was last known.
     unrecorded: u32,
+    /// A press with no move, until the shadow game says whether it owes its move.
+    press_without_move: Option<(Color, Millis, Millis, Millis)>,
+    /// Presses that came before their e-board move (issue 10 §1): the core keeps the
+    /// position and the `move_made` that follows is the move they completed, with their
+    /// clocks. Oldest first.
+    owed: Vec<(Color, Millis, Millis, Millis)>,
     result: Option<GameResult>,
     adjourned: bool,
     last_at: Option<Millis>,
@@ -171,6 +177,8 @@ impl Builder {
     }
 
     fn on_position_set(&mut self, fen: &str, arbiter: &str) {
+        // A position set by the arbiter ends any owed move (as in the core).
+        self.give_up_owed();
         let by = comment_text(arbiter);
         let Ok(pos) = parse_fen(fen) else {
             // The core forgets the position on a FEN it cannot read; so do we.
@@ -222,7 +230,11 @@ impl Builder {
             // Presence is routine before the start; a forfeit shows in the result.
             | Event::PlayerPresent { .. } => {}
             Event::MoveMade { side, san, fen, .. } => {
-                if self.known() {
+                if self.owed.first().is_some_and(|o| o.0 == *side) {
+                    let (_, clk, emt, at) = self.owed.remove(0);
+                    self.push(san.clone(), fen, clk, emt);
+                    self.last_press = Some((at, *side, self.moves.len() - 1));
+                } else if self.known() {
                     self.pending = Some(Pending {
                         side: *side,
                         san: san.clone(),
@@ -243,13 +255,8 @@ impl Builder {
                 }
                 other => {
                     self.pending = other;
-                    if self.known() {
-                        self.note(
-                            "From here the moves were not recorded (clock-only board).".into(),
-                        );
-                    }
-                    self.unrecorded += 1;
-                    self.last_press = None;
+                    // Decided once the shadow game has folded the press: see `after`.
+                    self.press_without_move = Some((*side, *remaining_ms, *charged_ms, *at));
                 }
             },
             Event::PeriodAdvanced {
@@ -489,6 +496,8 @@ pub fn game(setup: &Setup, events: &[Event], info: &GameInfo) -> PgnGame {
         last_press: None,
         sealed: ByColor::default(),
         unrecorded: 0,
+        press_without_move: None,
+        owed: Vec::new(),
         result: None,
         adjourned: false,
         last_at: None,
@@ -498,15 +507,53 @@ pub fn game(setup: &Setup, events: &[Event], info: &GameInfo) -> PgnGame {
         if let Some(g) = b.shadow.as_mut() {
             g.evolve(e);
         }
+        b.after_press_without_move();
         if matches!(e, Event::MoveMade { .. } | Event::SealedMovePlayed { .. }) {
             b.mark_check(matches!(e, Event::MoveMade { .. }));
         }
         b.last_at = Some(e.at());
     }
+    b.give_up_owed();
     b.finish(setup, info)
 }
 
 impl Builder {
+    /// A press with no move either owes its move (the core kept the position, and the
+    /// `move_made` comes next) or leaves the moves unrecorded (a clock-only board).
+    fn after_press_without_move(&mut self) {
+        let Some(press) = self.press_without_move.take() else {
+            return;
+        };
+        let owes = self
+            .shadow
+            .as_ref()
+            .is_some_and(|g| g.move_owed().is_some());
+        if owes && self.known() {
+            self.owed.push(press);
+            return;
+        }
+        self.give_up_owed();
+        if self.known() {
+            self.note("From here the moves were not recorded (clock-only board).".into());
+        }
+        self.unrecorded += 1;
+        self.last_press = None;
+    }
+
+    /// Owed moves that never came (the core gave up, or the events end here): those
+    /// presses are moves not recorded. A live game's next rendering attaches them.
+    fn give_up_owed(&mut self) {
+        if self.owed.is_empty() {
+            return;
+        }
+        if self.known() {
+            self.note("From here the moves were not recorded (clock-only board).".into());
+        }
+        self.unrecorded += self.owed.len() as u32;
+        self.owed.clear();
+        self.last_press = None;
+    }
+
     /// The events' SAN has no check suffix; the PGN's does (`+`, `#`), read from the
     /// shadow game's position after the move.
     fn mark_check(&mut self, pending: bool) {
