@@ -21,3 +21,4 @@ pub mod script;
 pub mod sim;
 pub mod store;
 pub mod trf;
+pub mod tty;

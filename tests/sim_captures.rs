@@ -15,10 +15,10 @@ use bytes::BytesMut;
 use hallclock::dgt::{
     ClockCommand, ClockTime, Command, DgtMessage, HostCodec, RunFlags, SetTime, decode_all,
 };
-use hallclock::link::fd::FdStream;
 use hallclock::link::port;
 use hallclock::link::testing::scratch_dir;
 use hallclock::sim::{Sim, SimConfig};
+use hallclock::tty::FdStream;
 use shakmaty::{Chess, Position, san::San, uci::UciMove};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio_util::codec::{Decoder, Encoder};

@@ -280,7 +280,7 @@ fn set_up_pieces(board: &BoardHandle) {
     for (row, line) in START.iter().enumerate() {
         for (file, piece) in line.chars().enumerate() {
             let index = row * 8 + file;
-            let want = crate::sim::board::piece_code(piece).unwrap_or(0);
+            let want = crate::sim::Piece::from_fen(piece).map_or(0, crate::sim::Piece::code);
             if now[index] == want {
                 continue;
             }

@@ -23,7 +23,6 @@
 //! ```
 
 pub mod event;
-pub mod fd;
 pub mod port;
 pub mod session;
 mod task;

@@ -13,9 +13,8 @@ use std::path::{Path, PathBuf};
 use nix::errno::Errno;
 use nix::fcntl::{Flock, FlockArg, OFlag};
 use nix::sys::stat::Mode;
-use nix::sys::termios::{self, BaudRate, ControlFlags, FlushArg, SetArg};
 
-use super::fd::{FdStream, OwnedTty};
+use crate::tty::{FdStream, OwnedTty};
 
 /// Why a port could not be opened. Every message names the path.
 #[derive(Debug, thiserror::Error)]
@@ -78,30 +77,11 @@ pub fn open(path: &Path) -> Result<FdStream, OpenError> {
     if let Err(e) = unsafe { tiocexcl(fd.as_raw_fd()) } {
         return Err(OpenError::from_errno(path, e));
     }
-    configure(&fd).map_err(|e| OpenError::from_errno(path, e))?;
+    crate::tty::configure(&fd).map_err(|e| OpenError::from_errno(path, e))?;
     FdStream::new(OwnedTty::Locked(fd)).map_err(|source| OpenError::Io {
         path: path.to_path_buf(),
         source,
     })
-}
-
-/// Raw mode, 9600 8N1, receiver on, modem lines ignored (CLOCAL: no DTR/RTS/DCD games).
-pub(crate) fn configure(fd: &OwnedFd) -> Result<(), Errno> {
-    let mut t = termios::tcgetattr(fd)?;
-    termios::cfmakeraw(&mut t);
-    t.control_flags &= !(ControlFlags::CSIZE
-        | ControlFlags::PARENB
-        | ControlFlags::CSTOPB
-        | ControlFlags::CRTSCTS);
-    t.control_flags |= ControlFlags::CS8 | ControlFlags::CREAD | ControlFlags::CLOCAL;
-    t.input_flags &= !(termios::InputFlags::IXON | termios::InputFlags::IXOFF);
-    // A read returns whatever has arrived; epoll decides when to read.
-    t.control_chars[termios::SpecialCharacterIndices::VMIN as usize] = 1;
-    t.control_chars[termios::SpecialCharacterIndices::VTIME as usize] = 0;
-    termios::cfsetspeed(&mut t, BaudRate::B9600)?;
-    termios::tcsetattr(fd, SetArg::TCSANOW, &t)?;
-    termios::tcflush(fd, FlushArg::TCIFLUSH)?;
-    Ok(())
 }
 
 #[cfg(test)]

@@ -11,9 +11,9 @@ use tokio_util::codec::{Decoder, Encoder};
 use crate::dgt::{BoardState, HostCodec};
 
 use super::event::{ClockCommandError, LinkCommand, LinkEvent, Offline};
-use super::fd::is_unplug;
 use super::port;
 use super::session::{LinkConfig, Session, SessionEnd};
+use crate::tty::is_unplug;
 
 /// The daemon's end of a running link.
 #[derive(Debug)]
@@ -124,7 +124,7 @@ async fn wait_offline(
 
 async fn run_session(
     cfg: &LinkConfig,
-    stream: super::fd::FdStream,
+    stream: crate::tty::FdStream,
     commands: &mut mpsc::Receiver<LinkCommand>,
     events: &mpsc::Sender<LinkEvent>,
     board: &mut BoardState,

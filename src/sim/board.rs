@@ -5,8 +5,8 @@
 use std::collections::VecDeque;
 use std::time::{Duration, Instant};
 
-use super::clock::{Hms, Run, Side, SimClock};
-use super::control::Button;
+use super::clock::{Button, Hms, Run, Side, SimClock};
+use super::square::SimMove;
 use super::wire::{self, HostFrame};
 
 /// Which clock hangs off the board's clock port.
@@ -95,57 +95,6 @@ pub enum MoveError {
     NotUci(String),
     #[error("no piece on {square} for the move `{uci}`")]
     EmptySquare { uci: String, square: String },
-}
-
-/// A square name (`e4`) as an index a8 = 0 … h1 = 63.
-pub fn parse_square(s: &str) -> Option<u8> {
-    let b = s.as_bytes();
-    match b {
-        [f @ b'a'..=b'h', r @ b'1'..=b'8'] => Some((b'8' - r) * 8 + (f - b'a')),
-        _ => None,
-    }
-}
-
-/// A FEN piece letter (`P`, `n`, …) as a DGT piece code (§4.1).
-pub fn piece_code(c: char) -> Option<u8> {
-    let white = match c.to_ascii_lowercase() {
-        'p' => 0x01,
-        'r' => 0x02,
-        'n' => 0x03,
-        'b' => 0x04,
-        'k' => 0x05,
-        'q' => 0x06,
-        _ => return None,
-    };
-    Some(if c.is_ascii_uppercase() {
-        white
-    } else {
-        white + 6
-    })
-}
-
-/// A UCI move as board squares: (from, to, promotion piece letter).
-pub fn parse_uci(uci: &str) -> Option<(u8, u8, Option<char>)> {
-    let b = uci.as_bytes();
-    if !(4..=5).contains(&b.len()) {
-        return None;
-    }
-    let sq = |f: u8, r: u8| -> Option<u8> {
-        if (b'a'..=b'h').contains(&f) && (b'1'..=b'8').contains(&r) {
-            // Square index in a8=0 … h1=63 order (the board's field numbering).
-            Some((b'8' - r) * 8 + (f - b'a'))
-        } else {
-            None
-        }
-    };
-    let from = sq(b[0], b[1])?;
-    let to = sq(b[2], b[3])?;
-    let promo = match b.get(4) {
-        None => None,
-        Some(c @ (b'q' | b'r' | b'b' | b'n')) => Some(*c as char),
-        Some(_) => return None,
-    };
-    Some((from, to, promo))
 }
 
 const START: [u8; 64] = [
@@ -436,13 +385,13 @@ impl SimBoard {
 
     /// Physically plays a move: lift (and capture), place; castling also moves the rook,
     /// en passant lifts the taken pawn. Reported on the next scan (§4.1).
-    pub fn play_move(&mut self, uci: &str, now: Instant) -> Result<(), MoveError> {
-        let (from, to, promo) = parse_uci(uci).ok_or_else(|| MoveError::NotUci(uci.to_string()))?;
+    pub fn play_move(&mut self, mv: SimMove, now: Instant) -> Result<(), MoveError> {
+        let (from, to, promo) = (mv.from.index(), mv.to.index(), mv.promotion);
         let piece = self.squares[from as usize];
         if piece == 0 {
             return Err(MoveError::EmptySquare {
-                uci: uci.to_string(),
-                square: uci[..2].to_string(),
+                uci: mv.to_string(),
+                square: mv.from.to_string(),
             });
         }
         let white = piece <= 0x06;
@@ -777,6 +726,10 @@ fn seven_segment_char(seg: u8) -> char {
 mod tests {
     use super::*;
 
+    fn uci(s: &str) -> SimMove {
+        SimMove::parse(s).unwrap()
+    }
+
     fn spec() -> BoardSpec {
         BoardSpec {
             serial: "10001".into(),
@@ -849,7 +802,7 @@ mod tests {
         b.handle_bytes(&[0x4b], t0);
         // A move 150 ms into a scan is reported at the 200 ms boundary, not 200 ms later.
         let t = t0 + Duration::from_millis(150);
-        b.play_move("e2e4", t).unwrap();
+        b.play_move(uci("e2e4"), t).unwrap();
         assert_eq!(b.next_deadline(t), Some(t0 + Duration::from_millis(200)));
         // Before that the board's dump still shows the last scan: the start position.
         b.handle_bytes(&[0x42], t);
@@ -894,12 +847,12 @@ mod tests {
         let t0 = Instant::now();
         let mut b = SimBoard::new(spec(), t0);
         b.handle_bytes(&[0x44], t0);
-        b.play_move("e2e4", t0).unwrap();
+        b.play_move(uci("e2e4"), t0).unwrap();
         assert!(b.take_output().is_empty());
         b.poll(t0 + Duration::from_millis(200));
         assert_eq!(b.take_output(), [0x8e, 0, 5, 52, 0, 0x8e, 0, 5, 36, 1]);
         assert_eq!(
-            b.play_move("e2e4", t0),
+            b.play_move(uci("e2e4"), t0),
             Err(MoveError::EmptySquare {
                 uci: "e2e4".into(),
                 square: "e2".into()

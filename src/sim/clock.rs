@@ -191,6 +191,41 @@ impl SimClock {
     }
 }
 
+/// A DGT3000 front button (dgt-protocol.md §6: ack3 = last pressed, ack2 = held mask).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Button {
+    Back,
+    Plus,
+    RunPause,
+    Minus,
+    Ok,
+}
+
+impl Button {
+    /// (ack2 held mask, ack3 button code) for a single press.
+    pub fn ack_bytes(self) -> (u8, u8) {
+        // 01 is always set in the held mask (PC's table `05-49 33-52 17-51 09-50 65-53`).
+        match self {
+            Button::Back => (0x05, 0x31),
+            Button::Plus => (0x09, 0x32),
+            Button::RunPause => (0x11, 0x33),
+            Button::Minus => (0x21, 0x34),
+            Button::Ok => (0x41, 0x35),
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Button> {
+        match s.to_ascii_lowercase().as_str() {
+            "back" => Some(Button::Back),
+            "plus" | "+" => Some(Button::Plus),
+            "run" | "pause" | "run-pause" => Some(Button::RunPause),
+            "minus" | "-" => Some(Button::Minus),
+            "ok" => Some(Button::Ok),
+            _ => None,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -3,40 +3,8 @@
 
 use std::time::Duration;
 
-/// A DGT3000 front button (dgt-protocol.md §6: ack3 = last pressed, ack2 = held mask).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Button {
-    Back,
-    Plus,
-    RunPause,
-    Minus,
-    Ok,
-}
-
-impl Button {
-    /// (ack2 held mask, ack3 button code) for a single press.
-    pub fn ack_bytes(self) -> (u8, u8) {
-        // 01 is always set in the held mask (PC's table `05-49 33-52 17-51 09-50 65-53`).
-        match self {
-            Button::Back => (0x05, 0x31),
-            Button::Plus => (0x09, 0x32),
-            Button::RunPause => (0x11, 0x33),
-            Button::Minus => (0x21, 0x34),
-            Button::Ok => (0x41, 0x35),
-        }
-    }
-
-    pub fn parse(s: &str) -> Option<Button> {
-        match s.to_ascii_lowercase().as_str() {
-            "back" => Some(Button::Back),
-            "plus" | "+" => Some(Button::Plus),
-            "run" | "pause" | "run-pause" => Some(Button::RunPause),
-            "minus" | "-" => Some(Button::Minus),
-            "ok" => Some(Button::Ok),
-            _ => None,
-        }
-    }
-}
+use super::clock::Button;
+use super::square::{Piece, SimMove, Square};
 
 /// One control command for board `board` (1-based, as in `board-001`).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -46,16 +14,16 @@ pub enum Control {
     },
     Move {
         board: usize,
-        uci: String,
+        mv: SimMove,
     },
     Lift {
         board: usize,
-        square: String,
+        square: Square,
     },
     Place {
         board: usize,
-        square: String,
-        piece: char,
+        square: Square,
+        piece: Piece,
     },
     Button {
         board: usize,
@@ -182,24 +150,21 @@ pub fn parse_line(line: &str) -> Result<Option<Control>, ControlError> {
         }
         "move" => {
             want(3, "move N UCI (e.g. move 3 e2e4)")?;
-            let uci = words[2].to_ascii_lowercase();
-            if crate::sim::board::parse_uci(&uci).is_none() {
-                return Err(bad(format!(
+            let mv = SimMove::parse(words[2]).ok_or_else(|| {
+                bad(format!(
                     "`{}` is not a UCI move like e2e4 or e7e8q",
                     words[2]
-                )));
-            }
+                ))
+            })?;
             Control::Move {
                 board: board()?,
-                uci,
+                mv,
             }
         }
         "lift" => {
             want(3, "lift N SQUARE (e.g. lift 3 e4)")?;
-            let square = words[2].to_ascii_lowercase();
-            if crate::sim::board::parse_square(&square).is_none() {
-                return Err(bad(format!("`{}` is not a square like e4", words[2])));
-            }
+            let square = Square::parse(&words[2].to_ascii_lowercase())
+                .ok_or_else(|| bad(format!("`{}` is not a square like e4", words[2])))?;
             Control::Lift {
                 board: board()?,
                 square,
@@ -207,13 +172,11 @@ pub fn parse_line(line: &str) -> Result<Option<Control>, ControlError> {
         }
         "place" => {
             want(4, "place N SQUARE PIECE (e.g. place 3 e4 Q)")?;
-            let square = words[2].to_ascii_lowercase();
-            if crate::sim::board::parse_square(&square).is_none() {
-                return Err(bad(format!("`{}` is not a square like e4", words[2])));
-            }
+            let square = Square::parse(&words[2].to_ascii_lowercase())
+                .ok_or_else(|| bad(format!("`{}` is not a square like e4", words[2])))?;
             let mut chars = words[3].chars();
-            let piece = match (chars.next(), chars.next()) {
-                (Some(c), None) if crate::sim::board::piece_code(c).is_some() => c,
+            let piece = match (chars.next().and_then(Piece::from_fen), chars.next()) {
+                (Some(piece), None) => piece,
                 _ => {
                     return Err(bad(format!(
                         "`{}` is not a piece letter (PNBRQK, lowercase for black)",
@@ -312,7 +275,7 @@ mod tests {
             parse_line("move 3 e2e4"),
             Ok(Some(Control::Move {
                 board: 3,
-                uci: "e2e4".into()
+                mv: SimMove::parse("e2e4").unwrap()
             }))
         );
         assert_eq!(

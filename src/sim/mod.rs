@@ -18,6 +18,7 @@ pub mod board;
 pub mod clock;
 pub mod control;
 pub mod pty;
+pub mod square;
 mod task;
 pub mod wire;
 
@@ -28,9 +29,10 @@ use std::time::{Duration, Instant};
 use tokio::sync::{Notify, mpsc, oneshot};
 
 pub use board::{BoardSpec, ClockKind, ClockView, MoveError, SimBoard};
-pub use clock::{Hms, Side};
-pub use control::{Button, Control, ControlError};
+pub use clock::{Button, Hms, Side};
+pub use control::{Control, ControlError};
 pub use pty::PtyError;
+pub use square::{Piece, SimMove, Square};
 
 /// How to build the simulated hall.
 #[derive(Debug, Clone)]
@@ -145,8 +147,17 @@ impl BoardHandle {
         self.with(|b, now| b.press(now));
     }
 
+    /// Plays a move given in UCI (`e2e4`): parsed here, once.
     pub fn play_move(&self, uci: &str) -> Result<(), SimError> {
-        self.with(|b, now| b.play_move(uci, now))
+        let mv = SimMove::parse(uci).ok_or_else(|| SimError::Move {
+            board: self.number,
+            source: MoveError::NotUci(uci.to_string()),
+        })?;
+        self.play(mv)
+    }
+
+    pub fn play(&self, mv: SimMove) -> Result<(), SimError> {
+        self.with(|b, now| b.play_move(mv, now))
             .map_err(|source| SimError::Move {
                 board: self.number,
                 source,
@@ -155,26 +166,35 @@ impl BoardHandle {
 
     /// Lifts whatever stands on `square` (e.g. `e4`).
     pub fn lift(&self, square: &str) -> Result<(), SimError> {
-        let sq = board::parse_square(square).ok_or_else(|| SimError::Square {
-            board: self.number,
-            square: square.to_string(),
-        })?;
-        self.with(|b, now| b.set_square(sq, 0, now));
+        let sq = self.square(square)?;
+        self.lift_at(sq);
         Ok(())
+    }
+
+    pub fn lift_at(&self, square: Square) {
+        self.with(|b, now| b.set_square(square.index(), 0, now));
     }
 
     /// Puts `piece` (FEN letter: `Q` white queen, `n` black knight) on `square`.
     pub fn place(&self, square: &str, piece: char) -> Result<(), SimError> {
-        let sq = board::parse_square(square).ok_or_else(|| SimError::Square {
-            board: self.number,
-            square: square.to_string(),
-        })?;
-        let code = board::piece_code(piece).ok_or(SimError::Piece {
+        let sq = self.square(square)?;
+        let piece = Piece::from_fen(piece).ok_or(SimError::Piece {
             board: self.number,
             piece,
         })?;
-        self.with(|b, now| b.set_square(sq, code, now));
+        self.place_at(sq, piece);
         Ok(())
+    }
+
+    pub fn place_at(&self, square: Square, piece: Piece) {
+        self.with(|b, now| b.set_square(square.index(), piece.code(), now));
+    }
+
+    fn square(&self, square: &str) -> Result<Square, SimError> {
+        Square::parse(square).ok_or_else(|| SimError::Square {
+            board: self.number,
+            square: square.to_string(),
+        })
     }
 
     pub fn button(&self, button: Button) {
@@ -341,17 +361,17 @@ impl Sim {
                 b.press();
                 format!("board {n}: pressed ({})", b.clock_display())
             }
-            Control::Move { uci, .. } => {
-                b.play_move(uci)?;
-                format!("board {n}: played {uci}")
+            Control::Move { mv, .. } => {
+                b.play(*mv)?;
+                format!("board {n}: played {mv}")
             }
             Control::Lift { square, .. } => {
-                b.lift(square)?;
+                b.lift_at(*square);
                 format!("board {n}: lifted {square}")
             }
             Control::Place { square, piece, .. } => {
-                b.place(square, *piece)?;
-                format!("board {n}: placed {piece} on {square}")
+                b.place_at(*square, *piece);
+                format!("board {n}: placed {} on {square}", piece.letter())
             }
             Control::Button { button, .. } => {
                 b.button(*button);

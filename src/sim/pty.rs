@@ -9,7 +9,7 @@ use std::io;
 use std::os::fd::OwnedFd;
 use std::path::{Path, PathBuf};
 
-use crate::link::fd::{FdStream, OwnedTty};
+use crate::tty::{FdStream, OwnedTty};
 
 #[derive(Debug, thiserror::Error)]
 pub enum PtyError {
@@ -37,7 +37,7 @@ impl Pty {
     /// before the daemon opens the port are not echoed back to the board side.
     pub fn open() -> Result<Pty, PtyError> {
         let pair = nix::pty::openpty(None, None).map_err(|e| PtyError::Open(e.into()))?;
-        crate::link::port::configure(&pair.slave).map_err(|e| PtyError::Open(e.into()))?;
+        crate::tty::configure(&pair.slave).map_err(|e| PtyError::Open(e.into()))?;
         let slave_path = nix::unistd::ttyname(&pair.slave).map_err(|e| PtyError::Open(e.into()))?;
         let master = FdStream::new(OwnedTty::Plain(pair.master)).map_err(PtyError::Open)?;
         Ok(Pty {

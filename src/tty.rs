@@ -1,4 +1,6 @@
-//! A non-blocking file descriptor (a tty or a pseudo-terminal side) as a tokio byte stream.
+//! A non-blocking file descriptor (a tty or a pseudo-terminal side) as a tokio byte stream:
+//! the plumbing the link (real ports) and the simulator (pseudo-terminals) share, so neither
+//! borrows the other's side.
 //!
 //! Reads go through epoll (`AsyncFd`), not a blocking thread pool, so a lever frame reaches
 //! the link as soon as the kernel has it (the latency budget is well under a millisecond).
@@ -10,6 +12,7 @@ use std::task::{Context, Poll, ready};
 
 use nix::errno::Errno;
 use nix::fcntl::{FcntlArg, Flock, OFlag, fcntl};
+use nix::sys::termios::{self, BaudRate, ControlFlags, FlushArg, SetArg};
 use tokio::io::unix::AsyncFd;
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 
@@ -121,4 +124,24 @@ impl AsyncWrite for FdStream {
     fn poll_shutdown(self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<io::Result<()>> {
         Poll::Ready(Ok(()))
     }
+}
+
+/// Raw mode, 9600 8N1, receiver on, modem lines ignored (CLOCAL: no DTR/RTS/DCD games):
+/// the DGT line settings, for a real port and for a pseudo-terminal's slave alike.
+pub fn configure(fd: &OwnedFd) -> Result<(), Errno> {
+    let mut t = termios::tcgetattr(fd)?;
+    termios::cfmakeraw(&mut t);
+    t.control_flags &= !(ControlFlags::CSIZE
+        | ControlFlags::PARENB
+        | ControlFlags::CSTOPB
+        | ControlFlags::CRTSCTS);
+    t.control_flags |= ControlFlags::CS8 | ControlFlags::CREAD | ControlFlags::CLOCAL;
+    t.input_flags &= !(termios::InputFlags::IXON | termios::InputFlags::IXOFF);
+    // A read returns whatever has arrived; epoll decides when to read.
+    t.control_chars[termios::SpecialCharacterIndices::VMIN as usize] = 1;
+    t.control_chars[termios::SpecialCharacterIndices::VTIME as usize] = 0;
+    termios::cfsetspeed(&mut t, BaudRate::B9600)?;
+    termios::tcsetattr(fd, SetArg::TCSANOW, &t)?;
+    termios::tcflush(fd, FlushArg::TCIFLUSH)?;
+    Ok(())
 }
