@@ -6,6 +6,7 @@
 
 pub mod auth;
 pub mod cli;
+pub mod command;
 pub mod config;
 pub mod custody;
 pub mod daemon;

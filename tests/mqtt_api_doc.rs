@@ -14,9 +14,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use hallclock::mqtt::command::{
-    BoardAction, HallAction, Instant, ResultName, check_instants, parse,
-};
+use hallclock::command::{BoardAction, HallAction, Instant, ResultName, check_instants, parse};
 use hallclock::mqtt::payload::{
     AlertKind, AlertPayload, BoardResult, EventPayload, HallEvent, InfoPayload, OFFLINE, ONLINE,
     ResponsePayload, ResponseStatus, StatePayload,
@@ -2300,7 +2298,7 @@ fn the_documented_signature_is_the_daemons() {
     let admitted = security
         .admit(topic, block.as_bytes(), Millis(1_796_047_200_000))
         .unwrap();
-    let c = hallclock::mqtt::command::parse_as::<BoardAction>(
+    let c = hallclock::command::parse_as::<BoardAction>(
         &admitted.command,
         Some(("ia-schmid", "IA Schmid")),
     )

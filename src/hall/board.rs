@@ -8,11 +8,11 @@ use std::time::Duration;
 
 use tokio::sync::{Semaphore, mpsc, oneshot};
 
+use crate::command::{BoardAction, Command};
 use crate::custody::{Custody, Secret};
 use crate::dgt::{BoardEvent, ClockButton, ClockSide, ClockTime};
 use crate::link::{ClockCommandError, LinkCommand, LinkEvent, RunSide};
 use crate::mqtt::Publisher;
-use crate::mqtt::command::{BoardAction, Command};
 use crate::mqtt::payload::{
     AlertKind, AlertPayload, EventPayload, OFFLINE, ONLINE, Severity, StatePayload, Topics,
 };
@@ -352,10 +352,10 @@ impl Actor {
         }
         match severity {
             Severity::Critical | Severity::Warning => {
-                tracing::warn!(board = %self.id, alert = kind.slug(), "{}", crate::mqtt::command::log_safe(&message))
+                tracing::warn!(board = %self.id, alert = kind.slug(), "{}", crate::command::log_safe(&message))
             }
             Severity::Info => {
-                tracing::info!(board = %self.id, alert = kind.slug(), "{}", crate::mqtt::command::log_safe(&message))
+                tracing::info!(board = %self.id, alert = kind.slug(), "{}", crate::command::log_safe(&message))
             }
         }
         let payload = AlertPayload {
@@ -1147,7 +1147,7 @@ impl Actor {
         let input = match c.action {
             BoardAction::SwapSides {} => {
                 self.placement = self.placement.swapped();
-                tracing::info!(board = %self.id, white = ?self.placement.white, arbiter = %crate::mqtt::command::log_safe(&arbiter), "clock turned round (6.4)");
+                tracing::info!(board = %self.id, white = ?self.placement.white, arbiter = %crate::command::log_safe(&arbiter), "clock turned round (6.4)");
                 self.publish_state();
                 self.program_clock(None).await;
                 return Ok(());

@@ -14,9 +14,9 @@ use std::sync::Arc;
 use tokio::sync::{Semaphore, mpsc, oneshot};
 
 use crate::auth::{Admitted, Security};
+use crate::command::{self, BadCommand, BoardAction, Command, HallAction, Pairing, log_safe};
 use crate::link::{LinkConfig, spawn as spawn_link};
 use crate::mqtt::client::{self, Incoming, MqttError, MqttSettings, Publisher};
-use crate::mqtt::command::{self, BadCommand, BoardAction, Command, HallAction, Pairing, log_safe};
 use crate::mqtt::payload::{
     BoardInfo, BoardResult, DefaultsInfo, HallEvent, InfoPayload, RoundInfo, SessionEvent,
     SessionPayload, Topics,

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 
 use super::BoardSettings;
 use super::board::Refusal;
-use crate::mqtt::command::Pairing;
+use crate::command::Pairing;
 use crate::trf::round::Order;
 use crate::trf::{Trf, TrfTimeControl};
 

@@ -58,11 +58,11 @@ pub enum Incoming {
     StaleAlert {
         payload: Vec<u8>,
     },
-    /// Over [`MAX_COMMAND_BYTES`](super::command::MAX_COMMAND_BYTES): only the answer to
+    /// Over [`MAX_COMMAND_BYTES`](crate::command::MAX_COMMAND_BYTES): only the answer to
     /// give is handed on, never the payload.
     TooLarge {
         response: String,
-        bad: super::command::BadCommand,
+        bad: crate::command::BadCommand,
     },
     /// A request on the `ask` topic (read-only: `replay`).
     Ask(Vec<u8>),
@@ -475,7 +475,7 @@ async fn run(
                     // twice: commands are never retained. It is cleared, so that it does
                     // not come back with every subscription (ours and the next daemon's).
                     tracing::warn!(
-                        topic = %super::command::log_safe(&p.topic),
+                        topic = %crate::command::log_safe(&p.topic),
                         bytes = p.payload.len(),
                         "retained command ignored and cleared (commands must not be retained)"
                     );
@@ -489,14 +489,14 @@ async fn run(
                 Ok(Event::Incoming(Packet::Publish(p))) => {
                     let board = topics.board_of_set_topic(&p.topic).map(str::to_string);
                     let hall = p.topic == topics.hall_set() || p.topic == topics.ask();
-                    let msg = if p.payload.len() > super::command::MAX_COMMAND_BYTES {
+                    let msg = if p.payload.len() > crate::command::MAX_COMMAND_BYTES {
                         let response = match &board {
                             Some(b) => Some(topics.board_response(b)),
                             None => hall.then(|| topics.hall_response()),
                         };
                         response.map(|response| Incoming::TooLarge {
                             response,
-                            bad: super::command::too_large(&p.payload),
+                            bad: crate::command::too_large(&p.payload),
                         })
                     } else if p.topic == topics.hall_set() {
                         Some(Incoming::Hall(p.payload.to_vec()))

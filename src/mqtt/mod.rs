@@ -1,8 +1,7 @@
-//! MQTT: the topic scheme and payloads (DESIGN.md §5, docs/MQTT-API.md), command intake,
-//! and the connection task.
+//! MQTT: the topic scheme and payloads (DESIGN.md §5, docs/MQTT-API.md) and the connection
+//! task. The commands it carries are parsed by `crate::command`, shared with the web.
 
 pub mod client;
-pub mod command;
 pub mod payload;
 
 pub use client::{Incoming, MqttSettings, Publisher};

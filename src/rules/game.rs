@@ -18,13 +18,16 @@ use shakmaty::zobrist::Zobrist64;
 use shakmaty::{CastlingMode, Chess, EnPassantMode, Move, Position};
 
 use super::adjournment::{
-    AdjState, AdjournmentRules, DrawOffer, Envelope, Opening, Resumption, SealedVerdict, Stage,
+    AdjournmentRules, DrawOffer, Envelope, Opening, Resumption, SealedVerdict, Stage,
 };
 use super::clock::Clock;
 use super::color::{ByColor, Color};
 use super::dead_position::{self, MateVerdict};
 use super::millis::Millis;
 use super::time_control::{ClockOptions, IncrementCredit, Period, PeriodTransition, TimeControl};
+
+mod adjourn;
+pub use adjourn::{AdjState, PendingSeal};
 
 /// How a flag becomes a result (6.8).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]

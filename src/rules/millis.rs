@@ -149,6 +149,125 @@ impl fmt::Display for Utc {
     }
 }
 
+// Time as text: the notation of scripts and commands (`1:30:00`, `14:00:00`,
+// `2026-11-30 14:00:00`) sits beside the calendar arithmetic it is built on, so scripts,
+// commands and the core parse and print time one way.
+
+/// `1:30:00`, `5:00.5`, `-0:30`, `+2:00`.
+pub fn parse_duration(s: &str) -> Result<Millis, String> {
+    let bad = || {
+        format!(
+            "'{s}' is not a duration: expected milliseconds or [-]H:MM:SS[.mmm] or [-]M:SS[.mmm]"
+        )
+    };
+    let (sign, body) = match s.as_bytes().first() {
+        Some(b'-') => (-1, &s[1..]),
+        Some(b'+') => (1, &s[1..]),
+        _ => (1, s),
+    };
+    let (clock, frac) = match body.split_once('.') {
+        Some((c, f)) => (c, f),
+        None => (body, ""),
+    };
+    if frac.len() > 3 || !frac.bytes().all(|b| b.is_ascii_digit()) {
+        return Err(bad());
+    }
+    let ms_frac: i64 = if frac.is_empty() {
+        0
+    } else {
+        format!("{frac:0<3}").parse().map_err(|_| bad())?
+    };
+    let parts: Vec<&str> = clock.split(':').collect();
+    if !(2..=3).contains(&parts.len())
+        || parts
+            .iter()
+            .any(|p| p.is_empty() || p.len() > 6 || !p.bytes().all(|b| b.is_ascii_digit()))
+    {
+        return Err(bad());
+    }
+    let nums: Vec<i64> = parts.iter().filter_map(|p| p.parse().ok()).collect();
+    let (h, m, sec) = match nums.as_slice() {
+        [m, sec] => (0, *m, *sec),
+        [h, m, sec] if *m < 60 => (*h, *m, *sec),
+        _ => return Err(bad()),
+    };
+    if sec >= 60 {
+        return Err(bad());
+    }
+    Ok(Millis(sign * (((h * 60 + m) * 60 + sec) * 1000 + ms_frac)))
+}
+
+/// `2026-11-30` -> midnight UTC.
+pub fn parse_date(s: &str) -> Result<Millis, String> {
+    let bad = || format!("'{s}' is not a date: expected YYYY-MM-DD");
+    let p: Vec<&str> = s.split('-').collect();
+    let [y, m, d] = p.as_slice() else {
+        return Err(bad());
+    };
+    if y.len() != 4 || m.len() != 2 || d.len() != 2 {
+        return Err(bad());
+    }
+    let (y, m, d): (i64, i64, i64) = (
+        y.parse().map_err(|_| bad())?,
+        m.parse().map_err(|_| bad())?,
+        d.parse().map_err(|_| bad())?,
+    );
+    if !(1..=12).contains(&m)
+        || !(1..=31).contains(&d)
+        || civil_from_days(days_from_civil(y, m, d)) != (y, m, d)
+    {
+        return Err(bad());
+    }
+    Ok(Millis(days_from_civil(y, m, d) * 86_400_000))
+}
+
+/// An instant: `HH:MM:SS[.mmm]` on the script's date, or `YYYY-MM-DD HH:MM:SS[.mmm]`
+/// (also with `T` and a trailing `Z`), UTC.
+pub fn parse_instant(s: &str, date: Millis) -> Result<Millis, String> {
+    let bad =
+        || format!("'{s}' is not a time: expected HH:MM:SS[.mmm] or YYYY-MM-DD HH:MM:SS[.mmm]");
+    let s2 = s.strip_suffix('Z').unwrap_or(s);
+    let (day, time) = match s2.split_once([' ', 'T']) {
+        Some((d, t)) => (parse_date(d)?, t),
+        None => (date, s2),
+    };
+    if time.split(':').count() != 3 || time.starts_with(['+', '-']) {
+        return Err(bad());
+    }
+    let t = parse_duration(time).map_err(|_| bad())?;
+    if t >= Millis(86_400_000) {
+        return Err(bad());
+    }
+    Ok(day + t)
+}
+
+/// `14:03:12.345`, with the date when it is not the script's date.
+pub fn format_instant(t: Millis, date: Millis) -> String {
+    let day = t.0.div_euclid(86_400_000);
+    let ms = t.0.rem_euclid(86_400_000);
+    let clock = format!(
+        "{:02}:{:02}:{:02}.{:03}",
+        ms / 3_600_000,
+        ms / 60_000 % 60,
+        ms / 1000 % 60,
+        ms % 1000
+    );
+    if day * 86_400_000 == date.0 {
+        clock
+    } else {
+        let (y, m, d) = civil_from_days(day);
+        format!("{y:04}-{m:02}-{d:02} {clock}")
+    }
+}
+
+/// `2026-11-30T14:00:00.000Z`; ms when the year would not fit in four digits.
+pub fn format_iso(t: Millis) -> String {
+    if !(-62_135_596_800_000..253_402_300_800_000).contains(&t.0) {
+        return format!("{} ms", t.0);
+    }
+    format_instant(t, Millis(i64::MIN)).replacen(' ', "T", 1) + "Z"
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -6,9 +6,9 @@ use serde_json::{Map, Value};
 
 use crate::rules::adjournment::{AdjournmentRules, Resumption};
 use crate::rules::game::{ArbiterResult, BothAbsent, FlagMode, Score};
+use crate::rules::millis::{format_iso, parse_instant};
 use crate::rules::time_control::TimeControl;
 use crate::rules::{Color, Millis};
-use crate::script::parse_instant;
 
 /// Every command carries who sent it and a transaction id echoed in the response.
 #[derive(Debug, Clone, PartialEq)]
@@ -522,21 +522,13 @@ pub fn check_instants(instants: &[(&str, Instant)], now: Millis) -> Result<(), S
         if at.0 < from || at.0 > to {
             return Err(format!(
                 "{key}: {} is out of range: allowed from {} to {} (1 day back, 14 days ahead)",
-                iso(at.0),
-                iso(from),
-                iso(to)
+                format_iso(at.0),
+                format_iso(from),
+                format_iso(to)
             ));
         }
     }
     Ok(())
-}
-
-/// `2026-11-30T14:00:00.000Z`; ms when the year would not fit in four digits.
-fn iso(t: Millis) -> String {
-    if !(-62_135_596_800_000..253_402_300_800_000).contains(&t.0) {
-        return format!("{} ms", t.0);
-    }
-    crate::script::format_instant(t, Millis(i64::MIN)).replacen(' ', "T", 1) + "Z"
 }
 
 impl HallAction {

@@ -1,0 +1,1029 @@
+//! The game's side of the adjournment procedure (Guidelines I): its state, decisions,
+//! timers and evolution. A child of `game` so the imports run one way: this file uses the
+//! game and the envelope (`rules::adjournment`); the envelope knows nothing of the game.
+
+use shakmaty::san::San;
+use shakmaty::uci::UciMove;
+use shakmaty::{CastlingMode, Position};
+
+use super::super::adjournment::{
+    AdjournmentRules, DrawOffer, Edition, Envelope, EnvelopeStatus, EnvelopeTime, Opening,
+    Resumption, SealedVerdict, Stage, Verification, check_move_text, commitment, read_sealed_move,
+};
+use super::super::color::{ByColor, Color};
+use super::super::dead_position::{self, MateVerdict};
+use super::super::millis::Millis;
+use super::{
+    AdjournmentView, Arrival, Event, Game, Input, PausedBy, Phase, Rejection, Score, Termination,
+    check_time, fen_of, parse_move, require_arbiter,
+};
+
+/// A sealed move written and not yet committed (I.1.1).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PendingSeal {
+    pub commitment: String,
+    pub on_board: bool,
+}
+
+/// The adjournment part of a game's state (all of it the fold of its events).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct AdjState {
+    pub rules: AdjournmentRules,
+    /// The nominal end of the current session.
+    pub session_end: Option<Millis>,
+    pub stage: Option<Stage>,
+    /// Who sealed the move of the current adjournment.
+    pub sealer: Option<Color>,
+    pub pending: Option<PendingSeal>,
+    pub envelopes: Vec<Envelope>,
+    pub resumption: Option<Resumption>,
+    pub draw_offer: Option<DrawOffer>,
+    /// I.13: a move was completed since the resumption.
+    pub first_move_done: bool,
+    /// I.10: default time passed with an envelope unopened.
+    pub awaiting_result: Option<Vec<Color>>,
+}
+
+impl AdjState {
+    /// I.6: a game that ends before resumption keeps its envelope unopened.
+    pub fn game_ended(&mut self) {
+        for e in &mut self.envelopes {
+            if e.status == EnvelopeStatus::Sealed {
+                e.status = EnvelopeStatus::ArchivedUnopened;
+            }
+        }
+        self.draw_offer = None;
+        self.pending = None;
+    }
+
+    fn last(&self) -> Option<&Envelope> {
+        self.envelopes.last()
+    }
+
+    fn last_mut(&mut self) -> Option<&mut Envelope> {
+        self.envelopes.last_mut()
+    }
+}
+
+fn not_now(reason: impl Into<String>) -> Rejection {
+    Rejection::NotInThisStage {
+        reason: reason.into(),
+    }
+}
+
+fn check_resumption(r: &Resumption) -> Result<(), Rejection> {
+    if let Some(end) = r.end
+        && end <= r.start
+    {
+        return Err(Rejection::OutOfRange {
+            field: "end",
+            value: end.0,
+            allowed: format!("after the start ({})", r.start.0),
+        });
+    }
+    Ok(())
+}
+
+impl Game {
+    /// Timer `SessionEnd`: armed while the game is played (not while sealing or
+    /// adjourned) and a session end is known.
+    pub(super) fn session_end_deadline(&self) -> Option<Millis> {
+        match self.adj.stage {
+            None | Some(Stage::Resumed) => self.adj.session_end.map(|t| t.max(self.last_at)),
+            _ => None,
+        }
+    }
+
+    /// Timer `ResumptionStart`.
+    pub(super) fn resumption_deadline(&self) -> Option<Millis> {
+        match self.adj.stage {
+            Some(Stage::Adjourned) => self
+                .adj
+                .resumption
+                .as_ref()
+                .map(|r| r.start.max(self.last_at)),
+            _ => None,
+        }
+    }
+
+    /// Whether the clock of the side to move may run now: not while adjourned, and not
+    /// while the player who must respond to an unopened envelope is at the board
+    /// (I.9.1: the clock starts when the sealed move is played; I.9.2: on arrival the
+    /// responder stops it until then).
+    pub(super) fn clock_may_run(&self) -> bool {
+        let waiting_for = |stage| {
+            self.adj.stage == Some(stage)
+                && (self.adj.awaiting_result.is_some()
+                    || self
+                        .adj
+                        .last()
+                        .is_some_and(|e| *self.present.get(e.sealer.other())))
+        };
+        self.adj.stage != Some(Stage::Adjourned)
+            && !waiting_for(Stage::AwaitingOpening)
+            && !waiting_for(Stage::AwaitingCounterOpening)
+    }
+
+    /// The player who must seal: the side to move on the board (a move made and not yet
+    /// pressed is completed first), or the clock's side when the position is unknown.
+    fn sealer_now(&self) -> Color {
+        self.position
+            .as_ref()
+            .map(|p| Color::from(p.turn()))
+            .unwrap_or(self.clock.turn)
+    }
+
+    fn order(&self, at: Millis, arbiter: Option<String>) -> Event {
+        Event::AdjournmentOrdered {
+            at,
+            sealer: self.sealer_now(),
+            arbiter,
+            early: self.adj.session_end.is_some_and(|end| at < end),
+        }
+    }
+
+    /// I.1.1: at the session end the arbiter requires the player to move to seal.
+    pub(super) fn on_session_end(&self, due: Millis) -> Vec<Event> {
+        vec![self.order(due, None)]
+    }
+
+    /// I.5 / I.9 / I.11: the resumption session begins.
+    pub(super) fn on_resumption_start(&self, due: Millis) -> Vec<Event> {
+        let (Some(resumption), Some(sealer)) = (self.adj.resumption.clone(), self.adj.sealer)
+        else {
+            return Vec::new();
+        };
+        vec![Event::ResumptionStarted {
+            at: due,
+            resumption,
+            responder: sealer.other(),
+            white_ms: self.clock.side(Color::White).remaining,
+            black_ms: self.clock.side(Color::Black).remaining,
+            fen: self.position.as_ref().map(fen_of),
+        }]
+    }
+
+    /// I.10 / A10 at resumption: when an envelope is still unopened, whether the sealed
+    /// move ended the game decides, so the result waits for the opening. `None`: the
+    /// ordinary default (6.6) applies.
+    pub(super) fn on_resumption_default(&self, at: Millis, absent: &[Color]) -> Option<Vec<Event>> {
+        if !matches!(
+            self.adj.stage,
+            Some(Stage::AwaitingOpening | Stage::AwaitingCounterOpening)
+        ) || absent.is_empty()
+        {
+            return None;
+        }
+        let envelope = self
+            .adj
+            .last()
+            .filter(|e| e.status == EnvelopeStatus::Sealed)?;
+        // A10: the exceptions are only for a late sealer; a late responder simply loses.
+        if self.adj.rules.edition == Edition::AppendixA && absent.contains(&envelope.sealer.other())
+        {
+            return None;
+        }
+        Some(vec![
+            Event::DefaultTimePassed {
+                at,
+                absent: absent.to_vec(),
+            },
+            Event::ResultAwaitsEnvelope {
+                at,
+                absent: absent.to_vec(),
+                envelope: envelope.number,
+            },
+        ])
+    }
+
+    /// What presses, moves and pauses mean while sealing or adjourned. `None`: the
+    /// ordinary rules apply.
+    pub(super) fn adjournment_gate(
+        &self,
+        input: &Input,
+        now: Millis,
+    ) -> Option<Result<Vec<Event>, Rejection>> {
+        let stage = self.adj.stage?;
+        if self.result.is_some() {
+            return None;
+        }
+        let adjourned = || {
+            Err(Rejection::Adjourned {
+                resumes: self.adj.resumption.as_ref().map(|r| r.start),
+            })
+        };
+        match (stage, input) {
+            (Stage::Sealing, Input::Move { mv } | Input::Press { mv: Some(mv), .. }) => {
+                let sealer = self.adj.sealer?;
+                if self.clock.turn != sealer {
+                    // The opponent's move is completed first (the press starts the
+                    // sealer's clock).
+                    return None;
+                }
+                if let Input::Press {
+                    side: Some(side), ..
+                } = input
+                    && *side != sealer
+                {
+                    return Some(Err(Rejection::NotYourTurn {
+                        side: *side,
+                        running: sealer,
+                    }));
+                }
+                Some(Err(Rejection::MoveIsTheSealedMove {
+                    side: sealer,
+                    mv: mv.clone(),
+                }))
+            }
+            (Stage::Sealing, Input::Press { side, mv: None }) => {
+                let sealer = self.adj.sealer?;
+                if self.clock.turn != sealer {
+                    return None;
+                }
+                if let Some(side) = side
+                    && *side != sealer
+                {
+                    return Some(Err(Rejection::NotYourTurn {
+                        side: *side,
+                        running: sealer,
+                    }));
+                }
+                // I.1.1: the sealer stops the clock, which commits the sealed move.
+                Some(self.commit(now, None))
+            }
+            (
+                Stage::Adjourned,
+                Input::Move { .. }
+                | Input::Press { .. }
+                | Input::PlayerPause { .. }
+                | Input::Pause { .. }
+                | Input::Resume { .. },
+            ) => Some(adjourned()),
+            (
+                Stage::AwaitingOpening | Stage::AwaitingCounterOpening,
+                Input::Move { mv } | Input::Press { mv: Some(mv), .. },
+            ) if self
+                .adj
+                .last()
+                .is_some_and(|e| e.status == EnvelopeStatus::Lost) =>
+            {
+                Some(self.stated_move(mv, now))
+            }
+            // I.9.2: "al llegar, el jugador puede detener su reloj": the arriving
+            // responder's press stops the clock and records the arrival.
+            (
+                Stage::AwaitingOpening | Stage::AwaitingCounterOpening,
+                Input::Press { side, mv: None },
+            ) => {
+                let waiting = self.adj.last()?.sealer.other();
+                let arriving = !*self.present.get(waiting)
+                    && self.clock.running() == Some(waiting)
+                    && side.is_none_or(|s| s == waiting);
+                Some(if arriving {
+                    Ok(vec![Event::PlayerPresent {
+                        at: now,
+                        side: waiting,
+                        arrival: Arrival::Press,
+                    }])
+                } else {
+                    Err(Rejection::EnvelopeNotOpened)
+                })
+            }
+            (
+                Stage::AwaitingOpening | Stage::AwaitingCounterOpening,
+                Input::Move { .. } | Input::Press { .. },
+            ) => Some(Err(Rejection::EnvelopeNotOpened)),
+            _ => None,
+        }
+    }
+
+    /// The inputs of the adjournment procedure.
+    pub(super) fn decide_adjournment(
+        &self,
+        input: &Input,
+        now: Millis,
+    ) -> Result<Vec<Event>, Rejection> {
+        match input {
+            Input::SetSessionEnd { end, arbiter } => {
+                require_arbiter(arbiter)?;
+                self.reject_if_over()?;
+                if self.adj.stage == Some(Stage::Sealing) {
+                    return Err(not_now(
+                        "the session end cannot change while a move is being sealed (I.1.2 charges up to it)",
+                    ));
+                }
+                Ok(vec![Event::SessionEndSet {
+                    at: now,
+                    end: *end,
+                    arbiter: arbiter.clone(),
+                }])
+            }
+            Input::SetAdjournmentRules { rules, arbiter } => {
+                require_arbiter(arbiter)?;
+                self.reject_if_over()?;
+                if self.adj.stage.is_some() {
+                    return Err(not_now(
+                        "the adjournment rules are fixed before the game is adjourned",
+                    ));
+                }
+                if let Some(t) = rules.resumption_default_time {
+                    check_time("resumption_default_time", t)?;
+                }
+                Ok(vec![Event::AdjournmentRulesSet {
+                    at: now,
+                    rules: *rules,
+                    arbiter: arbiter.clone(),
+                }])
+            }
+            Input::Adjourn {
+                arbiter,
+                resumption,
+            } => {
+                require_arbiter(arbiter)?;
+                self.reject_if_over()?;
+                match &self.phase {
+                    Phase::Scheduled => {
+                        return Err(Rejection::NotStarted {
+                            start: self.setup.start,
+                        });
+                    }
+                    Phase::Paused(PausedBy::Adjourned) => {
+                        return Err(Rejection::Adjourned {
+                            resumes: self.adj.resumption.as_ref().map(|r| r.start),
+                        });
+                    }
+                    _ => {}
+                }
+                if !matches!(self.adj.stage, None | Some(Stage::Resumed)) {
+                    return Err(not_now(
+                        "the game is already being adjourned or has not resumed yet",
+                    ));
+                }
+                if let Some(r) = resumption {
+                    check_resumption(r)?;
+                }
+                let mut events = vec![self.order(now, Some(arbiter.clone()))];
+                if let Some(r) = resumption {
+                    events.push(Event::ResumptionScheduled {
+                        at: now,
+                        resumption: r.clone(),
+                        arbiter: arbiter.clone(),
+                    });
+                }
+                Ok(events)
+            }
+            Input::ScheduleResumption {
+                resumption,
+                arbiter,
+            } => {
+                require_arbiter(arbiter)?;
+                self.reject_if_over()?;
+                if !matches!(self.adj.stage, Some(Stage::Sealing | Stage::Adjourned)) {
+                    return Err(not_now(
+                        "a resumption is scheduled for a game being adjourned or adjourned",
+                    ));
+                }
+                check_resumption(resumption)?;
+                Ok(vec![Event::ResumptionScheduled {
+                    at: now,
+                    resumption: resumption.clone(),
+                    arbiter: arbiter.clone(),
+                }])
+            }
+            Input::Seal {
+                side,
+                mv,
+                nonce,
+                on_board,
+            } => {
+                self.reject_if_over()?;
+                let sealer = self.sealing()?;
+                if let Some(side) = side
+                    && *side != sealer
+                {
+                    return Err(Rejection::NotTheSealer {
+                        side: *side,
+                        sealer,
+                    });
+                }
+                if self.adj.pending.as_ref().is_some_and(|p| p.on_board) {
+                    return Err(Rejection::SealIsFinal);
+                }
+                check_move_text(mv).map_err(|reason| Rejection::BadSealText { reason })?;
+                let commitment =
+                    commitment(nonce, mv).map_err(|reason| Rejection::BadNonce { reason })?;
+                Ok(vec![Event::Sealed {
+                    at: now,
+                    side: sealer,
+                    commitment,
+                    on_board: *on_board,
+                }])
+            }
+            Input::CommitSeal { arbiter } => {
+                self.reject_if_over()?;
+                if let Some(a) = arbiter {
+                    require_arbiter(a)?;
+                }
+                let sealer = self.sealing()?;
+                if self.clock.turn != sealer {
+                    return Err(Rejection::MovePending {
+                        side: self.clock.turn,
+                    });
+                }
+                self.commit(now, arbiter.clone())
+            }
+            Input::VerifyEnvelope { arbiter } => {
+                require_arbiter(arbiter)?;
+                let envelope = self
+                    .adj
+                    .envelopes
+                    .iter()
+                    .rev()
+                    .find(|e| e.status == EnvelopeStatus::Sealed)
+                    .ok_or_else(|| not_now("no sealed envelope to verify"))?;
+                Ok(vec![Event::EnvelopeVerified {
+                    at: now,
+                    envelope: envelope.number,
+                    arbiter: arbiter.clone(),
+                }])
+            }
+            Input::DrawOffer { side, arbiter } => {
+                require_arbiter(arbiter)?;
+                self.reject_if_over()?;
+                if self.phase == Phase::Scheduled {
+                    return Err(Rejection::NotStarted {
+                        start: self.setup.start,
+                    });
+                }
+                match &self.adj.draw_offer {
+                    Some(o) if o.side == *side => Ok(Vec::new()),
+                    Some(o) => Err(not_now(format!(
+                        "{}'s draw offer stands; answer it (draw_reply)",
+                        o.side
+                    ))),
+                    None => Ok(vec![Event::DrawOffered {
+                        at: now,
+                        side: *side,
+                        arbiter: arbiter.clone(),
+                    }]),
+                }
+            }
+            Input::DrawReply { accept, arbiter } => {
+                require_arbiter(arbiter)?;
+                self.reject_if_over()?;
+                let offer = self.adj.draw_offer.as_ref().ok_or(Rejection::NoDrawOffer)?;
+                let side = offer.side.other();
+                let mut events = vec![Event::DrawOfferAnswered {
+                    at: now,
+                    side,
+                    accepted: *accept,
+                    arbiter: arbiter.clone(),
+                }];
+                if *accept {
+                    // I.6: before resumption this ends the game with the envelope unopened.
+                    events.push(self.ended(
+                        now,
+                        Score::Draw,
+                        Termination::Arbiter {
+                            kind: super::ArbiterResult::AgreedDraw,
+                            arbiter: arbiter.clone(),
+                            reason: format!("{side} accepted {}'s draw offer", offer.side),
+                        },
+                    ));
+                }
+                Ok(events)
+            }
+            Input::OpenEnvelope { mv, nonce, arbiter } => {
+                require_arbiter(arbiter)?;
+                self.reject_if_over()?;
+                self.open(mv, nonce, arbiter, now)
+            }
+            Input::CounterSeal { mv, nonce } => self.counter_seal(mv, nonce, now),
+            Input::EnvelopeLost { arbiter, reason } => {
+                self.check_adjustment(arbiter, reason, "envelope_lost")?;
+                let envelope = self
+                    .adj
+                    .last()
+                    .filter(|e| e.status == EnvelopeStatus::Sealed)
+                    .ok_or_else(|| not_now("no sealed envelope is in custody"))?;
+                Ok(vec![Event::EnvelopeLost {
+                    at: now,
+                    envelope: envelope.number,
+                    arbiter: arbiter.clone(),
+                    reason: reason.clone(),
+                }])
+            }
+            Input::CorrectTime {
+                side,
+                remaining,
+                arbiter,
+                reason,
+            } => {
+                self.check_adjustment(arbiter, reason, "correct_time")?;
+                check_time("remaining", *remaining)?;
+                let open = match self.adj.stage {
+                    Some(Stage::Adjourned | Stage::AwaitingOpening) => true,
+                    Some(Stage::Resumed | Stage::AwaitingCounterOpening) => {
+                        !self.adj.first_move_done
+                    }
+                    _ => false,
+                };
+                if !open {
+                    return Err(Rejection::CorrectionWindowClosed);
+                }
+                Ok(vec![Event::TimeCorrected {
+                    at: now,
+                    side: *side,
+                    remaining_ms: *remaining,
+                    previous_ms: self.clock.remaining_at(*side, now),
+                    arbiter: arbiter.clone(),
+                    reason: reason.clone(),
+                }])
+            }
+            _ => Err(not_now("not an adjournment input")),
+        }
+    }
+
+    /// The player ordered to seal, while sealing.
+    fn sealing(&self) -> Result<Color, Rejection> {
+        match (self.adj.stage, self.adj.sealer) {
+            (Some(Stage::Sealing), Some(sealer)) => Ok(sealer),
+            _ => Err(not_now(
+                "no move is being sealed (the arbiter orders it: adjourn, or the session end)",
+            )),
+        }
+    }
+
+    fn times(&self, now: Millis) -> ByColor<EnvelopeTime> {
+        ByColor::new_with(|c| EnvelopeTime {
+            used_ms: self.clock.side(c).used
+                + self
+                    .clock
+                    .charge(now)
+                    .main
+                    .min(if self.clock.running() == Some(c) {
+                        Millis(i64::MAX)
+                    } else {
+                        Millis::ZERO
+                    }),
+            remaining_ms: self.clock.remaining_at(c, now),
+        })
+    }
+
+    fn envelope(
+        &self,
+        sealer: Color,
+        counter_seal: bool,
+        commitment: String,
+        times: ByColor<EnvelopeTime>,
+        now: Millis,
+    ) -> Envelope {
+        let name = |c: Color| match c {
+            Color::White => self.setup.white.clone(),
+            Color::Black => self.setup.black.clone(),
+        };
+        Envelope {
+            number: u32::try_from(self.adj.envelopes.len() + 1).unwrap_or(u32::MAX),
+            counter_seal,
+            white: name(Color::White),
+            black: name(Color::Black),
+            fen: self.position.as_ref().map(fen_of),
+            white_time: times.white,
+            black_time: times.black,
+            sealer,
+            sealer_name: name(sealer),
+            move_number: self
+                .position
+                .as_ref()
+                .map(|p| p.fullmoves().get())
+                .unwrap_or(self.clock.side(sealer).moves + 1),
+            draw_offer: self.adj.draw_offer.clone(),
+            resumption: self.adj.resumption.clone(),
+            sealed_at: now,
+            commitment,
+            status: EnvelopeStatus::Sealed,
+            verified: None,
+            opened_at: None,
+            opened: None,
+        }
+    }
+
+    /// I.1.1 / I.1.2 / A1a: the sealer's clock stops; the move is committed.
+    fn commit(&self, now: Millis, arbiter: Option<String>) -> Result<Vec<Event>, Rejection> {
+        let sealer = self.sealing()?;
+        let pending = self
+            .adj
+            .pending
+            .as_ref()
+            .ok_or(Rejection::SealFirst { side: sealer })?;
+        // I.1.2: adjourned before the session's end, the sealer is deemed to have sealed
+        // at the nominal end time.
+        let charged_to = match self.adj.session_end {
+            Some(end) if end > now && self.clock.running() == Some(sealer) => end,
+            _ => now,
+        };
+        let charged = self.clock.charge(charged_to).main;
+        let done = self.completion(sealer, charged, now);
+        let mut times = self.times(now);
+        let sealer_time = times.get_mut(sealer);
+        sealer_time.used_ms = self.clock.side(sealer).used + charged;
+        sealer_time.remaining_ms = match &done.advance {
+            Some(Event::PeriodAdvanced { remaining_ms, .. }) => *remaining_ms,
+            _ => done.remaining,
+        };
+        let envelope = self.envelope(sealer, false, pending.commitment.clone(), times, now);
+        let mut events = vec![Event::SealCommitted {
+            at: now,
+            side: sealer,
+            charged_ms: charged,
+            charged_to,
+            increment_ms: done.increment,
+            remaining_ms: done.remaining,
+            moves: done.moves,
+            arbiter,
+            envelope: Box::new(envelope),
+        }];
+        events.extend(done.advance);
+        Ok(events)
+    }
+
+    /// I.7 / I.8 / I.9: open the envelope waiting to be opened.
+    fn open(
+        &self,
+        mv: &str,
+        nonce: &str,
+        arbiter: &str,
+        now: Millis,
+    ) -> Result<Vec<Event>, Rejection> {
+        let envelope = match self.adj.stage {
+            Some(Stage::AwaitingOpening | Stage::AwaitingCounterOpening) => self
+                .adj
+                .last()
+                .filter(|e| e.status == EnvelopeStatus::Sealed),
+            _ => None,
+        }
+        .ok_or_else(|| {
+            not_now("no envelope is waiting to be opened (it opens at the resumption, I.7, I.9)")
+        })?;
+        let responder = envelope.sealer.other();
+        // I.7, except that once default time has passed (I.10) the opening only decides
+        // whether the sealed move ended the game.
+        if !*self.present.get(responder) && self.adj.awaiting_result.is_none() {
+            return Err(Rejection::ResponderAbsent { side: responder });
+        }
+        let check = commitment(nonce, mv).map_err(|reason| Rejection::BadNonce { reason })?;
+        if check != envelope.commitment {
+            return Err(Rejection::CommitmentMismatch {
+                envelope: envelope.number,
+            });
+        }
+        let pos = self.position.as_ref().ok_or(Rejection::PositionUnknown)?;
+        let verdict = read_sealed_move(pos, mv, self.adj.rules.notation_language);
+        let mut events = vec![Event::EnvelopeOpened {
+            at: now,
+            envelope: envelope.number,
+            opening: Opening {
+                arbiter: arbiter.to_string(),
+                move_text: mv.to_string(),
+                nonce: nonce.to_string(),
+                verdict: verdict.clone(),
+            },
+        }];
+        match &verdict {
+            SealedVerdict::Legal { uci, .. } => {
+                events.extend(self.play_sealed(
+                    uci,
+                    envelope.sealer,
+                    Some(envelope.number),
+                    now,
+                )?);
+            }
+            _ => {
+                // I.8: the sealer loses, except in the cases of Articles 5, 6.9, 9.6 and
+                // 9.7. A game already decided by 5 or 9.6 is not adjourned any more; what
+                // remains is 6.9: an opponent who could not mate by any series of legal
+                // moves only draws.
+                let (score, termination) = match dead_position::can_mate(pos, responder.into()) {
+                    MateVerdict::CannotMate { .. } => (
+                        Score::Draw,
+                        Termination::InvalidSealedMoveOpponentCannotMate {
+                            side: envelope.sealer,
+                            verdict,
+                        },
+                    ),
+                    _ => (
+                        Score::win_for(responder),
+                        Termination::InvalidSealedMove {
+                            side: envelope.sealer,
+                            verdict,
+                        },
+                    ),
+                };
+                events.push(self.ended(now, score, termination));
+            }
+        }
+        Ok(events)
+    }
+
+    /// The sealed (or stated) move is played; a move that ends the game ends it (I.10:
+    /// that result prevails); otherwise a default that waited for it applies.
+    fn play_sealed(
+        &self,
+        uci: &str,
+        side: Color,
+        envelope: Option<u32>,
+        now: Millis,
+    ) -> Result<Vec<Event>, Rejection> {
+        let pos = self.position.as_ref().ok_or(Rejection::PositionUnknown)?;
+        let m = uci
+            .parse::<UciMove>()
+            .ok()
+            .and_then(|u| u.to_move(pos).ok())
+            .ok_or_else(|| Rejection::BadMove {
+                mv: uci.to_string(),
+                reason: "illegal in this position".into(),
+            })?;
+        let mut after = pos.clone();
+        after.play_unchecked(m);
+        let mut events = vec![Event::SealedMovePlayed {
+            at: now,
+            side,
+            uci: uci.to_string(),
+            san: San::from_move(pos, m).to_string(),
+            fen: fen_of(&after),
+            envelope,
+        }];
+        if let Some((score, termination)) = self.ending_after(&after, pos.is_irreversible(m)) {
+            events.push(self.ended(now, score, termination));
+        } else if let Some(absent) = &self.adj.awaiting_result {
+            events.extend(self.default_result(now, absent.clone()));
+        }
+        Ok(events)
+    }
+
+    /// I.12.1: with the envelope lost, the sealer makes the move they state they sealed.
+    fn stated_move(&self, mv: &str, now: Millis) -> Result<Vec<Event>, Rejection> {
+        let envelope = self.adj.last().ok_or(Rejection::EnvelopeNotOpened)?;
+        let pos = self.position.as_ref().ok_or(Rejection::PositionUnknown)?;
+        let m = parse_move(pos, mv).map_err(|reason| Rejection::BadMove {
+            mv: mv.to_string(),
+            reason,
+        })?;
+        let uci = m.to_uci(CastlingMode::Standard).to_string();
+        self.play_sealed(&uci, envelope.sealer, None, now)
+    }
+
+    /// I.9.3: the responder seals the reply for the absent sealer.
+    fn counter_seal(&self, mv: &str, nonce: &str, now: Millis) -> Result<Vec<Event>, Rejection> {
+        self.reject_unless_playing()?;
+        let sealer = self
+            .adj
+            .sealer
+            .ok_or_else(|| not_now("the game was not adjourned"))?;
+        let responder = sealer.other();
+        let opened_original = self
+            .adj
+            .last()
+            .is_some_and(|e| !e.counter_seal && e.status == EnvelopeStatus::Opened);
+        if self.adj.stage != Some(Stage::Resumed)
+            || !opened_original
+            || self.adj.first_move_done
+            || self.clock.turn != responder
+        {
+            return Err(not_now(
+                "I.9.3: a counter-seal is the responder's reply to the opened sealed move",
+            ));
+        }
+        if *self.present.get(sealer) {
+            return Err(not_now(format!(
+                "I.9.3: only while the player who sealed ({sealer}) is absent"
+            )));
+        }
+        check_move_text(mv).map_err(|reason| Rejection::BadSealText { reason })?;
+        let commitment = commitment(nonce, mv).map_err(|reason| Rejection::BadNonce { reason })?;
+        let charged = self.clock.charge(now).main;
+        let done = self.completion(responder, charged, now);
+        let mut times = self.times(now);
+        times.get_mut(responder).remaining_ms = match &done.advance {
+            Some(Event::PeriodAdvanced { remaining_ms, .. }) => *remaining_ms,
+            _ => done.remaining,
+        };
+        let envelope = self.envelope(responder, true, commitment, times, now);
+        let mut events = vec![Event::CounterSealed {
+            at: now,
+            side: responder,
+            charged_ms: charged,
+            increment_ms: done.increment,
+            remaining_ms: done.remaining,
+            moves: done.moves,
+            envelope: Box::new(envelope),
+        }];
+        events.extend(done.advance);
+        Ok(events)
+    }
+
+    /// The adjournment events. Called by `evolve` only.
+    pub(super) fn evolve_adjournment(&mut self, event: &Event) {
+        match event {
+            Event::SessionEndSet { end, .. } => self.adj.session_end = *end,
+            Event::AdjournmentRulesSet { rules, .. } => self.adj.rules = *rules,
+            Event::AdjournmentOrdered { sealer, .. } => {
+                self.adj.stage = Some(Stage::Sealing);
+                self.adj.sealer = Some(*sealer);
+                self.adj.pending = None;
+                self.adj.resumption = None;
+            }
+            Event::ResumptionScheduled { resumption, .. } => {
+                self.adj.resumption = Some(resumption.clone());
+                if let Some(e) = self.adj.last_mut()
+                    && e.status == EnvelopeStatus::Sealed
+                    && !e.counter_seal
+                {
+                    e.resumption = Some(resumption.clone());
+                }
+            }
+            Event::Sealed {
+                commitment,
+                on_board,
+                ..
+            } => {
+                self.adj.pending = Some(PendingSeal {
+                    commitment: commitment.clone(),
+                    on_board: *on_board,
+                });
+            }
+            Event::SealCommitted {
+                side,
+                charged_ms,
+                remaining_ms,
+                moves,
+                envelope,
+                ..
+            } => {
+                // A1a: the clock stops without starting the opponent's. The charge (up to
+                // the nominal session end, I.1.2) is in the event.
+                self.clock.running_since = None;
+                self.clock.delay_left = Millis::ZERO;
+                let s = self.clock.side_mut(*side);
+                s.remaining = *remaining_ms;
+                s.used += *charged_ms;
+                s.moves = *moves;
+                self.clock.pass_turn(side.other());
+                self.phase = Phase::Paused(PausedBy::Adjourned);
+                self.paused_since = None;
+                // No default time between sessions; presence is taken again (I.9).
+                self.default_done = true;
+                self.present = ByColor::default();
+                self.adj.stage = Some(Stage::Adjourned);
+                self.adj.pending = None;
+                self.adj.first_move_done = false;
+                self.adj.awaiting_result = None;
+                self.adj.envelopes.push((**envelope).clone());
+            }
+            Event::EnvelopeVerified {
+                at,
+                envelope,
+                arbiter,
+            } => {
+                if let Some(e) = self
+                    .adj
+                    .envelopes
+                    .iter_mut()
+                    .find(|e| e.number == *envelope)
+                {
+                    e.verified = Some(Verification {
+                        at: *at,
+                        arbiter: arbiter.clone(),
+                    });
+                }
+            }
+            Event::DrawOffered { at, side, .. } => {
+                self.adj.draw_offer = Some(DrawOffer {
+                    side: *side,
+                    at: *at,
+                });
+            }
+            Event::DrawOfferAnswered { .. } => self.adj.draw_offer = None,
+            Event::ResumptionStarted {
+                at,
+                resumption,
+                responder,
+                ..
+            } => {
+                self.phase = Phase::Running;
+                self.paused_since = None;
+                self.paused_total = Millis::ZERO;
+                // I.10: default time counts from the resumption.
+                self.default_base = *at;
+                self.default_len = self.adj.rules.resumption_default(self.setup.default_time);
+                self.default_done = false;
+                self.adj.session_end = resumption.end;
+                self.adj.stage = Some(Stage::AwaitingOpening);
+                self.clock.pass_turn(*responder);
+                let k = self.clock.side(*responder).period;
+                self.clock.delay_left = self.period(*responder, k).delay();
+                // I.9.2 / I.11: the responder's clock runs from the resumption time unless
+                // the responder is there to see the envelope opened (I.9.1).
+                if self.clock_may_run() {
+                    self.clock.start(*at);
+                }
+            }
+            Event::EnvelopeOpened {
+                at,
+                envelope,
+                opening,
+            } => {
+                if let Some(e) = self
+                    .adj
+                    .envelopes
+                    .iter_mut()
+                    .find(|e| e.number == *envelope)
+                {
+                    e.status = EnvelopeStatus::Opened;
+                    e.opened_at = Some(*at);
+                    e.opened = Some(opening.clone());
+                }
+            }
+            Event::SealedMovePlayed { at, side, uci, .. } => {
+                self.play_uci(uci);
+                self.adj.stage = Some(Stage::Resumed);
+                // Already the responder's turn since the resumption: the time its clock ran
+                // before the opening (I.9.2) stays part of this turn's cost.
+                self.clock.turn = side.other();
+                if self.phase == Phase::Running
+                    && self.clock.running_since.is_none()
+                    && self.adj.awaiting_result.is_none()
+                    && !self.frozen()
+                {
+                    self.clock.start(*at);
+                }
+            }
+            Event::CounterSealed {
+                at,
+                side,
+                remaining_ms,
+                moves,
+                envelope,
+                ..
+            } => {
+                self.clock.settle(*at);
+                let s = self.clock.side_mut(*side);
+                s.remaining = *remaining_ms;
+                s.moves = *moves;
+                self.clock.pass_turn(side.other());
+                self.adj.stage = Some(Stage::AwaitingCounterOpening);
+                self.adj.envelopes.push((**envelope).clone());
+                self.begin_turn(*at);
+                if !self.clock_may_run() {
+                    self.clock.stop(*at);
+                }
+            }
+            Event::EnvelopeLost { envelope, .. } => {
+                if let Some(e) = self
+                    .adj
+                    .envelopes
+                    .iter_mut()
+                    .find(|e| e.number == *envelope)
+                {
+                    e.status = EnvelopeStatus::Lost;
+                }
+            }
+            Event::TimeCorrected {
+                at,
+                side,
+                remaining_ms,
+                ..
+            } => {
+                self.clock.settle(*at);
+                let s = self.clock.side_mut(*side);
+                s.remaining = *remaining_ms;
+                if *remaining_ms > Millis::ZERO {
+                    s.flagged_at = None;
+                }
+            }
+            Event::ResultAwaitsEnvelope { at, absent, .. } => {
+                self.adj.awaiting_result = Some(absent.clone());
+                self.clock.stop(*at);
+            }
+            _ => {}
+        }
+    }
+
+    pub(super) fn adjournment_view(&self) -> Option<AdjournmentView> {
+        let stage = self.adj.stage?;
+        Some(AdjournmentView {
+            stage,
+            sealer: self.adj.sealer,
+            sealed: self.adj.pending.is_some(),
+            resumption: self.adj.resumption.clone(),
+            envelopes: self.adj.envelopes.clone(),
+            result_awaits_envelope: self.adj.awaiting_result.is_some(),
+            correction_window: match stage {
+                Stage::Adjourned | Stage::AwaitingOpening => true,
+                Stage::Resumed | Stage::AwaitingCounterOpening => !self.adj.first_move_done,
+                Stage::Sealing => false,
+            },
+            rules: self.adj.rules,
+        })
+    }
+}
