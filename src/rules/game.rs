@@ -27,6 +27,7 @@ use super::millis::Millis;
 use super::time_control::{ClockOptions, IncrementCredit, Period, PeriodTransition, TimeControl};
 
 mod adjourn;
+mod arbiter;
 pub use adjourn::{AdjState, PendingSeal};
 
 /// How a flag becomes a result (6.8).
@@ -361,6 +362,81 @@ pub enum Input {
         arbiter: String,
         reason: String,
     },
+}
+
+/// Who acts, and so what is checked before an act is decided: once, for the whole group
+/// (`Game::decide_now`).
+#[derive(Debug, Clone, Copy)]
+enum Actor<'a> {
+    /// A player at the board (or the board for them): each act checks the phase itself.
+    Player,
+    /// What a device reports.
+    Device,
+    /// An arbiter's decision in a game not over: a named arbiter, then the result.
+    Arbiter(&'a str),
+    /// An arbiter's correction (6.13, 7.5, I.12, I.13): a named arbiter, a reason, and a
+    /// game not over.
+    Correction {
+        arbiter: &'a str,
+        reason: &'a str,
+        what: &'static str,
+    },
+    /// An arbiter's act that also stands after the game (a result, an acknowledgement, a
+    /// check of the envelope): a named arbiter only.
+    Record(&'a str),
+}
+
+impl Input {
+    fn actor(&self) -> Actor<'_> {
+        use Input as I;
+        let what = self.name();
+        match self {
+            I::Move { .. }
+            | I::Press { .. }
+            | I::PlayerPause { .. }
+            | I::Seal { .. }
+            | I::CommitSeal { .. }
+            | I::CounterSeal { .. } => Actor::Player,
+            I::ClockReading { .. } => Actor::Device,
+            I::Present { arbiter, .. }
+            | I::Pause { arbiter, .. }
+            | I::Resume { arbiter }
+            | I::ConfirmFlag { arbiter }
+            | I::SetSessionEnd { arbiter, .. }
+            | I::SetAdjournmentRules { arbiter, .. }
+            | I::Adjourn { arbiter, .. }
+            | I::ScheduleResumption { arbiter, .. }
+            | I::DrawOffer { arbiter, .. }
+            | I::DrawReply { arbiter, .. }
+            | I::OpenEnvelope { arbiter, .. } => Actor::Arbiter(arbiter),
+            I::SetTime {
+                arbiter, reason, ..
+            }
+            | I::AddTime {
+                arbiter, reason, ..
+            }
+            | I::SetMoves {
+                arbiter, reason, ..
+            }
+            | I::SetPosition {
+                arbiter, reason, ..
+            }
+            | I::ReplaceClock {
+                arbiter, reason, ..
+            }
+            | I::EnvelopeLost { arbiter, reason }
+            | I::CorrectTime {
+                arbiter, reason, ..
+            } => Actor::Correction {
+                arbiter,
+                reason,
+                what,
+            },
+            I::SetResult { arbiter, .. }
+            | I::AcknowledgeDiscrepancy { arbiter }
+            | I::VerifyEnvelope { arbiter } => Actor::Record(arbiter),
+        }
+    }
 }
 
 impl Input {
@@ -1322,257 +1398,131 @@ impl Game {
         if let Some(decided) = self.adjournment_gate(input, now) {
             return decided;
         }
+        // What the actor's group needs is checked once, here; each act then decides only
+        // its own rule.
+        match input.actor() {
+            Actor::Player | Actor::Device => {}
+            Actor::Arbiter(arbiter) => {
+                require_arbiter(arbiter)?;
+                self.reject_if_over()?;
+            }
+            Actor::Correction {
+                arbiter,
+                reason,
+                what,
+            } => self.check_adjustment(arbiter, reason, what)?,
+            Actor::Record(arbiter) => require_arbiter(arbiter)?,
+        }
+        self.dispatch(input, now)
+    }
+
+    /// One method per act, named after it, in the file of its rule: play and devices
+    /// here, the arbiter's acts in `game/arbiter.rs`, the adjournment's in
+    /// `game/adjourn.rs`.
+    fn dispatch(&self, input: &Input, now: Millis) -> Result<Vec<Event>, Rejection> {
+        use Input as I;
         match input {
-            Input::Present { side, arbiter } => {
-                self.reject_if_over()?;
-                require_arbiter(arbiter)?;
-                if *self.present.get(*side) {
-                    return Ok(Vec::new());
-                }
-                Ok(vec![Event::PlayerPresent {
-                    at: now,
-                    side: *side,
-                    arrival: Arrival::Arbiter {
-                        arbiter: arbiter.clone(),
-                    },
-                }])
-            }
-            Input::Move { mv } => {
-                self.reject_unless_playing()?;
-                match &self.owed {
-                    Some(owed) if self.position.is_none() => self.decide_late_move(owed, mv, now),
-                    _ => self.decide_move(mv, now),
-                }
-            }
-            Input::Press { side, mv } => self.decide_press(*side, mv.as_deref(), now),
-            Input::PlayerPause { side } => {
-                self.reject_unless_playing()?;
-                let side = side.unwrap_or(self.clock.turn);
-                Ok(vec![Event::PausedByPlayer { at: now, side }])
-            }
-            Input::Pause { arbiter, reason } => {
-                require_arbiter(arbiter)?;
-                self.reject_if_over()?;
-                match &self.phase {
-                    Phase::Scheduled => Err(Rejection::NotStarted {
-                        start: self.setup.start,
-                    }),
-                    // An arbiter may take over a pause a player started (6.12b -> 6.12a).
-                    _ => Ok(vec![Event::Paused {
-                        at: now,
-                        arbiter: arbiter.clone(),
-                        reason: reason.clone(),
-                    }]),
-                }
-            }
-            Input::Resume { arbiter } => {
-                require_arbiter(arbiter)?;
-                self.reject_if_over()?;
-                match self.phase {
-                    Phase::Paused(_) => Ok(vec![Event::Resumed {
-                        at: now,
-                        arbiter: arbiter.clone(),
-                    }]),
-                    _ => Err(Rejection::NotPaused),
-                }
-            }
-            Input::SetTime {
+            I::Move { mv } => self.decide_move_input(mv, now),
+            I::Press { side, mv } => self.decide_press(*side, mv.as_deref(), now),
+            I::PlayerPause { side } => self.decide_player_pause(*side, now),
+            I::ClockReading { white, black } => Ok(self.decide_reading(*white, *black, now)),
+            I::Present { side, arbiter } => Ok(self.decide_present(*side, arbiter, now)),
+            I::Pause { arbiter, reason } => self.decide_pause(arbiter, reason, now),
+            I::Resume { arbiter } => self.decide_resume(arbiter, now),
+            I::SetTime {
                 side,
                 remaining,
                 arbiter,
                 reason,
-            } => {
-                self.check_adjustment(arbiter, reason, "set_time")?;
-                check_time("remaining", *remaining)?;
-                Ok(vec![Event::TimeSet {
-                    at: now,
-                    side: *side,
-                    remaining_ms: *remaining,
-                    previous_ms: self.clock.remaining_at(*side, now),
-                    arbiter: arbiter.clone(),
-                    reason: reason.clone(),
-                }])
-            }
-            Input::AddTime {
+            } => self.decide_set_time(*side, *remaining, arbiter, reason, now),
+            I::AddTime {
                 side,
                 delta,
                 arbiter,
                 reason,
-            } => {
-                self.check_adjustment(arbiter, reason, "add_time")?;
-                let before = self.clock.remaining_at(*side, now);
-                let after = before + *delta;
-                // A control may give more than the cap (up to 240 h): time can always be
-                // taken off such a clock, only not added to it.
-                let ceiling = MAX_CLOCK.max(before);
-                if after < Millis::ZERO || after > ceiling {
-                    return Err(Rejection::OutOfRange {
-                        field: "delta",
-                        value: delta.0,
-                        allowed: format!(
-                            "-{} to +{} with {} left",
-                            before,
-                            ceiling - before,
-                            before
-                        ),
-                    });
-                }
-                Ok(vec![Event::TimeAdded {
-                    at: now,
-                    side: *side,
-                    delta_ms: *delta,
-                    remaining_ms: after,
-                    arbiter: arbiter.clone(),
-                    reason: reason.clone(),
-                }])
-            }
-            Input::SetMoves {
+            } => self.decide_add_time(*side, *delta, arbiter, reason, now),
+            I::SetMoves {
                 side,
                 moves,
                 period,
                 arbiter,
                 reason,
-            } => {
-                self.check_adjustment(arbiter, reason, "set_moves")?;
-                if *moves > 10_000 {
-                    return Err(Rejection::OutOfRange {
-                        field: "moves",
-                        value: i64::from(*moves),
-                        allowed: "0 to 10000".into(),
-                    });
-                }
-                let period = match period {
-                    Some(0) | Some(1001..) => {
-                        return Err(Rejection::OutOfRange {
-                            field: "period",
-                            value: i64::from(period.unwrap_or(0)),
-                            allowed: "1 to 1000".into(),
-                        });
-                    }
-                    Some(p) => *p,
-                    None => period_number(self.period_for_moves(*side, *moves)),
-                };
-                Ok(vec![Event::MovesSet {
-                    at: now,
-                    side: *side,
-                    moves: *moves,
-                    period,
-                    arbiter: arbiter.clone(),
-                    reason: reason.clone(),
-                }])
-            }
-            Input::SetPosition {
+            } => self.decide_set_moves(*side, *moves, *period, arbiter, reason, now),
+            I::SetPosition {
                 fen,
                 arbiter,
                 reason,
-            } => {
-                self.check_adjustment(arbiter, reason, "set_position")?;
-                let pos = parse_fen(fen).map_err(|reason| Rejection::BadFen { reason })?;
-                Ok(vec![Event::PositionSet {
-                    at: now,
-                    fen: fen_of(&pos),
-                    arbiter: arbiter.clone(),
-                    reason: reason.clone(),
-                }])
-            }
-            Input::ReplaceClock {
+            } => self.decide_set_position(fen, arbiter, reason, now),
+            I::ReplaceClock {
                 device,
                 white,
                 black,
                 arbiter,
                 reason,
-            } => {
-                self.check_adjustment(arbiter, reason, "replace_clock")?;
-                // Only the arbiter's times are checked: a time kept may exceed the cap
-                // when the control gives more.
-                if let Some(t) = white {
-                    check_time("white", *t)?;
-                }
-                if let Some(t) = black {
-                    check_time("black", *t)?;
-                }
-                let white = white.unwrap_or(self.clock.remaining_at(Color::White, now));
-                let black = black.unwrap_or(self.clock.remaining_at(Color::Black, now));
-                Ok(vec![Event::ClockReplaced {
-                    at: now,
-                    device: device.clone(),
-                    white_ms: white,
-                    black_ms: black,
-                    arbiter: arbiter.clone(),
-                    reason: reason.clone(),
-                }])
-            }
-            Input::ConfirmFlag { arbiter } => {
-                require_arbiter(arbiter)?;
-                self.reject_if_over()?;
-                let Some(pending) = &self.pending_flag else {
-                    return Err(Rejection::NoPendingFlag);
-                };
-                match self.flag_verdict(now, pending.side) {
-                    Event::GameEnded {
-                        result, replaces, ..
-                    } => Ok(vec![Event::GameEnded {
-                        at: now,
-                        result,
-                        replaces,
-                    }]),
-                    Event::ResultPending { reason, .. } => {
-                        Err(Rejection::VerdictUnknown { reason })
-                    }
-                    _ => Err(Rejection::NoPendingFlag),
-                }
-            }
-            Input::SetResult {
+            } => self.decide_replace_clock(device, *white, *black, arbiter, reason, now),
+            I::ConfirmFlag { .. } => self.decide_confirm_flag(now),
+            I::SetResult {
                 result,
                 arbiter,
                 reason,
-            } => {
-                require_arbiter(arbiter)?;
-                if reason.trim().is_empty() {
-                    return Err(Rejection::ReasonRequired { what: "set_result" });
-                }
-                let score = match result {
-                    ArbiterResult::AgreedDraw => Score::Draw,
-                    ArbiterResult::Resignation { side } => Score::win_for(side.other()),
-                    ArbiterResult::IllegalMoves { side } => self.illegal_moves_score(*side),
-                    ArbiterResult::Annulled => Score::Annulled,
-                    ArbiterResult::Score { score } => *score,
-                };
-                Ok(vec![self.ended(
-                    now,
-                    score,
-                    Termination::Arbiter {
-                        kind: *result,
-                        arbiter: arbiter.clone(),
-                        reason: reason.clone(),
-                    },
-                )])
+            } => self.decide_set_result(*result, arbiter, reason, now),
+            I::AcknowledgeDiscrepancy { arbiter } => {
+                self.decide_acknowledge_discrepancy(arbiter, now)
             }
-            Input::ClockReading { white, black } => Ok(self.decide_reading(*white, *black, now)),
-            Input::AcknowledgeDiscrepancy { arbiter } => {
-                require_arbiter(arbiter)?;
-                if self.discrepancy.is_none() {
-                    return Err(Rejection::NoDiscrepancy);
-                }
-                Ok(vec![Event::DiscrepancyAcknowledged {
-                    at: now,
-                    arbiter: arbiter.clone(),
-                }])
+            I::SetSessionEnd { end, arbiter } => self.decide_set_session_end(*end, arbiter, now),
+            I::SetAdjournmentRules { rules, arbiter } => {
+                self.decide_set_adjournment_rules(*rules, arbiter, now)
             }
-            Input::SetSessionEnd { .. }
-            | Input::SetAdjournmentRules { .. }
-            | Input::Adjourn { .. }
-            | Input::ScheduleResumption { .. }
-            | Input::Seal { .. }
-            | Input::CommitSeal { .. }
-            | Input::VerifyEnvelope { .. }
-            | Input::DrawOffer { .. }
-            | Input::DrawReply { .. }
-            | Input::OpenEnvelope { .. }
-            | Input::CounterSeal { .. }
-            | Input::EnvelopeLost { .. }
-            | Input::CorrectTime { .. } => self.decide_adjournment(input, now),
+            I::Adjourn {
+                arbiter,
+                resumption,
+            } => self.decide_adjourn(arbiter, resumption.as_ref(), now),
+            I::ScheduleResumption {
+                resumption,
+                arbiter,
+            } => self.decide_schedule_resumption(resumption, arbiter, now),
+            I::Seal {
+                side,
+                mv,
+                nonce,
+                on_board,
+            } => self.decide_seal(*side, mv, nonce, *on_board, now),
+            I::CommitSeal { arbiter } => self.decide_commit_seal(arbiter.as_deref(), now),
+            I::VerifyEnvelope { arbiter } => self.decide_verify_envelope(arbiter, now),
+            I::DrawOffer { side, arbiter } => self.decide_draw_offer(*side, arbiter, now),
+            I::DrawReply { accept, arbiter } => self.decide_draw_reply(*accept, arbiter, now),
+            I::OpenEnvelope { mv, nonce, arbiter } => {
+                self.decide_open_envelope(mv, nonce, arbiter, now)
+            }
+            I::CounterSeal { mv, nonce } => self.decide_counter_seal(mv, nonce, now),
+            I::EnvelopeLost { arbiter, reason } => self.decide_envelope_lost(arbiter, reason, now),
+            I::CorrectTime {
+                side,
+                remaining,
+                arbiter,
+                reason,
+            } => self.decide_correct_time(*side, *remaining, arbiter, reason, now),
         }
+    }
+
+    /// 6.7a: a move made on the board, also one owed to a press that came first.
+    fn decide_move_input(&self, mv: &str, now: Millis) -> Result<Vec<Event>, Rejection> {
+        self.reject_unless_playing()?;
+        match &self.owed {
+            Some(owed) if self.position.is_none() => self.decide_late_move(owed, mv, now),
+            _ => self.decide_move(mv, now),
+        }
+    }
+
+    /// 6.12b: a player stopped the clocks to summon the arbiter.
+    fn decide_player_pause(
+        &self,
+        side: Option<Color>,
+        now: Millis,
+    ) -> Result<Vec<Event>, Rejection> {
+        self.reject_unless_playing()?;
+        let side = side.unwrap_or(self.clock.turn);
+        Ok(vec![Event::PausedByPlayer { at: now, side }])
     }
 
     /// 7.5.5: the offender loses, but it is a draw when the opponent cannot mate.

@@ -297,251 +297,277 @@ impl Game {
         }
     }
 
-    /// The inputs of the adjournment procedure.
-    pub(super) fn decide_adjournment(
+    /// I.1.1, I.1.2: the nominal end of the playing session (`None` clears it).
+    pub(super) fn decide_set_session_end(
         &self,
-        input: &Input,
+        end: Option<Millis>,
+        arbiter: &str,
         now: Millis,
     ) -> Result<Vec<Event>, Rejection> {
-        match input {
-            Input::SetSessionEnd { end, arbiter } => {
-                require_arbiter(arbiter)?;
-                self.reject_if_over()?;
-                if self.adj.stage == Some(Stage::Sealing) {
-                    return Err(not_now(
-                        "the session end cannot change while a move is being sealed (I.1.2 charges up to it)",
-                    ));
-                }
-                Ok(vec![Event::SessionEndSet {
-                    at: now,
-                    end: *end,
-                    arbiter: arbiter.clone(),
-                }])
-            }
-            Input::SetAdjournmentRules { rules, arbiter } => {
-                require_arbiter(arbiter)?;
-                self.reject_if_over()?;
-                if self.adj.stage.is_some() {
-                    return Err(not_now(
-                        "the adjournment rules are fixed before the game is adjourned",
-                    ));
-                }
-                if let Some(t) = rules.resumption_default_time {
-                    check_time("resumption_default_time", t)?;
-                }
-                Ok(vec![Event::AdjournmentRulesSet {
-                    at: now,
-                    rules: *rules,
-                    arbiter: arbiter.clone(),
-                }])
-            }
-            Input::Adjourn {
-                arbiter,
-                resumption,
-            } => {
-                require_arbiter(arbiter)?;
-                self.reject_if_over()?;
-                match &self.phase {
-                    Phase::Scheduled => {
-                        return Err(Rejection::NotStarted {
-                            start: self.setup.start,
-                        });
-                    }
-                    Phase::Paused(PausedBy::Adjourned) => {
-                        return Err(Rejection::Adjourned {
-                            resumes: self.adj.resumption.as_ref().map(|r| r.start),
-                        });
-                    }
-                    _ => {}
-                }
-                if !matches!(self.adj.stage, None | Some(Stage::Resumed)) {
-                    return Err(not_now(
-                        "the game is already being adjourned or has not resumed yet",
-                    ));
-                }
-                if let Some(r) = resumption {
-                    check_resumption(r)?;
-                }
-                let mut events = vec![self.order(now, Some(arbiter.clone()))];
-                if let Some(r) = resumption {
-                    events.push(Event::ResumptionScheduled {
-                        at: now,
-                        resumption: r.clone(),
-                        arbiter: arbiter.clone(),
-                    });
-                }
-                Ok(events)
-            }
-            Input::ScheduleResumption {
-                resumption,
-                arbiter,
-            } => {
-                require_arbiter(arbiter)?;
-                self.reject_if_over()?;
-                if !matches!(self.adj.stage, Some(Stage::Sealing | Stage::Adjourned)) {
-                    return Err(not_now(
-                        "a resumption is scheduled for a game being adjourned or adjourned",
-                    ));
-                }
-                check_resumption(resumption)?;
-                Ok(vec![Event::ResumptionScheduled {
-                    at: now,
-                    resumption: resumption.clone(),
-                    arbiter: arbiter.clone(),
-                }])
-            }
-            Input::Seal {
-                side,
-                mv,
-                nonce,
-                on_board,
-            } => {
-                self.reject_if_over()?;
-                let sealer = self.sealing()?;
-                if let Some(side) = side
-                    && *side != sealer
-                {
-                    return Err(Rejection::NotTheSealer {
-                        side: *side,
-                        sealer,
-                    });
-                }
-                if self.adj.pending.as_ref().is_some_and(|p| p.on_board) {
-                    return Err(Rejection::SealIsFinal);
-                }
-                check_move_text(mv).map_err(|reason| Rejection::BadSealText { reason })?;
-                let commitment =
-                    commitment(nonce, mv).map_err(|reason| Rejection::BadNonce { reason })?;
-                Ok(vec![Event::Sealed {
-                    at: now,
-                    side: sealer,
-                    commitment,
-                    on_board: *on_board,
-                }])
-            }
-            Input::CommitSeal { arbiter } => {
-                self.reject_if_over()?;
-                if let Some(a) = arbiter {
-                    require_arbiter(a)?;
-                }
-                let sealer = self.sealing()?;
-                if self.clock.turn != sealer {
-                    return Err(Rejection::MovePending {
-                        side: self.clock.turn,
-                    });
-                }
-                self.commit(now, arbiter.clone())
-            }
-            Input::VerifyEnvelope { arbiter } => {
-                require_arbiter(arbiter)?;
-                let envelope = self
-                    .adj
-                    .envelopes
-                    .iter()
-                    .rev()
-                    .find(|e| e.status == EnvelopeStatus::Sealed)
-                    .ok_or_else(|| not_now("no sealed envelope to verify"))?;
-                Ok(vec![Event::EnvelopeVerified {
-                    at: now,
-                    envelope: envelope.number,
-                    arbiter: arbiter.clone(),
-                }])
-            }
-            Input::DrawOffer { side, arbiter } => {
-                require_arbiter(arbiter)?;
-                self.reject_if_over()?;
-                if self.phase == Phase::Scheduled {
-                    return Err(Rejection::NotStarted {
-                        start: self.setup.start,
-                    });
-                }
-                match &self.adj.draw_offer {
-                    Some(o) if o.side == *side => Ok(Vec::new()),
-                    Some(o) => Err(not_now(format!(
-                        "{}'s draw offer stands; answer it (draw_reply)",
-                        o.side
-                    ))),
-                    None => Ok(vec![Event::DrawOffered {
-                        at: now,
-                        side: *side,
-                        arbiter: arbiter.clone(),
-                    }]),
-                }
-            }
-            Input::DrawReply { accept, arbiter } => {
-                require_arbiter(arbiter)?;
-                self.reject_if_over()?;
-                let offer = self.adj.draw_offer.as_ref().ok_or(Rejection::NoDrawOffer)?;
-                let side = offer.side.other();
-                let mut events = vec![Event::DrawOfferAnswered {
-                    at: now,
-                    side,
-                    accepted: *accept,
-                    arbiter: arbiter.clone(),
-                }];
-                if *accept {
-                    // I.6: before resumption this ends the game with the envelope unopened.
-                    events.push(self.ended(
-                        now,
-                        Score::Draw,
-                        Termination::Arbiter {
-                            kind: super::ArbiterResult::AgreedDraw,
-                            arbiter: arbiter.clone(),
-                            reason: format!("{side} accepted {}'s draw offer", offer.side),
-                        },
-                    ));
-                }
-                Ok(events)
-            }
-            Input::OpenEnvelope { mv, nonce, arbiter } => {
-                require_arbiter(arbiter)?;
-                self.reject_if_over()?;
-                self.open(mv, nonce, arbiter, now)
-            }
-            Input::CounterSeal { mv, nonce } => self.counter_seal(mv, nonce, now),
-            Input::EnvelopeLost { arbiter, reason } => {
-                self.check_adjustment(arbiter, reason, "envelope_lost")?;
-                let envelope = self
-                    .adj
-                    .last()
-                    .filter(|e| e.status == EnvelopeStatus::Sealed)
-                    .ok_or_else(|| not_now("no sealed envelope is in custody"))?;
-                Ok(vec![Event::EnvelopeLost {
-                    at: now,
-                    envelope: envelope.number,
-                    arbiter: arbiter.clone(),
-                    reason: reason.clone(),
-                }])
-            }
-            Input::CorrectTime {
-                side,
-                remaining,
-                arbiter,
-                reason,
-            } => {
-                self.check_adjustment(arbiter, reason, "correct_time")?;
-                check_time("remaining", *remaining)?;
-                let open = match self.adj.stage {
-                    Some(Stage::Adjourned | Stage::AwaitingOpening) => true,
-                    Some(Stage::Resumed | Stage::AwaitingCounterOpening) => {
-                        !self.adj.first_move_done
-                    }
-                    _ => false,
-                };
-                if !open {
-                    return Err(Rejection::CorrectionWindowClosed);
-                }
-                Ok(vec![Event::TimeCorrected {
-                    at: now,
-                    side: *side,
-                    remaining_ms: *remaining,
-                    previous_ms: self.clock.remaining_at(*side, now),
-                    arbiter: arbiter.clone(),
-                    reason: reason.clone(),
-                }])
-            }
-            _ => Err(not_now("not an adjournment input")),
+        if self.adj.stage == Some(Stage::Sealing) {
+            return Err(not_now(
+                "the session end cannot change while a move is being sealed (I.1.2 charges up to it)",
+            ));
         }
+        Ok(vec![Event::SessionEndSet {
+            at: now,
+            end,
+            arbiter: arbiter.to_string(),
+        }])
+    }
+
+    /// The event's adjournment rules, fixed before the game is adjourned.
+    pub(super) fn decide_set_adjournment_rules(
+        &self,
+        rules: AdjournmentRules,
+        arbiter: &str,
+        now: Millis,
+    ) -> Result<Vec<Event>, Rejection> {
+        if self.adj.stage.is_some() {
+            return Err(not_now(
+                "the adjournment rules are fixed before the game is adjourned",
+            ));
+        }
+        if let Some(t) = rules.resumption_default_time {
+            check_time("resumption_default_time", t)?;
+        }
+        Ok(vec![Event::AdjournmentRulesSet {
+            at: now,
+            rules,
+            arbiter: arbiter.to_string(),
+        }])
+    }
+
+    /// I.1.1: the arbiter orders the game adjourned; the player to move must seal.
+    pub(super) fn decide_adjourn(
+        &self,
+        arbiter: &str,
+        resumption: Option<&Resumption>,
+        now: Millis,
+    ) -> Result<Vec<Event>, Rejection> {
+        match &self.phase {
+            Phase::Scheduled => {
+                return Err(Rejection::NotStarted {
+                    start: self.setup.start,
+                });
+            }
+            Phase::Paused(PausedBy::Adjourned) => {
+                return Err(Rejection::Adjourned {
+                    resumes: self.adj.resumption.as_ref().map(|r| r.start),
+                });
+            }
+            _ => {}
+        }
+        if !matches!(self.adj.stage, None | Some(Stage::Resumed)) {
+            return Err(not_now(
+                "the game is already being adjourned or has not resumed yet",
+            ));
+        }
+        if let Some(r) = resumption {
+            check_resumption(r)?;
+        }
+        let mut events = vec![self.order(now, Some(arbiter.to_string()))];
+        if let Some(r) = resumption {
+            events.push(Event::ResumptionScheduled {
+                at: now,
+                resumption: r.clone(),
+                arbiter: arbiter.to_string(),
+            });
+        }
+        Ok(events)
+    }
+
+    /// I.2.7, I.14: date, time and place of the resumption session.
+    pub(super) fn decide_schedule_resumption(
+        &self,
+        resumption: &Resumption,
+        arbiter: &str,
+        now: Millis,
+    ) -> Result<Vec<Event>, Rejection> {
+        if !matches!(self.adj.stage, Some(Stage::Sealing | Stage::Adjourned)) {
+            return Err(not_now(
+                "a resumption is scheduled for a game being adjourned or adjourned",
+            ));
+        }
+        check_resumption(resumption)?;
+        Ok(vec![Event::ResumptionScheduled {
+            at: now,
+            resumption: resumption.clone(),
+            arbiter: arbiter.to_string(),
+        }])
+    }
+
+    /// I.1.1: the sealer writes the move; only its commitment enters the events.
+    pub(super) fn decide_seal(
+        &self,
+        side: Option<Color>,
+        mv: &str,
+        nonce: &str,
+        on_board: bool,
+        now: Millis,
+    ) -> Result<Vec<Event>, Rejection> {
+        self.reject_if_over()?;
+        let sealer = self.sealing()?;
+        if let Some(side) = side
+            && side != sealer
+        {
+            return Err(Rejection::NotTheSealer { side, sealer });
+        }
+        if self.adj.pending.as_ref().is_some_and(|p| p.on_board) {
+            return Err(Rejection::SealIsFinal);
+        }
+        check_move_text(mv).map_err(|reason| Rejection::BadSealText { reason })?;
+        let commitment = commitment(nonce, mv).map_err(|reason| Rejection::BadNonce { reason })?;
+        Ok(vec![Event::Sealed {
+            at: now,
+            side: sealer,
+            commitment,
+            on_board,
+        }])
+    }
+
+    /// I.1.1 / A1a: the sealer (`arbiter: None`) or the arbiter stops the clock; the
+    /// sealed move is committed.
+    pub(super) fn decide_commit_seal(
+        &self,
+        arbiter: Option<&str>,
+        now: Millis,
+    ) -> Result<Vec<Event>, Rejection> {
+        self.reject_if_over()?;
+        if let Some(a) = arbiter {
+            require_arbiter(a)?;
+        }
+        let sealer = self.sealing()?;
+        if self.clock.turn != sealer {
+            return Err(Rejection::MovePending {
+                side: self.clock.turn,
+            });
+        }
+        self.commit(now, arbiter.map(str::to_string))
+    }
+
+    /// I.3: the arbiter checked the envelope.
+    pub(super) fn decide_verify_envelope(
+        &self,
+        arbiter: &str,
+        now: Millis,
+    ) -> Result<Vec<Event>, Rejection> {
+        let envelope = self
+            .adj
+            .envelopes
+            .iter()
+            .rev()
+            .find(|e| e.status == EnvelopeStatus::Sealed)
+            .ok_or_else(|| not_now("no sealed envelope to verify"))?;
+        Ok(vec![Event::EnvelopeVerified {
+            at: now,
+            envelope: envelope.number,
+            arbiter: arbiter.to_string(),
+        }])
+    }
+
+    /// 9.1 / I.4: a draw offer, recorded.
+    pub(super) fn decide_draw_offer(
+        &self,
+        side: Color,
+        arbiter: &str,
+        now: Millis,
+    ) -> Result<Vec<Event>, Rejection> {
+        if self.phase == Phase::Scheduled {
+            return Err(Rejection::NotStarted {
+                start: self.setup.start,
+            });
+        }
+        match &self.adj.draw_offer {
+            Some(o) if o.side == side => Ok(Vec::new()),
+            Some(o) => Err(not_now(format!(
+                "{}'s draw offer stands; answer it (draw_reply)",
+                o.side
+            ))),
+            None => Ok(vec![Event::DrawOffered {
+                at: now,
+                side,
+                arbiter: arbiter.to_string(),
+            }]),
+        }
+    }
+
+    /// 9.1 / I.4 / I.6: the answer to the standing offer.
+    pub(super) fn decide_draw_reply(
+        &self,
+        accept: bool,
+        arbiter: &str,
+        now: Millis,
+    ) -> Result<Vec<Event>, Rejection> {
+        let offer = self.adj.draw_offer.as_ref().ok_or(Rejection::NoDrawOffer)?;
+        let side = offer.side.other();
+        let mut events = vec![Event::DrawOfferAnswered {
+            at: now,
+            side,
+            accepted: accept,
+            arbiter: arbiter.to_string(),
+        }];
+        if accept {
+            // I.6: before resumption this ends the game with the envelope unopened.
+            events.push(self.ended(
+                now,
+                Score::Draw,
+                Termination::Arbiter {
+                    kind: super::ArbiterResult::AgreedDraw,
+                    arbiter: arbiter.to_string(),
+                    reason: format!("{side} accepted {}'s draw offer", offer.side),
+                },
+            ));
+        }
+        Ok(events)
+    }
+
+    /// I.12.1: the envelope is lost; the sealer states the move and makes it on the board.
+    pub(super) fn decide_envelope_lost(
+        &self,
+        arbiter: &str,
+        reason: &str,
+        now: Millis,
+    ) -> Result<Vec<Event>, Rejection> {
+        let envelope = self
+            .adj
+            .last()
+            .filter(|e| e.status == EnvelopeStatus::Sealed)
+            .ok_or_else(|| not_now("no sealed envelope is in custody"))?;
+        Ok(vec![Event::EnvelopeLost {
+            at: now,
+            envelope: envelope.number,
+            arbiter: arbiter.to_string(),
+            reason: reason.to_string(),
+        }])
+    }
+
+    /// I.13: a clock time shown wrong at resumption, before the first move, is corrected.
+    pub(super) fn decide_correct_time(
+        &self,
+        side: Color,
+        remaining: Millis,
+        arbiter: &str,
+        reason: &str,
+        now: Millis,
+    ) -> Result<Vec<Event>, Rejection> {
+        check_time("remaining", remaining)?;
+        let open = match self.adj.stage {
+            Some(Stage::Adjourned | Stage::AwaitingOpening) => true,
+            Some(Stage::Resumed | Stage::AwaitingCounterOpening) => !self.adj.first_move_done,
+            _ => false,
+        };
+        if !open {
+            return Err(Rejection::CorrectionWindowClosed);
+        }
+        Ok(vec![Event::TimeCorrected {
+            at: now,
+            side,
+            remaining_ms: remaining,
+            previous_ms: self.clock.remaining_at(side, now),
+            arbiter: arbiter.to_string(),
+            reason: reason.to_string(),
+        }])
     }
 
     /// The player ordered to seal, while sealing.
@@ -648,7 +674,7 @@ impl Game {
     }
 
     /// I.7 / I.8 / I.9: open the envelope waiting to be opened.
-    fn open(
+    pub(super) fn decide_open_envelope(
         &self,
         mv: &str,
         nonce: &str,
@@ -774,7 +800,12 @@ impl Game {
     }
 
     /// I.9.3: the responder seals the reply for the absent sealer.
-    fn counter_seal(&self, mv: &str, nonce: &str, now: Millis) -> Result<Vec<Event>, Rejection> {
+    pub(super) fn decide_counter_seal(
+        &self,
+        mv: &str,
+        nonce: &str,
+        now: Millis,
+    ) -> Result<Vec<Event>, Rejection> {
         self.reject_unless_playing()?;
         let sealer = self
             .adj
