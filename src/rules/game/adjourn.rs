@@ -207,74 +207,74 @@ impl Game {
         if self.result.is_some() {
             return None;
         }
-        let adjourned = || {
-            Err(Rejection::Adjourned {
-                resumes: self.adj.resumption.as_ref().map(|r| r.start),
-            })
-        };
-        match (stage, input) {
-            (Stage::Sealing, Input::Move { mv } | Input::Press { mv: Some(mv), .. }) => {
-                let sealer = self.adj.sealer?;
-                if self.clock.turn != sealer {
-                    // The opponent's move is completed first (the press starts the
-                    // sealer's clock).
-                    return None;
-                }
-                if let Input::Press {
-                    side: Some(side), ..
-                } = input
-                    && *side != sealer
-                {
-                    return Some(Err(Rejection::NotYourTurn {
-                        side: *side,
-                        running: sealer,
-                    }));
-                }
-                Some(Err(Rejection::MoveIsTheSealedMove {
-                    side: sealer,
-                    mv: mv.clone(),
-                }))
-            }
-            (Stage::Sealing, Input::Press { side, mv: None }) => {
-                let sealer = self.adj.sealer?;
-                if self.clock.turn != sealer {
-                    return None;
-                }
-                if let Some(side) = side
-                    && *side != sealer
-                {
-                    return Some(Err(Rejection::NotYourTurn {
-                        side: *side,
-                        running: sealer,
-                    }));
-                }
-                // I.1.1: the sealer stops the clock, which commits the sealed move.
-                Some(self.commit(now, None))
-            }
-            (
-                Stage::Adjourned,
+        match stage {
+            Stage::Sealing => self.gate_sealing(input, now),
+            Stage::Adjourned => match input {
                 Input::Move { .. }
                 | Input::Press { .. }
                 | Input::PlayerPause { .. }
                 | Input::Pause { .. }
-                | Input::Resume { .. },
-            ) => Some(adjourned()),
-            (
-                Stage::AwaitingOpening | Stage::AwaitingCounterOpening,
-                Input::Move { mv } | Input::Press { mv: Some(mv), .. },
-            ) if self
-                .adj
-                .last()
-                .is_some_and(|e| e.status == EnvelopeStatus::Lost) =>
+                | Input::Resume { .. } => Some(Err(Rejection::Adjourned {
+                    resumes: self.adj.resumption.as_ref().map(|r| r.start),
+                })),
+                _ => None,
+            },
+            Stage::AwaitingOpening | Stage::AwaitingCounterOpening => {
+                self.gate_awaiting_opening(input, now)
+            }
+            Stage::Resumed => None,
+        }
+    }
+
+    /// I.1.1: while the sealer seals, a move on the board is the sealed move, and the
+    /// sealer's press commits it. The opponent's move is completed first (its press
+    /// starts the sealer's clock): the ordinary rules.
+    fn gate_sealing(&self, input: &Input, now: Millis) -> Option<Result<Vec<Event>, Rejection>> {
+        let (side, mv) = match input {
+            Input::Move { mv } => (None, Some(mv)),
+            Input::Press { side, mv } => (*side, mv.as_ref()),
+            _ => return None,
+        };
+        let sealer = self.adj.sealer?;
+        if self.clock.turn != sealer {
+            return None;
+        }
+        if let Some(side) = side
+            && side != sealer
+        {
+            return Some(Err(Rejection::NotYourTurn {
+                side,
+                running: sealer,
+            }));
+        }
+        Some(match mv {
+            Some(mv) => Err(Rejection::MoveIsTheSealedMove {
+                side: sealer,
+                mv: mv.clone(),
+            }),
+            None => self.commit(now, None),
+        })
+    }
+
+    /// I.7 / I.9 / I.12: before the envelope is opened no move counts, unless it is the
+    /// stated move of a lost envelope; the arriving responder's press records the arrival.
+    fn gate_awaiting_opening(
+        &self,
+        input: &Input,
+        now: Millis,
+    ) -> Option<Result<Vec<Event>, Rejection>> {
+        match input {
+            Input::Move { mv } | Input::Press { mv: Some(mv), .. }
+                if self
+                    .adj
+                    .last()
+                    .is_some_and(|e| e.status == EnvelopeStatus::Lost) =>
             {
                 Some(self.stated_move(mv, now))
             }
             // I.9.2: "al llegar, el jugador puede detener su reloj": the arriving
             // responder's press stops the clock and records the arrival.
-            (
-                Stage::AwaitingOpening | Stage::AwaitingCounterOpening,
-                Input::Press { side, mv: None },
-            ) => {
+            Input::Press { side, mv: None } => {
                 let waiting = self.adj.last()?.sealer.other();
                 let arriving = !*self.present.get(waiting)
                     && self.clock.running() == Some(waiting)
@@ -289,10 +289,7 @@ impl Game {
                     Err(Rejection::EnvelopeNotOpened)
                 })
             }
-            (
-                Stage::AwaitingOpening | Stage::AwaitingCounterOpening,
-                Input::Move { .. } | Input::Press { .. },
-            ) => Some(Err(Rejection::EnvelopeNotOpened)),
+            Input::Move { .. } | Input::Press { .. } => Some(Err(Rejection::EnvelopeNotOpened)),
             _ => None,
         }
     }
