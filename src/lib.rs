@@ -15,11 +15,14 @@ pub mod dgt;
 pub mod hall;
 pub mod link;
 pub mod mqtt;
-pub mod pgn;
 pub mod refusal;
-pub mod rules;
 pub mod script;
 pub mod sim;
 pub mod store;
-pub mod trf;
 pub mod tty;
+
+// The pure rooms are workspace crates (crates/); these names keep every `crate::rules::…`
+// and `hallclock::rules::…` path working.
+pub use hallclock_pgn as pgn;
+pub use hallclock_rules as rules;
+pub use hallclock_trf as trf;

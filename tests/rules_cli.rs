@@ -267,7 +267,7 @@ fn rules_coverage_names_only_real_tests() {
     let doc = std::fs::read_to_string(format!("{root}/docs/RULES-COVERAGE.md"))
         .expect("docs/RULES-COVERAGE.md exists");
     let mut sources = String::new();
-    for dir in ["src", "tests"] {
+    for dir in ["src", "tests", "crates"] {
         let mut stack = vec![std::path::PathBuf::from(format!("{root}/{dir}"))];
         while let Some(p) = stack.pop() {
             for entry in std::fs::read_dir(&p)

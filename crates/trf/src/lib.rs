@@ -18,7 +18,7 @@ pub use tc::TrfTimeControl;
 
 use record::{Cols, Field, player, round_fields};
 
-use crate::rules::Color;
+use hallclock_rules::Color;
 
 /// The result column of a round (TRF16, and TRF26's `X`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]

@@ -17,8 +17,8 @@
 
 use super::error::{Position, TrfError, TrfErrorKind};
 use super::{Player, ResultCode, Trf};
-use crate::rules::Color;
-use crate::rules::game::{GameResult, Score, Termination};
+use hallclock_rules::Color;
+use hallclock_rules::game::{GameResult, Score, Termination};
 
 /// One board of the round.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -270,7 +270,7 @@ pub fn codes(result: &GameResult) -> Option<(ResultCode, ResultCode)> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::rules::game::ArbiterResult;
+    use hallclock_rules::game::ArbiterResult;
 
     fn result(score: Score, termination: Termination) -> GameResult {
         GameResult { score, termination }

@@ -489,7 +489,7 @@ fn from_san(pos: &Chess, t: &str) -> SealedVerdict {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::rules::game::parse_fen;
+    use crate::game::parse_fen;
 
     fn read(fen: Option<&str>, text: &str, lang: NotationLanguage) -> SealedVerdict {
         let pos = fen.map(|f| parse_fen(f).unwrap()).unwrap_or_default();

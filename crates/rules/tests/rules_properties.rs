@@ -6,12 +6,12 @@
 //! - all of it also through adjournments: session ends, sealing, commits, resumptions,
 //!   openings (right and wrong), counter-seals, draw offers, time corrections.
 
-use hallclock::rules::adjournment::Resumption;
-use hallclock::rules::game::{BothAbsent, Event, FlagMode, Game, Input, Setup};
-use hallclock::rules::time_control::{
+use hallclock_rules::adjournment::Resumption;
+use hallclock_rules::game::{BothAbsent, Event, FlagMode, Game, Input, Setup};
+use hallclock_rules::time_control::{
     Bonus, ClockOptions, DelayDisplay, IncrementCredit, Period, PeriodTransition, TimeControl,
 };
-use hallclock::rules::{ByColor, Color, Millis};
+use hallclock_rules::{ByColor, Color, Millis};
 use proptest::prelude::*;
 use shakmaty::Position;
 
@@ -201,7 +201,7 @@ fn input(op: &Op, game: &Game, secrets: &Secrets, now: Millis) -> Option<Input> 
         Op::Play(i) => {
             let pos = game.position();
             let mv = pos
-                .filter(|p| game.clock().turn == hallclock::rules::Color::from(p.turn()))
+                .filter(|p| game.clock().turn == hallclock_rules::Color::from(p.turn()))
                 .and_then(|p| {
                     let legal = p.legal_moves();
                     let m = legal.get(usize::from(*i) % legal.len().max(1))?;

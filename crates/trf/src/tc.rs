@@ -7,7 +7,7 @@
 //! (`+Nd`), so each side is read by our own parser and then checked for what TRF cannot
 //! say.
 
-use crate::rules::time_control::{self, Bonus, TimeControl};
+use hallclock_rules::time_control::{self, Bonus, TimeControl};
 
 /// A control for both colours, or White's and Black's (Armageddon: `W300-B240`).
 #[derive(Debug, Clone, PartialEq, Eq)]

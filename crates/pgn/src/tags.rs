@@ -1,10 +1,10 @@
 //! The small translations: clock times, time controls, results and terminations, and the
 //! cleaning of client text.
 
-use crate::rules::Millis;
-use crate::rules::color::Color;
-use crate::rules::game::{ArbiterResult, Score, Termination};
-use crate::rules::time_control::{Bonus, Period, TimeControl};
+use hallclock_rules::Millis;
+use hallclock_rules::color::Color;
+use hallclock_rules::game::{ArbiterResult, Score, Termination};
+use hallclock_rules::time_control::{Bonus, Period, TimeControl};
 
 /// `h:mm:ss`, whole seconds truncated (what a clock face shows); never negative.
 pub fn clock(t: Millis) -> String {
@@ -169,7 +169,7 @@ pub fn termination(score: Score, t: &Termination) -> (&'static str, String) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::rules::time_control::parse;
+    use hallclock_rules::time_control::parse;
 
     #[test]
     fn clocks_are_whole_seconds_truncated() {

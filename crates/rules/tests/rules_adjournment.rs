@@ -1,15 +1,15 @@
 //! Adjourned games, Guidelines I (and the older Appendix A), rule by rule, through the
 //! pure core: decide/evolve/poll with instants passed in, exact to the millisecond.
 
-use hallclock::rules::adjournment::{
+use hallclock_rules::adjournment::{
     AdjournmentRules, Edition, EnvelopeStatus, NotationLanguage, Resumption, SealedVerdict, Stage,
     commitment,
 };
-use hallclock::rules::game::{
+use hallclock_rules::game::{
     ArbiterResult, Event, Game, Input, PausedBy, Phase, Rejection, Score, Setup, Termination,
 };
-use hallclock::rules::time_control::parse;
-use hallclock::rules::{Color, Millis};
+use hallclock_rules::time_control::parse;
+use hallclock_rules::{Color, Millis};
 
 const T0: Millis = Millis(1_800_000_000_000);
 /// The resumption session, the next day.

@@ -1,14 +1,14 @@
 //! Article 6, rule by rule, through the pure core. Every test crosses time by passing
 //! instants: no sleeping, exact to the millisecond.
 
-use hallclock::rules::game::{
+use hallclock_rules::game::{
     ArbiterResult, BothAbsent, Event, FlagMode, Game, Input, Phase, Rejection, Score, Setup,
     Termination,
 };
-use hallclock::rules::time_control::{
+use hallclock_rules::time_control::{
     DelayDisplay, IncrementCredit, PeriodTransition, TimeControl, parse,
 };
-use hallclock::rules::{Color, Millis};
+use hallclock_rules::{Color, Millis};
 
 const T0: Millis = Millis(1_700_000_000_000);
 

@@ -3,9 +3,9 @@
 //! and attached when the board shows it; the position is never lost. Pure core, instants
 //! passed as arguments.
 
-use hallclock::rules::game::{Event, Game, Input, Rejection, Score, Setup, Termination};
-use hallclock::rules::time_control::parse;
-use hallclock::rules::{Color, Millis};
+use hallclock_rules::game::{Event, Game, Input, Rejection, Score, Setup, Termination};
+use hallclock_rules::time_control::parse;
+use hallclock_rules::{Color, Millis};
 
 const T0: Millis = Millis(1_700_000_000_000);
 

@@ -2,8 +2,8 @@
 
 use std::fmt::Write as _;
 
-use crate::rules::Millis;
-use crate::rules::color::Color;
+use hallclock_rules::Millis;
+use hallclock_rules::color::Color;
 
 use super::tags::{clock, escape_tag};
 

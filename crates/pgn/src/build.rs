@@ -3,9 +3,9 @@
 
 use shakmaty::{Chess, Position};
 
-use crate::rules::Millis;
-use crate::rules::color::{ByColor, Color};
-use crate::rules::game::{Event, Game, GameResult, Setup, fen_of, parse_fen};
+use hallclock_rules::Millis;
+use hallclock_rules::color::{ByColor, Color};
+use hallclock_rules::game::{Event, Game, GameResult, Setup, fen_of, parse_fen};
 
 use super::tags::{self, clock, comment_text, pgn_time_control};
 use super::text::{PgnGame, PgnMove};
@@ -602,7 +602,8 @@ impl Builder {
             (Some(r), None) => r.to_string(),
             (None, _) => "?".into(),
         };
-        let (y, m, d) = crate::rules::millis::civil_from_days(setup.start.0.div_euclid(86_400_000));
+        let (y, m, d) =
+            hallclock_rules::millis::civil_from_days(setup.start.0.div_euclid(86_400_000));
         let mut tags: Vec<(String, String)> = vec![
             (
                 "Event".into(),
