@@ -4,6 +4,7 @@
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
+use crate::refusal::Refusal;
 use crate::rules::adjournment::{AdjournmentRules, Resumption};
 use crate::rules::game::{ArbiterResult, BothAbsent, FlagMode, Score};
 use crate::rules::millis::{format_iso, parse_instant};
@@ -353,8 +354,30 @@ pub struct BadCommand {
     pub transaction: String,
     pub action: String,
     pub reason: String,
-    /// The response's `error`: `bad_command`, `too_large` or `duplicate_key`.
-    pub error: &'static str,
+    pub kind: BadKind,
+}
+
+/// Why a command could not be understood; each is its own refusal code.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BadKind {
+    /// Not JSON, not an object, a field missing or of the wrong type (`bad_command`).
+    Malformed,
+    /// Over [`MAX_COMMAND_BYTES`] (`too_large`).
+    TooLarge,
+    /// A key given twice in one object (`duplicate_key`).
+    DuplicateKey,
+}
+
+impl BadCommand {
+    /// The refusal the response carries.
+    pub fn refusal(&self) -> Refusal {
+        let reason = self.reason.clone();
+        match self.kind {
+            BadKind::Malformed => Refusal::BadCommand(reason),
+            BadKind::TooLarge => Refusal::TooLarge(reason),
+            BadKind::DuplicateKey => Refusal::DuplicateKey(reason),
+        }
+    }
 }
 
 /// The largest command accepted, in bytes. A 1000-board `start_round` with names and FIDE
@@ -371,7 +394,7 @@ pub fn too_large(payload: &[u8]) -> BadCommand {
             "the command is {} bytes; the limit is {MAX_COMMAND_BYTES} bytes (1 MiB)",
             payload.len()
         ),
-        error: "too_large",
+        kind: BadKind::TooLarge,
     }
 }
 
@@ -599,7 +622,7 @@ pub fn parse_as<A: for<'de> Deserialize<'de>>(
         transaction: transaction.to_string(),
         action: action.to_string(),
         reason,
-        error: "bad_command",
+        kind: BadKind::Malformed,
     };
     if payload.len() > MAX_COMMAND_BYTES {
         return Err(too_large(payload));
@@ -613,7 +636,7 @@ pub fn parse_as<A: for<'de> Deserialize<'de>>(
             .unwrap_or("");
         let action = value.get("action").and_then(Value::as_str).unwrap_or("");
         return Err(BadCommand {
-            error: "duplicate_key",
+            kind: BadKind::DuplicateKey,
             ..bad(
                 transaction,
                 action,
@@ -768,7 +791,10 @@ mod tests {
     fn duplicate_keys_are_refused_with_where_they_repeat() {
         let e = board(r#"{"transaction":"t1","arbiter":"IA","action":"add_time","side":"white","side":"black","delta_ms":1}"#)
             .unwrap_err();
-        assert_eq!((e.error, e.transaction.as_str()), ("duplicate_key", "t1"));
+        assert_eq!(
+            (e.kind, e.transaction.as_str()),
+            (BadKind::DuplicateKey, "t1")
+        );
         assert!(
             e.reason.starts_with("side: the key appears twice"),
             "{}",
@@ -778,7 +804,7 @@ mod tests {
             br#"{"transaction":"r","arbiter":"CA","action":"start_round","round":1,"start":0,"pairings":[{"board":"b","white":"A","black":"B"},{"board":"c","white":"A","white":"C","black":"B"}]}"#,
         )
         .unwrap_err();
-        assert_eq!(e.error, "duplicate_key");
+        assert_eq!(e.kind, BadKind::DuplicateKey);
         assert!(e.reason.starts_with("pairings[1].white:"), "{}", e.reason);
         // The same key in two objects is not a duplicate.
         assert!(parse::<HallAction>(
@@ -794,7 +820,10 @@ mod tests {
         big.resize(MAX_COMMAND_BYTES + 10, b'x');
         big.extend_from_slice(b"\"}");
         let e = parse::<HallAction>(&big).unwrap_err();
-        assert_eq!((e.error, e.transaction.as_str()), ("too_large", "big-1"));
+        assert_eq!(
+            (e.kind, e.transaction.as_str()),
+            (BadKind::TooLarge, "big-1")
+        );
         assert!(
             e.reason.contains("the limit is 1048576 bytes"),
             "{}",

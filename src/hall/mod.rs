@@ -716,12 +716,7 @@ impl Hall {
 
     fn respond_bad(&self, topic: String, bad: BadCommand) {
         tracing::info!(transaction = %log_safe(&bad.transaction), reason = %log_safe(&bad.reason), "command refused");
-        let refusal = match bad.error {
-            "too_large" => Refusal::TooLarge(bad.reason),
-            "duplicate_key" => Refusal::DuplicateKey(bad.reason),
-            _ => Refusal::BadCommand(bad.reason),
-        };
-        self.respond(topic, &bad.transaction, &bad.action, Err(refusal));
+        self.respond(topic, &bad.transaction, &bad.action, Err(bad.refusal()));
     }
 
     async fn on_board_command(&mut self, board: String, payload: &[u8]) {
