@@ -119,6 +119,8 @@ struct Session {
 /// A running hall: how to reach it, watch it and stop it.
 pub struct RunningHall {
     pub publisher: Publisher,
+    /// The command intake the MQTT task feeds; the web dashboard's door to the same one.
+    pub intake: mpsc::Sender<Incoming>,
     control: mpsc::Sender<Control>,
     /// The latest proof of progress: every board actor and the coordinator answered.
     pub health: tokio::sync::watch::Receiver<Option<Health>>,
@@ -272,7 +274,8 @@ pub fn start(settings: HallSettings) -> Result<RunningHall, HallError> {
         });
     let topics = Topics::new(&settings.hall);
     let (incoming_tx, incoming_rx) = mpsc::channel(256);
-    let (publisher, mqtt_task) = client::spawn(settings.mqtt.clone(), topics.clone(), incoming_tx)?;
+    let (publisher, mqtt_task) =
+        client::spawn(settings.mqtt.clone(), topics.clone(), incoming_tx.clone())?;
     let timebase = Timebase::start();
     let (from_boards_tx, from_boards_rx) = mpsc::unbounded_channel();
     if let Some(d) = &damage {
@@ -355,6 +358,7 @@ pub fn start(settings: HallSettings) -> Result<RunningHall, HallError> {
     });
     Ok(RunningHall {
         publisher,
+        intake: incoming_tx,
         control: control_tx,
         health: health_rx,
         stop: Some(stop_tx),
@@ -546,8 +550,15 @@ impl Hall {
                     let _ = reply.send(done);
                 },
                 msg = incoming.recv() => match msg {
-                    Some(Incoming::Hall(payload)) => self.on_hall_command(&payload).await,
-                    Some(Incoming::Board { board, payload }) => self.on_board_command(board, &payload).await,
+                    Some(Incoming::Hall(payload)) => self.on_hall_command(&payload, None).await,
+                    Some(Incoming::Board { board, payload }) => self.on_board_command(board, &payload, None).await,
+                    Some(Incoming::Web { board, payload, arbiter, reply }) => {
+                        let payload = with_arbiter(&payload, &arbiter);
+                        match board {
+                            Some(board) => self.on_board_command(board, &payload, Some(reply)).await,
+                            None => self.on_hall_command(&payload, Some(reply)).await,
+                        }
+                    }
                     None => break,
                 },
                 note = from_boards.recv() => if let Some(note) = note {
@@ -593,14 +604,14 @@ impl Hall {
         self.publisher.json_retained(self.topics.info(), &info);
     }
 
-    fn respond(&self, topic: String, transaction: &str, action: &str, r: Result<(), Refusal>) {
+    fn respond(&self, topic: ReplyTo, transaction: &str, action: &str, r: Result<(), Refusal>) {
         let (status, reason, error) = match r {
             Ok(()) => (ResponseStatus::Ok, None, None),
             Err(e) => (ResponseStatus::Error, Some(e.reason), Some(e.error)),
         };
-        self.publisher.json_message(
-            topic,
-            &ResponsePayload {
+        topic.send(
+            &self.publisher,
+            ResponsePayload {
                 transaction: transaction.to_string(),
                 action: action.to_string(),
                 status,
@@ -610,7 +621,7 @@ impl Hall {
         );
     }
 
-    fn respond_bad(&self, topic: String, bad: BadCommand) {
+    fn respond_bad(&self, topic: ReplyTo, bad: BadCommand) {
         tracing::info!(transaction = %bad.transaction, reason = %bad.reason, "command refused");
         self.respond(
             topic,
@@ -620,8 +631,13 @@ impl Hall {
         );
     }
 
-    async fn on_board_command(&mut self, board: String, payload: &[u8]) {
-        let topic = self.topics.board_response(&board);
+    async fn on_board_command(
+        &mut self,
+        board: String,
+        payload: &[u8],
+        asker: Option<oneshot::Sender<ResponsePayload>>,
+    ) {
+        let topic = ReplyTo::new(self.topics.board_response(&board), asker);
         let command = match command::parse::<BoardAction>(payload) {
             Ok(c) => c,
             Err(bad) => return self.respond_bad(topic, bad),
@@ -668,9 +684,9 @@ impl Hall {
                 Ok(()) => (ResponseStatus::Ok, None, None),
                 Err(e) => (ResponseStatus::Error, Some(e.reason), Some(e.error)),
             };
-            publisher.json_message(
-                topic,
-                &ResponsePayload {
+            topic.send(
+                &publisher,
+                ResponsePayload {
                     transaction,
                     action: action.to_string(),
                     status,
@@ -760,8 +776,12 @@ impl Hall {
         r
     }
 
-    async fn on_hall_command(&mut self, payload: &[u8]) {
-        let topic = self.topics.hall_response();
+    async fn on_hall_command(
+        &mut self,
+        payload: &[u8],
+        asker: Option<oneshot::Sender<ResponsePayload>>,
+    ) {
+        let topic = ReplyTo::new(self.topics.hall_response(), asker);
         let command = match command::parse::<HallAction>(payload) {
             Ok(c) => c,
             Err(bad) => return self.respond_bad(topic, bad),
@@ -1249,6 +1269,43 @@ impl Hall {
 }
 
 /// A hall-wide command succeeds when at least one board applied it.
+/// Where a command's response goes: the `response` topic for MQTT, the asker for the web.
+enum ReplyTo {
+    Topic(String),
+    Asker(oneshot::Sender<ResponsePayload>),
+}
+
+impl ReplyTo {
+    fn new(topic: String, asker: Option<oneshot::Sender<ResponsePayload>>) -> ReplyTo {
+        match asker {
+            Some(a) => ReplyTo::Asker(a),
+            None => ReplyTo::Topic(topic),
+        }
+    }
+
+    fn send(self, publisher: &Publisher, payload: ResponsePayload) {
+        match self {
+            ReplyTo::Topic(topic) => publisher.json_message(topic, &payload),
+            // An asker that gave up (its request was cancelled) needs no answer.
+            ReplyTo::Asker(tx) => {
+                let _ = tx.send(payload);
+            }
+        }
+    }
+}
+
+/// The body with `"arbiter"` set to the proven identity, whatever the body said; a body
+/// that is not a JSON object is left for the parser to refuse.
+fn with_arbiter(payload: &[u8], arbiter: &str) -> Vec<u8> {
+    match serde_json::from_slice::<serde_json::Value>(payload) {
+        Ok(serde_json::Value::Object(mut obj)) => {
+            obj.insert("arbiter".into(), serde_json::Value::String(arbiter.into()));
+            serde_json::to_vec(&obj).unwrap_or_else(|_| payload.to_vec())
+        }
+        _ => payload.to_vec(),
+    }
+}
+
 fn applied_somewhere(applied: usize, action: &str) -> Result<(), Refusal> {
     if applied == 0 {
         Err(Refusal::new(

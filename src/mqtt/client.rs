@@ -43,11 +43,22 @@ pub enum Outgoing {
     Shutdown(oneshot::Sender<()>),
 }
 
-/// A command that arrived on a `set` topic.
+/// A command that arrived on a `set` topic, or through the web dashboard.
 #[derive(Debug)]
 pub enum Incoming {
     Hall(Vec<u8>),
-    Board { board: String, payload: Vec<u8> },
+    Board {
+        board: String,
+        payload: Vec<u8>,
+    },
+    /// A `set` body from a logged-in arbiter (`board`: `None` for the hall). The arbiter
+    /// is the session's, whatever the body says; the response goes back to the asker only.
+    Web {
+        board: Option<String>,
+        payload: Vec<u8>,
+        arbiter: String,
+        reply: oneshot::Sender<super::payload::ResponsePayload>,
+    },
 }
 
 /// The daemon's handle for publishing; cheap to clone.
@@ -56,16 +67,25 @@ pub struct Publisher {
     tx: mpsc::UnboundedSender<Outgoing>,
     /// Becomes true once the first connection attempt has an outcome (either way).
     attempted: tokio::sync::watch::Receiver<bool>,
+    /// Everything published also goes here, for the web dashboard: one source of truth.
+    feed: super::feed::Feed,
 }
 
 impl Publisher {
     pub fn retained(&self, topic: String, payload: Vec<u8>) {
+        self.feed.push(&topic, &payload, true);
         // A closed channel means the daemon is stopping: nothing to tell anyone.
         let _ = self.tx.send(Outgoing::Retained { topic, payload });
     }
 
     pub fn message(&self, topic: String, payload: Vec<u8>) {
+        self.feed.push(&topic, &payload, false);
         let _ = self.tx.send(Outgoing::Message { topic, payload });
+    }
+
+    /// What this publisher publishes, as a local stream with its retained snapshot.
+    pub fn feed(&self) -> &super::feed::Feed {
+        &self.feed
     }
 
     pub fn json_retained<T: serde::Serialize>(&self, topic: String, value: &T) {
@@ -88,6 +108,8 @@ impl Publisher {
 
     /// Publish `offline` and disconnect; waits at most `timeout`.
     pub async fn shutdown(&self, timeout: Duration) {
+        // The dashboards' streams end with the daemon, or they would hold the web server.
+        self.feed.close();
         let (tx, rx) = oneshot::channel();
         if self.tx.send(Outgoing::Shutdown(tx)).is_ok() {
             let _ = tokio::time::timeout(timeout, rx).await;
@@ -99,7 +121,14 @@ impl Publisher {
 pub fn detached() -> (Publisher, mpsc::UnboundedReceiver<Outgoing>) {
     let (tx, rx) = mpsc::unbounded_channel();
     let (_, attempted) = tokio::sync::watch::channel(true);
-    (Publisher { tx, attempted }, rx)
+    (
+        Publisher {
+            tx,
+            attempted,
+            feed: super::feed::Feed::new(),
+        },
+        rx,
+    )
 }
 
 /// Errors that stop the MQTT task from starting at all.
@@ -157,6 +186,9 @@ pub fn spawn(
     }
     let (tx, rx) = mpsc::unbounded_channel();
     let (attempted_tx, attempted) = tokio::sync::watch::channel(false);
+    let feed = super::feed::Feed::new();
+    // The daemon is up for the local feed whether or not the broker is.
+    feed.push(&topics.status(), ONLINE.as_bytes(), true);
     let task = tokio::spawn(run(
         opts,
         settings.max_queued,
@@ -164,8 +196,16 @@ pub fn spawn(
         rx,
         incoming,
         attempted_tx,
+        feed.clone(),
     ));
-    Ok((Publisher { tx, attempted }, task))
+    Ok((
+        Publisher {
+            tx,
+            attempted,
+            feed,
+        },
+        task,
+    ))
 }
 
 /// Status first, then info, then the rest: a dashboard learns the daemon is up before it
@@ -190,6 +230,7 @@ async fn run(
     mut rx: mpsc::UnboundedReceiver<Outgoing>,
     incoming: mpsc::Sender<Incoming>,
     attempted: tokio::sync::watch::Sender<bool>,
+    feed: super::feed::Feed,
 ) {
     // rumqttc's request channel; we never let it fill (we do not send while offline).
     let (client, mut eventloop) = AsyncClient::new(opts, 16_384);
@@ -337,6 +378,7 @@ async fn run(
                     };
                     if !payload.is_empty() || retained.contains_key(&order_key(&topics, &alert_topic)) {
                         retained.insert(order_key(&topics, &alert_topic), payload.clone());
+                        feed.push(&alert_topic, &payload, true);
                         let _ = client.try_publish(alert_topic, QoS::AtLeastOnce, true, payload);
                     }
                 }

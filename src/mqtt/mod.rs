@@ -3,6 +3,7 @@
 
 pub mod client;
 pub mod command;
+pub mod feed;
 pub mod payload;
 
 pub use client::{Incoming, MqttSettings, Publisher};
