@@ -58,7 +58,33 @@ pub struct Config {
     pub defaults: EventDefaults,
     pub link: LinkSettings,
     pub log: LogConfig,
+    pub web: WebConfig,
     pub boards: Vec<BoardConfig>,
+}
+
+/// `[web]`: the arbiters' dashboard (docs/DASHBOARD.md).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WebConfig {
+    pub enabled: bool,
+    /// `address:port`; the default listens on every interface (the hall's LAN).
+    pub listen: String,
+    /// The dashboard's accounts (`[[arbiter]]` with a password hash); `None`: nobody can
+    /// log in, only `/public` is of use.
+    pub accounts: Option<PathBuf>,
+    /// Mark the session cookie `Secure` (behind a TLS proxy that does not send
+    /// `X-Forwarded-Proto`).
+    pub secure_cookies: bool,
+}
+
+impl Default for WebConfig {
+    fn default() -> Self {
+        WebConfig {
+            enabled: true,
+            listen: "0.0.0.0:8080".into(),
+            accounts: None,
+            secure_cookies: false,
+        }
+    }
 }
 
 /// `[hall]`: who this daemon is.
@@ -466,6 +492,7 @@ impl Config {
         self.validate_defaults(&mut out);
         self.validate_sync_window(&mut out);
         self.validate_link(&mut out);
+        self.validate_web(&mut out);
         if !LOG_LEVELS.contains(&self.log.level.as_str()) {
             out.push(Problem::error(
                 "log.level",
@@ -661,6 +688,33 @@ impl Config {
         }
     }
 
+    fn validate_web(&self, out: &mut Vec<Problem>) {
+        let w = &self.web;
+        if !w.enabled {
+            return;
+        }
+        if w.listen.parse::<std::net::SocketAddr>().is_err() {
+            out.push(Problem::error(
+                "web.listen",
+                format!(
+                    "'{}' is not an address:port (e.g. \"0.0.0.0:8080\", \"[::]:8080\", \"127.0.0.1:8080\" behind a proxy)",
+                    w.listen
+                ),
+            ));
+        }
+        match &w.accounts {
+            None => out.push(Problem::warning(
+                "web.accounts",
+                "no accounts file: nobody can log in to the dashboard; only /public is served usefully",
+            )),
+            Some(p) => {
+                if let Err(e) = crate::web::FileAccounts::load(p) {
+                    out.push(Problem::error("web.accounts", e.to_string()));
+                }
+            }
+        }
+    }
+
     fn validate_boards(&self, out: &mut Vec<Problem>) {
         if self.boards.is_empty() {
             out.push(Problem::warning(
@@ -766,6 +820,16 @@ impl Config {
 
         t.section("log");
         t.string("level", &self.log.level);
+
+        let w = &self.web;
+        t.section("web");
+        t.raw("enabled", w.enabled);
+        t.string("listen", &w.listen);
+        match &w.accounts {
+            Some(p) => t.path("accounts", p),
+            None => t.opt_string("accounts", None),
+        }
+        t.raw("secure_cookies", w.secure_cookies);
 
         if self.boards.is_empty() {
             t.line("");
@@ -1110,7 +1174,8 @@ struct Walk {
     problems: Vec<Problem>,
 }
 
-const ROOT_KEYS: &[&str] = &["hall", "broker", "defaults", "link", "log", "boards"];
+const ROOT_KEYS: &[&str] = &["hall", "broker", "defaults", "link", "log", "web", "boards"];
+const WEB_KEYS: &[&str] = &["enabled", "listen", "accounts", "secure_cookies"];
 const HALL_KEYS: &[&str] = &["id", "state_dir", "sync_window_ms"];
 const BROKER_KEYS: &[&str] = &[
     "host",
@@ -1278,6 +1343,14 @@ impl Walk {
             self.field(t, "log", "level", &mut c.log.level, string);
         }
 
+        if let Some(t) = self.table(root, "", "web") {
+            let w = &mut c.web;
+            self.field(t, "web", "enabled", &mut w.enabled, boolean);
+            self.field(t, "web", "listen", &mut w.listen, string);
+            self.field(t, "web", "accounts", &mut w.accounts, optional(path));
+            self.field(t, "web", "secure_cookies", &mut w.secure_cookies, boolean);
+        }
+
         c.boards = self.boards(root);
         c
     }
@@ -1355,6 +1428,7 @@ impl Walk {
                     "defaults.clock" => CLOCK_KEYS,
                     "link" => LINK_KEYS,
                     "log" => LOG_KEYS,
+                    "web" => WEB_KEYS,
                     _ => &[],
                 };
                 self.unknown_keys(&path, t, known);

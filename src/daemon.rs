@@ -45,6 +45,47 @@ pub fn settings(config: &Config) -> HallSettings {
     }
 }
 
+/// Start the dashboard of `[web]` for a running hall; `accounts` replaces the configured
+/// file (the demo's generated arbiter). A dashboard that cannot start is logged and the
+/// hall runs on without it: the clocks matter more.
+pub async fn start_web(
+    config: &Config,
+    running: &hall::RunningHall,
+    accounts: Option<std::sync::Arc<dyn crate::web::Accounts>>,
+) -> Option<crate::web::RunningWeb> {
+    let w = &config.web;
+    if !w.enabled {
+        return None;
+    }
+    let Ok(listen) = w.listen.parse() else {
+        tracing::error!(listen = %w.listen, "web.listen is not address:port; no dashboard");
+        return None;
+    };
+    let accounts = match (accounts, &w.accounts) {
+        (Some(a), _) => a,
+        (None, Some(path)) => match crate::web::FileAccounts::load(path) {
+            Ok(a) => std::sync::Arc::new(a),
+            Err(e) => {
+                tracing::error!("web.accounts: {e}; nobody can log in to the dashboard");
+                std::sync::Arc::new(crate::web::FileAccounts::default())
+            }
+        },
+        (None, None) => std::sync::Arc::new(crate::web::FileAccounts::default()),
+    };
+    let settings = crate::web::WebSettings {
+        listen,
+        secure_cookies: w.secure_cookies,
+    };
+    let state = crate::web::AppState::for_hall(&config.hall.id, running, accounts, w.secure_cookies);
+    match crate::web::start(&settings, state).await {
+        Ok(web) => Some(web),
+        Err(e) => {
+            tracing::error!("dashboard not started: {e}");
+            None
+        }
+    }
+}
+
 /// Once a second, or twice per systemd watchdog period when that is shorter.
 fn heartbeat() -> Duration {
     let mut usec = 0;
@@ -108,6 +149,7 @@ pub async fn run(config: Config, path: std::path::PathBuf) -> Result<(), HallErr
         "hallclock starting"
     );
     let running = hall::start(settings)?;
+    let web = start_web(&config, &running, None).await;
     // READY only after the broker was tried (a refusal is fine: the hall still runs).
     let _ = tokio::time::timeout(Duration::from_secs(10), running.publisher.first_attempt()).await;
     notify(&[sd_notify::NotifyState::Ready]);
@@ -151,6 +193,10 @@ pub async fn run(config: Config, path: std::path::PathBuf) -> Result<(), HallErr
     tracing::info!("stopping");
     notify(&[sd_notify::NotifyState::Stopping]);
     running.stop().await;
+    if let Some(web) = web {
+        // The feeds ended with the hall; requests in flight get a moment to finish.
+        let _ = tokio::time::timeout(Duration::from_secs(5), web.task).await;
+    }
     Ok(())
 }
 
@@ -193,6 +239,9 @@ async fn reload(running: &hall::RunningHall, old: Config, path: &std::path::Path
     if new.log != old.log {
         needs_restart.push("[log]");
     }
+    if new.web != old.web {
+        needs_restart.push("[web]");
+    }
     if !needs_restart.is_empty() {
         tracing::warn!(
             "reload: changes to {} need a restart (systemctl restart hallclock); not applied",
@@ -206,6 +255,7 @@ async fn reload(running: &hall::RunningHall, old: Config, path: &std::path::Path
         broker: old.broker,
         link: old.link,
         log: old.log,
+        web: old.web,
         ..new
     }
 }

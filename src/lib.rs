@@ -17,3 +17,4 @@ pub mod rules;
 pub mod script;
 pub mod sim;
 pub mod store;
+pub mod web;

@@ -126,6 +126,8 @@ fn hall_config(opts: &DemoOptions, host: &str, port: u16, sim: &Sim) -> Config {
     };
     config.broker.host = host.to_string();
     config.broker.port = port;
+    // The dashboard on this machine only: the demo's arbiter password is printed.
+    config.web.listen = "127.0.0.1:8080".into();
     config.defaults.time_control = opts.time_control.clone();
     config.boards = sim
         .boards()
@@ -305,12 +307,36 @@ pub async fn run(opts: DemoOptions) -> Result<(), DemoError> {
     tracing::info!(boards = opts.boards, broker = %format!("{host}:{port}"), "demo starting");
     let running = hall::start(settings)?;
     let (client, mut inbox, console_task) = console(&host, port, &opts.hall);
+    let password = crate::web::session::token()[..10].to_string();
+    let accounts: std::sync::Arc<dyn crate::web::Accounts> =
+        std::sync::Arc::new(crate::web::FileAccounts::new(vec![crate::web::session::Account {
+            id: "demo".into(),
+            name: "IA Demo".into(),
+            role: crate::web::Role::Chief,
+            boards: Vec::new(),
+            password: crate::web::session::hash_password(&password, 10_000),
+        }]));
+    let mut web = crate::daemon::start_web(&config, &running, Some(accounts.clone())).await;
+    if web.is_none() {
+        // 8080 taken (another demo?): any free port will do.
+        let mut other = config.clone();
+        other.web.listen = "127.0.0.1:0".into();
+        web = crate::daemon::start_web(&other, &running, Some(accounts)).await;
+    }
+    let dashboard = match &web {
+        Some(w) => format!(
+            "dashboard: http://{}/   log in as 'demo', password '{password}'   (hall screens: http://{}/public)",
+            w.addr, w.addr
+        ),
+        None => "dashboard: not started (see the daemon log)".into(),
+    };
 
     let header = vec![
         format!(
             "hallclock demo: {} simulated boards, hall '{}', {}, {which} on {host}:{port}",
             opts.boards, opts.hall, opts.time_control
         ),
+        dashboard,
         format!("watch the MQTT traffic:  mosquitto_sub -h {host} -p {port} -t 'hallclock/#' -v"),
         format!(
             "daemon log: {}   stop: Ctrl-C",
