@@ -76,7 +76,8 @@ pub async fn start_web(
         listen,
         secure_cookies: w.secure_cookies,
     };
-    let state = crate::web::AppState::for_hall(&config.hall.id, running, accounts, w.secure_cookies);
+    let state =
+        crate::web::AppState::for_hall(&config.hall.id, running, accounts, w.secure_cookies);
     match crate::web::start(&settings, state).await {
         Ok(web) => Some(web),
         Err(e) => {

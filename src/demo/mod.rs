@@ -309,13 +309,15 @@ pub async fn run(opts: DemoOptions) -> Result<(), DemoError> {
     let (client, mut inbox, console_task) = console(&host, port, &opts.hall);
     let password = crate::web::session::token()[..10].to_string();
     let accounts: std::sync::Arc<dyn crate::web::Accounts> =
-        std::sync::Arc::new(crate::web::FileAccounts::new(vec![crate::web::session::Account {
-            id: "demo".into(),
-            name: "IA Demo".into(),
-            role: crate::web::Role::Chief,
-            boards: Vec::new(),
-            password: crate::web::session::hash_password(&password, 10_000),
-        }]));
+        std::sync::Arc::new(crate::web::FileAccounts::new(vec![
+            crate::web::session::Account {
+                id: "demo".into(),
+                name: "IA Demo".into(),
+                role: crate::web::Role::Chief,
+                boards: Vec::new(),
+                password: crate::web::session::hash_password(&password, 10_000),
+            },
+        ]));
     let mut web = crate::daemon::start_web(&config, &running, Some(accounts.clone())).await;
     if web.is_none() {
         // 8080 taken (another demo?): any free port will do.

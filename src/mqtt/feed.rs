@@ -231,6 +231,9 @@ mod tests {
             f.push("h/x/event", format!("{n}").as_bytes(), false);
         }
         assert!(matches!(f.subscribe(Some(1)).0, Start::Snapshot { .. }));
-        assert!(matches!(f.subscribe(Some(1 << 40)).0, Start::Snapshot { .. }));
+        assert!(matches!(
+            f.subscribe(Some(1 << 40)).0,
+            Start::Snapshot { .. }
+        ));
     }
 }

@@ -36,7 +36,10 @@ fn me_body(identity: &session::Identity, csrf: &str, hall: &str) -> Value {
 }
 
 fn cookie_header(value: &str, max_age: Option<u64>, secure: bool) -> String {
-    let mut c = format!("{}={value}; Path=/; HttpOnly; SameSite=Strict", session::COOKIE);
+    let mut c = format!(
+        "{}={value}; Path=/; HttpOnly; SameSite=Strict",
+        session::COOKIE
+    );
     if let Some(age) = max_age {
         c.push_str(&format!("; Max-Age={age}"));
     }
@@ -84,11 +87,7 @@ pub async fn login(
 }
 
 /// `POST /api/logout`.
-pub async fn logout(
-    State(state): State<AppState>,
-    who: Arbiter,
-    headers: HeaderMap,
-) -> Response {
+pub async fn logout(State(state): State<AppState>, who: Arbiter, headers: HeaderMap) -> Response {
     state.sessions().remove(&who.session);
     let set = cookie_header("", Some(0), secure(&state, &headers));
     ([(header::SET_COOKIE, set)], StatusCode::NO_CONTENT).into_response()

@@ -193,7 +193,11 @@ fn sse(feed: Feed, audience: Audience, after: Option<u64>) -> Response {
 }
 
 /// `GET /api/feed`: everything, for a logged-in arbiter (viewers included).
-pub async fn arbiters(State(state): State<AppState>, _who: Arbiter, headers: HeaderMap) -> Response {
+pub async fn arbiters(
+    State(state): State<AppState>,
+    _who: Arbiter,
+    headers: HeaderMap,
+) -> Response {
     sse(
         state.feed().clone(),
         Audience::Arbiters,
@@ -347,7 +351,8 @@ mod tests {
         assert!(filter(p, "hallclock/h/board/b/event", added).is_none());
         let mv = br#"{"board":"b","seq":5,"event":"move_made","at":1,"san":"e4"}"#;
         assert!(filter(p, "hallclock/h/board/b/event", mv).is_some());
-        let state = br#"{"board":"b","adjournment":{"stage":"sealed","envelopes":[{"commitment":"ab"}]}}"#;
+        let state =
+            br#"{"board":"b","adjournment":{"stage":"sealed","envelopes":[{"commitment":"ab"}]}}"#;
         let out = filter(p, "hallclock/h/board/b/state", state).unwrap_or_default();
         let text = String::from_utf8_lossy(&out);
         assert!(text.contains("\"stage\":\"sealed\""), "{text}");

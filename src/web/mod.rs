@@ -128,7 +128,10 @@ pub fn router(state: AppState) -> Router {
         .route("/api/feed", get(feed::arbiters))
         .route("/api/public/feed", get(feed::public))
         .route("/api/board/{board}/events", get(feed::history))
-        .route("/api/public/board/{board}/events", get(feed::public_history))
+        .route(
+            "/api/public/board/{board}/events",
+            get(feed::public_history),
+        )
         .route("/api/board/{board}/command", post(commands::board))
         .route("/api/hall/command", post(commands::hall));
     pages

@@ -325,7 +325,9 @@ pub fn same_origin(headers: &HeaderMap) -> Result<(), WebError> {
         .and_then(|v| v.to_str().ok())
         .is_some_and(|v| v == "cross-site")
     {
-        return Err(WebError::Csrf("refused: the request came from another site"));
+        return Err(WebError::Csrf(
+            "refused: the request came from another site",
+        ));
     }
     let Some(origin) = headers.get(header::ORIGIN) else {
         // Not a browser (a script with the cookie and the token): the token decides.
@@ -371,7 +373,9 @@ impl FromRequestParts<AppState> for Arbiter {
                 .headers
                 .get(CSRF_HEADER)
                 .and_then(|v| v.to_str().ok())
-                .ok_or(WebError::Csrf("refused: no CSRF token (header x-csrf-token)"))?;
+                .ok_or(WebError::Csrf(
+                    "refused: no CSRF token (header x-csrf-token)",
+                ))?;
             if !constant_time_eq(sent.as_bytes(), session.csrf.as_bytes()) {
                 return Err(WebError::Csrf("refused: wrong CSRF token"));
             }
@@ -425,7 +429,11 @@ mod tests {
         assert!(who(Role::Chief, &[]).may(None, "start_round").is_ok());
         assert!(who(Role::Arbiter, &[]).may(None, "start_round").is_err());
         assert!(who(Role::Arbiter, &[]).may(Some("b1"), "add_time").is_ok());
-        assert!(who(Role::Arbiter, &["b2"]).may(Some("b1"), "add_time").is_err());
+        assert!(
+            who(Role::Arbiter, &["b2"])
+                .may(Some("b1"), "add_time")
+                .is_err()
+        );
         assert!(who(Role::Viewer, &[]).may(Some("b1"), "pause").is_err());
         assert!(who(Role::Viewer, &[]).may(None, "replay").is_ok());
     }
