@@ -962,7 +962,15 @@ function roundView() {
       ]),
     ]),
   );
+  let touched = false;
+  startForm.addEventListener("input", (e) => { if (e.target !== tc) touched = true; });
   render = () => {
+    // The page may open before the feed's snapshot: fill the form once the hall is known.
+    if (!touched && rowsBody.children.length === 0 && boards().length) {
+      for (const b of boards()) addRow(b);
+      if (store.info && store.info.defaults) { tc.value = store.info.defaults.time_control; checkTc(); }
+      num.value = String(((store.info && store.info.round && store.info.round.round) || 0) + 1);
+    }
     const r = store.info && store.info.round;
     const rows = [];
     let done = 0, playing = 0;
@@ -973,11 +981,11 @@ function roundView() {
       rows.push(h("tr", { "data-board": id }, [h("td", {}, [h("a", { href: `/board/${id}`, text: id })]), h("td", { text: st.white ? st.white.name : "" }), h("td", { text: st.black ? st.black.name : "" }), h("td", { text: phaseText(board(id), id) }), h("td", { text: resultText(st.result) })]));
     }
     const s = store.session;
-    summary.replaceChildren(
+    summary.replaceChildren(...[
       h("p", { text: r ? `Round ${r.round} · ${r.time_control} · start ${new Date(r.start).toLocaleString()} · ${playing} playing · ${done} finished` : "No round yet." }),
       s && (s.sealed.length || s.sealing.length) ? h("p", { text: `Adjournment: ${s.sealing.length} sealing, ${s.sealed.length} sealed, ${s.awaiting_opening.length} awaiting opening${s.all_sealed ? " · all sealed" : ""}${s.resumption ? ` · resumes ${new Date(s.resumption.start).toLocaleString()} ${s.resumption.place}` : ""}` }) : null,
       h("table", {}, [h("thead", {}, [h("tr", {}, ["Board", "White", "Black", "Phase", "Result"].map((t) => h("th", { text: t })))]), h("tbody", {}, rows)]),
-    );
+    ].filter((x) => x !== null));
   };
   render();
 }
@@ -1024,6 +1032,9 @@ async function main() {
   }
   if (PUBLIC) {
     document.body.classList.add("public");
+    // Nothing to press on a hall screen.
+    const out = document.getElementById("logout");
+    if (out) out.remove();
     connect();
     hallView();
     requestAnimationFrame(tick);
