@@ -286,3 +286,70 @@ async fn the_time_control_check_describes_or_says_where() {
     assert_eq!(s, StatusCode::BAD_REQUEST);
     assert!(t.contains("column"), "{t}");
 }
+
+#[tokio::test]
+async fn a_page_opening_mid_game_gets_the_boards_recent_events() {
+    let a = app();
+    let p = &a.publisher;
+    let state_topic = "hallclock/h/board/board-001/state".to_string();
+    let event_topic = "hallclock/h/board/board-001/event".to_string();
+    p.retained(
+        state_topic.clone(),
+        br#"{"board":"board-001","seq":0,"round":null}"#.to_vec(),
+    );
+    p.message(
+        event_topic.clone(),
+        br#"{"board":"board-001","seq":1,"event":"clock_started"}"#.to_vec(),
+    );
+    p.retained(
+        state_topic.clone(),
+        br#"{"board":"board-001","seq":1,"round":1}"#.to_vec(),
+    );
+    p.message(
+        event_topic.clone(),
+        br#"{"board":"board-001","seq":2,"event":"move_made","san":"e4"}"#.to_vec(),
+    );
+    p.message(
+        event_topic.clone(),
+        br#"{"board":"board-001","seq":3,"event":"time_added"}"#.to_vec(),
+    );
+    p.retained(
+        state_topic.clone(),
+        br#"{"board":"board-001","seq":3,"round":1}"#.to_vec(),
+    );
+    // The history follows the feed in its own task.
+    tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    let (cookie, _) = login(&a.state, "view").await;
+    let req = Request::get("/api/board/board-001/events")
+        .header(header::COOKIE, &cookie)
+        .body(Body::empty())
+        .unwrap();
+    let (s, _, t) = send(&a.state, req).await;
+    assert_eq!(s, StatusCode::OK, "{t}");
+    let v: serde_json::Value = serde_json::from_str(&t).unwrap();
+    let seqs: Vec<u64> = v
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|e| e["seq"].as_u64())
+        .collect();
+    assert_eq!(seqs, [1, 2, 3], "{t}");
+    // The public gets the move, not the arbiter's act; an unknown board is a 404.
+    let (s, _, t) = send(
+        &a.state,
+        Request::get("/api/public/board/board-001/events")
+            .body(Body::empty())
+            .unwrap(),
+    )
+    .await;
+    assert_eq!(s, StatusCode::OK);
+    assert!(t.contains("e4") && !t.contains("time_added"), "{t}");
+    let (s, _, _) = send(
+        &a.state,
+        Request::get("/api/public/board/board-999/events")
+            .body(Body::empty())
+            .unwrap(),
+    )
+    .await;
+    assert_eq!(s, StatusCode::NOT_FOUND);
+}

@@ -266,9 +266,11 @@ impl History {
             .unwrap_or_else(std::sync::PoisonError::into_inner);
         let h = map.entry(board.to_string()).or_default();
         if kind == "state" {
+            // `null` (no game yet) is no round: only a new round number starts afresh.
             let round = serde_json::from_slice::<Value>(&item.payload)
                 .ok()
-                .and_then(|v| v.get("round").cloned());
+                .and_then(|v| v.get("round").cloned())
+                .filter(|r| !r.is_null());
             if round.is_some() && round != h.round {
                 if h.round.is_some() {
                     h.events.clear();
