@@ -199,6 +199,8 @@ async function loadHistory(boardId) {
 
 /** @type {Set<string>} */
 const gapChecks = new Set();
+/** Boards changed since the last render; `all` when something hall-wide changed. */
+const dirty = { boards: /** @type {Set<string>} */ (new Set()), all: true };
 
 /**
  * One MQTT payload from the feed, exactly as published.
@@ -208,6 +210,8 @@ function apply(topic, text) {
   const parts = topic.split("/");
   if (!store.base) store.base = parts.slice(0, 2).join("/");
   const rest = parts.slice(2);
+  if (rest[0] === "board" && rest.length >= 3) dirty.boards.add(rest[1]);
+  else dirty.all = true;
   /** @type {any} */
   let v = null;
   if (text && (text[0] === "{" || text[0] === "[")) {
@@ -272,6 +276,7 @@ function connect() {
   });
   source.addEventListener("ready", () => {
     store.snapshotting = false;
+    dirty.all = true;
     if (conn) { conn.textContent = "live"; conn.className = "conn live"; }
     renderSoon();
     // Move lists for boards the page shows (a page that opened mid-game).
@@ -461,7 +466,14 @@ function fieldInput(f, boards) {
     return h("select", { name: f.name }, (f.options || []).map((o) => h("option", { value: o, text: o })));
   }
   if (f.kind === "board") {
-    return h("select", { name: f.name }, [h("option", { value: "", text: "—" }), ...boards.map((b) => h("option", { value: b, text: b }))]);
+    const sel = h("select", { name: f.name }, [h("option", { value: "", text: "—" }), ...boards.map((b) => h("option", { value: b, text: b }))]);
+    // The page may have been drawn before the feed named the boards.
+    sel.addEventListener("focus", () => {
+      if (sel.children.length > 1) return;
+      const here = currentBoard();
+      for (const b of [...store.boards.keys()].sort()) if (b !== here) sel.append(h("option", { value: b, text: b }));
+    });
+    return sel;
   }
   if (f.kind === "bool") return h("input", { name: f.name, type: "checkbox" });
   if (f.kind === "instant") return h("input", { name: f.name, type: "datetime-local" });
@@ -516,6 +528,7 @@ function ack(a) {
   const s = acked();
   s.add(alertKey(a));
   localStorage.setItem("hallclock.acked", JSON.stringify([...s].slice(-500)));
+  dirty.all = true;
   renderSoon();
 }
 
@@ -558,8 +571,10 @@ function renderSoon() {
   requestAnimationFrame(() => {
     renderQueued = false;
     const t0 = performance.now();
-    renderBanner();
+    if (dirty.all) renderBanner();
     render();
+    dirty.all = false;
+    dirty.boards.clear();
     perf.scriptMs += performance.now() - t0;
   });
 }
@@ -567,16 +582,26 @@ function renderSoon() {
 /** Clock elements to refresh every frame: [element, boardId, color]. */
 /** @type {[HTMLElement, string, "white"|"black"][]} */
 let liveClocks = [];
+/** Per clock element: the state it was drawn from and until when its text stands. */
+/** @type {WeakMap<HTMLElement, {st: State, until: number}>} */
+const drawn = new WeakMap();
 
 function tick() {
   const t0 = performance.now();
+  const now = Date.now();
   for (const [el, id, color] of liveClocks) {
     const st = board(id).state;
-    if (!st || !st[color]) { setText(el, "–"); continue; }
+    // Only a running clock changes by itself; render() draws the others.
+    if (!st || !st[color] || st.phase !== "running" || st.running !== color) continue;
+    // The text changes once a second (a tenth under 10 s): no work in between.
+    const last = drawn.get(el);
+    if (last && last.st === st && now < last.until) continue;
     const ms = clockMs(st, color);
     setText(el, fmtClock(ms));
+    const step = ms < 10000 ? 100 : 1000;
+    drawn.set(el, { st, until: now + (ms % step || step) });
     const side = /** @type {HTMLElement} */ (el.parentElement);
-    const low = st.phase === "running" && st.running === color && ms < 10000;
+    const low = ms < 10000;
     if (side.classList.contains("low") !== low) side.classList.toggle("low", low);
   }
   perf.frames++;
@@ -668,6 +693,7 @@ function renderTile(t, id) {
   for (const color of order) {
     const s = t.sides[color];
     setText(s.name, st && st[color] ? st[color].name : "");
+    setText(s.clock, st && st[color] ? fmtClock(clockMs(st, color)) : "–");
     const cls = sideClass(st, color) + (s.box.classList.contains("low") ? " low" : "");
     if (s.box.className !== cls) s.box.className = cls;
   }
@@ -699,7 +725,8 @@ function hallView() {
   const tiles = new Map();
   let lastOrder = "";
   liveClocks = [];
-  const again = () => renderSoon();
+  let viewChanged = true;
+  const again = () => { viewChanged = true; renderSoon(); };
   q.addEventListener("input", again); phase.addEventListener("change", again); sort.addEventListener("change", again);
   render = () => {
     const text = /** @type {HTMLInputElement} */ (q).value.trim().toLowerCase();
@@ -721,11 +748,14 @@ function hallView() {
       return true;
     });
     if (how !== "board") visible.sort((a, b) => sortKey(a, how) - sortKey(b, how) || (a < b ? -1 : 1));
+    // 200 tiles: redraw only those whose board changed, unless something hall-wide did.
+    const all = dirty.all || viewChanged;
     for (const id of visible) {
       let t = tiles.get(id);
-      if (!t) { t = makeTile(id); tiles.set(id, t); }
-      renderTile(t, id);
+      if (!t) { t = makeTile(id); tiles.set(id, t); renderTile(t, id); continue; }
+      if (all || dirty.boards.has(id)) renderTile(t, id);
     }
+    viewChanged = false;
     const order = visible.join(",");
     if (order !== lastOrder) {
       grid.replaceChildren(...visible.map((id) => /** @type {any} */ (tiles.get(id)).el));
@@ -794,6 +824,7 @@ function boardView(id) {
     const order = seating(st);
     if (seated !== order.join()) { clocks.replaceChildren(sides[order[0]].box, sides[order[1]].box); seated = order.join(); }
     for (const color of order) {
+      setText(sides[color].clock, st && st[color] ? fmtClock(clockMs(st, color)) : "–");
       setText(sides[color].name, st && st[color] ? `${st[color].name} · ${st[color].moves} moves${st[color].present ? "" : " · absent"}` : color);
       const cls = sideClass(st, color);
       if (sides[color].box.className.replace(" low", "") !== cls) sides[color].box.className = cls;
