@@ -702,16 +702,10 @@ impl Config {
                 ),
             ));
         }
-        match &w.accounts {
-            None => out.push(Problem::warning(
-                "web.accounts",
-                "no accounts file: nobody can log in to the dashboard; only /public is served usefully",
-            )),
-            Some(p) => {
-                if let Err(e) = crate::web::FileAccounts::load(p) {
-                    out.push(Problem::error("web.accounts", e.to_string()));
-                }
-            }
+        if let Some(p) = &w.accounts
+            && let Err(e) = crate::web::FileAccounts::load(p)
+        {
+            out.push(Problem::error("web.accounts", e.to_string()));
         }
     }
 

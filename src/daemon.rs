@@ -70,7 +70,12 @@ pub async fn start_web(
                 std::sync::Arc::new(crate::web::FileAccounts::default())
             }
         },
-        (None, None) => std::sync::Arc::new(crate::web::FileAccounts::default()),
+        (None, None) => {
+            tracing::warn!(
+                "web.accounts is not set: nobody can log in to the dashboard; /public works"
+            );
+            std::sync::Arc::new(crate::web::FileAccounts::default())
+        }
     };
     let settings = crate::web::WebSettings {
         listen,

@@ -46,6 +46,8 @@ enum Cmd {
     CheckConfig(cli::config::ConfigArgs),
     /// The effective configuration (file + HALLCLOCK__* environment) as TOML, secrets masked.
     PrintConfig(cli::config::ConfigArgs),
+    /// A dashboard password (read from standard input) as the accounts file stores it.
+    WebPassword,
 }
 
 fn main() -> ExitCode {
@@ -60,5 +62,6 @@ fn main() -> ExitCode {
         Cmd::Sim(args) => cli::sim::run(args),
         Cmd::CheckConfig(args) => cli::config::check(args),
         Cmd::PrintConfig(args) => cli::config::print(args),
+        Cmd::WebPassword => cli::web::password(),
     }
 }

@@ -175,7 +175,7 @@ fn the_shipped_file_documents_every_key() {
             "{section} {key} is not in config/hallclock.toml"
         );
     }
-    assert_eq!(keys, 29);
+    assert_eq!(keys, 32);
 }
 
 #[test]

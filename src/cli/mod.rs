@@ -10,3 +10,4 @@ pub mod rules;
 pub mod run;
 pub mod sim;
 pub mod tc;
+pub mod web;
