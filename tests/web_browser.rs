@@ -76,7 +76,7 @@ async fn an_arbiter_runs_a_round_from_the_browser() {
     assert_eq!(status, 200);
     let (status, _, body) = http(addr, "POST", &cmd_path, &[("Cookie", &cookie)], forged).await;
     assert_eq!(status, 403, "a command without the CSRF token: {body}");
-    let evil = format!("http://evil.example");
+    let evil = "http://evil.example";
     let (status, _, _) = http(
         addr,
         "POST",
@@ -84,7 +84,7 @@ async fn an_arbiter_runs_a_round_from_the_browser() {
         &[
             ("Cookie", &cookie),
             ("x-csrf-token", &csrf),
-            ("Origin", &evil),
+            ("Origin", evil),
         ],
         forged,
     )

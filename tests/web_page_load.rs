@@ -114,7 +114,11 @@ async fn page_script_time_with_200_running_boards() {
                     state(
                         n,
                         seq,
-                        if seq % 2 == 0 { "white" } else { "black" },
+                        if seq.is_multiple_of(2) {
+                            "white"
+                        } else {
+                            "black"
+                        },
                         170_000,
                         175_000,
                         1,

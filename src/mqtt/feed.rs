@@ -21,6 +21,9 @@ pub struct FeedItem {
     pub topic: String,
     pub payload: Vec<u8>,
     pub retained: bool,
+    /// What the public may see of it, worked out once for every subscriber (the web's
+    /// filter; `None` inside: nothing).
+    pub public: std::sync::OnceLock<Option<Vec<u8>>>,
 }
 
 /// Where a subscription starts.
@@ -110,6 +113,7 @@ impl Feed {
             topic: topic.to_string(),
             payload: payload.to_vec(),
             retained,
+            public: std::sync::OnceLock::new(),
         });
         s.next_id += 1;
         if retained {

@@ -82,11 +82,18 @@ pub fn filter(audience: Audience, topic: &str, payload: &[u8]) -> Option<Vec<u8>
 }
 
 fn message(item: &FeedItem, audience: Audience, with_id: bool) -> Option<Event> {
-    let payload = filter(audience, &item.topic, &item.payload)?;
+    let payload: &[u8] = match audience {
+        Audience::Arbiters => &item.payload,
+        // Filtered once per item, not once per open screen.
+        Audience::Public => item
+            .public
+            .get_or_init(|| filter(Audience::Public, &item.topic, &item.payload))
+            .as_deref()?,
+    };
     let e = Event::default().data(format!(
         "{}\n{}",
         item.topic,
-        String::from_utf8_lossy(&payload)
+        String::from_utf8_lossy(payload)
     ));
     Some(if with_id {
         e.id(item.id.to_string())

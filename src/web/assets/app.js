@@ -193,6 +193,7 @@ async function loadHistory(boardId) {
     resetBoardHistory(boardId);
     for (const ev of events) noteEvent(boardId, ev);
     b.historyLoaded = true;
+    dirty.boards.add(boardId);
     renderSoon();
   } catch (_) { /* the feed will bring what follows */ }
 }
@@ -582,24 +583,15 @@ function renderSoon() {
 /** Clock elements to refresh every frame: [element, boardId, color]. */
 /** @type {[HTMLElement, string, "white"|"black"][]} */
 let liveClocks = [];
-/** Per clock element: the state it was drawn from and until when its text stands. */
-/** @type {WeakMap<HTMLElement, {st: State, until: number}>} */
-const drawn = new WeakMap();
 
 function tick() {
   const t0 = performance.now();
-  const now = Date.now();
   for (const [el, id, color] of liveClocks) {
     const st = board(id).state;
     // Only a running clock changes by itself; render() draws the others.
     if (!st || !st[color] || st.phase !== "running" || st.running !== color) continue;
-    // The text changes once a second (a tenth under 10 s): no work in between.
-    const last = drawn.get(el);
-    if (last && last.st === st && now < last.until) continue;
     const ms = clockMs(st, color);
     setText(el, fmtClock(ms));
-    const step = ms < 10000 ? 100 : 1000;
-    drawn.set(el, { st, until: now + (ms % step || step) });
     const side = /** @type {HTMLElement} */ (el.parentElement);
     const low = ms < 10000;
     if (side.classList.contains("low") !== low) side.classList.toggle("low", low);
