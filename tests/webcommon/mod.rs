@@ -102,7 +102,12 @@ impl Chrome {
     pub async fn until(&self, what: &str, expr: &str) -> Value {
         let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
         loop {
-            let v = self.js(&format!("return ({expr});")).await;
+            // A page still loading has no elements yet: not ready, not an error.
+            let v = self
+                .js(&format!(
+                    "try {{ return ({expr}); }} catch (e) {{ return false; }}"
+                ))
+                .await;
             if !(v.is_null() || v == Value::Bool(false) || v == json!("") || v == json!(0)) {
                 return v;
             }
