@@ -147,6 +147,11 @@ async fn page_script_time_with_200_running_boards() {
         "hall page, {BOARDS} running boards, a move every 100 ms: {script_per_s:.1} ms of script per second, {frames_per_s:.0} frames per second, over {seconds:.1} s"
     );
     assert!(frames_per_s > 1.0, "the page keeps drawing");
+    // A page opened mid-round shows the last moves (from the boards' recent events).
+    chrome.client.goto(&format!("{base_url}/")).await.unwrap();
+    chrome
+        .until("a last move after a reload", "Array.from(document.querySelectorAll('.tile .lastmove')).some(e => e.textContent === 'last e4')")
+        .await;
     assert!(script_per_s > 0.0, "the page's counters work");
     chrome.close().await;
     publisher.feed().close();
