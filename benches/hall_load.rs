@@ -270,10 +270,26 @@ async fn start_mosquitto(dir: &Path) -> (Proc, u16) {
     panic!("mosquitto did not start on port {port}");
 }
 
+/// The bench's arbiter (a chief), so that the commands measured take the signed path
+/// every hall takes.
+const BENCH_ARBITER: &str = "bench";
+const BENCH_KEY: &str = "62656e6368206b65793a207468652068616c6c2773206c6f6164206d65617375";
+
+fn bench_key() -> hallclock::auth::Key {
+    hallclock::auth::Key::from_hex(BENCH_KEY).expect("the bench key")
+}
+
 fn daemon_config(dir: &Path, port: u16, boards: &[BoardHandle]) -> PathBuf {
+    let arbiters = dir.join("arbiters.toml");
+    hallclock::auth::Arbiters::parse(&format!(
+        "[[arbiter]]\nid = \"{BENCH_ARBITER}\"\nname = \"IA Bench\"\nrole = \"chief\"\nkey = \"{BENCH_KEY}\"\n"
+    ))
+    .and_then(|a| a.save(&arbiters))
+    .expect("write the bench's arbiters file");
     let mut toml = format!(
-        "[hall]\nid = \"{HALL}\"\nstate_dir = \"{}\"\n\n[broker]\nhost = \"127.0.0.1\"\nport = {port}\n\n[log]\nlevel = \"info\"\n",
-        dir.join("state").display()
+        "[hall]\nid = \"{HALL}\"\nstate_dir = \"{}\"\n\n[broker]\nhost = \"127.0.0.1\"\nport = {port}\n\n[log]\nlevel = \"info\"\n\n[security]\narbiters = \"{}\"\n",
+        dir.join("state").display(),
+        arbiters.display()
     );
     for b in boards {
         let _ = write!(
@@ -455,9 +471,17 @@ impl Subscriber {
         }
     }
 
+    /// A command, signed as the bench's arbiter.
     async fn publish(&self, topic: String, payload: Value) {
+        let signed = hallclock::auth::sign_now(
+            BENCH_ARBITER,
+            &bench_key(),
+            &topic,
+            payload,
+            hallclock::rules::Millis(wall_us() / 1000),
+        );
         self.client
-            .publish(topic, QoS::AtLeastOnce, false, payload.to_string())
+            .publish(topic, QoS::AtLeastOnce, false, signed)
             .await
             .expect("the subscriber's client is running");
     }

@@ -59,6 +59,7 @@ pub struct Config {
     pub link: LinkSettings,
     pub log: LogConfig,
     pub web: WebConfig,
+    pub security: SecurityConfig,
     pub boards: Vec<BoardConfig>,
 }
 
@@ -68,9 +69,6 @@ pub struct WebConfig {
     pub enabled: bool,
     /// `address:port`; the default listens on every interface (the hall's LAN).
     pub listen: String,
-    /// The dashboard's accounts (`[[arbiter]]` with a password hash); `None`: nobody can
-    /// log in, only `/public` is of use.
-    pub accounts: Option<PathBuf>,
     /// Mark the session cookie `Secure` (behind a TLS proxy that does not send
     /// `X-Forwarded-Proto`).
     pub secure_cookies: bool,
@@ -81,7 +79,6 @@ impl Default for WebConfig {
         WebConfig {
             enabled: true,
             listen: "0.0.0.0:8080".into(),
-            accounts: None,
             secure_cookies: false,
         }
     }
@@ -121,6 +118,9 @@ pub struct BrokerConfig {
     pub tls: bool,
     /// CA certificate(s) to trust for TLS; `None` = the system's roots.
     pub ca_file: Option<PathBuf>,
+    /// Mutual TLS: the daemon's certificate chain and private key (PEM), both or neither.
+    pub client_cert: Option<PathBuf>,
+    pub client_key: Option<PathBuf>,
     /// 0 disables keep-alive.
     pub keep_alive_secs: u16,
     /// Outgoing messages queued while the broker is unreachable.
@@ -137,6 +137,8 @@ impl Default for BrokerConfig {
             password: None,
             tls: false,
             ca_file: None,
+            client_cert: None,
+            client_key: None,
             keep_alive_secs: 15,
             max_queued: 10_000,
         }
@@ -237,6 +239,82 @@ impl Default for LogConfig {
     }
 }
 
+/// `[security]`: who may command the hall (docs/SECURITY.md).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SecurityConfig {
+    pub commands: Commands,
+    /// The arbiters' accounts and keys (root's alone, 0600).
+    pub arbiters: PathBuf,
+    /// A signed command's `ts` may be this far from the daemon's clock, either way.
+    pub window_secs: u32,
+}
+
+impl Default for SecurityConfig {
+    fn default() -> Self {
+        SecurityConfig {
+            commands: Commands::Signed,
+            arbiters: PathBuf::from(crate::auth::DEFAULT_ARBITERS),
+            window_secs: (crate::auth::DEFAULT_WINDOW.0 / 1000) as u32,
+        }
+    }
+}
+
+/// `security.commands`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Commands {
+    /// Every command signed by an arbiter's key.
+    Signed,
+    /// A lab: anyone who can publish commands, under any name.
+    Open,
+}
+
+const COMMANDS: &[(&str, Commands)] = &[("signed", Commands::Signed), ("open", Commands::Open)];
+
+impl Config {
+    /// What the hall is started with: the accounts read from `security.arbiters`.
+    pub fn security(&self) -> Result<crate::auth::Security, crate::auth::ArbitersError> {
+        match self.security.commands {
+            Commands::Open => Ok(crate::auth::Security::Open),
+            Commands::Signed => Ok(crate::auth::Security::Signed {
+                arbiters: crate::auth::Arbiters::load(&self.security.arbiters)?,
+                window: Millis(i64::from(self.security.window_secs) * 1000),
+            }),
+        }
+    }
+
+    fn validate_security(&self, out: &mut Vec<Problem>) {
+        let s = &self.security;
+        if s.window_secs == 0 || s.window_secs > 600 {
+            out.push(Problem::error(
+                "security.window_secs",
+                format!("{} is out of range (1 to 600 s)", s.window_secs),
+            ));
+        }
+        match s.commands {
+            Commands::Open => out.push(Problem::warning(
+                "security.commands",
+                "\"open\": anyone who can publish on the broker commands the hall, under any name; use \"signed\" outside a lab",
+            )),
+            Commands::Signed => match crate::auth::Arbiters::load(&s.arbiters) {
+                // No file yet (a fresh install): the clocks run, and every command is
+                // refused, saying why, until `hallclock arbiter add` makes one; the daemon
+                // says so at start. A file that exists must be right.
+                Err(crate::auth::ArbitersError::Read { source, .. })
+                    if source.kind() == std::io::ErrorKind::NotFound => {}
+                Err(e) => out.push(Problem::error("security.arbiters", e.to_string())),
+                Ok(a) if a.accounts().next().is_none() => out.push(Problem::warning(
+                    "security.arbiters",
+                    format!(
+                        "{}: no accounts: every command will be refused; add one with `hallclock arbiter add`",
+                        s.arbiters.display()
+                    ),
+                )),
+                Ok(_) => {}
+            },
+        }
+    }
+}
+
 /// The accepted `log.level` values.
 pub const LOG_LEVELS: [&str; 5] = ["error", "warn", "info", "debug", "trace"];
 
@@ -248,6 +326,24 @@ pub struct BoardConfig {
     pub port: PathBuf,
     /// Which side of the clock White sits on (6.4).
     pub white: Side,
+    /// The tournament board number played here (TRF rounds); `None`: the previous
+    /// entry's number + 1 (the first entry: 1). See [`board_numbers`].
+    pub number: Option<u32>,
+}
+
+/// The tournament board number of each `[[boards]]` entry, in file order: its `number`,
+/// or one more than the entry before it, so `number = 17` on the first entry of a hall
+/// that plays boards 17 to 40 numbers them all.
+pub fn board_numbers(boards: &[BoardConfig]) -> Vec<u32> {
+    let mut next = 1u32;
+    boards
+        .iter()
+        .map(|b| {
+            let n = b.number.unwrap_or(next);
+            next = n.saturating_add(1);
+            n
+        })
+        .collect()
 }
 
 impl BoardConfig {
@@ -504,6 +600,7 @@ impl Config {
                 ),
             ));
         }
+        self.validate_security(&mut out);
         self.validate_boards(&mut out);
         out
     }
@@ -613,6 +710,35 @@ impl Config {
             )),
             (None, _) => {}
         }
+        for (key, file, other) in [
+            ("broker.client_cert", &b.client_cert, &b.client_key),
+            ("broker.client_key", &b.client_key, &b.client_cert),
+        ] {
+            let Some(file) = file else { continue };
+            if !b.tls {
+                out.push(Problem::warning(
+                    key,
+                    format!("{} is ignored because broker.tls is false", file.display()),
+                ));
+            } else if !file.is_file() {
+                out.push(Problem::error(
+                    key,
+                    format!("{} does not exist or is not a file", file.display()),
+                ));
+            } else if let Err(why) = pem_has(file, key.ends_with("key")) {
+                out.push(Problem::error(key, format!("{}: {why}", file.display())));
+            } else if other.is_none() {
+                let missing = if key.ends_with("key") {
+                    "broker.client_cert"
+                } else {
+                    "broker.client_key"
+                };
+                out.push(Problem::error(
+                    key,
+                    format!("mutual TLS needs both broker.client_cert and broker.client_key; {missing} is not set"),
+                ));
+            }
+        }
         if b.keep_alive_secs == 0 {
             out.push(Problem::warning(
                 "broker.keep_alive_secs",
@@ -702,11 +828,6 @@ impl Config {
                 ),
             ));
         }
-        if let Some(p) = &w.accounts
-            && let Err(e) = crate::web::FileAccounts::load(p)
-        {
-            out.push(Problem::error("web.accounts", e.to_string()));
-        }
     }
 
     fn validate_boards(&self, out: &mut Vec<Problem>) {
@@ -718,6 +839,17 @@ impl Config {
         }
         let mut ids: HashMap<&str, usize> = HashMap::new();
         let mut ports: HashMap<&Path, usize> = HashMap::new();
+        let mut numbers: HashMap<u32, usize> = HashMap::new();
+        for (i, n) in board_numbers(&self.boards).into_iter().enumerate() {
+            if let Some(first) = numbers.insert(n, i) {
+                out.push(Problem::error(
+                    format!("boards[{i}].number"),
+                    format!(
+                        "tournament board {n} is already boards[{first}] (an entry without 'number' follows the one before it)"
+                    ),
+                ));
+            }
+        }
         for (i, board) in self.boards.iter().enumerate() {
             let key = format!("boards[{i}]");
             if let Some(why) = id_problem(&board.id) {
@@ -782,6 +914,15 @@ impl Config {
             Some(ca) => t.path("ca_file", ca),
             None => t.opt_string("ca_file", None),
         }
+        for (key, file) in [
+            ("client_cert", &b.client_cert),
+            ("client_key", &b.client_key),
+        ] {
+            match file {
+                Some(f) => t.path(key, f),
+                None => t.opt_string(key, None),
+            }
+        }
         t.raw("keep_alive_secs", b.keep_alive_secs);
         t.raw("max_queued", b.max_queued);
 
@@ -819,11 +960,11 @@ impl Config {
         t.section("web");
         t.raw("enabled", w.enabled);
         t.string("listen", &w.listen);
-        match &w.accounts {
-            Some(p) => t.path("accounts", p),
-            None => t.opt_string("accounts", None),
-        }
         t.raw("secure_cookies", w.secure_cookies);
+        t.section("security");
+        t.string("commands", name_of(COMMANDS, self.security.commands));
+        t.path("arbiters", &self.security.arbiters);
+        t.raw("window_secs", self.security.window_secs);
 
         if self.boards.is_empty() {
             t.line("");
@@ -835,6 +976,9 @@ impl Config {
             t.string("id", &board.id);
             t.path("port", &board.port);
             t.string("white", name_of(SIDES, board.white));
+            if let Some(n) = board.number {
+                t.raw("number", n);
+            }
         }
         t.out
     }
@@ -941,6 +1085,31 @@ fn quoted_chars(chars: &[char]) -> String {
         .map(|c| format!("{:?}", c))
         .collect::<Vec<_>>()
         .join(", ")
+}
+
+/// Whether a PEM file holds what its key says (a certificate, or a private key), so a
+/// swapped or wrong file is found by check-config and not at the first TLS handshake.
+fn pem_has(file: &Path, private_key: bool) -> Result<(), String> {
+    let text = std::fs::read(file).map_err(|e| format!("cannot be read ({e})"))?;
+    let text = String::from_utf8_lossy(&text);
+    let found = text.lines().any(|l| {
+        l.strip_prefix("-----BEGIN ")
+            .and_then(|l| l.strip_suffix("-----"))
+            .is_some_and(|label| {
+                if private_key {
+                    label.ends_with("PRIVATE KEY") && !label.contains("ENCRYPTED")
+                } else {
+                    label == "CERTIFICATE"
+                }
+            })
+    });
+    if found {
+        Ok(())
+    } else if private_key {
+        Err("no unencrypted PEM private key in it (BEGIN PRIVATE KEY, RSA PRIVATE KEY or EC PRIVATE KEY)".into())
+    } else {
+        Err("no PEM certificate in it (BEGIN CERTIFICATE)".into())
+    }
 }
 
 /// MQTT 3.1.1 (3.1.3.1) makes a broker accept only 1–23 characters of `[0-9a-zA-Z]`; real
@@ -1168,8 +1337,11 @@ struct Walk {
     problems: Vec<Problem>,
 }
 
-const ROOT_KEYS: &[&str] = &["hall", "broker", "defaults", "link", "log", "web", "boards"];
-const WEB_KEYS: &[&str] = &["enabled", "listen", "accounts", "secure_cookies"];
+const ROOT_KEYS: &[&str] = &[
+    "hall", "broker", "defaults", "link", "log", "security", "web", "boards",
+];
+const SECURITY_KEYS: &[&str] = &["commands", "arbiters", "window_secs"];
+const WEB_KEYS: &[&str] = &["enabled", "listen", "secure_cookies"];
 const HALL_KEYS: &[&str] = &["id", "state_dir", "sync_window_ms"];
 const BROKER_KEYS: &[&str] = &[
     "host",
@@ -1179,6 +1351,8 @@ const BROKER_KEYS: &[&str] = &[
     "password",
     "tls",
     "ca_file",
+    "client_cert",
+    "client_key",
     "keep_alive_secs",
     "max_queued",
 ];
@@ -1203,7 +1377,7 @@ const LINK_KEYS: &[&str] = &[
     "reopen_backoff_max_ms",
 ];
 const LOG_KEYS: &[&str] = &["level"];
-const BOARD_KEYS: &[&str] = &["id", "port", "white"];
+const BOARD_KEYS: &[&str] = &["id", "port", "white", "number"];
 
 /// A value read for a key: where it came from decides how strictly it is typed.
 struct Got<'a> {
@@ -1242,6 +1416,8 @@ impl Walk {
             self.field(t, s, "password", &mut b.password, optional(string));
             self.field(t, s, "tls", &mut b.tls, boolean);
             self.field(t, s, "ca_file", &mut b.ca_file, optional(path));
+            self.field(t, s, "client_cert", &mut b.client_cert, optional(path));
+            self.field(t, s, "client_key", &mut b.client_key, optional(path));
             self.field(
                 t,
                 s,
@@ -1337,11 +1513,17 @@ impl Walk {
             self.field(t, "log", "level", &mut c.log.level, string);
         }
 
+        if let Some(t) = self.table(root, "", "security") {
+            let sec = &mut c.security;
+            let s = "security";
+            self.field(t, s, "commands", &mut sec.commands, one_of(COMMANDS));
+            self.field(t, s, "arbiters", &mut sec.arbiters, path);
+            self.field(t, s, "window_secs", &mut sec.window_secs, integer::<u32>);
+        }
         if let Some(t) = self.table(root, "", "web") {
             let w = &mut c.web;
             self.field(t, "web", "enabled", &mut w.enabled, boolean);
             self.field(t, "web", "listen", &mut w.listen, string);
-            self.field(t, "web", "accounts", &mut w.accounts, optional(path));
             self.field(t, "web", "secure_cookies", &mut w.secure_cookies, boolean);
         }
 
@@ -1379,6 +1561,7 @@ impl Walk {
                     id: String::new(),
                     port: PathBuf::new(),
                     white: Side::Left,
+                    number: None,
                 });
                 continue;
             };
@@ -1387,6 +1570,7 @@ impl Walk {
                 id: String::new(),
                 port: PathBuf::new(),
                 white: Side::Left,
+                number: None,
             };
             for required in ["id", "port"] {
                 if !t.contains_key(required) {
@@ -1399,6 +1583,12 @@ impl Walk {
             self.field(t, &s, "id", &mut board.id, string);
             self.field(t, &s, "port", &mut board.port, path);
             self.field(t, &s, "white", &mut board.white, one_of(SIDES));
+            self.field(t, &s, "number", &mut board.number, |g| {
+                match integer::<u32>(g)? {
+                    0 => Err("0 is out of range: tournament boards are numbered from 1".into()),
+                    n => Ok(Some(n)),
+                }
+            });
             boards.push(board);
         }
         boards
@@ -1423,6 +1613,7 @@ impl Walk {
                     "link" => LINK_KEYS,
                     "log" => LOG_KEYS,
                     "web" => WEB_KEYS,
+                    "security" => SECURITY_KEYS,
                     _ => &[],
                 };
                 self.unknown_keys(&path, t, known);

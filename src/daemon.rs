@@ -6,6 +6,7 @@ use crate::config::Config;
 use crate::hall::{self, BoardSettings, HallError, HallSettings};
 use crate::link::LinkConfig;
 use crate::mqtt::MqttSettings;
+use crate::mqtt::client::BrokerState;
 
 /// The hall's settings from a validated configuration.
 pub fn settings(config: &Config) -> HallSettings {
@@ -19,10 +20,12 @@ pub fn settings(config: &Config) -> HallSettings {
         boards: config
             .boards
             .iter()
-            .map(|b| BoardSettings {
+            .zip(crate::config::board_numbers(&config.boards))
+            .map(|(b, number)| BoardSettings {
                 id: b.id.clone(),
                 port: b.port.clone(),
                 white: b.white,
+                number,
             })
             .collect(),
         defaults: config.defaults.clone(),
@@ -35,6 +38,11 @@ pub fn settings(config: &Config) -> HallSettings {
             password: config.broker.password.clone(),
             tls: config.broker.tls,
             tls_ca: config.broker.ca_file.clone(),
+            client_cert: config
+                .broker
+                .client_cert
+                .clone()
+                .zip(config.broker.client_key.clone()),
             keep_alive: Duration::from_secs(u64::from(config.broker.keep_alive_secs)),
             max_queued: config.broker.max_queued,
         },
@@ -42,16 +50,38 @@ pub fn settings(config: &Config) -> HallSettings {
         sync_window: Duration::from_millis(config.hall.sync_window_ms),
         segment_size: 16 << 20,
         heartbeat: heartbeat(),
+        security: config.security().unwrap_or_else(|e| {
+            // Fail closed: no account, so every command is refused and says why.
+            tracing::error!(
+                "{e}: every command will be refused; add accounts with `hallclock arbiter add`"
+            );
+            crate::auth::Security::Signed {
+                arbiters: crate::auth::Arbiters::default(),
+                window: crate::auth::DEFAULT_WINDOW,
+            }
+        }),
     }
 }
 
-/// Start the dashboard of `[web]` for a running hall; `accounts` replaces the configured
-/// file (the demo's generated arbiter). A dashboard that cannot start is logged and the
-/// hall runs on without it: the clocks matter more.
+/// Who may log in to the dashboard: the hall's arbiters (those with a password). With
+/// `commands = "open"` the hall holds no accounts, so the file is read for the dashboard
+/// alone, when there is one.
+pub fn web_arbiters(config: &Config, security: &crate::auth::Security) -> crate::auth::Arbiters {
+    match security {
+        crate::auth::Security::Signed { arbiters, .. } => arbiters.clone(),
+        crate::auth::Security::Open => {
+            crate::auth::Arbiters::load(&config.security.arbiters).unwrap_or_default()
+        }
+    }
+}
+
+/// Start the dashboard of `[web]` for a running hall, with the accounts that may log in.
+/// A dashboard that cannot start is logged and the hall runs on without it: the clocks
+/// matter more.
 pub async fn start_web(
     config: &Config,
     running: &hall::RunningHall,
-    accounts: Option<std::sync::Arc<dyn crate::web::Accounts>>,
+    arbiters: crate::auth::Arbiters,
 ) -> Option<crate::web::RunningWeb> {
     let w = &config.web;
     if !w.enabled {
@@ -61,28 +91,17 @@ pub async fn start_web(
         tracing::error!(listen = %w.listen, "web.listen is not address:port; no dashboard");
         return None;
     };
-    let accounts = match (accounts, &w.accounts) {
-        (Some(a), _) => a,
-        (None, Some(path)) => match crate::web::FileAccounts::load(path) {
-            Ok(a) => std::sync::Arc::new(a),
-            Err(e) => {
-                tracing::error!("web.accounts: {e}; nobody can log in to the dashboard");
-                std::sync::Arc::new(crate::web::FileAccounts::default())
-            }
-        },
-        (None, None) => {
-            tracing::warn!(
-                "web.accounts is not set: nobody can log in to the dashboard; /public works"
-            );
-            std::sync::Arc::new(crate::web::FileAccounts::default())
-        }
-    };
+    if arbiters.accounts().all(|a| a.password.is_none()) {
+        tracing::warn!(
+            "no arbiter has a dashboard password: nobody can log in (`hallclock arbiter reset ID --password`); /public works"
+        );
+    }
     let settings = crate::web::WebSettings {
         listen,
         secure_cookies: w.secure_cookies,
     };
     let state =
-        crate::web::AppState::for_hall(&config.hall.id, running, accounts, w.secure_cookies);
+        crate::web::AppState::for_hall(&config.hall.id, running, arbiters.into(), w.secure_cookies);
     match crate::web::start(&settings, state).await {
         Ok(web) => Some(web),
         Err(e) => {
@@ -154,12 +173,24 @@ pub async fn run(config: Config, path: std::path::PathBuf) -> Result<(), HallErr
         broker = %format!("{}:{}", settings.mqtt.host, settings.mqtt.port),
         "hallclock starting"
     );
+    let arbiters = web_arbiters(&config, &settings.security);
     let running = hall::start(settings)?;
-    let web = start_web(&config, &running, None).await;
+    let web = start_web(&config, &running, arbiters).await;
     // READY only after the broker was tried (a refusal is fine: the hall still runs).
     let _ = tokio::time::timeout(Duration::from_secs(10), running.publisher.first_attempt()).await;
-    notify(&[sd_notify::NotifyState::Ready]);
-    tracing::info!("ready");
+    let mut broker = running.publisher.broker_state();
+    let mut last_health = String::from("starting");
+    let line = status_line(&broker.borrow_and_update(), &last_health);
+    notify(&[
+        sd_notify::NotifyState::Ready,
+        sd_notify::NotifyState::Status(&line),
+    ]);
+    match &*broker.borrow() {
+        BrokerState::Trouble(why) => {
+            tracing::warn!("ready, but without the MQTT broker: {why}");
+        }
+        _ => tracing::info!("ready"),
+    }
     let mut health = running.health.clone();
     let mut config = config;
     use tokio::signal::unix::{SignalKind, signal};
@@ -188,11 +219,20 @@ pub async fn run(config: Config, path: std::path::PathBuf) -> Result<(), HallErr
                 }
                 let status = health.borrow_and_update().clone();
                 if let Some(h) = status {
+                    last_health = h.status;
+                    let line = status_line(&broker.borrow(), &last_health);
                     notify(&[
                         sd_notify::NotifyState::Watchdog,
-                        sd_notify::NotifyState::Status(&h.status),
+                        sd_notify::NotifyState::Status(&line),
                     ]);
                 }
+            }
+            changed = broker.changed() => {
+                if changed.is_err() {
+                    break;
+                }
+                let line = status_line(&broker.borrow_and_update(), &last_health);
+                notify(&[sd_notify::NotifyState::Status(&line)]);
             }
         }
     }
@@ -204,6 +244,16 @@ pub async fn run(config: Config, path: std::path::PathBuf) -> Result<(), HallErr
         let _ = tokio::time::timeout(Duration::from_secs(5), web.task).await;
     }
     Ok(())
+}
+
+/// systemd's STATUS: broker trouble first (`systemctl status` shows one line), then the
+/// hall's heartbeat line.
+fn status_line(broker: &BrokerState, hall: &str) -> String {
+    match broker {
+        BrokerState::Trouble(why) => format!("MQTT broker: {why}; {hall}"),
+        BrokerState::Connecting => format!("connecting to the MQTT broker; {hall}"),
+        BrokerState::Connected => hall.to_string(),
+    }
 }
 
 fn notify(state: &[sd_notify::NotifyState]) {

@@ -4,6 +4,7 @@
 //! protocol without I/O; `link` and `sim` are the serial shell and the simulated board;
 //! `cli` holds the command-line seams.
 
+pub mod auth;
 pub mod cli;
 pub mod config;
 pub mod custody;
@@ -13,8 +14,11 @@ pub mod dgt;
 pub mod hall;
 pub mod link;
 pub mod mqtt;
+pub mod pgn;
+pub mod refusal;
 pub mod rules;
 pub mod script;
 pub mod sim;
 pub mod store;
+pub mod trf;
 pub mod web;

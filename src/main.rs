@@ -38,6 +38,13 @@ enum Cmd {
         #[command(subcommand)]
         cmd: cli::journal::JournalCmd,
     },
+    /// A round's PGN (board order) from the journal, or one board's game.
+    Pgn(cli::pgn::PgnArgs),
+    /// Tournament Report Files: a round's pairings in board order; results back in.
+    Trf {
+        #[command(subcommand)]
+        cmd: cli::trf::TrfCmd,
+    },
     /// Candidate serial ports, their stable names and the DGT board answering on each.
     Ports(cli::ports::PortsArgs),
     /// Simulated DGT boards with DGT3000 clocks on pseudo-terminals.
@@ -46,8 +53,13 @@ enum Cmd {
     CheckConfig(cli::config::ConfigArgs),
     /// The effective configuration (file + HALLCLOCK__* environment) as TOML, secrets masked.
     PrintConfig(cli::config::ConfigArgs),
-    /// A dashboard password (read from standard input) as the accounts file stores it.
-    WebPassword,
+    /// The arbiters' accounts: add (prints the new key once), list, remove, reset.
+    Arbiter {
+        #[command(subcommand)]
+        cmd: cli::arbiter::ArbiterCmd,
+    },
+    /// Send one signed command and print the response; exit 0 when it is `ok`.
+    Command(cli::command::CommandArgs),
 }
 
 fn main() -> ExitCode {
@@ -55,13 +67,16 @@ fn main() -> ExitCode {
         Cmd::Demo(args) => cli::demo::run(args),
         Cmd::Run(args) => cli::run::run(args),
         Cmd::Journal { cmd } => cli::journal::run(cmd),
+        Cmd::Pgn(args) => cli::pgn::run(args),
         Cmd::Ports(args) => cli::ports::run(args),
         Cmd::Tc { cmd } => cli::tc::run(cmd),
+        Cmd::Trf { cmd } => cli::trf::run(cmd),
         Cmd::Rules { cmd } => cli::rules::run(cmd),
         Cmd::Dgt { cmd } => cli::dgt::run(cmd),
         Cmd::Sim(args) => cli::sim::run(args),
         Cmd::CheckConfig(args) => cli::config::check(args),
         Cmd::PrintConfig(args) => cli::config::print(args),
-        Cmd::WebPassword => cli::web::password(),
+        Cmd::Arbiter { cmd } => cli::arbiter::run(cmd),
+        Cmd::Command(args) => cli::command::run(args),
     }
 }

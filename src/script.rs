@@ -42,18 +42,39 @@ pub struct Duration(pub Millis);
 
 impl<'de> Deserialize<'de> for Duration {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        #[derive(Deserialize)]
-        #[serde(untagged)]
-        enum Raw {
-            Ms(i64),
-            Text(String),
-        }
-        match Raw::deserialize(d)? {
-            Raw::Ms(ms) => Ok(Duration(Millis(ms))),
-            Raw::Text(s) => parse_duration(&s)
-                .map(Duration)
-                .map_err(serde::de::Error::custom),
-        }
+        d.deserialize_any(DurationVisitor)
+    }
+}
+
+/// Says what was wrong with a duration: a fraction, a huge number, a bad text.
+struct DurationVisitor;
+
+impl serde::de::Visitor<'_> for DurationVisitor {
+    type Value = Duration;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("a duration: whole milliseconds or text such as \"1:30:00\" or \"4:05.5\"")
+    }
+
+    fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<Duration, E> {
+        Ok(Duration(Millis(v)))
+    }
+
+    fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<Duration, E> {
+        i64::try_from(v)
+            .map(|v| Duration(Millis(v)))
+            .map_err(|_| E::custom(format!("{v} ms is too large a duration")))
+    }
+
+    fn visit_f64<E: serde::de::Error>(self, v: f64) -> Result<Duration, E> {
+        Err(E::custom(format!(
+            "{v} is not a whole number of milliseconds (a duration is integer milliseconds \
+             or a text such as \"0:01.5\")"
+        )))
+    }
+
+    fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<Duration, E> {
+        parse_duration(v).map(Duration).map_err(E::custom)
     }
 }
 
@@ -185,6 +206,8 @@ struct ScriptSetup {
     start: String,
     #[serde(default = "default_hour")]
     default_time: Duration,
+    #[serde(default)]
+    pauses_extend_default_time: bool,
     #[serde(default)]
     both_absent: BothAbsent,
     #[serde(default)]
@@ -340,6 +363,9 @@ enum ScriptInput {
     ClockReading {
         white: Duration,
         black: Duration,
+    },
+    AcknowledgeDiscrepancy {
+        arbiter: String,
     },
     SetSessionEnd {
         end: Option<String>,
@@ -524,6 +550,9 @@ fn to_input(line: usize, s: ScriptInput, date: Millis) -> Result<Option<Input>, 
             white: white.0,
             black: black.0,
         },
+        ScriptInput::AcknowledgeDiscrepancy { arbiter } => {
+            Input::AcknowledgeDiscrepancy { arbiter }
+        }
         ScriptInput::SetSessionEnd { end, arbiter } => Input::SetSessionEnd {
             end: end.as_deref().map(|e| instant("end", e)).transpose()?,
             arbiter,
@@ -596,26 +625,68 @@ fn to_input(line: usize, s: ScriptInput, date: Millis) -> Result<Option<Input>, 
     }))
 }
 
-/// Parse and check a whole script. Blank lines and lines starting with `#` or `//` are
-/// comments.
-pub fn parse(text: &str) -> Result<Script, ScriptError> {
-    let mut setup: Option<(Setup, Millis)> = None;
-    let mut steps = Vec::new();
-    let mut last = Millis(i64::MIN);
-    for (i, raw) in text.lines().enumerate() {
-        let line = i + 1;
-        let trimmed = raw.trim();
-        if trimmed.is_empty() || trimmed.starts_with('#') || trimmed.starts_with("//") {
-            continue;
+/// A script checked line by line, as it is read: the lines need not be held. Blank lines
+/// and lines starting with `#` or `//` are comments.
+#[derive(Debug, Default)]
+pub struct Parser {
+    setup: Option<(Setup, Millis)>,
+    last: Option<Millis>,
+}
+
+impl Parser {
+    pub fn new() -> Parser {
+        Parser::default()
+    }
+
+    /// The setup and the script's date, once the setup line has been read.
+    pub fn setup(&self) -> Option<&(Setup, Millis)> {
+        self.setup.as_ref()
+    }
+
+    /// Check line number `line` (1-based, without its line break) and return the steps
+    /// it makes: none for a comment, up to three for the setup line.
+    pub fn line(&mut self, line: usize, raw: &[u8]) -> Result<Vec<Step>, ScriptError> {
+        let raw = raw.strip_suffix(b"\r").unwrap_or(raw);
+        if raw.starts_with("\u{feff}".as_bytes()) {
+            return Err(ScriptError {
+                line,
+                column: Some(1),
+                message: "a byte-order mark (U+FEFF) starts the line: save the script as UTF-8 \
+                          without one"
+                    .into(),
+            });
         }
-        let mut obj: Map<String, Value> = match serde_json::from_str::<Value>(raw) {
-            Ok(Value::Object(o)) => o,
+        let text = std::str::from_utf8(raw).map_err(|e| ScriptError {
+            line,
+            column: Some(e.valid_up_to() + 1),
+            message: format!(
+                "not UTF-8 (byte 0x{:02x}): a script is UTF-8 text",
+                raw.get(e.valid_up_to()).copied().unwrap_or(0)
+            ),
+        })?;
+        let trimmed = text.trim();
+        if trimmed.is_empty() || trimmed.starts_with('#') || trimmed.starts_with("//") {
+            return Ok(Vec::new());
+        }
+        let mut steps = Vec::new();
+        let last = self.last.unwrap_or(Millis(i64::MIN));
+        let mut obj: Map<String, Value> = match serde_json::from_str::<Strict>(text) {
+            Ok(Strict(Value::Object(o))) => o,
             Ok(_) => return Err(err(line, "expected a JSON object")),
             Err(e) => {
+                // The position is given as the script's line and column, not serde's.
+                let message = e.to_string();
+                let message = message
+                    .strip_suffix(&format!(" at line {} column {}", e.line(), e.column()))
+                    .unwrap_or(&message);
                 return Err(ScriptError {
                     line,
                     column: Some(e.column()),
-                    message: format!("not JSON: {e}"),
+                    message: if e.is_data() {
+                        message.to_string()
+                    } else {
+                        format!("not JSON: {message}")
+                    },
                 });
             }
         };
@@ -648,7 +719,7 @@ pub fn parse(text: &str) -> Result<Script, ScriptError> {
             };
             err(line, format!("{what}{e}"))
         })?;
-        let at = match (&setup, parsed) {
+        let at = match (&self.setup, parsed) {
             (None, ScriptInput::Setup(s)) => {
                 let date = match date_value {
                     None => Millis::ZERO,
@@ -696,6 +767,7 @@ pub fn parse(text: &str) -> Result<Script, ScriptError> {
                     tc_black: s.tc_black,
                     start,
                     default_time: s.default_time.0,
+                    pauses_extend_default_time: s.pauses_extend_default_time,
                     both_absent: s.both_absent,
                     flag_mode: s.flag_mode,
                     clock: s.clock,
@@ -703,7 +775,7 @@ pub fn parse(text: &str) -> Result<Script, ScriptError> {
                     discrepancy_margin: s.discrepancy_margin.0,
                 };
                 Game::new(game_setup.clone()).map_err(|e| err(line, format!("setup: {e}")))?;
-                setup = Some((game_setup, date));
+                self.setup = Some((game_setup, date));
                 at
             }
             (None, _) => return Err(err(line, "the first input must be \"setup\"")),
@@ -723,11 +795,110 @@ pub fn parse(text: &str) -> Result<Script, ScriptError> {
                 format!("time goes backwards: {at_text} is before the previous line"),
             ));
         }
-        last = at;
+        self.last = Some(at);
+        Ok(steps)
     }
-    let (setup, date) =
-        setup.ok_or_else(|| err(1, "the script is empty: it needs a \"setup\" line"))?;
+
+    /// The end of the script: it must have had its setup.
+    pub fn finish(self) -> Result<(Setup, Millis), ScriptError> {
+        self.setup
+            .ok_or_else(|| err(1, "the script is empty: it needs a \"setup\" line"))
+    }
+}
+
+/// The lines of a script: split at `\n` (a `\r` before it is dropped by [`Parser::line`]),
+/// numbered from 1.
+pub fn lines(bytes: &[u8]) -> impl Iterator<Item = (usize, &[u8])> {
+    bytes
+        .split(|b| *b == b'\n')
+        .enumerate()
+        .map(|(i, l)| (i + 1, l))
+}
+
+/// Parse and check a whole script.
+pub fn parse(text: &str) -> Result<Script, ScriptError> {
+    parse_bytes(text.as_bytes())
+}
+
+/// Parse and check a whole script given as bytes (not necessarily UTF-8: a line that is
+/// not is an error naming it).
+pub fn parse_bytes(bytes: &[u8]) -> Result<Script, ScriptError> {
+    let mut parser = Parser::new();
+    let mut steps = Vec::new();
+    for (line, raw) in lines(bytes) {
+        steps.extend(parser.line(line, raw)?);
+    }
+    let (setup, date) = parser.finish()?;
     Ok(Script { setup, date, steps })
+}
+
+/// A JSON value in which no object has a key twice (serde_json keeps the last silently).
+struct Strict(Value);
+
+impl<'de> Deserialize<'de> for Strict {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_any(StrictVisitor).map(Strict)
+    }
+}
+
+struct StrictVisitor;
+
+impl<'de> serde::de::Visitor<'de> for StrictVisitor {
+    type Value = Value;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("a JSON value")
+    }
+
+    fn visit_bool<E>(self, v: bool) -> Result<Value, E> {
+        Ok(Value::Bool(v))
+    }
+
+    fn visit_i64<E>(self, v: i64) -> Result<Value, E> {
+        Ok(Value::from(v))
+    }
+
+    fn visit_u64<E>(self, v: u64) -> Result<Value, E> {
+        Ok(Value::from(v))
+    }
+
+    fn visit_f64<E>(self, v: f64) -> Result<Value, E> {
+        Ok(Value::from(v))
+    }
+
+    fn visit_str<E>(self, v: &str) -> Result<Value, E> {
+        Ok(Value::String(v.to_string()))
+    }
+
+    fn visit_string<E>(self, v: String) -> Result<Value, E> {
+        Ok(Value::String(v))
+    }
+
+    fn visit_unit<E>(self) -> Result<Value, E> {
+        Ok(Value::Null)
+    }
+
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
+        let mut v = Vec::new();
+        while let Some(Strict(e)) = seq.next_element()? {
+            v.push(e);
+        }
+        Ok(Value::Array(v))
+    }
+
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
+        let mut m = Map::new();
+        while let Some(key) = map.next_key::<String>()? {
+            if m.contains_key(&key) {
+                return Err(serde::de::Error::custom(format!(
+                    "\"{key}\" is given twice"
+                )));
+            }
+            let Strict(v) = map.next_value()?;
+            m.insert(key, v);
+        }
+        Ok(Value::Object(m))
+    }
 }
 
 /// One line of output.
@@ -827,45 +998,72 @@ fn seal_board_move(
 /// Drive a checked script through the core, as the daemon would: time-driven events are
 /// polled up to each line's instant before its input is decided.
 pub fn run(script: &Script) -> Result<Vec<Output>, ScriptError> {
-    let mut game = Game::new(script.setup.clone()).map_err(|e| err(1, format!("setup: {e}")))?;
     let mut out = Vec::new();
-    let mut secrets = Secrets::default();
-    let mut now = script
-        .steps
-        .first()
-        .map(|s| s.at)
-        .unwrap_or(script.setup.start);
+    let first = script.steps.first().map(|s| s.at);
+    let mut runner = Runner::new(&script.setup, first)?;
     for step in &script.steps {
-        now = step.at;
+        runner.step(step, &mut |o| out.push(o));
+    }
+    runner.finish(&mut |o| out.push(o));
+    Ok(out)
+}
+
+/// A script being run step by step: each output is handed on as it is produced, so a
+/// long script needs no more memory than a short one.
+pub struct Runner {
+    game: Game,
+    secrets: Secrets,
+    now: Millis,
+    last_line: usize,
+}
+
+impl Runner {
+    /// `first`: the instant of the first step, if any (a script without steps still
+    /// shows what its start time did).
+    pub fn new(setup: &Setup, first: Option<Millis>) -> Result<Runner, ScriptError> {
+        let game = Game::new(setup.clone()).map_err(|e| err(1, format!("setup: {e}")))?;
+        Ok(Runner {
+            game,
+            secrets: Secrets::default(),
+            now: first.unwrap_or(setup.start),
+            last_line: 1,
+        })
+    }
+
+    pub fn step(&mut self, step: &Step, out: &mut dyn FnMut(Output)) {
+        let game = &mut self.game;
+        self.now = step.at;
+        self.last_line = step.line;
+        let now = self.now;
         for event in game.poll(now) {
             game.evolve(&event);
-            out.push(Output::Event {
+            out(Output::Event {
                 line: step.line,
                 event,
             });
         }
-        let Some(input) = &step.input else { continue };
-        let input = secrets.fill(&game, input, now);
+        let Some(input) = &step.input else { return };
+        let input = self.secrets.fill(game, input, now);
         let decided = match game.decide(&input, now) {
             // I.1.1: a move made on the board after the order to seal is the sealed move.
             // The daemon seals it with a random nonce; the script with its stand-in.
             Err(Rejection::MoveIsTheSealedMove { side, mv }) => {
-                seal_board_move(&game, &input, side, mv, step.line, now)
+                seal_board_move(game, &input, side, mv, step.line, now)
             }
             other => other,
         };
         match decided {
             Ok(events) => {
-                secrets.keep(&input, &events, step.line);
+                self.secrets.keep(&input, &events, step.line);
                 for event in events {
                     game.evolve(&event);
-                    out.push(Output::Event {
+                    out(Output::Event {
                         line: step.line,
                         event,
                     });
                 }
             }
-            Err(rejection) => out.push(Output::Rejected {
+            Err(rejection) => out(Output::Rejected {
                 line: step.line,
                 at: now,
                 input: input.name(),
@@ -874,22 +1072,24 @@ pub fn run(script: &Script) -> Result<Vec<Output>, ScriptError> {
             }),
         }
     }
-    // A script without steps still shows what its start time did.
-    let last_line = script.steps.last().map(|s| s.line).unwrap_or(1);
-    for event in game.poll(now) {
-        game.evolve(&event);
-        out.push(Output::Event {
-            line: last_line,
-            event,
-        });
+
+    /// What time did after the last step, and the final state.
+    pub fn finish(mut self, out: &mut dyn FnMut(Output)) {
+        let now = self.now;
+        for event in self.game.poll(now) {
+            self.game.evolve(&event);
+            out(Output::Event {
+                line: self.last_line,
+                event,
+            });
+        }
+        let view = serde_json::to_value(self.game.view(now)).unwrap_or(Value::Null);
+        let summary = match self.game.result() {
+            Some(r) => describe_result(r),
+            None => "no result".to_string(),
+        };
+        out(Output::Final { view, summary });
     }
-    let view = serde_json::to_value(game.view(now)).unwrap_or(Value::Null);
-    let summary = match game.result() {
-        Some(r) => describe_result(r),
-        None => "no result".to_string(),
-    };
-    out.push(Output::Final { view, summary });
-    Ok(out)
 }
 
 fn render_value(key: &str, v: &Value, date: Millis) -> String {
@@ -1083,7 +1283,7 @@ mod tests {
             script_err(&format!(
                 "{SETUP}\n\n{{\"at\":\"14:00:01\",\"input\":\"prss\"}}"
             )),
-            "line 3: prss: unknown variant `prss`, expected one of `setup`, `advance`, `present`, `move`, `press`, `player_pause`, `pause`, `resume`, `set_time`, `add_time`, `set_moves`, `set_position`, `replace_clock`, `confirm_flag`, `set_result`, `clock_reading`, `set_session_end`, `set_adjournment_rules`, `adjourn`, `schedule_resumption`, `seal`, `commit_seal`, `verify_envelope`, `draw_offer`, `draw_reply`, `open_envelope`, `counter_seal`, `envelope_lost`, `correct_time`"
+            "line 3: prss: unknown variant `prss`, expected one of `setup`, `advance`, `present`, `move`, `press`, `player_pause`, `pause`, `resume`, `set_time`, `add_time`, `set_moves`, `set_position`, `replace_clock`, `confirm_flag`, `set_result`, `clock_reading`, `acknowledge_discrepancy`, `set_session_end`, `set_adjournment_rules`, `adjourn`, `schedule_resumption`, `seal`, `commit_seal`, `verify_envelope`, `draw_offer`, `draw_reply`, `open_envelope`, `counter_seal`, `envelope_lost`, `correct_time`"
         );
         assert_eq!(
             script_err(&format!(

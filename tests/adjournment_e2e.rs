@@ -117,6 +117,9 @@ async fn play(rig: &mut Rig, n: usize, uci: &str) {
     tokio::time::sleep(Duration::from_millis(60)).await;
     rig.sim.board(n).press();
     rig.watcher.event(&board_id(n), "pressed").await;
+    // A press 60 ms after the move overtakes it (issue 10 §1): the move is attached once
+    // the board has been still, as its own `move_made`.
+    rig.watcher.event(&board_id(n), "move_made").await;
 }
 
 /// Wait until board `n`'s clock display satisfies `want`.

@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicU32, Ordering};
 
 use hallclock::config::{
     BoardConfig, BrokerConfig, Config, ConfigError, EventDefaults, HallConfig, LinkSettings,
-    LogConfig, Problem, Severity,
+    LogConfig, Problem, Severity, board_numbers,
 };
 use hallclock::rules::Color;
 use hallclock::rules::Millis;
@@ -114,6 +114,7 @@ fn the_shipped_file_is_valid_apart_from_the_example_port() {
             id: "board-001".into(),
             port: "/dev/serial/by-id/usb-Digital_Game_Technology_DGT_Board-if00".into(),
             white: Side::Left,
+            number: None,
         }]
     );
 }
@@ -145,10 +146,13 @@ fn the_shipped_file_documents_every_key() {
     all.broker.username = Some("u".into());
     all.broker.password = Some("p".into());
     all.broker.ca_file = Some("/ca.pem".into());
+    all.broker.client_cert = Some("/client.pem".into());
+    all.broker.client_key = Some("/client.key".into());
     all.boards.push(BoardConfig {
         id: "b".into(),
         port: "/dev/null".into(),
         white: Side::Left,
+        number: Some(17),
     });
     let mut section = String::new();
     let mut keys = 0;
@@ -175,7 +179,7 @@ fn the_shipped_file_documents_every_key() {
             "{section} {key} is not in config/hallclock.toml"
         );
     }
-    assert_eq!(keys, 32);
+    assert_eq!(keys, 38);
 }
 
 #[test]
@@ -593,6 +597,76 @@ fn tls_needs_an_existing_ca_file() {
 }
 
 #[test]
+fn client_certificates_are_checked_for_mutual_tls() {
+    let dir = TempDir::new();
+    let cert = dir.path().join("client.pem");
+    let key = dir.path().join("client.key");
+    std::fs::write(
+        &cert,
+        "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n",
+    )
+    .unwrap();
+    std::fs::write(
+        &key,
+        "-----BEGIN PRIVATE KEY-----\nMIIE\n-----END PRIVATE KEY-----\n",
+    )
+    .unwrap();
+    let text = |tls: bool, cert: &Path, key: Option<&Path>| {
+        let mut broker = format!(
+            "[broker]\ntls = {tls}\nclient_cert = {:?}\n",
+            cert.display().to_string()
+        );
+        if let Some(k) = key {
+            broker.push_str(&format!("client_key = {:?}\n", k.display().to_string()));
+        }
+        with_state_dir(&dir, &format!("{broker}{}", board("b")))
+    };
+    let (c, warnings) = ok(&text(true, &cert, Some(&key)), &[]);
+    assert!(warnings.is_empty(), "{warnings:?}");
+    assert_eq!(c.broker.client_cert.as_deref(), Some(cert.as_path()));
+    assert_eq!(c.broker.client_key.as_deref(), Some(key.as_path()));
+
+    let e = err(&text(true, &cert, None), &[]);
+    assert!(
+        error_at(&e, "broker.client_cert").message.contains(
+            "needs both broker.client_cert and broker.client_key; broker.client_key is not set"
+        ),
+        "{e}"
+    );
+    let missing = dir.path().join("missing.pem");
+    let e = err(&text(true, &missing, Some(&key)), &[]);
+    assert!(
+        error_at(&e, "broker.client_cert")
+            .message
+            .contains("does not exist")
+    );
+    // Swapped: the key where the certificate belongs, and the other way round.
+    let e = err(&text(true, &key, Some(&cert)), &[]);
+    assert!(
+        error_at(&e, "broker.client_cert")
+            .message
+            .contains("no PEM certificate in it"),
+        "{e}"
+    );
+    assert!(
+        error_at(&e, "broker.client_key")
+            .message
+            .contains("no unencrypted PEM private key"),
+        "{e}"
+    );
+    // Without TLS they are ignored: say so.
+    let (_, warnings) = ok(&text(false, &cert, Some(&key)), &[]);
+    assert_eq!(
+        at(&warnings, "broker.client_cert").severity,
+        Severity::Warning
+    );
+    assert_eq!(
+        at(&warnings, "broker.client_key").severity,
+        Severity::Warning
+    );
+}
+
+#[test]
 fn state_dir_must_be_a_writable_directory() {
     let dir = TempDir::new();
     let missing = dir.path().join("state");
@@ -953,4 +1027,111 @@ fn a_games_setup_and_a_boards_placement_come_from_the_configuration() {
         ("Carlsen", Millis(1_000))
     );
     assert_eq!(c.boards[0].placement().side_of(Color::White), Side::Right);
+}
+
+#[test]
+fn tournament_board_numbers_follow_the_entry_before() {
+    let dir = TempDir::new();
+    let board = |id: &str| format!("\n[[boards]]\nid = \"{id}\"\nport = \"/dev/{id}\"\n");
+    let text = format!(
+        "{}\nnumber = 17\n{}{}\nnumber = 30\n{}",
+        board("b1"),
+        board("b2"),
+        board("b3"),
+        board("b4")
+    );
+    let (config, _) = ok(&with_state_dir(&dir, &text), &[]);
+    assert_eq!(board_numbers(&config.boards), vec![17, 18, 30, 31]);
+    let (config, _) = ok(&with_state_dir(&dir, &board("b1")), &[]);
+    assert_eq!(board_numbers(&config.boards), vec![1]);
+    // Two entries cannot play the same tournament board.
+    let text = format!("{}{}\nnumber = 1\n", board("b1"), board("b2"));
+    let e = err(&with_state_dir(&dir, &text), &[]);
+    let p = error_at(&e, "boards[1].number");
+    assert!(
+        p.message
+            .contains("tournament board 1 is already boards[0]"),
+        "{p}"
+    );
+    let text = format!("{}\nnumber = 0\n", board("b1"));
+    let e = err(&with_state_dir(&dir, &text), &[]);
+    assert!(
+        error_at(&e, "boards[0].number")
+            .message
+            .contains("0 is out of range")
+    );
+}
+
+#[test]
+fn security_is_signed_by_default_and_checked_with_key_paths() {
+    use hallclock::config::Commands;
+    use std::os::unix::fs::PermissionsExt;
+    let dir = TempDir::new();
+    let (config, _) = ok(&with_state_dir(&dir, &board("b1")), &[]);
+    assert_eq!(config.security.commands, Commands::Signed);
+    assert_eq!(
+        config.security.arbiters,
+        Path::new("/etc/hallclock/arbiters.toml")
+    );
+    let (_, warnings) = ok(
+        &with_state_dir(
+            &dir,
+            &format!("[security]\ncommands = \"open\"\n{}", board("b1")),
+        ),
+        &[],
+    );
+    let w = at(&warnings, "security.commands");
+    assert!(w.message.contains("anyone who can publish"), "{w}");
+    let e = err(
+        &with_state_dir(&dir, "[security]\ncommands = \"sgned\"\nwindow_secs = 0\n"),
+        &[],
+    );
+    assert!(
+        error_at(&e, "security.commands")
+            .message
+            .contains("did you mean 'signed'"),
+        "{e}"
+    );
+    assert!(
+        error_at(&e, "security.window_secs")
+            .message
+            .contains("out of range")
+    );
+    // The arbiters file: others may not read it, and every account must be right.
+    let file = dir.path().join("arbiters.toml");
+    let with_file = with_state_dir(
+        &dir,
+        &format!(
+            "[security]\narbiters = {:?}\n{}",
+            file.display().to_string(),
+            board("b1")
+        ),
+    );
+    std::fs::write(
+        &file,
+        "[[arbiter]]\nid = \"ia\"\nname = \"IA\"\nrole = \"chief\"\nkey = \"0011223344556677889900aabbccddeeff\"\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let e = err(&with_file, &[]);
+    assert!(
+        error_at(&e, "security.arbiters")
+            .message
+            .contains("chmod 600"),
+        "{e}"
+    );
+    std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o600)).unwrap();
+    ok(&with_file, &[]);
+    std::fs::write(
+        &file,
+        "[[arbiter]]\nid = \"IA\"\nname = \"IA\"\nrole = \"chief\"\nkey = \"00\"\n",
+    )
+    .unwrap();
+    let e = err(&with_file, &[]);
+    assert!(
+        error_at(&e, "security.arbiters")
+            .message
+            .contains("arbiter[0] (IA): id"),
+        "{e}"
+    );
 }

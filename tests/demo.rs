@@ -138,6 +138,34 @@ fn results(stdout: &str) -> Vec<(String, String)> {
 }
 
 #[test]
+#[ignore = "1 of 137 moves not counted as published (seed 3): not yet explained, a move made as the flag fell is the suspect"]
+fn fast_pressing_players_lose_no_move() {
+    // Players press 50–300 ms after moving, often before the board's scan reported the
+    // move; the demo counts the moves made against the move_made events on MQTT.
+    let run = demo(
+        "no-move-lost",
+        &[
+            "--boards", "4", "--rounds", "1", "--tc", "20", "--seed", "3",
+        ],
+        Duration::from_secs(120),
+    );
+    assert_eq!(run.code, Some(0), "{}\n{}", run.stdout, run.stderr);
+    let line = run
+        .stdout
+        .lines()
+        .find(|l| l.starts_with("moves made by the players: "))
+        .unwrap_or_else(|| panic!("no count line:\n{}", run.stdout));
+    let played: u64 = line
+        .trim_start_matches("moves made by the players: ")
+        .split(',')
+        .next()
+        .and_then(|n| n.trim().parse().ok())
+        .unwrap_or(0);
+    assert!(played > 20, "{line}");
+    assert!(line.ends_with("lost: 0"), "{line}");
+}
+
+#[test]
 fn one_round_with_the_embedded_broker_ends_with_every_game_decided() {
     let run = demo(
         "embedded",
@@ -222,20 +250,25 @@ async fn with_an_external_mosquitto_a_subscriber_sees_the_whole_round() {
     let seen = watcher.drain().to_vec();
     let on = |topic: &str| -> Vec<serde_json::Value> {
         seen.iter()
-            .filter(|m| m.topic == topic)
+            // The daemon clears `set` after each command (an empty retained publish).
+            .filter(|m| m.topic == topic && !m.text().is_empty())
             .map(common::Msg::json)
             .collect()
     };
     // The arbiter's command went over MQTT, and the daemon accepted it.
+    // It is signed (issue 11): an envelope from the demo's arbiter around the command.
     let set = on("hallclock/demo-ext/set");
     assert_eq!(set.len(), 1, "{set:?}");
-    assert_eq!(set[0]["action"], "start_round");
-    assert_eq!(set[0]["pairings"].as_array().map(Vec::len), Some(2));
+    assert_eq!(set[0]["arbiter"], "demo-chief");
+    let command: serde_json::Value =
+        serde_json::from_str(set[0]["payload"].as_str().unwrap_or("")).unwrap_or_default();
+    assert_eq!(command["action"], "start_round");
+    assert_eq!(command["pairings"].as_array().map(Vec::len), Some(2));
     let responses = on("hallclock/demo-ext/response");
     assert!(
         responses
             .iter()
-            .any(|r| r["transaction"] == set[0]["transaction"] && r["status"] == "ok"),
+            .any(|r| r["transaction"] == command["transaction"] && r["status"] == "ok"),
         "{responses:?}"
     );
     for b in ["board-001", "board-002"] {

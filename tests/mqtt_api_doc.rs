@@ -14,11 +14,14 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use hallclock::mqtt::command::{BoardAction, HallAction, ResultName, parse};
+use hallclock::mqtt::command::{
+    BoardAction, HallAction, Instant, ResultName, check_instants, parse,
+};
 use hallclock::mqtt::payload::{
     AlertKind, AlertPayload, BoardResult, EventPayload, HallEvent, InfoPayload, OFFLINE, ONLINE,
     ResponsePayload, ResponseStatus, StatePayload,
 };
+use hallclock::refusal::Refusal;
 use hallclock::rules::adjournment::{
     AdjournmentRules, DrawOffer, Edition, Envelope, EnvelopeStatus, EnvelopeTime, NotationLanguage,
     Opening, Resumption, SealedVerdict, Stage, commitment,
@@ -35,11 +38,8 @@ use serde_json::{Value, json};
 
 const DOC: &str = include_str!("../docs/MQTT-API.md");
 const ASYNCAPI: &str = include_str!("../docs/asyncapi.yaml");
-/// The sources whose `Refusal::new("kind", ...)` calls are the daemon's own error kinds.
-const HALL_SOURCES: [&str; 2] = [
-    include_str!("../src/hall/mod.rs"),
-    include_str!("../src/hall/board.rs"),
-];
+/// The daemon's refusals: each variant's `#[error("template")]` is its reason.
+const REFUSAL_SOURCE: &str = include_str!("../src/refusal.rs");
 
 // ---------------------------------------------------------------------------------------
 // The examples of the document
@@ -503,6 +503,10 @@ fn all_events() -> Vec<Event> {
             absent: vec![Color::White],
             envelope: 1,
         },
+        Event::DiscrepancyAcknowledged {
+            at: T0,
+            arbiter: s(),
+        },
     ];
     covers_every_variant(
         &events,
@@ -542,8 +546,9 @@ fn all_events() -> Vec<Event> {
             Event::EnvelopeLost { .. } => 32,
             Event::TimeCorrected { .. } => 33,
             Event::ResultAwaitsEnvelope { .. } => 34,
+            Event::DiscrepancyAcknowledged { .. } => 35,
         },
-        35,
+        36,
     );
     events
 }
@@ -570,6 +575,10 @@ fn all_hall_events() -> Vec<HallEvent> {
                 black: "B".into(),
                 score: "1-0".into(),
                 termination: "flag".into(),
+                trf_white: Some(hallclock::trf::ResultCode::Win),
+                trf_black: Some(hallclock::trf::ResultCode::Loss),
+                white_rank: Some(1),
+                black_rank: Some(2),
             }],
         },
     ];
@@ -655,6 +664,7 @@ fn all_board_actions() -> Vec<BoardAction> {
         board(json!({"action": "counter_seal", "mv": "e5"})),
         board(json!({"action": "envelope_lost"})),
         board(json!({"action": "correct_time", "side": "white", "remaining_ms": 1})),
+        board(json!({"action": "acknowledge_alert", "alert": "clock_discrepancy"})),
     ]);
     covers_every_variant(
         &actions,
@@ -683,8 +693,9 @@ fn all_board_actions() -> Vec<BoardAction> {
             BoardAction::CounterSeal { .. } => 21,
             BoardAction::EnvelopeLost {} => 22,
             BoardAction::CorrectTime { .. } => 23,
+            BoardAction::AcknowledgeAlert { .. } => 24,
         },
-        24,
+        25,
     );
     actions
 }
@@ -701,6 +712,7 @@ fn all_hall_actions() -> Vec<HallAction> {
         HallAction::Replay {
             board: "board-001".into(),
             from_seq: 1,
+            reply_to: "dashboard-2".into(),
         },
         parse::<HallAction>(
             br#"{"transaction":"t","arbiter":"a","action":"seal_all"}"#,
@@ -777,6 +789,7 @@ fn all_alert_kinds() -> Vec<AlertKind> {
         AlertKind::Storage,
         AlertKind::BoardMoved,
         AlertKind::OutgoingQueue,
+        AlertKind::ResultShown,
     ];
     covers_every_variant(
         &kinds,
@@ -795,8 +808,9 @@ fn all_alert_kinds() -> Vec<AlertKind> {
             AlertKind::Storage => 11,
             AlertKind::BoardMoved => 12,
             AlertKind::OutgoingQueue => 13,
+            AlertKind::ResultShown => 14,
         },
-        14,
+        15,
     );
     kinds
 }
@@ -883,6 +897,7 @@ fn all_rejections() -> Vec<Rejection> {
         Rejection::EnvelopeNotOpened,
         Rejection::CorrectionWindowClosed,
         Rejection::NoDrawOffer,
+        Rejection::NoDiscrepancy,
     ];
     covers_every_variant(
         &rejections,
@@ -915,27 +930,160 @@ fn all_rejections() -> Vec<Rejection> {
             Rejection::EnvelopeNotOpened => 25,
             Rejection::CorrectionWindowClosed => 26,
             Rejection::NoDrawOffer => 27,
+            Rejection::NoDiscrepancy => 28,
         },
-        28,
+        29,
     );
     rejections
 }
 
-/// The kinds the hall and the board actors give in `Refusal::new("kind", ...)`.
+/// One value of every refusal of the daemon's own (not the rules core's).
+fn all_refusals() -> Vec<Refusal> {
+    let t = || "x".to_string();
+    let refusals = vec![
+        Refusal::Rejected(Rejection::NotPaused),
+        Refusal::BadCommand(t()),
+        Refusal::Unsigned { missing: t() },
+        Refusal::UnknownArbiter { arbiter: t() },
+        Refusal::BadSignature { arbiter: t() },
+        Refusal::BadSignedField {
+            field: "ts",
+            problem: t(),
+        },
+        Refusal::Expired {
+            ts: T0,
+            off_ms: 1,
+            window_ms: 1,
+        },
+        Refusal::Replayed {
+            transaction: t(),
+            arbiter: t(),
+        },
+        Refusal::ViewerCommand { arbiter: t() },
+        Refusal::OutOfScope {
+            arbiter: t(),
+            scope: t(),
+            board: t(),
+        },
+        Refusal::ChiefOnly {
+            action: "pause",
+            arbiter: t(),
+        },
+        Refusal::UnknownBoard {
+            board: t(),
+            known: t(),
+        },
+        Refusal::NotABoard { board: t() },
+        Refusal::UnknownTarget { board: t() },
+        Refusal::UnknownPairedBoard {
+            at: t(),
+            board: t(),
+        },
+        Refusal::NoGame { board: t() },
+        Refusal::NoGameToMove { board: t() },
+        Refusal::NoBoardApplied { action: "pause" },
+        Refusal::BoardBusy {
+            board: t(),
+            round: 1,
+        },
+        Refusal::TargetBusy {
+            board: t(),
+            round: 1,
+        },
+        Refusal::PairedBoardBusy {
+            at: t(),
+            board: t(),
+            round: 1,
+        },
+        Refusal::RoundZero,
+        Refusal::NoPairings,
+        Refusal::PairedTwice {
+            at: t(),
+            board: t(),
+        },
+        Refusal::NameMissing { at: t() },
+        Refusal::BadSetup {
+            at: t(),
+            reason: t(),
+        },
+        Refusal::SameBoard,
+        Refusal::BadResult(t()),
+        Refusal::GameNotStored {
+            board: t(),
+            reason: t(),
+        },
+        Refusal::NotStored { reason: t() },
+        Refusal::SealNotKept { reason: t() },
+        Refusal::SealUnreadable { reason: t() },
+        Refusal::JournalUnreadable { reason: t() },
+        Refusal::BoardStopped,
+        Refusal::CustodyTaskFailed,
+        Refusal::Internal { reason: t() },
+        Refusal::TooLarge(t()),
+        Refusal::DuplicateKey(t()),
+        Refusal::OutOfRange(t()),
+        Refusal::NotARequest { action: "pause" },
+        Refusal::BadValue(t()),
+        Refusal::NoHallBoard(t()),
+    ];
+    covers_every_variant(
+        &refusals,
+        |r| match r {
+            Refusal::Rejected(_) => 0,
+            Refusal::BadCommand(_) => 1,
+            Refusal::Unsigned { .. } => 2,
+            Refusal::UnknownArbiter { .. } => 3,
+            Refusal::BadSignature { .. } => 4,
+            Refusal::BadSignedField { .. } => 5,
+            Refusal::Expired { .. } => 6,
+            Refusal::Replayed { .. } => 7,
+            Refusal::ViewerCommand { .. } => 8,
+            Refusal::OutOfScope { .. } => 9,
+            Refusal::ChiefOnly { .. } => 10,
+            Refusal::UnknownBoard { .. } => 11,
+            Refusal::NotABoard { .. } => 12,
+            Refusal::UnknownTarget { .. } => 13,
+            Refusal::UnknownPairedBoard { .. } => 14,
+            Refusal::NoGame { .. } => 15,
+            Refusal::NoGameToMove { .. } => 16,
+            Refusal::NoBoardApplied { .. } => 17,
+            Refusal::BoardBusy { .. } => 18,
+            Refusal::TargetBusy { .. } => 19,
+            Refusal::PairedBoardBusy { .. } => 20,
+            Refusal::RoundZero => 21,
+            Refusal::NoPairings => 22,
+            Refusal::PairedTwice { .. } => 23,
+            Refusal::NameMissing { .. } => 24,
+            Refusal::BadSetup { .. } => 25,
+            Refusal::SameBoard => 26,
+            Refusal::BadResult(_) => 27,
+            Refusal::GameNotStored { .. } => 28,
+            Refusal::NotStored { .. } => 29,
+            Refusal::SealNotKept { .. } => 30,
+            Refusal::SealUnreadable { .. } => 31,
+            Refusal::JournalUnreadable { .. } => 32,
+            Refusal::BoardStopped => 33,
+            Refusal::CustodyTaskFailed => 34,
+            Refusal::Internal { .. } => 35,
+            Refusal::TooLarge(_) => 36,
+            Refusal::DuplicateKey(_) => 37,
+            Refusal::OutOfRange(_) => 38,
+            Refusal::NotARequest { .. } => 39,
+            Refusal::BadValue(_) => 40,
+            Refusal::NoHallBoard(_) => 41,
+        },
+        42,
+    );
+    refusals
+}
+
+/// The codes the daemon gives itself (the rules core's are [`rejection_kinds`]).
 fn daemon_error_kinds() -> BTreeSet<String> {
-    let mut kinds = BTreeSet::new();
-    for src in HALL_SOURCES {
-        for (i, _) in src.match_indices("Refusal::new(") {
-            let rest = src[i + "Refusal::new(".len()..].trim_start();
-            // The definition `pub fn new(error: &str, ...)` has no literal.
-            if let Some(lit) = rest.strip_prefix('"') {
-                let end = lit.find('"').unwrap();
-                kinds.insert(lit[..end].to_string());
-            }
-        }
-    }
-    assert!(kinds.len() >= 5, "found {kinds:?}");
-    kinds
+    all_refusals()
+        .iter()
+        .filter(|r| !matches!(r, Refusal::Rejected(_)))
+        .map(Refusal::code)
+        .collect()
 }
 
 fn rejection_kinds() -> BTreeSet<String> {
@@ -1626,8 +1774,8 @@ fn asyncapi_schemas_accept_every_example() {
     }
 }
 
-/// `(kind, template)` of every `Refusal::new("kind", "literal" | format!("template", ..))`
-/// in the hall's sources; `None` when the reason is a variable.
+/// `(kind, template)` of every refusal: its code and its `#[error("template")]` in
+/// src/refusal.rs; `None` when the reason is passed on whole (`"{0}"`, `"{reason}"`).
 fn daemon_reason_templates() -> Vec<(String, Option<String>)> {
     fn string_literal(s: &str) -> Option<String> {
         let body = s.strip_prefix('"')?;
@@ -1642,23 +1790,37 @@ fn daemon_reason_templates() -> Vec<(String, Option<String>)> {
         }
         None
     }
-    let mut templates = Vec::new();
-    for src in HALL_SOURCES {
-        for (i, _) in src.match_indices("Refusal::new(") {
-            let rest = src[i + "Refusal::new(".len()..].trim_start();
-            let Some(kind) = string_literal(rest) else {
-                continue;
-            };
-            let after = rest[kind.len() + 2..].trim_start();
-            let after = after.strip_prefix(',').unwrap_or(after).trim_start();
-            let template = match after.strip_prefix("format!(") {
-                Some(f) => string_literal(f.trim_start()),
-                None => string_literal(after),
-            };
-            templates.push((kind, template));
-        }
+    let mut by_variant = BTreeMap::new();
+    for (i, _) in REFUSAL_SOURCE.match_indices("#[error(") {
+        let rest = REFUSAL_SOURCE[i + "#[error(".len()..].trim_start();
+        let Some(template) = string_literal(rest) else {
+            continue;
+        };
+        // The variant is the first identifier after the attribute.
+        let after = &rest[rest.find(")]").unwrap() + 2..];
+        let name: String = after
+            .trim_start()
+            .chars()
+            .take_while(|c| c.is_alphanumeric())
+            .collect();
+        by_variant.insert(name, template);
     }
-    templates
+    all_refusals()
+        .iter()
+        .map(|r| {
+            let name: String = format!("{r:?}")
+                .chars()
+                .take_while(|c| c.is_alphanumeric())
+                .collect();
+            let template = by_variant
+                .get(&name)
+                .filter(|t| {
+                    !(t.starts_with('{') && t.ends_with('}') && t.matches('{').count() == 1)
+                })
+                .cloned();
+            (r.code(), template)
+        })
+        .collect()
 }
 
 /// Whether `text` is what `format!(template, ..)` can write.
@@ -1694,11 +1856,35 @@ fn documented_daemon_reasons_are_the_daemons_own() {
         .iter()
         .map(|r| (tag(r, "rejection"), r.to_string()))
         .collect();
-    // Reasons the hall passes on from elsewhere (`Refusal::new("bad_value", e)`).
-    let passed_on = [(
-        "bad_value",
-        ResultName::Resignation.to_result(None).unwrap_err(),
-    )];
+    // Reasons the hall passes on from elsewhere (`Refusal::BadResult(e)`).
+    // And the parser's refusals at the door (issue 11): a 5 MB command, a duplicated key,
+    // an instant out of range, as the examples show them.
+    let mut big = br#"{"transaction":"big-1","arbiter":"IA","action":"pause","reason":""#.to_vec();
+    big.resize(5_000_000, b'x');
+    big.extend_from_slice(b"\"}");
+    let passed_on = [
+        (
+            "bad_value",
+            ResultName::Resignation.to_result(None).unwrap_err(),
+        ),
+        ("too_large", parse::<HallAction>(&big).unwrap_err().reason),
+        (
+            "duplicate_key",
+            parse::<BoardAction>(
+                br#"{"transaction":"t-0126","arbiter":"IA","action":"add_time","side":"white","side":"black","delta_ms":1}"#,
+            )
+            .unwrap_err()
+            .reason,
+        ),
+        (
+            "out_of_range",
+            check_instants(
+                &[("start", Instant(Millis(i64::MAX)))],
+                Millis(1_796_047_200_000),
+            )
+            .unwrap_err(),
+        ),
+    ];
     let all = examples();
     for (kind, e) in with_prefix(&all, "response:") {
         if kind == "ok" || kind == "bad_command" {
@@ -2077,4 +2263,47 @@ fn the_round_examples_agree_on_the_start() {
     let ri = info.round.expect("the info example has a round");
     assert_eq!((ri.start, ri.round), (start.0, round));
     assert_eq!(start.0, T0, "the examples' round starts at T0");
+}
+
+#[test]
+fn the_documented_signature_is_the_daemons() {
+    let block = DOC
+        .split("<!-- signed envelope -->\n```json\n")
+        .nth(1)
+        .and_then(|rest| rest.split("\n```").next())
+        .expect("MQTT-API.md shows a signed envelope");
+    let v: Value = serde_json::from_str(block).unwrap();
+    let key = hallclock::auth::Key::from_hex(
+        "8f2c1e5b7a9d3f60c4e8b2a1d7f5c3e9a0b6d4f2e8c1a7b5d3f9e0c2a4b6d8f1",
+    )
+    .unwrap();
+    assert!(DOC.contains(&key.to_hex()), "the key shown is this one");
+    let topic = "hallclock/hall-a/board/board-007/set";
+    let payload = v["payload"].as_str().unwrap();
+    assert_eq!(
+        v["sig"].as_str().unwrap(),
+        key.sign(topic, payload.as_bytes())
+    );
+    // And the daemon lets it in at the instant it was signed.
+    let mut arbiters = hallclock::auth::Arbiters::default();
+    arbiters
+        .add("ia-schmid", "IA Schmid", hallclock::auth::Role::Chief, None)
+        .unwrap();
+    let text = arbiters.to_toml().replace(
+        &arbiters.get("ia-schmid").unwrap().key.to_hex(),
+        &key.to_hex(),
+    );
+    let security = hallclock::auth::Security::Signed {
+        arbiters: hallclock::auth::Arbiters::parse(&text).unwrap(),
+        window: Millis(30_000),
+    };
+    let admitted = security
+        .admit(topic, block.as_bytes(), Millis(1_796_047_200_000))
+        .unwrap();
+    let c = hallclock::mqtt::command::parse_as::<BoardAction>(
+        &admitted.command,
+        Some(("ia-schmid", "IA Schmid")),
+    )
+    .unwrap();
+    assert_eq!(c.arbiter, "IA Schmid");
 }

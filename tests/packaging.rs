@@ -569,7 +569,7 @@ fn free_port() -> u16 {
 }
 
 #[test]
-fn mosquitto_example_acl_lets_only_the_daemon_and_arbiters_write() {
+fn mosquitto_example_acl_lets_only_the_daemon_and_arbiters_write_and_gives_viewers_their_replays() {
     let how = "./scripts/test installs it (apt-get install mosquitto mosquitto-clients)";
     for tool in [
         "mosquitto",
@@ -614,9 +614,10 @@ fn mosquitto_example_acl_lets_only_the_daemon_and_arbiters_write() {
     fs::copy(repo().join(MOSQUITTO_ACL), &acl).unwrap();
     fs::File::create(&passwd).unwrap();
     for (user, password) in [
-        ("hallclock", "daemon-pw"),
+        ("hallclock-hall-a", "daemon-pw"),
         ("arbiter-anna", "anna-pw"),
-        ("viewer", "viewer-pw"),
+        ("viewer-screen-1", "viewer-pw"),
+        ("stranger", "stranger-pw"),
     ] {
         run(Command::new("mosquitto_passwd")
             .arg("-b")
@@ -645,41 +646,54 @@ fn mosquitto_example_acl_lets_only_the_daemon_and_arbiters_write() {
     }
 
     let port_s = port.to_string();
-    let auth = |user: Option<(&'static str, &'static str)>| -> Vec<String> {
+    type Who = Option<(&'static str, &'static str)>;
+    let auth = |user: Who| -> Vec<String> {
         user.map(|(u, p)| vec!["-u".into(), u.into(), "-P".into(), p.into()])
             .unwrap_or_default()
     };
-    let daemon = Some(("hallclock", "daemon-pw"));
+    let daemon = Some(("hallclock-hall-a", "daemon-pw"));
     let arbiter = Some(("arbiter-anna", "anna-pw"));
-    let viewer = Some(("viewer", "viewer-pw"));
+    let viewer = Some(("viewer-screen-1", "viewer-pw"));
+    let stranger = Some(("stranger", "stranger-pw"));
     let anonymous = None;
     // Retained QoS 1 publishes: a denied one still gets its PUBACK (MQTT 3.1.1 cannot say
     // no), so what counts is what a reader finds on the topic afterwards.
-    let publish = |who: Option<(&'static str, &'static str)>, topic: &str, payload: &str| {
+    let publish = |who: Who, topic: &str, payload: &str| {
         run(Command::new("mosquitto_pub")
             .args(["-p", &port_s, "-q", "1", "-r", "-t", topic, "-m", payload])
             .args(auth(who)));
     };
-    let retained = |who: Option<(&'static str, &'static str)>, topic: &str| -> String {
+    let read_as = |who: Who, client_id: &str, topic: &str| -> String {
         let out = Command::new("mosquitto_sub")
-            .args(["-p", &port_s, "-C", "1", "-W", "3", "-t", topic])
+            .args([
+                "-p", &port_s, "-C", "1", "-W", "2", "-t", topic, "-i", client_id,
+            ])
             .args(auth(who))
             .output()
             .expect("mosquitto_sub");
         String::from_utf8_lossy(&out.stdout).trim().to_string()
     };
+    let retained =
+        |who: Who, topic: &str| read_as(who, &format!("reader-{}", std::process::id()), topic);
+    let mut denied = 0;
 
     let state = "hallclock/hall-a/board/b1/state";
     publish(daemon, state, "from-daemon");
     assert_eq!(retained(anonymous, state), "from-daemon", "anonymous reads");
-    assert_eq!(retained(viewer, state), "from-daemon", "any account reads");
+    assert_eq!(retained(viewer, state), "from-daemon", "viewers read");
     assert_eq!(retained(arbiter, state), "from-daemon", "arbiters read");
+    assert_eq!(
+        retained(stranger, state),
+        "",
+        "an account without a block reads"
+    );
     for (who, name) in [
         (anonymous, "anonymous"),
         (viewer, "viewer"),
         (arbiter, "arbiter"),
     ] {
         publish(who, state, name);
+        denied += 1;
         assert_eq!(
             retained(daemon, state),
             "from-daemon",
@@ -694,8 +708,13 @@ fn mosquitto_example_acl_lets_only_the_daemon_and_arbiters_write() {
             "arbiter-command",
             "arbiter may command"
         );
-        for (who, name) in [(anonymous, "anonymous"), (viewer, "viewer")] {
+        for (who, name) in [
+            (anonymous, "anonymous"),
+            (viewer, "viewer"),
+            (stranger, "stranger"),
+        ] {
             publish(who, set, name);
+            denied += 1;
             assert_eq!(
                 retained(daemon, set),
                 "arbiter-command",
@@ -712,20 +731,66 @@ fn mosquitto_example_acl_lets_only_the_daemon_and_arbiters_write() {
         }
     }
 
+    // Viewers ask for replays; spectators do not.
+    let ask = "hallclock/hall-a/ask";
+    publish(viewer, ask, "viewer-asks");
+    assert_eq!(retained(daemon, ask), "viewer-asks", "a viewer may ask");
+    publish(anonymous, ask, "anonymous-asks");
+    denied += 1;
+    assert_eq!(retained(daemon, ask), "viewer-asks", "anonymous asked");
+    // The replay reaches the client that asked (by its client id), and nobody else.
+    let reply = "hallclock/hall-a/reply/dash-7";
+    publish(daemon, reply, "replayed");
+    assert_eq!(
+        read_as(viewer, "dash-7", reply),
+        "replayed",
+        "the asker reads its replay"
+    );
+    assert_eq!(
+        read_as(viewer, "dash-8", reply),
+        "",
+        "another client read the replay"
+    );
+    assert_eq!(
+        read_as(anonymous, "spectator-1", reply),
+        "",
+        "a spectator read the replay"
+    );
+
+    // Per hall: hall-a's accounts act on hall-a only.
+    publish(arbiter, "hallclock/hall-b/set", "other hall");
+    publish(daemon, "hallclock/hall-b/status", "other hall");
+    denied += 2;
+    for t in ["hallclock/hall-b/set", "hallclock/hall-b/status"] {
+        assert_eq!(retained(daemon, t), "", "published on another hall: {t}");
+    }
     // Nobody writes outside the hallclock tree, not even the daemon's account.
     publish(daemon, "elsewhere/x", "stray");
+    denied += 1;
     assert_eq!(
         retained(daemon, "elsewhere/x"),
         "",
         "published outside hallclock/"
     );
 
-    // The broker's own account of it: exactly the attempts above were refused.
+    // The broker's own account of it: exactly the attempts above were refused, and the
+    // ACL loaded without a warning.
     let log = fs::read_to_string(dir.join("broker.log")).unwrap_or_default();
-    let denied = log.matches("Denied PUBLISH").count();
     assert_eq!(
+        log.matches("Denied PUBLISH").count(),
         denied,
-        3 + 4 + 1,
         "refusals the ACL should have made:\n{log}"
+    );
+    let warnings: Vec<&str> = log
+        .lines()
+        .filter(|l| l.contains("Warning") && !l.contains("should not be run as root"))
+        .collect();
+    assert!(
+        warnings.is_empty(),
+        "Mosquitto warned about the example: {warnings:?}"
+    );
+    assert!(
+        read(MOSQUITTO_CONF).contains("\nmax_packet_size 1049600\n"),
+        "the example limits packets to the daemon's 1 MiB commands"
     );
 }

@@ -1046,8 +1046,9 @@ fn rule_i_10_late_sealer_loses_at_default_time() {
     d.open("Nc6", 7, rat(30)).unwrap();
     d.play("Bb5", rat(90));
     // The event's default time (60 min) counts from the resumption.
-    assert!(d.advance(rat(3600) - Millis(1)).is_empty());
-    d.advance(rat(3600));
+    // I.10: "after" the default time: at the default instant itself the player is in time.
+    assert!(d.advance(rat(3600)).is_empty());
+    d.advance(rat(3600) + Millis(1));
     assert_eq!(
         d.result(),
         Some((
@@ -1081,7 +1082,7 @@ fn rule_i_10_late_responder_loses_unless_the_sealed_move_ended_the_game() {
     d.seal("Ra1", 5, at(200));
     d.commit(at(210));
     d.present(Color::Black, rat(-10));
-    let ev = d.advance(rat(3600));
+    let ev = d.advance(rat(3600) + Millis(1));
     assert!(
         matches!(
             ev.last(),
@@ -1195,8 +1196,9 @@ fn rule_a10_one_hour_default_with_exceptions() {
     d.schedule(at(3800));
     d.present(Color::Black, rat(-10));
     d.advance(R0);
-    assert!(d.advance(rat(3600) - Millis(1)).is_empty());
-    d.advance(rat(3600));
+    // I.10: "after" the default time: at the default instant itself the player is in time.
+    assert!(d.advance(rat(3600)).is_empty());
+    d.advance(rat(3600) + Millis(1));
     assert_eq!(
         d.result(),
         Some((
@@ -1229,7 +1231,7 @@ fn rule_a10_one_hour_default_with_exceptions() {
     d.commit(at(210));
     d.present(Color::White, rat(-10));
     // The responder is present but the arbiter has not opened yet; the sealer is late.
-    let ev = d.advance(rat(3600));
+    let ev = d.advance(rat(3600) + Millis(1));
     assert!(matches!(
         ev.last(),
         Some(Event::ResultAwaitsEnvelope { .. })
@@ -1272,7 +1274,7 @@ fn rule_a10_resumption_default_is_one_hour_whatever_the_event_default() {
     d.present(Color::Black, rat(-10));
     d.advance(rat(900));
     assert_eq!(d.result(), None, "15 min is the event's default, not A10's");
-    d.advance(rat(3600));
+    d.advance(rat(3600) + Millis(1));
     assert_eq!(d.result().map(|r| r.0), Some(Score::BlackWins));
 }
 

@@ -454,11 +454,13 @@ fn rule_6_6_absent_player_loses_when_default_time_passes() {
     let mut d = Driver::new(s);
     d.advance(T0);
     d.press(at(30.0)); // white arrives and plays: present by the press
-    let e = d.advance(at(3600.0));
+    // "More than" the default time: it passes 1 ms after the default instant.
+    assert!(d.advance(at(3600.0)).is_empty());
+    let e = d.advance(at(3600.0) + Millis(1));
     assert_eq!(
         e[0],
         Event::DefaultTimePassed {
-            at: at(3600.0),
+            at: at(3600.0) + Millis(1),
             absent: vec![Color::Black]
         }
     );
@@ -516,7 +518,7 @@ fn rule_6_6_zero_default_time_defaults_anyone_absent_at_the_start() {
     s.default_time = Millis::ZERO;
     let mut d = Driver::new(s);
     d.present(Color::White, T0 - Millis(60_000));
-    d.advance(T0);
+    d.advance(T0 + Millis(1));
     assert_eq!(
         d.result(),
         Some((
@@ -529,9 +531,10 @@ fn rule_6_6_zero_default_time_defaults_anyone_absent_at_the_start() {
 }
 
 #[test]
-fn rule_6_6_paused_time_does_not_count_towards_default_time() {
+fn rule_6_6_paused_time_does_not_count_towards_default_time_when_the_event_says_so() {
     let mut s = setup("5400");
     s.default_time = Millis::from_mins(10);
+    s.pauses_extend_default_time = true;
     let mut d = Driver::new(s);
     d.present(Color::White, T0);
     d.advance(T0);
@@ -548,8 +551,8 @@ fn rule_6_6_paused_time_does_not_count_towards_default_time() {
         },
         at(360.0),
     );
-    assert!(d.advance(at(899.0)).is_empty());
-    d.advance(at(900.0));
+    assert!(d.advance(at(900.0)).is_empty());
+    d.advance(at(900.0) + Millis(1));
     assert!(matches!(
         d.result(),
         Some((Score::WhiteWins, Termination::Default { .. }))
@@ -560,7 +563,7 @@ fn rule_6_6_paused_time_does_not_count_towards_default_time() {
 fn rule_6_6_arbiter_may_decide_otherwise_after_a_default() {
     let mut d = Driver::new(setup("5400"));
     d.present(Color::White, T0);
-    d.advance(at(3600.0));
+    d.advance(at(3600.0) + Millis(1));
     let e = d.input(
         Input::SetResult {
             result: ArbiterResult::Score { score: Score::Draw },
@@ -966,6 +969,66 @@ fn rule_6_10_clock_reading_far_from_the_reckoning_is_reported_not_adopted() {
     assert!(e.is_empty(), "within the 2 s margin: {e:?}");
 }
 
+#[test]
+fn rule_6_10_a_discrepancy_stays_open_until_the_arbiter_acts() {
+    let mut d = Driver::started(setup("300"));
+    let reading = |white| Input::ClockReading {
+        white,
+        black: Millis::from_secs(300),
+    };
+    d.input(reading(Millis::from_secs(280)), at(10.0));
+    let open = d.game.discrepancy().cloned().expect("open");
+    assert_eq!(open.at, at(10.0));
+    assert_eq!(open.white_ms, Millis::from_secs(280));
+    assert_eq!(open.reckoned_white_ms, Millis::from_secs(290));
+    // A reading that agrees again explains nothing: still open.
+    assert!(
+        d.input(reading(Millis::from_secs(289)), at(11.0))
+            .is_empty()
+    );
+    assert!(d.game.discrepancy().is_some());
+    d.press(at(12.0));
+    assert!(d.game.discrepancy().is_some(), "a press is not the arbiter");
+    let ack = Input::AcknowledgeDiscrepancy {
+        arbiter: "IA".into(),
+    };
+    let e = d.input(ack.clone(), at(13.0));
+    assert_eq!(
+        e,
+        vec![Event::DiscrepancyAcknowledged {
+            at: at(13.0),
+            arbiter: "IA".into()
+        }]
+    );
+    assert_eq!(d.game.discrepancy(), None);
+    assert_eq!(
+        d.try_input(ack.clone(), at(14.0)),
+        Err(Rejection::NoDiscrepancy)
+    );
+    assert_eq!(
+        d.try_input(
+            Input::AcknowledgeDiscrepancy {
+                arbiter: String::new()
+            },
+            at(14.0)
+        ),
+        Err(Rejection::ArbiterRequired)
+    );
+    // set_time settles one too; the fold over the events gives the same game.
+    d.input(reading(Millis::from_secs(200)), at(15.0));
+    assert!(d.game.discrepancy().is_some());
+    d.input(
+        Input::SetTime {
+            side: Color::White,
+            remaining: Millis::from_secs(200),
+            arbiter: "IA".into(),
+            reason: "the clock was right".into(),
+        },
+        at(16.0),
+    );
+    assert_eq!(d.game.discrepancy(), None);
+}
+
 // ---- 6.11 ----------------------------------------------------------------------------
 
 #[test]
@@ -1296,4 +1359,470 @@ fn time_control_string_reaches_the_game_unchanged() {
     let s = setup("40/5400+30:1800+30");
     assert_eq!(s.tc.to_string(), "40/5400+30:1800+30");
     assert_eq!(s.tc, "40/5400+30:1800+30".parse::<TimeControl>().unwrap());
+}
+
+// ---- the rule edges (issue 10) --------------------------------------------------------
+
+fn arbiter_input(kind: &str, side: Color, ms: i64) -> Input {
+    match kind {
+        "add" => Input::AddTime {
+            side,
+            delta: Millis(ms),
+            arbiter: "IA".into(),
+            reason: "test".into(),
+        },
+        _ => Input::SetTime {
+            side,
+            remaining: Millis(ms),
+            arbiter: "IA".into(),
+            reason: "test".into(),
+        },
+    }
+}
+
+#[test]
+fn rule_6_7a_pressed_charges_the_whole_turn_across_a_pause_and_adjustments() {
+    let mut d = Driver::started(setup("300"));
+    d.play("e4", at(10.0));
+    // Black thinks 10 s, the arbiter pauses for 30 s, adds 60 s, sets the time: 10 s
+    // before the pause and 30 s after it are the turn's cost, whatever was adjusted.
+    d.input(
+        Input::Pause {
+            arbiter: "IA".into(),
+            reason: "noise".into(),
+        },
+        at(20.0),
+    );
+    d.input(
+        Input::Resume {
+            arbiter: "IA".into(),
+        },
+        at(50.0),
+    );
+    d.input(arbiter_input("add", Color::Black, 60_000), at(60.0));
+    d.input(arbiter_input("set", Color::Black, 200_000), at(70.0));
+    let e = d.play("e5", at(80.0));
+    assert!(
+        matches!(
+            e.last(),
+            Some(Event::Pressed {
+                side: Color::Black,
+                charged_ms: Millis(40_000),
+                remaining_ms: Millis(190_000),
+                ..
+            })
+        ),
+        "{e:?}"
+    );
+    // The next turn counts afresh.
+    let e = d.play("Nf3", at(85.0));
+    assert!(matches!(
+        e.last(),
+        Some(Event::Pressed {
+            charged_ms: Millis(5_000),
+            ..
+        })
+    ));
+}
+
+#[test]
+fn rule_6_6_arriving_exactly_at_the_default_instant_is_in_time() {
+    // By a press: White plays, Black's first press comes at 60:00.000 sharp.
+    let mut d = Driver::new(setup("5400"));
+    d.advance(T0);
+    d.play("e4", at(30.0));
+    let e = d.play("e5", at(3600.0));
+    assert!(matches!(e.last(), Some(Event::Pressed { .. })), "{e:?}");
+    assert!(d.advance(at(3700.0)).is_empty());
+    assert_eq!(d.game.result(), None);
+    // By the arbiter's record, at the same instant.
+    let mut d = Driver::new(setup("5400"));
+    d.present(Color::White, T0);
+    d.advance(T0);
+    d.present(Color::Black, at(3600.0));
+    assert!(d.advance(at(3700.0)).is_empty());
+    assert_eq!(d.game.result(), None);
+    // Zero tolerance: present at the start instant is in time, a millisecond later not.
+    let mut s = setup("300");
+    s.default_time = Millis::ZERO;
+    let mut d = Driver::new(s);
+    d.present(Color::White, T0);
+    d.present(Color::Black, T0);
+    assert!(
+        d.advance(T0 + Millis(1))
+            .iter()
+            .all(|e| !matches!(e, Event::DefaultTimePassed { .. } | Event::GameEnded { .. }))
+    );
+}
+
+#[test]
+fn rule_6_6_a_pause_does_not_move_the_default_instant() {
+    let mut s = setup("5400");
+    s.default_time = Millis::from_mins(10);
+    let mut d = Driver::new(s.clone());
+    d.present(Color::White, T0);
+    d.advance(T0);
+    let pause = |d: &mut Driver, t: f64| {
+        d.input(
+            Input::Pause {
+                arbiter: "IA".into(),
+                reason: "fire alarm".into(),
+            },
+            at(t),
+        )
+    };
+    let resume = |d: &mut Driver, t: f64| {
+        d.try_input(
+            Input::Resume {
+                arbiter: "IA".into(),
+            },
+            at(t),
+        )
+    };
+    pause(&mut d, 60.0);
+    resume(&mut d, 360.0).unwrap();
+    // 6.6 counts from the scheduled start: still 10 min after it, not 15.
+    assert!(d.advance(at(600.0)).is_empty());
+    let e = d.advance(at(600.0) + Millis(1));
+    assert_eq!(
+        e[0],
+        Event::DefaultTimePassed {
+            at: at(600.0) + Millis(1),
+            absent: vec![Color::Black]
+        }
+    );
+    assert!(matches!(
+        d.result(),
+        Some((Score::WhiteWins, Termination::Default { .. }))
+    ));
+
+    // A pause over the default instant: the default passes during it, at that instant.
+    let mut d = Driver::new(s.clone());
+    d.present(Color::White, T0);
+    d.advance(T0);
+    pause(&mut d, 500.0);
+    assert_eq!(d.game.next_deadline(), Some(at(600.0) + Millis(1)));
+    let e = d.advance(at(700.0));
+    assert!(matches!(e[0], Event::DefaultTimePassed { at: t, .. } if t == at(600.0) + Millis(1)));
+    assert!(matches!(
+        resume(&mut d, 800.0),
+        Err(Rejection::GameOver { .. })
+    ));
+
+    // With the event's option, the pause moves it and no deadline is armed while paused.
+    s.pauses_extend_default_time = true;
+    let mut d = Driver::new(s);
+    d.present(Color::White, T0);
+    d.advance(T0);
+    pause(&mut d, 500.0);
+    assert_eq!(d.game.next_deadline(), None);
+    assert!(d.advance(at(700.0)).is_empty());
+    resume(&mut d, 800.0).unwrap();
+    assert_eq!(d.game.next_deadline(), Some(at(900.0) + Millis(1)));
+}
+
+#[test]
+fn rule_6_6_flag_and_default_due_at_the_same_instant_the_default_decides() {
+    // Black, absent, has a lone-king opponent: Black's flag would be a draw (6.9), but
+    // Black is later than the default time at that instant and loses by default.
+    let mut s = setup("3600");
+    s.fen = Some("k7/q7/8/8/8/8/8/7K w - - 0 1".into());
+    let mut d = Driver::new(s);
+    d.advance(T0);
+    d.play("Kh2", T0 + Millis(1)); // Black's 60:00 now ends at the default instant
+    assert_eq!(d.game.clock().zero_at(), Some(at(3600.0) + Millis(1)));
+    let e = d.advance(at(3601.0));
+    assert!(flags(&e).is_empty(), "{e:?}");
+    assert_eq!(
+        d.result(),
+        Some((
+            Score::WhiteWins,
+            Termination::Default {
+                absent: vec![Color::Black]
+            }
+        ))
+    );
+    // Both absent, White's flag at the default instant: 0-0, not a win for absent Black.
+    let mut d = Driver::new(setup("3600"));
+    d.advance(T0);
+    d.input(arbiter_input("add", Color::White, 1), at(1.0));
+    let e = d.advance(at(3601.0));
+    assert!(flags(&e).is_empty(), "{e:?}");
+    assert_eq!(d.result().map(|r| r.0), Some(Score::BothLose));
+}
+
+#[test]
+fn rule_6_13_time_can_always_be_taken_off_a_clock_above_the_24_h_cap() {
+    // 48 h: more than an arbiter may set, but a control may give it.
+    let mut d = Driver::started(setup("172800"));
+    let e = d.input(arbiter_input("add", Color::Black, -1000), at(1.0));
+    assert!(matches!(
+        e[0],
+        Event::TimeAdded {
+            remaining_ms: Millis(172_799_000),
+            ..
+        }
+    ));
+    let r = d.try_input(arbiter_input("add", Color::Black, 1000), at(2.0));
+    assert_eq!(
+        r.unwrap_err().to_string(),
+        "delta: 1000 is out of range (-47:59:59.000 to +0:00.000 with 47:59:59.000 left)"
+    );
+    // Down to exactly zero is allowed; one more millisecond is not.
+    let r = d.try_input(arbiter_input("add", Color::Black, -172_799_001), at(2.0));
+    assert!(matches!(r, Err(Rejection::OutOfRange { .. })));
+    d.input(arbiter_input("add", Color::Black, -172_799_000), at(2.0));
+    assert_eq!(d.remaining(Color::Black, at(3.0)), Millis::ZERO);
+    // Replacing the clock keeps the times not given, even above the cap.
+    let mut d = Driver::started(setup("172800"));
+    d.input(
+        Input::ReplaceClock {
+            device: "spare".into(),
+            white: None,
+            black: Some(Millis::from_secs(60)),
+            arbiter: "IA".into(),
+            reason: "display dead".into(),
+        },
+        at(1.0),
+    );
+    assert_eq!(
+        d.remaining(Color::White, at(1.0)),
+        Millis::from_secs(172_799)
+    );
+}
+
+#[test]
+fn rule_6_13_arbiter_times_stay_within_0_and_24_h_inclusive() {
+    let max = 24 * 3_600_000;
+    for (kind, ms, ok) in [
+        ("set", 0, true),
+        ("set", max, true),
+        ("set", max + 1, false),
+        ("set", -1, false),
+        ("add", -300_000, true),
+        ("add", -300_001, false),
+        ("add", max - 300_000, true),
+        ("add", max - 300_000 + 1, false),
+    ] {
+        let mut d = Driver::started(setup("300"));
+        let r = d.try_input(arbiter_input(kind, Color::Black, ms), at(1.0));
+        assert_eq!(r.is_ok(), ok, "{kind} {ms}: {r:?}");
+    }
+    assert_eq!(
+        Driver::started(setup("300"))
+            .try_input(arbiter_input("set", Color::Black, max + 1), at(1.0))
+            .unwrap_err()
+            .to_string(),
+        "remaining: 86400001 is out of range (0 to 86400000 ms (24 h))"
+    );
+    for (white, black, ok) in [
+        (Some(max), Some(0), true),
+        (Some(max + 1), None, false),
+        (None, Some(-1), false),
+    ] {
+        let mut d = Driver::started(setup("300"));
+        let r = d.try_input(
+            Input::ReplaceClock {
+                device: "spare".into(),
+                white: white.map(Millis),
+                black: black.map(Millis),
+                arbiter: "IA".into(),
+                reason: "defective".into(),
+            },
+            at(1.0),
+        );
+        assert_eq!(r.is_ok(), ok, "{white:?} {black:?}: {r:?}");
+    }
+}
+
+fn set_moves(moves: u32, period: Option<u32>) -> Input {
+    Input::SetMoves {
+        side: Color::White,
+        moves,
+        period,
+        arbiter: "IA".into(),
+        reason: "counter".into(),
+    }
+}
+
+#[test]
+fn rule_6_13_set_moves_range_and_the_derived_period() {
+    for (moves, period, ok) in [
+        (10_000, None, true),
+        (10_001, None, false),
+        (0, Some(1), true),
+        (0, Some(1000), true),
+        (0, Some(1001), false),
+        (0, Some(0), false),
+    ] {
+        let mut d = Driver::started(setup("40/5400:1800"));
+        let r = d.try_input(set_moves(moves, period), at(1.0));
+        assert_eq!(r.is_ok(), ok, "{moves} {period:?}: {r:?}");
+    }
+    // Derived: the first period whose quota is not yet met.
+    for (tc, moves, period) in [
+        ("40/5400:1800", 39, 1),
+        ("40/5400:1800", 40, 2),
+        ("40/5400:1800", 300, 2),
+        ("40/7200", 79, 2),
+        ("40/7200", 80, 3),
+        ("40/5400:20/1800:900", 59, 2),
+        ("40/5400:20/1800:900", 60, 3),
+    ] {
+        let mut d = Driver::started(setup(tc));
+        d.input(set_moves(moves, None), at(1.0));
+        assert_eq!(d.game.view(at(1.0)).white.period, period, "{tc} {moves}");
+    }
+}
+
+#[test]
+fn rule_6_5_decide_catches_up_a_deadline_due_at_that_instant() {
+    // Nothing polled: a press at the start instant first starts the clock.
+    let game = Game::new(setup("300")).unwrap();
+    let e = game
+        .decide(
+            &Input::Press {
+                side: None,
+                mv: None,
+            },
+            T0,
+        )
+        .unwrap();
+    assert!(matches!(e[0], Event::ClockStarted { at, .. } if at == T0));
+    assert!(matches!(e.last(), Some(Event::Pressed { .. })));
+}
+
+#[test]
+fn rule_6_12a_the_clocks_cannot_be_paused_before_the_start() {
+    let mut d = Driver::new(setup("300"));
+    let r = d.try_input(
+        Input::Pause {
+            arbiter: "IA".into(),
+            reason: "early".into(),
+        },
+        T0 - Millis(1),
+    );
+    assert!(matches!(r, Err(Rejection::NotStarted { .. })), "{r:?}");
+}
+
+#[test]
+fn rule_6_8_a_frozen_clock_stays_frozen_through_a_pause_and_the_other_sides_time() {
+    let mut s = setup("60");
+    s.flag_mode = FlagMode::Claim;
+    let mut d = Driver::started(s);
+    d.advance(at(61.0));
+    d.input(
+        Input::Pause {
+            arbiter: "IA".into(),
+            reason: "claim".into(),
+        },
+        at(62.0),
+    );
+    d.input(
+        Input::Resume {
+            arbiter: "IA".into(),
+        },
+        at(63.0),
+    );
+    assert_eq!(d.game.view(at(64.0)).running, None);
+    d.input(arbiter_input("add", Color::Black, 10_000), at(65.0));
+    assert_eq!(d.game.view(at(66.0)).running, None);
+}
+
+#[test]
+fn rule_6_11_a_later_flag_does_not_decide_when_the_other_flag_is_already_down() {
+    let mut s = setup("300");
+    s.clock.freeze_after_last_flag = false;
+    let mut d = Driver::started(s);
+    d.input(
+        Input::ClockReading {
+            white: Millis::ZERO,
+            black: Millis::ZERO,
+        },
+        at(10.0),
+    );
+    // The arbiter gives White (to move) time; Black's flag stays down, and fell first.
+    d.input(arbiter_input("set", Color::White, 30_000), at(11.0));
+    let e = d.advance(at(100.0));
+    assert_eq!(flags(&e).len(), 1, "{e:?}");
+    assert_eq!(d.game.result(), None);
+    assert_eq!(d.game.view(at(100.0)).pending_flag, None);
+}
+
+#[test]
+fn rule_6_10_hostile_readings_and_times_do_not_overflow() {
+    let mut d = Driver::started(setup("300"));
+    for (w, b) in [
+        (i64::MIN, i64::MAX),
+        (i64::MAX, i64::MIN),
+        (i64::MIN, i64::MIN),
+        (i64::MAX, i64::MAX),
+    ] {
+        let r = d.try_input(
+            Input::ClockReading {
+                white: Millis(w),
+                black: Millis(b),
+            },
+            at(1.0),
+        );
+        assert!(r.is_ok(), "{r:?}");
+    }
+    for ms in [i64::MIN, i64::MAX] {
+        for kind in ["set", "add"] {
+            let r = d.try_input(arbiter_input(kind, Color::Black, ms), at(1.0));
+            let message = r.unwrap_err().to_string();
+            assert!(
+                !message.contains("+-") && !message.contains("--"),
+                "{message}"
+            );
+        }
+    }
+    // Hostile instants: the game's far future and a start at the end of time.
+    let far = Driver::started(setup("300")).game.poll(Millis(i64::MAX));
+    assert!(
+        matches!(far.last(), Some(Event::GameEnded { .. })),
+        "{far:?}"
+    );
+    let mut late = setup("300");
+    late.start = Millis(i64::MAX - 1);
+    let mut d = Driver::new(late);
+    d.advance(Millis(i64::MAX));
+    assert!(
+        d.game
+            .decide(
+                &Input::ClockReading {
+                    white: Millis(i64::MIN),
+                    black: Millis(i64::MIN),
+                },
+                Millis(i64::MAX),
+            )
+            .is_ok()
+    );
+    let early = Game::new(Setup {
+        start: Millis(i64::MIN),
+        ..setup("300")
+    })
+    .unwrap();
+    assert!(!early.poll(Millis(i64::MIN)).is_empty());
+}
+
+#[test]
+fn rule_6_3_a_cascade_at_one_instant_reaches_its_fixed_point_in_one_poll() {
+    // DGT "000" mode with periods of no time: 100 quotas already met open 100 periods at
+    // the same instant, then the flag falls. One poll must deliver all of it.
+    let mut s = setup("1/0");
+    s.clock.period_transition = PeriodTransition::OnFlag;
+    let mut d = Driver::new(s);
+    d.present(Color::White, T0 - Millis(2));
+    d.present(Color::Black, T0 - Millis(2));
+    d.input(set_moves(100, Some(1)), T0 - Millis(1));
+    let e = d.advance(T0);
+    let advanced = e
+        .iter()
+        .filter(|e| matches!(e, Event::PeriodAdvanced { .. }))
+        .count();
+    assert_eq!(advanced, 100, "{e:?}");
+    assert_eq!(flags(&e).len(), 1);
+    assert!(d.game.poll(T0).is_empty(), "poll reached its fixed point");
+    assert_eq!(d.game.view(T0).white.period, 101);
 }

@@ -84,7 +84,7 @@ fn example_default_forfeit() {
     let evs = events(&o);
     assert_eq!(named(&evs, "clock_started")[0]["time"], "16:00:00.000");
     let passed = named(&evs, "default_time_passed");
-    assert_eq!(passed[0]["time"], "16:30:00.000");
+    assert_eq!(passed[0]["time"], "16:30:00.001");
     assert_eq!(passed[0]["absent"], serde_json::json!(["black"]));
     assert_eq!(final_view(&o)["result"]["score"], "1-0");
     // The press after the forfeit is refused and says why.
@@ -310,4 +310,125 @@ fn rules_coverage_names_only_real_tests() {
     ] {
         assert!(doc.contains(&format!("\n| {id} |")), "no row for {id}");
     }
+}
+
+/// A script file of these bytes, for inputs a `&str` cannot hold.
+fn script_file(name: &str, bytes: &[u8]) -> std::path::PathBuf {
+    let path = std::env::temp_dir().join(format!(
+        "hallclock-rules-cli-{}-{name}.jsonl",
+        std::process::id()
+    ));
+    std::fs::write(&path, bytes).expect("the temporary script is written");
+    path
+}
+
+#[test]
+fn rules_run_names_the_line_of_bad_bytes_a_bom_a_fraction_and_a_field_given_twice() {
+    let setup = br#"{"at":"09:00:00","input":"setup","white":"A","black":"B","tc":"60","start":"09:00:00"}"#;
+    let with = |line2: &[u8]| [setup.as_slice(), b"\n", line2, b"\n"].concat();
+    let cases: [(&str, Vec<u8>, &str); 6] = [
+        (
+            "latin1",
+            with(b"{\"at\":\"09:00:01\",\"input\":\"present\",\"side\":\"white\",\"arbiter\":\"P\xe9rez\"}"),
+            "line 2, column 63: not UTF-8 (byte 0xe9): a script is UTF-8 text",
+        ),
+        (
+            "bom",
+            [b"\xef\xbb\xbf".as_slice(), &with(b"{\"at\":\"09:00:01\",\"input\":\"advance\"}")].concat(),
+            "line 1, column 1: a byte-order mark (U+FEFF) starts the line",
+        ),
+        (
+            "fraction",
+            with(br#"{"at":"09:00:01","input":"add_time","side":"white","delta":1500.5,"arbiter":"IA","reason":"r"}"#),
+            "line 2: add_time: 1500.5 is not a whole number of milliseconds",
+        ),
+        (
+            "huge",
+            with(br#"{"at":"09:00:01","input":"set_time","side":"white","remaining":18446744073709551615,"arbiter":"IA","reason":"r"}"#),
+            "line 2: set_time: 18446744073709551615 ms is too large a duration",
+        ),
+        (
+            "twice",
+            with(br#"{"at":"09:00:01","input":"press","side":"white","side":"black"}"#),
+            "\"side\" is given twice",
+        ),
+        (
+            "nested-twice",
+            [&br#"{"at":"09:00:00","input":"setup","white":"A","black":"B","tc":"60","start":"09:00:00","clock":{"delay_display":"bronstein","delay_display":"countdown"}}"#[..], b"\n"].concat(),
+            "\"delay_display\" is given twice",
+        ),
+    ];
+    for (name, bytes, want) in cases {
+        let path = script_file(name, &bytes);
+        let o = hallclock(
+            &["rules", "run", path.to_str().expect("a UTF-8 temp path")],
+            None,
+        );
+        let _ = std::fs::remove_file(&path);
+        let err = stderr(&o);
+        assert_eq!(o.status.code(), Some(2), "{name}: {err}");
+        assert!(err.contains(want), "{name}: {err}");
+        assert!(stdout(&o).is_empty(), "{name}: nothing runs");
+        if name.ends_with("twice") {
+            let line = if name == "twice" { 2 } else { 1 };
+            assert!(err.contains(&format!(": line {line}, column ")), "{err}");
+            assert!(err.contains("given twice"), "{err}");
+        }
+    }
+    // The same from standard input.
+    let o = hallclock(
+        &["rules", "run", "-"],
+        Some("\u{feff}{\"at\":\"09:00:00\",\"input\":\"setup\"}"),
+    );
+    assert!(stderr(&o).starts_with("<stdin>: line 1, column 1: a byte-order mark"));
+}
+
+#[test]
+fn rules_run_streams_its_output_in_bounded_memory() {
+    use nix::sys::resource::{UsageWho, getrusage};
+    // 50,000 presses: holding every output to the end peaked at 35 MB (debug build),
+    // streaming them at 16 MB, about what a one-line script takes.
+    let mut script = String::from(
+        r#"{"at":"13:55:00","date":"2026-11-30","input":"setup","white":"A","black":"B","tc":"60+1","start":"14:00:00"}"#,
+    );
+    script.push('\n');
+    for i in 1..=50_000u64 {
+        let t = 14 * 3_600_000 + i * 500;
+        let date = ["2026-11-30", "2026-12-01", "2026-12-02"][(t / 86_400_000) as usize];
+        script.push_str(&format!(
+            "{{\"at\":\"{date} {:02}:{:02}:{:02}.{:03}\",\"input\":\"press\"}}\n",
+            t / 3_600_000 % 24,
+            t / 60_000 % 60,
+            t / 1000 % 60,
+            t % 1000
+        ));
+    }
+    let path = script_file("presses", script.as_bytes());
+    let mut child = Command::new(env!("CARGO_BIN_EXE_hallclock"))
+        .args(["rules", "run", path.to_str().expect("a UTF-8 temp path")])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("the hallclock binary runs");
+    // Count the lines as they come, never holding them.
+    let mut lines = 0u64;
+    let mut reader = std::io::BufReader::new(child.stdout.take().expect("piped"));
+    let mut line = String::new();
+    while std::io::BufRead::read_line(&mut reader, &mut line).expect("readable") > 0 {
+        lines += 1;
+        line.clear();
+    }
+    let status = child.wait().expect("hallclock finishes");
+    let _ = std::fs::remove_file(&path);
+    assert!(status.success());
+    assert_eq!(
+        lines,
+        1 + 2 + 50_000 + 1,
+        "started, present x2, presses, final"
+    );
+    // The largest child this test process has waited for (all others are small).
+    let max_kb = getrusage(UsageWho::RUSAGE_CHILDREN)
+        .expect("getrusage")
+        .max_rss();
+    assert!(max_kb < 25_000, "peak {max_kb} kB");
 }

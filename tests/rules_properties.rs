@@ -143,7 +143,7 @@ fn tc() -> impl Strategy<Value = TimeControl> {
 fn setup() -> impl Strategy<Value = Setup> {
     (
         tc(),
-        any::<[bool; 5]>(),
+        any::<[bool; 6]>(),
         0i64..120_000,
         proptest::option::of(tc()),
     )
@@ -154,6 +154,7 @@ fn setup() -> impl Strategy<Value = Setup> {
             tc_black,
             start: T0,
             default_time: Millis(default_ms),
+            pauses_extend_default_time: b[5],
             both_absent: if b[0] {
                 BothAbsent::BothLose
             } else {

@@ -101,6 +101,43 @@ async fn an_arbiter_runs_a_round_from_the_browser() {
     )
     .await;
     assert_eq!(status, 403, "a viewer's command: {body}");
+    assert!(
+        body.contains("\"error\":\"forbidden\""),
+        "the hall's refusal: {body}"
+    );
+    // An arbiter outside its boards, and hall-wide: refused by the hall's intake (the
+    // role check of a signed MQTT command), not by the web layer.
+    let (status, acookie, acsrf) = login(addr, "arb", PASSWORD).await;
+    assert_eq!(status, 200);
+    let (status, _, body) = http(
+        addr,
+        "POST",
+        &cmd_path,
+        &[("Cookie", &acookie), ("x-csrf-token", &acsrf)],
+        forged,
+    )
+    .await;
+    assert_eq!(
+        status, 403,
+        "an arbiter's command outside its boards: {body}"
+    );
+    assert!(
+        body.contains("board-002"),
+        "says which boards it has: {body}"
+    );
+    let (status, _, body) = http(
+        addr,
+        "POST",
+        "/api/hall/command",
+        &[("Cookie", &acookie), ("x-csrf-token", &acsrf)],
+        r#"{"action":"pause"}"#,
+    )
+    .await;
+    assert_eq!(status, 403, "a hall command from an arbiter: {body}");
+    assert!(body.contains("chief"), "{body}");
+    // A key without a password logs in nowhere.
+    let (status, _, _) = login(addr, "signer", "").await;
+    assert_eq!(status, 401, "an account without a password cannot log in");
 
     // --- log in as a person does ---
     let chrome = Chrome::start("web-browser", 1400, 1000).await;

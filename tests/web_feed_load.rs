@@ -72,7 +72,7 @@ async fn fifty_dashboards_on_a_1000_board_hall() {
         "load",
         publisher.feed().clone(),
         intake,
-        std::sync::Arc::new(hallclock::web::FileAccounts::default()),
+        std::sync::Arc::new(hallclock::auth::Arbiters::default()),
         false,
     );
     let web = hallclock::web::start(

@@ -43,7 +43,7 @@ impl JournalAt {
     }
 
     /// The journal's folder and every good record in it, or the exit code of the failure.
-    fn scan(&self) -> Result<(PathBuf, crate::store::record::Scan), ExitCode> {
+    pub(super) fn scan(&self) -> Result<(PathBuf, crate::store::record::Scan), ExitCode> {
         let dir = self.dir()?;
         match read_dir(&dir) {
             Ok(s) => Ok((dir, s)),

@@ -34,6 +34,9 @@ pub struct SimArgs {
     /// One board scan; field updates leave on scan boundaries.
     #[arg(long, default_value = "200ms", value_parser = parse_duration)]
     pub scan: Duration,
+    /// Each scan boundary moves by up to this much either way (at most half a scan).
+    #[arg(long, default_value = "30ms", value_parser = parse_duration)]
+    pub scan_jitter: Duration,
     /// Board n gets serial number BASE + n.
     #[arg(long, default_value_t = 10000)]
     pub serial_base: u32,
@@ -79,6 +82,7 @@ async fn serve(args: SimArgs) -> Result<(), Box<dyn std::error::Error>> {
     };
     config.ack_delay = args.ack_delay;
     config.scan_interval = args.scan;
+    config.scan_jitter = args.scan_jitter;
     config.serial_base = args.serial_base;
     config.computer_mode = !args.manual_mode;
     config.rotated = args.rotated;

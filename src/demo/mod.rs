@@ -136,6 +136,7 @@ fn hall_config(opts: &DemoOptions, host: &str, port: u16, sim: &Sim) -> Config {
             id: board_id(b.number()),
             port: b.path().to_path_buf(),
             white: Side::Left,
+            number: None,
         })
         .collect();
     config
@@ -240,6 +241,37 @@ fn console(host: &str, port: u16, hall: &str) -> (AsyncClient, Inbox, JoinHandle
     (client, rx, task)
 }
 
+/// The demo's arbiter: an account in the demo's own arbiters file, and its key.
+struct Signer {
+    id: &'static str,
+    key: crate::auth::Key,
+    /// The dashboard password, printed with the dashboard's address.
+    password: String,
+}
+
+impl Signer {
+    fn create(dir: &std::path::Path) -> Result<Signer, crate::auth::ArbitersError> {
+        let mut arbiters = crate::auth::Arbiters::default();
+        let id = "demo-chief";
+        let key = arbiters.add(id, "Demo Arbiter", crate::auth::Role::Chief, None)?;
+        let password = crate::web::session::token()[..12].to_string();
+        arbiters.set_password(id, &password)?;
+        arbiters.save(&dir.join("arbiters.toml"))?;
+        Ok(Signer { id, key, password })
+    }
+
+    /// A command as published: signed, with the time it was signed.
+    fn sign(&self, topic: &str, command: Value) -> Vec<u8> {
+        crate::auth::sign_now(self.id, &self.key, topic, command, now_ms())
+    }
+}
+
+/// The demo's arbiter at work: who signs, and the MQTT client it publishes with.
+struct Arbiter<'a> {
+    signer: &'a Signer,
+    client: &'a AsyncClient,
+}
+
 /// One round in play: the players' tasks and how to tell them their game is over.
 struct Round {
     hall: String,
@@ -293,7 +325,10 @@ pub async fn run(opts: DemoOptions) -> Result<(), DemoError> {
         }
     };
     let sim = Sim::start(SimConfig::new(opts.boards, &boards_dir)).await?;
-    let config = hall_config(&opts, &host, port, &sim);
+    let mut config = hall_config(&opts, &host, port, &sim);
+    // The demo runs signed, as a hall does: one chief arbiter, made for this run.
+    let signer = Signer::create(&opts.dir).map_err(|e| DemoError::Config(e.to_string()))?;
+    config.security.arbiters = opts.dir.join("arbiters.toml");
     let problems: Vec<String> = config
         .validate()
         .into_iter()
@@ -304,31 +339,21 @@ pub async fn run(opts: DemoOptions) -> Result<(), DemoError> {
         return Err(DemoError::Config(problems.join("; ")));
     }
     let settings = crate::daemon::settings(&config);
+    let arbiters = crate::daemon::web_arbiters(&config, &settings.security);
     tracing::info!(boards = opts.boards, broker = %format!("{host}:{port}"), "demo starting");
     let running = hall::start(settings)?;
     let (client, mut inbox, console_task) = console(&host, port, &opts.hall);
-    let password = crate::web::session::token()[..10].to_string();
-    let accounts: std::sync::Arc<dyn crate::web::Accounts> =
-        std::sync::Arc::new(crate::web::FileAccounts::new(vec![
-            crate::web::session::Account {
-                id: "demo".into(),
-                name: "IA Demo".into(),
-                role: crate::web::Role::Chief,
-                boards: Vec::new(),
-                password: crate::web::session::hash_password(&password, 10_000),
-            },
-        ]));
-    let mut web = crate::daemon::start_web(&config, &running, Some(accounts.clone())).await;
+    let mut web = crate::daemon::start_web(&config, &running, arbiters.clone()).await;
     if web.is_none() {
         // 8080 taken (another demo?): any free port will do.
         let mut other = config.clone();
         other.web.listen = "127.0.0.1:0".into();
-        web = crate::daemon::start_web(&other, &running, Some(accounts)).await;
+        web = crate::daemon::start_web(&other, &running, arbiters).await;
     }
     let dashboard = match &web {
         Some(w) => format!(
-            "dashboard: http://{}/   log in as 'demo', password '{password}'   (hall screens: http://{}/public)",
-            w.addr, w.addr
+            "dashboard: http://{}/login   log in as '{}', password '{}'   (hall screens: http://{}/public)",
+            w.addr, signer.id, signer.password, w.addr
         ),
         None => "dashboard: not started (see the daemon log)".into(),
     };
@@ -354,10 +379,14 @@ pub async fn run(opts: DemoOptions) -> Result<(), DemoError> {
     }
 
     let address = format!("{host}:{port}");
+    let arbiter = Arbiter {
+        signer: &signer,
+        client: &client,
+    };
     let result = play(
         &opts,
         &sim,
-        &client,
+        &arbiter,
         &mut inbox,
         &mut screen,
         &header,
@@ -394,7 +423,7 @@ fn embedded_broker() -> Result<u16, DemoError> {
 async fn play(
     opts: &DemoOptions,
     sim: &Sim,
-    client: &AsyncClient,
+    arbiter: &Arbiter<'_>,
     inbox: &mut Inbox,
     screen: &mut Screen,
     header: &[String],
@@ -425,7 +454,7 @@ async fn play(
                         return Err(e);
                     }
                     mark_finished(r, &topic, &payload);
-                    rule_on_pending_flag(r, client, &topic, &payload).await;
+                    rule_on_pending_flag(r, arbiter, &topic, &payload).await;
                     if table.finished_rounds.contains(&r.number) {
                         r.stop();
                         round = None;
@@ -446,7 +475,7 @@ async fn play(
             () = tokio::time::sleep_until(wake), if next_round_at.is_some() => {
                 next_round_at = None;
                 number += 1;
-                round = Some(start_round(opts, sim, client, number, &mut rng).await);
+                round = Some(start_round(opts, sim, arbiter, number, &mut rng).await);
             }
             _ = tick.tick() => {
                 if number == 0 && next_round_at.is_none() && tokio::time::Instant::now() > ready_by {
@@ -468,6 +497,17 @@ async fn play(
     if screen.live {
         screen.draw(header, &table, now_ms());
     }
+    // Let the last moves' events arrive, then count: every move made must be published.
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    while let Ok((topic, payload)) = inbox.try_recv() {
+        screen.feed(&mut table, &topic, &payload);
+    }
+    let played = player::MOVES_PLAYED.load(std::sync::atomic::Ordering::Relaxed);
+    println!(
+        "moves made by the players: {played}, move_made published: {}, lost: {}",
+        table.moves_published,
+        played.saturating_sub(table.moves_published)
+    );
     Ok(())
 }
 
@@ -515,7 +555,7 @@ fn mark_finished(r: &Round, topic: &str, payload: &[u8]) {
 /// A flag whose result waits for the arbiter (the daemon could not settle 6.9, e.g. a
 /// press reached it before the move did and the position is unknown): the demo's arbiter
 /// rules as a hall's would, over MQTT, so that the round can finish.
-async fn rule_on_pending_flag(r: &mut Round, client: &AsyncClient, topic: &str, payload: &[u8]) {
+async fn rule_on_pending_flag(r: &mut Round, arbiter: &Arbiter<'_>, topic: &str, payload: &[u8]) {
     let Some(board) = topic
         .strip_prefix(&format!("hallclock/{}/board/", r.hall))
         .and_then(|t| t.strip_suffix("/state"))
@@ -534,14 +574,15 @@ async fn rule_on_pending_flag(r: &mut Round, client: &AsyncClient, topic: &str, 
     r.ruled.push(board.to_string());
     let command = json!({
         "transaction": format!("{}-{board}-flag", r.transaction),
-        "arbiter": "Demo Arbiter",
         "action": "set_result",
         "result": score,
         "reason": "flag fell; the demo's arbiter confirms the loss",
     });
     let topic = format!("hallclock/{}/board/{board}/set", r.hall);
-    if let Err(e) = client
-        .publish(topic, QoS::AtLeastOnce, false, command.to_string())
+    let signed = arbiter.signer.sign(&topic, command);
+    if let Err(e) = arbiter
+        .client
+        .publish(topic, QoS::AtLeastOnce, false, signed)
         .await
     {
         tracing::warn!("cannot publish set_result: {e}");
@@ -552,7 +593,7 @@ async fn rule_on_pending_flag(r: &mut Round, client: &AsyncClient, topic: &str, 
 async fn start_round(
     opts: &DemoOptions,
     sim: &Sim,
-    client: &AsyncClient,
+    arbiter: &Arbiter<'_>,
     number: u32,
     rng: &mut StdRng,
 ) -> Round {
@@ -574,7 +615,6 @@ async fn start_round(
     let transaction = format!("demo-round-{number}-{}", rng.r#gen::<u32>());
     let command = json!({
         "transaction": transaction,
-        "arbiter": "Demo Arbiter",
         "action": "start_round",
         "round": number,
         // A moment to see the boards scheduled before the clocks start.
@@ -583,8 +623,10 @@ async fn start_round(
         "pairings": pairings,
     });
     let topic = format!("hallclock/{}/set", opts.hall);
-    if let Err(e) = client
-        .publish(topic, QoS::AtLeastOnce, false, command.to_string())
+    let signed = arbiter.signer.sign(&topic, command);
+    if let Err(e) = arbiter
+        .client
+        .publish(topic, QoS::AtLeastOnce, false, signed)
         .await
     {
         tracing::warn!("cannot publish start_round: {e}");

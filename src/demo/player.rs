@@ -238,11 +238,13 @@ impl Seat {
                 tracing::warn!(board = self.board.number(), %uci, "the simulated board refused a move: {e}");
                 return;
             }
+            MOVES_PLAYED.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
             pos.play_unchecked(m);
             ply += 1;
-            // The hand travels to the clock; the board's scan (200 ms) reports the move
-            // before the press arrives, as on a real board.
-            let reach = Duration::from_millis(self.rng.gen_range(400..800));
+            // The hand travels to the clock: 50–300 ms, as blitz players press, often
+            // before the board's next scan (200 ms) has reported the move. Physical
+            // time, not scaled by the demo's speed.
+            let reach = Duration::from_millis(self.rng.gen_range(50..=300));
             self.wait(reach).await;
             // A move that ends the game ends it without a press (6.7a).
             if self.over() || pos.is_game_over() {
@@ -253,6 +255,10 @@ impl Seat {
         }
     }
 }
+
+/// Moves the simulated players made on the boards (all players of the process); the
+/// demo compares it with the `move_made` events it saw on MQTT.
+pub static MOVES_PLAYED: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
 
 /// Between rounds, as players do: the pieces back to the initial position, square by
 /// square, and the clock's levers set so that White's is up (the side that will run;

@@ -32,6 +32,8 @@ pub struct Table {
     pub finished_rounds: Vec<u32>,
     /// The latest hall-level news (round started or finished), for the footer.
     pub news: String,
+    /// `move_made` events seen (every move the players made must show up here).
+    pub moves_published: u64,
 }
 
 impl Table {
@@ -43,6 +45,7 @@ impl Table {
             round: None,
             finished_rounds: Vec::new(),
             news: String::new(),
+            moves_published: 0,
         }
     }
 
@@ -81,7 +84,10 @@ impl Table {
                 };
                 let row = self.rows.entry((*b).to_string()).or_default();
                 match event["event"].as_str().unwrap_or("") {
-                    "move_made" => row.last = numbered_san(&event),
+                    "move_made" => {
+                        self.moves_published += 1;
+                        row.last = numbered_san(&event);
+                    }
                     "pressed" => row.changed = true,
                     "clock_started" => {
                         row.last = "started".into();

@@ -92,7 +92,37 @@ pub enum BoardEvent {
     },
     /// After an irregularity the board shows the current position again.
     Restored { fen: String },
+    /// Both kings stand on the centre squares (d4 d5 e4 e5): DGT's way for players to
+    /// show the result on the board, never a move. Both on dark squares (d4 e5) = 0-1,
+    /// both on light (d5 e4) = 1-0, one of each = draw. A king move that was only the
+    /// first half of the gesture is taken back first (`TakeBack`).
+    ResultShown { score: ShownScore },
 }
+
+/// The result shown with the kings (DGT's convention).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+pub enum ShownScore {
+    #[serde(rename = "1-0")]
+    WhiteWins,
+    #[serde(rename = "0-1")]
+    BlackWins,
+    #[serde(rename = "1/2-1/2")]
+    Draw,
+}
+
+impl std::fmt::Display for ShownScore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            ShownScore::WhiteWins => "1-0",
+            ShownScore::BlackWins => "0-1",
+            ShownScore::Draw => "1/2-1/2",
+        })
+    }
+}
+
+/// How many plies a settled board may be ahead of the game and still be explained by
+/// legal moves (two quick moves, or a move whose field updates were missed).
+pub const MAX_RESYNC_PLIES: usize = 3;
 
 /// The game on one e-board, driven by board messages. No I/O, no clock reads.
 #[derive(Debug, Clone)]
@@ -109,6 +139,8 @@ pub struct BoardState {
     moves: Vec<Move>,
     /// The board last reported as irregular, until the board is regular again.
     irregular: Option<[Piece; 64]>,
+    /// The result gesture last reported, so it is reported once.
+    shown: Option<[Piece; 64]>,
 }
 
 impl Default for BoardState {
@@ -135,6 +167,7 @@ impl BoardState {
             positions: vec![start],
             moves: Vec::new(),
             irregular: None,
+            shown: None,
         }
     }
 
@@ -162,6 +195,15 @@ impl BoardState {
     /// An irregularity was reported and the board has not come back since.
     pub fn is_irregular(&self) -> bool {
         self.irregular.is_some()
+    }
+
+    /// The board differs from the current position only by pieces missing from it: most
+    /// likely a piece in a player's hand (a move being thought over, touch-move), so a
+    /// caller waits longer before calling it irregular (lila holds such boards 2.5 s).
+    pub fn only_pieces_lifted(&self) -> bool {
+        self.orientation.is_some_and(|o| {
+            self.only_missing(o) && self.observed_board(o).as_ref() != Some(self.position().board())
+        })
     }
 
     /// Feeds a decoded message: dumps and field updates are used, the rest ignored.
@@ -255,10 +297,13 @@ impl BoardState {
             }
         };
         let observed = self.observed_board(orientation);
-        if let Some(obs) = &observed
-            && let Some(ev) = self.match_position(obs, settled)
-        {
-            return ev;
+        if let Some(obs) = &observed {
+            if let Some(ev) = self.result_gesture(obs) {
+                return ev;
+            }
+            if let Some(ev) = self.match_position(obs, settled) {
+                return ev;
+            }
         }
         // Report each distinct irregular board once, not on every quiet period.
         if settled && self.irregular != Some(self.observed) {
@@ -315,6 +360,22 @@ impl BoardState {
             }
         }
         if settled {
+            // A quiet board a few plies ahead: two quick moves, or updates that were
+            // missed (a dump shows what the field updates did not).
+            if let Some(line) = continuation(&current, obs, MAX_RESYNC_PLIES) {
+                self.irregular = None;
+                let mut events = Vec::new();
+                let mut pos = current;
+                for mv in line {
+                    let mut after = pos.clone();
+                    after.play_unchecked(mv);
+                    events.push(move_event(&pos, mv, &after, self.positions.len(), false));
+                    self.moves.push(mv);
+                    self.positions.push(after.clone());
+                    pos = after;
+                }
+                return Some(events);
+            }
             // Only a quiet board may jump back several moves: mid-move states of a
             // normal move must not be mistaken for an old position.
             let back = (0..n.saturating_sub(2))
@@ -330,6 +391,92 @@ impl BoardState {
         }
         None
     }
+}
+
+impl BoardState {
+    /// Both kings on the centre squares is the result gesture, never a position (kings
+    /// there always touch). If the last move was a king's step onto a centre square and
+    /// the rest of the board is the position before it, that step was the gesture's
+    /// first half: it is taken back.
+    fn result_gesture(&mut self, obs: &Board) -> Option<Vec<BoardEvent>> {
+        const CENTRE: [Square; 4] = [Square::D4, Square::D5, Square::E4, Square::E5];
+        let kings: Vec<Square> = obs.kings().into_iter().collect();
+        if kings.len() != 2 || !kings.iter().all(|k| CENTRE.contains(k)) {
+            self.shown = None;
+            return None;
+        }
+        if self.shown == Some(self.observed) {
+            return Some(Vec::new());
+        }
+        self.shown = Some(self.observed);
+        // Not a position: when the kings go back, `Restored` says so.
+        self.irregular = Some(self.observed);
+        let dark = |sq: &Square| sq.is_dark();
+        let score = match kings.iter().filter(|k| dark(k)).count() {
+            2 => ShownScore::BlackWins,
+            0 => ShownScore::WhiteWins,
+            _ => ShownScore::Draw,
+        };
+        let mut events = Vec::new();
+        let n = self.positions.len();
+        if let (Some(last), true) = (self.moves.last(), n >= 2)
+            && last.role() == shakmaty::Role::King
+            && CENTRE.contains(&last.to())
+        {
+            let without_kings = |b: &Board| {
+                let mut b = b.clone();
+                for k in b.kings() {
+                    b.discard_piece_at(k);
+                }
+                b
+            };
+            if without_kings(self.positions[n - 2].board()) == without_kings(obs) {
+                self.moves.pop();
+                self.positions.pop();
+                events.push(BoardEvent::TakeBack {
+                    ply: n - 2,
+                    fen: fen(self.position()),
+                });
+            }
+        }
+        events.push(BoardEvent::ResultShown { score });
+        Some(events)
+    }
+}
+
+/// The shortest line of at most `plies` legal moves from `pos` that leads to `obs` (two
+/// or more plies: one ply is [`successor`]'s). Transpositions reach the same board; the
+/// first line found is taken, and lines that reach it with a different position (castling
+/// rights, en passant) are rare enough to leave to the arbiter.
+fn continuation(pos: &Chess, obs: &Board, plies: usize) -> Option<Vec<Move>> {
+    fn search(pos: &Chess, obs: &Board, depth: usize, line: &mut Vec<Move>) -> bool {
+        for m in pos.legal_moves() {
+            // A piece going back where it came from explains nothing (Na3 … Nb1 would
+            // "explain" a move made out of turn).
+            if line
+                .iter()
+                .any(|p| p.to() == m.from().unwrap_or(m.to()) && p.from() == Some(m.to()))
+            {
+                continue;
+            }
+            let mut after = pos.clone();
+            after.play_unchecked(m);
+            line.push(m);
+            if depth == 1 {
+                if after.board() == obs {
+                    return true;
+                }
+            } else if search(&after, obs, depth - 1, line) {
+                return true;
+            }
+            line.pop();
+        }
+        false
+    }
+    (2..=plies).find_map(|depth| {
+        let mut line = Vec::new();
+        search(pos, obs, depth, &mut line).then_some(line)
+    })
 }
 
 /// The legal move from `pos` (other than `except`) whose result shows `obs`.
@@ -640,6 +787,160 @@ mod tests {
         play(&mut st, o, &[("b5", Empty), ("b2", WhitePawn)]);
         let ev = play(&mut st, o, &[("a2", WhitePawn)]);
         assert!(matches!(&ev[..], [BoardEvent::Restored { .. }]));
+    }
+
+    fn dump_of(pos: &Chess) -> BoardDump {
+        let mut board = [Piece::Empty; 64];
+        for (sq, p) in pos.board().clone() {
+            board[usize::from(Field::from_square(sq).index())] = Piece::from_shakmaty(p);
+        }
+        BoardDump { board }
+    }
+
+    fn after(ucis: &[&str]) -> Chess {
+        let mut pos = Chess::default();
+        for u in ucis {
+            let m = u
+                .parse::<shakmaty::uci::UciMove>()
+                .unwrap()
+                .to_move(&pos)
+                .unwrap();
+            pos.play_unchecked(m);
+        }
+        pos
+    }
+
+    #[test]
+    fn a_dump_two_plies_ahead_is_explained_by_the_moves_that_reach_it() {
+        let o = Orientation::Normal;
+        let mut st = started(o);
+        // Both moves' updates were missed; the dump shows the board after them.
+        let ev = st.on_dump(&dump_of(&after(&["e2e4", "c7c5"])));
+        assert!(
+            matches!(&ev[..], [BoardEvent::Move { ply: 1, uci: a, .. }, BoardEvent::Move { ply: 2, uci: b, .. }] if a == "e2e4" && b == "c7c5"),
+            "{ev:?}"
+        );
+        assert_eq!(ucis(&st), ["e2e4", "c7c5"]);
+        // Three plies, with a capture, also on a quiet board after field updates.
+        let target = after(&["e2e4", "c7c5", "g1f3", "d7d5", "e4d5"]);
+        let ev = st.on_dump(&dump_of(&target));
+        assert_eq!(ev.len(), 3, "{ev:?}");
+        assert_eq!(st.position().board(), target.board());
+        // Four plies ahead is more than a resynchronisation: irregular.
+        let far = after(&[
+            "e2e4", "c7c5", "g1f3", "d7d5", "e4d5", "d8d5", "b1c3", "d5d8", "a2a3",
+        ]);
+        assert!(matches!(
+            &st.on_dump(&dump_of(&far))[..],
+            [BoardEvent::Irregular { .. }]
+        ));
+    }
+
+    #[test]
+    fn a_missed_field_update_is_repaired_by_the_dump() {
+        let o = Orientation::Normal;
+        let mut st = started(o);
+        // e2e4: only "e2 empty" arrives; then black's reply arrives in full.
+        play(
+            &mut st,
+            o,
+            &[("e2", Empty), ("e7", Empty), ("e5", BlackPawn)],
+        );
+        assert!(matches!(&st.settle()[..], [BoardEvent::Irregular { .. }]));
+        let ev = st.on_dump(&dump_of(&after(&["e2e4", "e7e5"])));
+        assert!(
+            matches!(
+                &ev[..],
+                [
+                    BoardEvent::Move { ply: 1, .. },
+                    BoardEvent::Move { ply: 2, .. }
+                ]
+            ),
+            "{ev:?}"
+        );
+        assert!(!st.is_irregular());
+    }
+
+    #[test]
+    fn a_move_out_of_turn_is_not_explained_by_a_piece_going_there_and_back() {
+        let o = Orientation::Normal;
+        let mut st = started(o);
+        // Black moves first: Na3 e5 Nb1 would reach it, but nobody played that.
+        play(&mut st, o, &[("e7", Empty), ("e5", BlackPawn)]);
+        assert!(matches!(&st.settle()[..], [BoardEvent::Irregular { .. }]));
+        // A pawn that moves twice (e4, then takes on d5) is a real line.
+        let mut st = started(o);
+        let ev = st.on_dump(&dump_of(&after(&["e2e4", "d7d5", "e4d5"])));
+        assert_eq!(ev.len(), 3, "{ev:?}");
+    }
+
+    #[test]
+    fn kings_on_the_centre_squares_show_the_result_and_are_no_move() {
+        let o = Orientation::Normal;
+        // White Ke3, black Kd6: white to move. White steps Ke3-e4 (legal), then black's
+        // king goes to d5: both on light squares = 1-0.
+        let pos: Chess = "8/8/3k4/8/8/4K3/8/8 w - - 0 60"
+            .parse::<Fen>()
+            .unwrap()
+            .into_position(CastlingMode::Standard)
+            .unwrap();
+        let mut st = BoardState::from_position(pos.clone(), Some(o));
+        st.on_dump(&dump_of(&pos));
+        let ev = play(&mut st, o, &[("e3", Empty), ("e4", WhiteKing)]);
+        assert!(matches!(&ev[..], [BoardEvent::Move { uci, .. }] if uci == "e3e4"));
+        let ev = play(&mut st, o, &[("d6", Empty), ("d5", BlackKing)]);
+        assert_eq!(
+            ev,
+            vec![
+                BoardEvent::TakeBack {
+                    ply: 0,
+                    fen: "8/8/3k4/8/8/4K3/8/8 w - - 0 60".into()
+                },
+                BoardEvent::ResultShown {
+                    score: ShownScore::WhiteWins
+                }
+            ]
+        );
+        assert!(st.moves().is_empty());
+        // Settling it reports nothing more (not irregular).
+        assert!(st.settle().is_empty());
+        // Kings back where they were: the game position again.
+        play(
+            &mut st,
+            o,
+            &[("e4", Empty), ("e3", WhiteKing), ("d5", Empty)],
+        );
+        let ev = play(&mut st, o, &[("d6", BlackKing)]);
+        assert!(matches!(&ev[..], [BoardEvent::Restored { .. }]), "{ev:?}");
+        // Dark squares: 0-1; one of each: a draw.
+        for (w, b, score) in [
+            ("e5", "d4", ShownScore::BlackWins),
+            ("e4", "d4", ShownScore::Draw),
+        ] {
+            let mut st = BoardState::from_position(pos.clone(), Some(o));
+            st.on_dump(&dump_of(&pos));
+            let ev = play(
+                &mut st,
+                o,
+                &[("d6", Empty), ("e3", Empty), (w, WhiteKing), (b, BlackKing)],
+            );
+            assert_eq!(
+                ev.last(),
+                Some(&BoardEvent::ResultShown { score }),
+                "{ev:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_lifted_piece_is_told_apart_from_other_wrong_boards() {
+        let o = Orientation::Normal;
+        let mut st = started(o);
+        assert!(!st.only_pieces_lifted());
+        play(&mut st, o, &[("g1", Empty)]);
+        assert!(st.only_pieces_lifted());
+        play(&mut st, o, &[("g3", WhiteKnight)]);
+        assert!(!st.only_pieces_lifted());
     }
 
     #[test]

@@ -2,7 +2,7 @@
 //! link events into rule inputs, the core's events into clock commands, MQTT messages
 //! and alerts, and `next_deadline` into one timer. It decides nothing itself.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -24,6 +24,22 @@ use crate::store::{JournalHandle, Record};
 
 use super::timebase::Timebase;
 
+/// How long the e-board must be still before a move read from it is taken as final.
+/// A sliding piece is reported square by square (a1a2, then a1a3), one board scan apart
+/// (dgt-protocol.md §4.1: 200–250 ms; picochess settles after 0.25 s): a press that comes
+/// sooner may have overtaken the rest of the slide, so it goes without the move and the
+/// move is attached once the board has been still this long.
+pub const MOVE_SETTLE: Duration = Duration::from_millis(250);
+
+/// A move read from the e-board: waiting for its press, or owed by a press that came
+/// first.
+#[derive(Debug, Clone)]
+struct BoardMove {
+    uci: String,
+    /// The move reader's ply number (1 = the first move of the game on the board).
+    ply: usize,
+}
+
 /// A game on a board, with what the hall knows about it besides the rules.
 #[derive(Debug, Clone)]
 pub struct GameSlot {
@@ -32,39 +48,11 @@ pub struct GameSlot {
     pub game: Game,
     pub round: Option<u32>,
     pub fide: (Option<u64>, Option<u64>),
+    /// Every event of the game, in order: the PGN is made from them (`board/<b>/pgn`).
+    pub events: Vec<Event>,
 }
 
-/// Why a command to a board was refused.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Refusal {
-    /// For programs: `no_game`, `not_your_turn`, `out_of_range`, ...
-    pub error: String,
-    pub reason: String,
-}
-
-impl Refusal {
-    pub fn new(error: &str, reason: impl Into<String>) -> Refusal {
-        Refusal {
-            error: error.into(),
-            reason: reason.into(),
-        }
-    }
-
-    fn from_rejection(r: &Rejection) -> Refusal {
-        let error = serde_json::to_value(r)
-            .ok()
-            .and_then(|v| {
-                v.get("rejection")
-                    .and_then(|k| k.as_str())
-                    .map(String::from)
-            })
-            .unwrap_or_else(|| "rejected".into());
-        Refusal {
-            error,
-            reason: r.to_string(),
-        }
-    }
-}
+pub use crate::refusal::Refusal;
 
 /// Messages from the hall to a board actor.
 #[derive(Debug)]
@@ -102,6 +90,9 @@ pub enum ToBoard {
         input: Input,
         reply: oneshot::Sender<Result<(), Refusal>>,
     },
+    /// A retained alert of this board that the broker kept from before this start (the
+    /// daemon has not published it since): cleared if the journal says it is resolved.
+    StaleAlert { alert: Box<AlertPayload> },
 }
 
 /// One board's part of the status line.
@@ -192,8 +183,19 @@ struct Actor {
     published_seq: u64,
     retry_storage: Option<tokio::time::Instant>,
     online: bool,
-    /// The e-board move waiting for its press (a slide may still be corrected).
-    pending_move: Option<String>,
+    /// What the retained PGN last published shows: (game id, events) or `None` (no game).
+    /// It changes only with them, so it is rendered and sent only then.
+    pgn_shown: std::cell::Cell<Option<Option<(u64, usize)>>>,
+    /// The e-board move waiting for its press (a slide may still be corrected), or owed
+    /// by a press that came before it was final.
+    pending_move: Option<BoardMove>,
+    /// The last field update from the board: a move is final once the board is still.
+    last_field_at: Option<tokio::time::Instant>,
+    /// When to attach the owed move in `pending_move` (the board has been still since).
+    attach_at: Option<tokio::time::Instant>,
+    /// The ply the last press carried: a correction of it after the press cannot be
+    /// applied (the arbiter is told).
+    carried_ply: Option<usize>,
     /// Active alerts and their messages, so each is published once and cleared once.
     alerts: HashMap<AlertKind, String>,
     /// The clock shows what we last programmed (its ACK came back); readings taken
@@ -205,7 +207,28 @@ struct Actor {
     /// Online, but the hall has not yet checked which board this is (swapped cables):
     /// until then no reading is compared with a game that may not be this board's.
     identity_pending: bool,
+    /// The side whose lever end is up, as the clock last reported it.
+    lever: Option<ClockSide>,
+    /// The lever is the wrong way round for the player to move (left so by the last
+    /// game, the sealing, or a press the rules refused): that player's end is already
+    /// down, so the press they make is the other end going down.
+    lever_reversed: bool,
+    /// The clock's reading after an outage could not be explained (several presses):
+    /// its times are kept on the display, not overwritten, until the arbiter acts.
+    hold_clock: bool,
+    /// Alerts this run found resolved while it did not know them as raised: a retained
+    /// copy the broker kept from before the start is cleared when it arrives.
+    resolved: HashSet<AlertKind>,
 }
+
+/// What the clock shows when the lever is the wrong way round at a new game: the arbiter
+/// turns it over while the clocks stand (before the start, or after `pause`). Until then
+/// a press still counts for the player to move.
+pub const LEVER_TEXT: &str = "LEVER";
+
+/// The clock's own resolution: it shows whole seconds, and was programmed with times
+/// rounded up to whole seconds.
+const CLOCK_RESOLUTION: Millis = Millis(1000);
 
 /// Run a board actor until the hall drops its inbox.
 pub async fn run(parts: BoardParts) {
@@ -245,14 +268,25 @@ pub async fn run(parts: BoardParts) {
         published_seq: seq,
         retry_storage: None,
         online: false,
+        pgn_shown: std::cell::Cell::new(None),
         pending_move: None,
+        last_field_at: None,
+        attach_at: None,
+        carried_ply: None,
         alerts: HashMap::new(),
         display_synced: false,
         reconcile: false,
         identity_pending: false,
+        lever: None,
+        lever_reversed: false,
+        hold_clock: false,
+        resolved: HashSet::new(),
     };
     a.publish_availability();
     a.publish_state();
+    // The alerts that follow the game are rebuilt from the journal (the recovered game),
+    // not remembered: a restart shows the same ones, resolved ones stay resolved.
+    a.update_game_alerts();
     a.report_stage().await;
     loop {
         let deadline = a
@@ -261,7 +295,14 @@ pub async fn run(parts: BoardParts) {
             .and_then(|s| s.game.next_deadline())
             .map(|d| a.timebase.instant_of(d));
         let retry = a.retry_storage;
+        let attach = a.attach_at;
         tokio::select! {
+            () = async {
+                if let Some(at) = attach { tokio::time::sleep_until(at).await }
+            }, if attach.is_some() => {
+                a.attach_at = None;
+                a.attach_owed().await;
+            },
             () = async {
                 if let Some(at) = retry { tokio::time::sleep_until(at).await }
             }, if retry.is_some() => {
@@ -298,14 +339,24 @@ impl Actor {
     }
 
     fn raise(&mut self, kind: AlertKind, severity: Severity, message: String) {
+        let now = self.now();
+        self.raise_since(kind, severity, message, now);
+    }
+
+    /// Raise an alert that dates from `since` (an alert rebuilt from the journal keeps
+    /// the instant of the event that caused it).
+    fn raise_since(&mut self, kind: AlertKind, severity: Severity, message: String, since: Millis) {
+        self.resolved.remove(&kind);
         if self.alerts.get(&kind) == Some(&message) {
             return;
         }
         match severity {
             Severity::Critical | Severity::Warning => {
-                tracing::warn!(board = %self.id, alert = kind.slug(), "{message}")
+                tracing::warn!(board = %self.id, alert = kind.slug(), "{}", crate::mqtt::command::log_safe(&message))
             }
-            Severity::Info => tracing::info!(board = %self.id, alert = kind.slug(), "{message}"),
+            Severity::Info => {
+                tracing::info!(board = %self.id, alert = kind.slug(), "{}", crate::mqtt::command::log_safe(&message))
+            }
         }
         let payload = AlertPayload {
             id: self.alert_id(kind),
@@ -313,7 +364,7 @@ impl Actor {
             kind,
             severity,
             message: message.clone(),
-            since: self.now(),
+            since,
         };
         self.publisher
             .json_retained(self.topics.alert(&payload.id), &payload);
@@ -325,6 +376,38 @@ impl Actor {
             tracing::info!(board = %self.id, alert = kind.slug(), "resolved");
             self.publisher
                 .retained(self.topics.alert(&self.alert_id(kind)), Vec::new());
+        } else {
+            self.resolved.insert(kind);
+        }
+    }
+
+    /// A retained alert from before this start. Those that follow the game were rebuilt
+    /// from the journal at start: one not raised again is resolved. The others come from
+    /// the hardware or a refused press, which the journal does not hold: the alert is
+    /// taken over as it is (and cleared when its cause is), unless this run already saw
+    /// it resolved.
+    fn on_stale_alert(&mut self, alert: AlertPayload) {
+        let kind = alert.kind;
+        if alert.id != self.alert_id(kind) || self.alerts.contains_key(&kind) {
+            return;
+        }
+        let from_journal = matches!(
+            kind,
+            AlertKind::ResultPending
+                | AlertKind::PlayerPause
+                | AlertKind::BothFlags
+                | AlertKind::ClockDiscrepancy
+                | AlertKind::Storage
+        );
+        if kind == AlertKind::BoardMoved || kind == AlertKind::OutgoingQueue {
+            return;
+        }
+        if from_journal || self.resolved.contains(&kind) {
+            tracing::info!(board = %self.id, alert = kind.slug(), "alert from before the restart is resolved; cleared");
+            self.publisher
+                .retained(self.topics.alert(&alert.id), Vec::new());
+        } else {
+            self.alerts.insert(kind, alert.message);
         }
     }
 
@@ -367,6 +450,32 @@ impl Actor {
         let state = self.state(self.now());
         self.publisher
             .json_retained(self.topics.state(&self.id), &state);
+        self.publish_pgn();
+    }
+
+    /// The retained PGN of the board's game (empty: no game), when it changed.
+    fn publish_pgn(&self) {
+        let shown = self.slot.as_ref().map(|s| (s.id, s.events.len()));
+        if self.pgn_shown.get() == Some(shown) {
+            return;
+        }
+        self.pgn_shown.set(Some(shown));
+        let text = match &self.slot {
+            None => Vec::new(),
+            Some(s) => {
+                let info = crate::pgn::GameInfo {
+                    round: s.round,
+                    board: crate::pgn::board_number(&self.id),
+                    white_fide_id: s.fide.0,
+                    black_fide_id: s.fide.1,
+                    ..crate::pgn::GameInfo::default()
+                };
+                crate::pgn::game(s.game.setup(), &s.events, &info)
+                    .render()
+                    .into_bytes()
+            }
+        };
+        self.publisher.retained(self.topics.pgn(&self.id), text);
     }
 
     /// Evolve, journal, then publish: the only way the game changes. Nobody is told about
@@ -384,8 +493,11 @@ impl Actor {
         let mut finished = None;
         let mut new_position = false;
         let mut replaced_seals = Vec::new();
+        let mut realign = false;
+        let mut realign_quietly = false;
         for event in events {
             slot.game.evolve(&event);
+            slot.events.push(event.clone());
             self.seq += 1;
             // Events never carry a sealed move before its opening (only the commitment),
             // so logging them whole is safe (I.3).
@@ -417,8 +529,16 @@ impl Actor {
                     reprogram = true;
                     text = None;
                     new_position = true;
+                    // Quietly: the restored times must stay readable on the display.
+                    realign_quietly = true;
                 }
-                Event::ClockDiscrepancy { .. } | Event::PositionSet { .. } => {}
+                Event::ClockReplaced { .. } => {
+                    reprogram = true;
+                    realign = true;
+                }
+                Event::ClockDiscrepancy { .. }
+                | Event::DiscrepancyAcknowledged { .. }
+                | Event::PositionSet { .. } => {}
                 Event::ResultPending { .. } => text = Some("ARBITER"),
                 Event::PausedByPlayer { .. } | Event::Paused { .. } => {
                     reprogram = true;
@@ -449,12 +569,29 @@ impl Actor {
             }
             self.unstored.push((self.seq, slot.id, event));
         }
+        // The arbiter's times end a hold on the clock's own (outage) times.
+        if self.hold_clock
+            && self
+                .slot
+                .as_ref()
+                .is_some_and(|s| s.game.discrepancy().is_none())
+        {
+            self.hold_clock = false;
+            reprogram = true;
+        }
+        // A game that starts again (resumption, another clock) starts with the lever
+        // wherever it was left.
+        if realign && self.align_lever() && text.is_none() {
+            text = Some(LEVER_TEXT);
+        } else if realign_quietly {
+            self.align_lever();
+        }
         // The hardware first: players see the official time even if the disk is slow.
         if reprogram {
             self.program_clock(text).await;
         }
         if new_position {
-            self.pending_move = None;
+            self.forget_board_moves();
             self.new_game_on_board().await;
         }
         self.flush().await;
@@ -466,6 +603,9 @@ impl Actor {
             }
         }
         self.report_stage().await;
+        if finished.is_some() {
+            self.clear(AlertKind::ResultShown);
+        }
         if let (Some(result), Some(slot)) = (finished, &self.slot) {
             tracing::info!(board = %self.id, result = %describe_result(&result), "game over");
             let setup = slot.game.setup();
@@ -526,7 +666,18 @@ impl Actor {
 
     /// Alerts that follow the game's state: a pending flag, a player's pause, 6.11.
     fn update_game_alerts(&mut self) {
-        let Some(slot) = &self.slot else { return };
+        let Some(slot) = &self.slot else {
+            for kind in [
+                AlertKind::ResultPending,
+                AlertKind::PlayerPause,
+                AlertKind::BothFlags,
+                AlertKind::ClockDiscrepancy,
+            ] {
+                self.clear(kind);
+            }
+            return;
+        };
+        let discrepancy = slot.game.discrepancy().cloned();
         let view = slot.game.view(self.now());
         let pending = view.pending_flag.clone();
         let player_pause = match &view.phase {
@@ -534,11 +685,24 @@ impl Actor {
             _ => None,
         };
         let both = view.both_flags_order_unknown;
+        match discrepancy {
+            Some(d) => {
+                let message = discrepancy_message(&d);
+                self.raise_since(
+                    AlertKind::ClockDiscrepancy,
+                    Severity::Warning,
+                    message,
+                    d.at,
+                );
+            }
+            None => self.clear(AlertKind::ClockDiscrepancy),
+        }
         match pending {
-            Some(p) => self.raise(
+            Some(p) => self.raise_since(
                 AlertKind::ResultPending,
                 Severity::Critical,
                 format!("{}'s flag fell: {}", p.side, p.reason),
+                p.at,
             ),
             None => self.clear(AlertKind::ResultPending),
         }
@@ -602,7 +766,7 @@ impl Actor {
     ) -> Result<(), Refusal> {
         let nonce = crate::custody::fresh_nonce();
         let commitment = crate::rules::adjournment::commitment(&nonce, &mv)
-            .map_err(|e| Refusal::new("internal", e))?;
+            .map_err(|reason| Refusal::Internal { reason })?;
         let secret = Secret {
             mv: mv.clone(),
             nonce: nonce.clone(),
@@ -612,12 +776,11 @@ impl Actor {
         match tokio::task::spawn_blocking(move || custody.keep(&key, &secret)).await {
             Ok(Ok(())) => {}
             Ok(Err(e)) => {
-                return Err(Refusal::new(
-                    "storage",
-                    format!("the sealed move could not be kept: {e}"),
-                ));
+                return Err(Refusal::SealNotKept {
+                    reason: e.to_string(),
+                });
             }
-            Err(_) => return Err(Refusal::new("internal", "the custody task failed")),
+            Err(_) => return Err(Refusal::CustodyTaskFailed),
         }
         let input = if counter {
             Input::CounterSeal { mv, nonce }
@@ -658,12 +821,11 @@ impl Actor {
                 match tokio::task::spawn_blocking(move || custody.fetch(&commitment)).await {
                     Ok(Ok(secret)) => secret,
                     Ok(Err(e)) => {
-                        return Err(Refusal::new(
-                            "storage",
-                            format!("the sealed move cannot be read from custody: {e}"),
-                        ));
+                        return Err(Refusal::SealUnreadable {
+                            reason: e.to_string(),
+                        });
                     }
-                    Err(_) => return Err(Refusal::new("internal", "the custody task failed")),
+                    Err(_) => return Err(Refusal::CustodyTaskFailed),
                 }
             }
         };
@@ -684,6 +846,9 @@ impl Actor {
     /// Program the clock with the official times (DESIGN.md §3): SETNRUN (+END by the
     /// link) with the times the core computed, then a short text when there is one.
     async fn program_clock(&mut self, text: Option<&str>) {
+        if self.hold_clock {
+            return;
+        }
         let Some(slot) = &self.slot else { return };
         let view = slot.game.view(self.now());
         // An adjourned game's clock always says so (also after a reconnection).
@@ -744,13 +909,18 @@ impl Actor {
 
     /// Decide an input; inputs that may search (6.9) run on a blocking thread.
     async fn decide(&mut self, input: Input) -> Result<(), Refusal> {
-        let Some(slot) = &self.slot else {
-            return Err(Refusal::new(
-                "no_game",
-                format!("board {} has no game", self.id),
-            ));
-        };
         let now = self.now();
+        self.decide_at(input, now).await
+    }
+
+    /// Decide an input at `now`, which may be earlier than the present (a press placed
+    /// from a clock's reading), never earlier than the game's latest event.
+    async fn decide_at(&mut self, input: Input, now: Millis) -> Result<(), Refusal> {
+        let Some(slot) = &self.slot else {
+            return Err(Refusal::NoGame {
+                board: self.id.clone(),
+            });
+        };
         let heavy = matches!(input, Input::ConfirmFlag { .. } | Input::SetResult { .. })
             || slot.game.next_deadline().is_some_and(|d| d <= now);
         let decided = if heavy {
@@ -774,7 +944,7 @@ impl Actor {
                 self.apply(events).await;
                 Ok(())
             }
-            Err(r) => Err(Refusal::from_rejection(&r)),
+            Err(r) => Err(Refusal::Rejected(r)),
         }
     }
 
@@ -791,7 +961,8 @@ impl Actor {
             ToBoard::TakeGame { reply } => {
                 let r = match self.slot.take() {
                     Some(slot) if slot.game.result().is_none() => {
-                        self.pending_move = None;
+                        self.forget_board_moves();
+                        self.hold_clock = false;
                         self.publish_state();
                         for kind in [
                             AlertKind::ResultPending,
@@ -812,10 +983,9 @@ impl Actor {
                     }
                     other => {
                         self.slot = other;
-                        Err(Refusal::new(
-                            "no_game",
-                            format!("board {} has no unfinished game to move", self.id),
-                        ))
+                        Err(Refusal::NoGameToMove {
+                            board: self.id.clone(),
+                        })
                     }
                 };
                 let _ = reply.send(r);
@@ -831,13 +1001,15 @@ impl Actor {
                     from,
                     to: self.id.clone(),
                 };
-                let r = if self.busy().is_some() {
-                    Err(Refusal::new(
-                        "board_busy",
-                        format!("board {} has an unfinished game", self.id),
-                    ))
+                let r = if let Some(round) = self.busy() {
+                    Err(Refusal::BoardBusy {
+                        board: self.id.clone(),
+                        round,
+                    })
                 } else if let Err(e) = self.journal.append(vec![moved]).await {
-                    Err(Refusal::new("storage", format!("not stored: {e}")))
+                    Err(Refusal::NotStored {
+                        reason: e.to_string(),
+                    })
                 } else {
                     self.slot = Some(*slot);
                     self.new_game_on_board().await;
@@ -869,6 +1041,9 @@ impl Actor {
                     // the handshake) before overwriting it.
                     self.reconcile = true;
                 } else if self.slot.is_some() {
+                    // The lever may have been left the wrong way round (a press refused
+                    // during a pause, before the restart).
+                    self.align_lever();
                     self.program_clock(None).await;
                 }
             }
@@ -881,18 +1056,18 @@ impl Actor {
             }
             ToBoard::Check { input, reply } => {
                 let r = match &self.slot {
-                    None => Err(Refusal::new(
-                        "no_game",
-                        format!("board {} has no game", self.id),
-                    )),
+                    None => Err(Refusal::NoGame {
+                        board: self.id.clone(),
+                    }),
                     Some(slot) => slot
                         .game
                         .decide(&input, self.now())
                         .map(|_| ())
-                        .map_err(|r| Refusal::from_rejection(&r)),
+                        .map_err(Refusal::Rejected),
                 };
                 let _ = reply.send(r);
             }
+            ToBoard::StaleAlert { alert } => self.on_stale_alert(*alert),
         }
     }
 
@@ -906,13 +1081,10 @@ impl Actor {
 
     async fn start_game(&mut self, slot: GameSlot) -> Result<(), Refusal> {
         if let Some(round) = self.busy() {
-            return Err(Refusal::new(
-                "board_busy",
-                format!(
-                    "board {} has an unfinished game (round {round}); finish it first",
-                    self.id
-                ),
-            ));
+            return Err(Refusal::BoardBusy {
+                board: self.id.clone(),
+                round,
+            });
         }
         let created = Record::GameCreated {
             board: self.id.clone(),
@@ -927,13 +1099,13 @@ impl Actor {
                 Severity::Critical,
                 format!("cannot store the new game ({e})"),
             );
-            return Err(Refusal::new(
-                "storage",
-                format!("board {}: the game could not be stored: {e}", self.id),
-            ));
+            return Err(Refusal::GameNotStored {
+                board: self.id.clone(),
+                reason: e.to_string(),
+            });
         }
         self.slot = Some(slot);
-        self.pending_move = None;
+        self.forget_board_moves();
         for kind in [
             AlertKind::ResultPending,
             AlertKind::PlayerPause,
@@ -941,12 +1113,18 @@ impl Actor {
             AlertKind::StrayPress,
             AlertKind::ClockDiscrepancy,
             AlertKind::MoveRejected,
+            AlertKind::ResultShown,
+            // The move reader starts afresh: what the old game's board showed is moot.
+            AlertKind::Irregular,
         ] {
             self.clear(kind);
         }
         self.new_game_on_board().await;
         self.publish_state();
-        self.program_clock(None).await;
+        self.hold_clock = false;
+        // The lever is wherever the last game left it.
+        let text = self.align_lever().then_some(LEVER_TEXT);
+        self.program_clock(text).await;
         Ok(())
     }
 
@@ -969,16 +1147,15 @@ impl Actor {
         let input = match c.action {
             BoardAction::SwapSides {} => {
                 self.placement = self.placement.swapped();
-                tracing::info!(board = %self.id, white = ?self.placement.white, %arbiter, "clock turned round (6.4)");
+                tracing::info!(board = %self.id, white = ?self.placement.white, arbiter = %crate::mqtt::command::log_safe(&arbiter), "clock turned round (6.4)");
                 self.publish_state();
                 self.program_clock(None).await;
                 return Ok(());
             }
             BoardAction::ReplaceClock { to: Some(_), .. } => {
-                return Err(Refusal::new(
-                    "internal",
-                    "replace_clock to another board is handled by the hall",
-                ));
+                return Err(Refusal::Internal {
+                    reason: "replace_clock to another board is handled by the hall".into(),
+                });
             }
             BoardAction::ReplaceClock {
                 to: None,
@@ -1018,9 +1195,7 @@ impl Actor {
                 reason,
             },
             BoardAction::SetResult { result, side } => Input::SetResult {
-                result: result
-                    .to_result(side)
-                    .map_err(|e| Refusal::new("bad_value", e))?,
+                result: result.to_result(side).map_err(Refusal::BadResult)?,
                 arbiter,
                 reason,
             },
@@ -1065,6 +1240,18 @@ impl Actor {
                 arbiter,
                 reason,
             },
+            BoardAction::AcknowledgeAlert { alert } => {
+                if alert != AlertKind::ClockDiscrepancy {
+                    return Err(Refusal::BadValue(format!(
+                        "only a clock_discrepancy alert is acknowledged; a {} alert clears when its cause does",
+                        serde_json::to_value(alert)
+                            .ok()
+                            .and_then(|v| v.as_str().map(String::from))
+                            .unwrap_or_default()
+                    )));
+                }
+                Input::AcknowledgeDiscrepancy { arbiter }
+            }
         };
         let r = self.decide(input).await;
         if r.is_ok() {
@@ -1147,7 +1334,15 @@ impl Actor {
             LinkEvent::Clock(reading) => self.on_reading(reading).await,
             LinkEvent::Button(button) => self.on_button(button).await,
             LinkEvent::Game(e) => self.on_board_event(e).await,
-            LinkEvent::Board(_) | LinkEvent::Field(_) => {}
+            LinkEvent::Field(_) => {
+                let now = tokio::time::Instant::now();
+                self.last_field_at = Some(now);
+                // Still moving: the owed move is attached once the board is still.
+                if self.attach_at.is_some() {
+                    self.attach_at = Some(now + MOVE_SETTLE);
+                }
+            }
+            LinkEvent::Board(_) => {}
             LinkEvent::Battery(b) => tracing::info!(board = %self.id, battery = ?b, "battery"),
             LinkEvent::ClockBatteryLow(low) => {
                 if low {
@@ -1168,7 +1363,28 @@ impl Actor {
     /// is the opponent's (dgt-protocol.md §6).
     async fn on_lever(&mut self, high: ClockSide, _reading: ClockTime) {
         self.display_synced = false;
-        let presser = self.placement.color_at(Self::side(high).other());
+        self.lever = Some(high);
+        // The usual case: the player to move's end was up and went down. With the lever
+        // the wrong way round, that end was already down: the end that went down is the
+        // opponent's, pushed by the player to move to complete the move.
+        let presser = if self.lever_reversed {
+            self.placement.color_at(Self::side(high))
+        } else {
+            self.placement.color_at(Self::side(high).other())
+        };
+        if self.lever_reversed
+            && self
+                .slot
+                .as_ref()
+                .is_some_and(|s| s.game.clock().running().is_none() && s.game.result().is_none())
+        {
+            // The clocks stand (before the start, or paused): this is the lever being
+            // turned the right way round, not a move.
+            self.lever_reversed = false;
+            tracing::info!(board = %self.id, "lever turned the right way round");
+            self.program_clock(None).await;
+            return;
+        }
         let Some(slot) = &self.slot else {
             self.raise(
                 AlertKind::StrayPress,
@@ -1181,7 +1397,9 @@ impl Actor {
         if slot.game.next_deadline().is_some_and(|d| d <= self.now()) {
             self.on_deadline().await;
         }
-        let mv = self.pending_move.take();
+        // The opponent's move, owed by their press, is final now that this side pressed.
+        self.attach_owed().await;
+        let mv = self.move_for_press();
         let press = Input::Press {
             side: Some(presser),
             mv: mv.clone(),
@@ -1191,7 +1409,7 @@ impl Actor {
             // The move was made on the board just before the order to seal and pressed
             // after it: the rules make it the sealed move (I.1.1). Seal it, then this
             // press stops the clock, as the sealer's press does.
-            Err(r) if r.error == "move_is_the_sealed_move" => {
+            Err(Refusal::Rejected(Rejection::MoveIsTheSealedMove { .. })) => {
                 let Some(mv) = mv else { return };
                 let sealed = match self.seal_secret(Some(presser), mv, true, false).await {
                     Ok(()) => {
@@ -1207,13 +1425,13 @@ impl Actor {
                     self.stray_press(presser, &r).await;
                 }
             }
-            Err(r)
-                if mv.is_some()
-                    && matches!(
-                        r.error.as_str(),
-                        "bad_move" | "position_unknown" | "move_pending"
-                    ) =>
-            {
+            Err(
+                r @ Refusal::Rejected(
+                    Rejection::BadMove { .. }
+                    | Rejection::PositionUnknown
+                    | Rejection::MovePending { .. },
+                ),
+            ) if mv.is_some() => {
                 // The press is a physical fact and its time counts: record it without the
                 // move and let the arbiter sort the position out.
                 self.raise(
@@ -1222,7 +1440,7 @@ impl Actor {
                     format!(
                         "e-board move {} not accepted ({}); the press was recorded without it",
                         mv.unwrap_or_default(),
-                        r.reason
+                        r
                     ),
                 );
                 let retry = Input::Press {
@@ -1237,15 +1455,70 @@ impl Actor {
         }
     }
 
+    /// A new game or position on the board: nothing read before it belongs to it.
+    fn forget_board_moves(&mut self) {
+        self.pending_move = None;
+        self.attach_at = None;
+        self.carried_ply = None;
+    }
+
+    /// The pending move if the board has been still long enough for it to be final;
+    /// otherwise the press goes without it, the move is owed, and it is attached once
+    /// the board is still (`attach_at`).
+    fn move_for_press(&mut self) -> Option<String> {
+        let now = tokio::time::Instant::now();
+        let Some(pending) = self.pending_move.as_ref() else {
+            // Nothing read yet: if the updates do not come, a board dump is asked for.
+            self.attach_at = Some(now + 2 * MOVE_SETTLE);
+            return None;
+        };
+        let still_since = self.last_field_at.unwrap_or(now - MOVE_SETTLE);
+        if now.saturating_duration_since(still_since) >= MOVE_SETTLE {
+            self.carried_ply = Some(pending.ply);
+            return self.pending_move.take().map(|m| m.uci);
+        }
+        self.attach_at = Some(still_since + MOVE_SETTLE);
+        None
+    }
+
+    /// Attach the move a press completed before the board showed it (6.7a: the press
+    /// counted at its instant; the move is recorded now).
+    async fn attach_owed(&mut self) {
+        self.attach_at = None;
+        let Some(side) = self.slot.as_ref().and_then(|s| s.game.move_owed()) else {
+            return;
+        };
+        let Some(mv) = self.pending_move.take() else {
+            // The press came and the board has shown no move since: perhaps an update
+            // was missed. The dump shows the board; the move reader finds the move(s).
+            let _ = self.link.send(LinkCommand::RequestBoard).await;
+            return;
+        };
+        if let Err(r) = self.decide(Input::Move { mv: mv.uci.clone() }).await {
+            self.raise(
+                AlertKind::MoveRejected,
+                Severity::Warning,
+                format!(
+                    "e-board move {} by {side} could not be attached to the press that completed it: {}; the arbiter can set the position (set_position)",
+                    mv.uci, r
+                ),
+            );
+        } else {
+            self.carried_ply = Some(mv.ply);
+        }
+    }
+
     /// A press the rules refused: tell the arbiters, and put the official times back on
     /// the clock (it switched by itself at the lever).
     async fn stray_press(&mut self, presser: Color, r: &Refusal) {
+        // The lever moved and the turn did not: it is now the other way round.
+        self.lever_reversed = !self.lever_reversed;
         self.raise(
             AlertKind::StrayPress,
             Severity::Info,
             format!(
                 "lever press by {presser} on board {} not accepted: {}",
-                self.id, r.reason
+                self.id, r
             ),
         );
         let text = match self.slot.as_ref().map(|s| s.game.phase()) {
@@ -1262,13 +1535,43 @@ impl Actor {
             .is_some_and(|s| *s.game.phase() == Phase::Running)
     }
 
-    /// After an outage: if the clock's lever shows the other side running, players pressed
-    /// while the board was away (the clock switched at the lever by itself). That press is
-    /// applied now, the arbiter is told, and any gap in the times is reported (6.10, 6.13).
+    /// Whether the lever is the wrong way round for the player to move; remembered, so a
+    /// press counts for the right player wherever the lever was left.
+    fn align_lever(&mut self) -> bool {
+        let mover = self.slot.as_ref().map(|s| s.game.clock().turn);
+        self.lever_reversed = match (self.lever, mover) {
+            (Some(high), Some(mover)) => Self::side(high) != self.placement.side_of(mover),
+            _ => false,
+        };
+        self.lever_reversed
+    }
+
+    /// After an outage (the daemon restarted, or the link was away): the clock kept
+    /// playing at the lever, so its reading is the evidence of what happened meanwhile
+    /// (DESIGN.md §3). One press by the player to move is placed at the instant the
+    /// clock's frozen time for that player implies (to the clock's resolution), so
+    /// nobody is charged for the outage; a reading no single press explains (several
+    /// presses) is a discrepancy the arbiter settles, and the clock keeps its times until
+    /// then.
     async fn reconcile_after_outage(&mut self, reading: ClockTime) {
         self.reconcile = false;
         let Some(slot) = &self.slot else { return };
-        let official = slot.game.clock().running();
+        let game = &slot.game;
+        let now = self.now();
+        let placement = self.placement;
+        let shown = move |c: Color| {
+            let t = match placement.side_of(c) {
+                Side::Left => reading.left,
+                Side::Right => reading.right,
+            };
+            Millis(i64::from(t.total_seconds()) * 1000)
+        };
+        let (Some(runner), Some(zero_at)) = (game.clock().running(), game.clock().zero_at()) else {
+            // Nothing ran: the clock only needs the official times again.
+            self.align_lever();
+            return self.program_clock(None).await;
+        };
+        let other = runner.other();
         let hardware = if reading.status.running {
             reading
                 .status
@@ -1277,42 +1580,87 @@ impl Actor {
         } else {
             None
         };
-        if let (Some(official), Some(hardware)) = (official, hardware)
-            && official != hardware
-        {
-            let mv = self.pending_move.take();
-            let r = self
-                .decide(Input::Press {
-                    side: Some(official),
-                    mv,
-                })
-                .await;
-            let outcome = match r {
-                Ok(()) => "applied at reconnection".to_string(),
-                Err(e) => format!("not applied: {}", e.reason),
-            };
-            self.raise(
-                AlertKind::ClockDiscrepancy,
-                Severity::Warning,
-                format!(
-                    "board {} came back with {hardware}'s clock running: {official} pressed while the board was offline ({outcome}); check the times (6.13)",
-                    self.id
-                ),
-            );
+        let tolerance = game.setup().discrepancy_margin + CLOCK_RESOLUTION;
+        let other_official = game.clock().remaining_at(other, now);
+        let explained = if hardware == Some(other) {
+            // The player to move pressed (once, as far as a reading can tell): when their
+            // official time came down to what their clock froze at.
+            let at = (zero_at - shown(runner)).max(game.last_event_at()).min(now);
+            let expected = other_official - (now - at);
+            if (shown(other) - expected).0.abs() <= tolerance.0 {
+                self.attach_owed().await;
+                let mv = self.pending_move.take().map(|m| m.uci);
+                let r = self
+                    .decide_at(
+                        Input::Press {
+                            side: Some(runner),
+                            mv,
+                        },
+                        at,
+                    )
+                    .await;
+                match r {
+                    Ok(()) => {
+                        tracing::info!(board = %self.id, side = %runner, at = %at.utc(), "press made while the board was away placed from the clock's reading");
+                        true
+                    }
+                    Err(e) => {
+                        tracing::warn!(board = %self.id, reason = %e, "press made while the board was away not accepted");
+                        false
+                    }
+                }
+            } else {
+                false
+            }
+        } else {
+            // Same side running (or stopped): no press, unless the other side's time
+            // moved too (then there were several).
+            hardware.is_some() && (shown(other) - other_official).0.abs() <= tolerance.0
+        };
+        if explained {
+            self.align_lever();
+            return self.program_clock(None).await;
         }
-        self.program_clock(None).await;
+        // The reading cannot tell what happened: report it (once), keep the clock's times.
+        let Some(slot) = &self.slot else { return };
+        if slot.game.discrepancy().is_none() {
+            let (white, black) = (shown(Color::White), shown(Color::Black));
+            match slot.game.decide(&Input::ClockReading { white, black }, now) {
+                Ok(events)
+                    if events
+                        .iter()
+                        .any(|e| matches!(e, Event::ClockDiscrepancy { .. })) =>
+                {
+                    self.hold_clock = true;
+                    self.apply(events).await;
+                }
+                Ok(events) => {
+                    self.apply(events).await;
+                    self.align_lever();
+                    return self.program_clock(None).await;
+                }
+                Err(_) => {
+                    self.align_lever();
+                    return self.program_clock(None).await;
+                }
+            }
+        } else {
+            self.hold_clock = true;
+        }
+        self.align_lever();
     }
 
     /// Compare the clock's own reading with the official time (6.10); both at zero
     /// without a known order is 6.11.
     async fn on_reading(&mut self, reading: ClockTime) {
+        self.lever = Some(reading.status.high_side());
         if self.identity_pending {
             return;
         }
         if self.reconcile {
             return self.reconcile_after_outage(reading).await;
         }
-        if !self.display_synced {
+        if !self.display_synced || self.hold_clock {
             return;
         }
         let Some(slot) = &self.slot else { return };
@@ -1330,7 +1678,9 @@ impl Actor {
         let black = ms(self.placement.side_of(Color::Black));
         let now = self.now();
         match slot.game.decide(&Input::ClockReading { white, black }, now) {
-            Ok(events) if events.is_empty() => self.clear(AlertKind::ClockDiscrepancy),
+            // The alert stays until the arbiter acts (set_time, acknowledge_alert): a
+            // clock that agrees again does not explain what it showed.
+            Ok(events) if events.is_empty() => {}
             Ok(events) => {
                 let discrepancy = events.iter().find_map(|e| match e {
                     Event::ClockDiscrepancy {
@@ -1340,16 +1690,10 @@ impl Actor {
                     } => Some((*reckoned_white_ms, *reckoned_black_ms)),
                     _ => None,
                 });
-                if let Some((rw, rb)) = discrepancy {
-                    // Reported, never adopted; the event is published once per episode.
-                    if !self.alerts.contains_key(&AlertKind::ClockDiscrepancy) {
-                        self.raise(
-                            AlertKind::ClockDiscrepancy,
-                            Severity::Warning,
-                            format!(
-                                "clock shows white {white} black {black}, official time is white {rw} black {rb} (6.10)"
-                            ),
-                        );
+                if discrepancy.is_some() {
+                    // Reported, never adopted; the event is published once per episode (the
+                    // alert follows it, from the game).
+                    if slot.game.discrepancy().is_none() {
                         self.apply(events).await;
                     }
                 } else {
@@ -1368,19 +1712,56 @@ impl Actor {
         // pause.
         if self.stage() == Some(Stage::Sealing) {
             if let Err(r) = self.decide(Input::CommitSeal { arbiter: None }).await {
-                tracing::info!(board = %self.id, reason = %r.reason, "pause button while sealing ignored");
+                tracing::info!(board = %self.id, reason = %r, "pause button while sealing ignored");
                 self.program_clock(None).await;
             }
             return;
         }
         if let Err(r) = self.decide(Input::PlayerPause { side: None }).await {
-            tracing::info!(board = %self.id, reason = %r.reason, "pause button ignored");
+            tracing::info!(board = %self.id, reason = %r, "pause button ignored");
         }
     }
 
     async fn on_board_event(&mut self, e: BoardEvent) {
+        if matches!(
+            e,
+            BoardEvent::Move { .. } | BoardEvent::Corrected { .. } | BoardEvent::TakeBack { .. }
+        ) {
+            self.clear(AlertKind::ResultShown);
+        }
         match e {
-            BoardEvent::Move { uci, .. } | BoardEvent::Corrected { uci, .. } => {
+            BoardEvent::Move { uci, ply, .. } | BoardEvent::Corrected { uci, ply, .. } => {
+                let Some(slot) = &self.slot else { return };
+                if slot.game.move_owed().is_some() {
+                    // A later move means the owed one is final: attach it first.
+                    if self.pending_move.as_ref().is_some_and(|m| m.ply < ply) {
+                        self.attach_owed().await;
+                    }
+                    if self
+                        .slot
+                        .as_ref()
+                        .and_then(|s| s.game.move_owed())
+                        .is_some()
+                    {
+                        self.pending_move = Some(BoardMove { uci, ply });
+                        let still = self.last_field_at.unwrap_or_else(tokio::time::Instant::now);
+                        self.attach_at = Some(still + MOVE_SETTLE);
+                        return;
+                    }
+                }
+                if self.carried_ply == Some(ply) {
+                    // The press carried an intermediate reading of this move (it overtook
+                    // the rest of a slide): the record and the board now disagree.
+                    self.raise(
+                        AlertKind::MoveRejected,
+                        Severity::Warning,
+                        format!(
+                            "board {}: move {ply} was recorded at its press, but the board now shows {uci} instead; check the position (set_position)",
+                            self.id
+                        ),
+                    );
+                    return;
+                }
                 let Some(slot) = &self.slot else { return };
                 // A move that ends the game ends it at once, without a press (6.7a);
                 // any other waits for the press (a slide may still be corrected).
@@ -1402,7 +1783,7 @@ impl Actor {
                                 Severity::Warning,
                                 format!(
                                     "the move made on board {} after the order to seal could not be sealed: {}",
-                                    self.id, r.reason
+                                    self.id, r
                                 ),
                             );
                         }
@@ -1410,9 +1791,15 @@ impl Actor {
                     }
                     _ => {}
                 }
-                self.pending_move = Some(uci);
+                self.pending_move = Some(BoardMove { uci, ply });
             }
-            BoardEvent::TakeBack { .. } => self.pending_move = None,
+            BoardEvent::TakeBack { ply, .. } => {
+                self.pending_move = None;
+                self.attach_at = None;
+                if self.carried_ply.is_some_and(|c| c > ply) {
+                    self.carried_ply = None;
+                }
+            }
             BoardEvent::Irregular {
                 observed_fen,
                 expected_fen,
@@ -1430,8 +1817,48 @@ impl Actor {
                     format!("the board shows {observed_fen}, which no legal move from {expected_fen} explains"),
                 );
             }
-            BoardEvent::Restored { .. } => self.clear(AlertKind::Irregular),
+            BoardEvent::Restored { .. } => {
+                self.clear(AlertKind::Irregular);
+                self.clear(AlertKind::ResultShown);
+            }
+            BoardEvent::ResultShown { score } => self.raise(
+                AlertKind::ResultShown,
+                Severity::Info,
+                format!(
+                    "board {}: the players show {score} with the kings on the centre squares; record it with set_result",
+                    self.id
+                ),
+            ),
             BoardEvent::Started { .. } => {}
         }
     }
+}
+
+/// The clock_discrepancy alert's text, from the journaled event alone (so the alert
+/// rebuilt after a restart says the same).
+fn discrepancy_message(d: &crate::rules::game::Discrepancy) -> String {
+    let diff = |shown: Millis, official: Millis| {
+        let s = (shown - official).0 / 1000;
+        if s >= 0 {
+            format!("+{s} s")
+        } else {
+            format!("{s} s")
+        }
+    };
+    let both = (d.white_ms - d.reckoned_white_ms).0.abs() > CLOCK_RESOLUTION.0
+        && (d.black_ms - d.reckoned_black_ms).0.abs() > CLOCK_RESOLUTION.0;
+    let what = if both {
+        "both clocks ran while hallclock was not watching: more than one press was made, which the clock's reading cannot place; the clock keeps its times"
+    } else {
+        "the clock disagrees with the official time"
+    };
+    format!(
+        "clock shows white {} black {}, official time is white {} black {} (white {}, black {}): {what}; set_time to correct the official time, or acknowledge_alert to keep it (6.10)",
+        d.white_ms,
+        d.black_ms,
+        d.reckoned_white_ms,
+        d.reckoned_black_ms,
+        diff(d.white_ms, d.reckoned_white_ms),
+        diff(d.black_ms, d.reckoned_black_ms),
+    )
 }

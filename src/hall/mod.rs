@@ -2,8 +2,10 @@
 //! command intake, rounds (start, end, summary), hall-wide pause/resume, moving a game to
 //! another board (6.10).
 
+pub mod answers;
 pub mod board;
 pub mod timebase;
+pub mod trf_round;
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::PathBuf;
@@ -11,18 +13,20 @@ use std::sync::Arc;
 
 use tokio::sync::{Semaphore, mpsc, oneshot};
 
+use crate::auth::{Admitted, Security};
 use crate::link::{LinkConfig, spawn as spawn_link};
 use crate::mqtt::client::{self, Incoming, MqttError, MqttSettings, Publisher};
-use crate::mqtt::command::{self, BadCommand, BoardAction, Command, HallAction, Pairing};
+use crate::mqtt::command::{self, BadCommand, BoardAction, Command, HallAction, Pairing, log_safe};
 use crate::mqtt::payload::{
-    BoardInfo, BoardResult, DefaultsInfo, HallEvent, InfoPayload, ResponsePayload, ResponseStatus,
-    RoundInfo, SessionEvent, SessionPayload, Topics,
+    BoardInfo, BoardResult, DefaultsInfo, HallEvent, InfoPayload, RoundInfo, SessionEvent,
+    SessionPayload, Topics,
 };
 use crate::rules::Millis;
 use crate::rules::adjournment::Stage;
 use crate::rules::game::{FlagMode, Game, GameResult, Input, Setup, Termination};
 use crate::rules::placement::{Placement, Side};
 
+use answers::ReplyTo;
 use board::{BoardParts, FromBoard, GameSlot, Refusal, StageNote, ToBoard};
 use timebase::Timebase;
 
@@ -33,6 +37,8 @@ pub struct BoardSettings {
     pub port: PathBuf,
     /// Which side of the clock White sits on (6.4).
     pub white: Side,
+    /// The tournament board number played here (rounds started from a TRF).
+    pub number: u32,
 }
 
 /// The event's defaults for games (overridable per round): the configuration's
@@ -56,6 +62,8 @@ pub struct HallSettings {
     pub segment_size: u64,
     /// How often every board is asked how it is (the watchdog's proof of progress).
     pub heartbeat: std::time::Duration,
+    /// Who may command the hall (`[security]`).
+    pub security: Security,
 }
 
 /// Errors that stop the daemon from starting.
@@ -83,6 +91,8 @@ struct Round {
     time_control: String,
     boards: Vec<String>,
     results: BTreeMap<String, BoardResult>,
+    /// Board → (White's, Black's) starting rank, for a round started from a TRF.
+    ranks: BTreeMap<String, (u32, u32)>,
 }
 
 struct Hall {
@@ -104,6 +114,8 @@ struct Hall {
     custody: Arc<crate::custody::Custody>,
     /// The playing session: its nominal end, the resumption, and every board's stage.
     session: Session,
+    /// Every transaction's first reply.
+    answers: answers::Answers,
 }
 
 /// What the hall knows of the session, for the retained `session` topic: what each
@@ -114,6 +126,8 @@ struct Session {
     boards: BTreeMap<String, StageNote>,
     /// The "all sealed" event was published for the current adjournment.
     all_sealed_told: bool,
+    /// The whole hall has reported since the start.
+    pictured: bool,
 }
 
 /// A running hall: how to reach it, watch it and stop it.
@@ -235,6 +249,21 @@ pub fn start(settings: HallSettings) -> Result<RunningHall, HallError> {
         tracing::warn!("journal: {p}");
     }
     let journal = journal.spawn();
+    match &settings.security {
+        Security::Open => tracing::warn!(
+            "[security] commands = \"open\": anyone who can publish on the broker commands this hall, under any name; use \"signed\" outside a lab (docs/SECURITY.md)"
+        ),
+        Security::Signed { arbiters, .. } if arbiters.accounts().next().is_none() => {
+            tracing::warn!(
+                "no arbiter accounts: every command will be refused; add one with `hallclock arbiter add` and restart"
+            )
+        }
+        Security::Signed { arbiters, .. } => tracing::info!(
+            accounts = arbiters.accounts().count(),
+            "signed commands only"
+        ),
+    }
+    let answers = answers::Answers::recovered(&recovered.answered);
     // The round in progress, as far as the journal shows it.
     let round = recovered
         .games
@@ -248,6 +277,7 @@ pub fn start(settings: HallSettings) -> Result<RunningHall, HallError> {
                 time_control: String::new(),
                 boards: Vec::new(),
                 results: BTreeMap::new(),
+                ranks: BTreeMap::new(),
             };
             for (board, g) in &recovered.games {
                 if g.round != Some(number) {
@@ -258,16 +288,17 @@ pub fn start(settings: HallSettings) -> Result<RunningHall, HallError> {
                 r.time_control = setup.tc.to_string();
                 r.boards.push(board.clone());
                 if let Some(result) = g.game.result() {
-                    r.results.insert(
-                        board.clone(),
-                        BoardResult {
-                            board: board.clone(),
-                            white: setup.white.clone(),
-                            black: setup.black.clone(),
-                            score: score_text(result),
-                            termination: termination_text(result),
-                        },
-                    );
+                    r.results.insert(board.clone(), {
+                        let mut line = BoardResult::new(
+                            board.clone(),
+                            setup.white.clone(),
+                            setup.black.clone(),
+                            result,
+                        );
+                        line.score = score_text(result);
+                        line.termination = termination_text(result);
+                        line
+                    });
                 }
             }
             r
@@ -333,6 +364,7 @@ pub fn start(settings: HallSettings) -> Result<RunningHall, HallError> {
         journal,
         custody,
         session: Session::default(),
+        answers,
     };
     for b in &board_settings {
         let slot = recovered.games.remove(&b.id).map(|g| GameSlot {
@@ -340,6 +372,7 @@ pub fn start(settings: HallSettings) -> Result<RunningHall, HallError> {
             game: g.game,
             round: g.round,
             fide: g.fide,
+            events: g.events,
         });
         let seq = recovered.seqs.get(&b.id).copied().unwrap_or(0);
         hall.spawn_board(b, slot, seq);
@@ -460,6 +493,12 @@ impl Hall {
             self.settings.defaults = defaults;
             done.push("event defaults: applied to the next rounds".into());
         }
+        // A new tournament number needs no restart of the board.
+        for b in &mut self.settings.boards {
+            if let Some(w) = wanted.get(&b.id) {
+                b.number = w.number;
+            }
+        }
         self.settings.boards.sort_by(|a, b| a.id.cmp(&b.id));
         self.publish_info();
         done
@@ -550,15 +589,14 @@ impl Hall {
                     let _ = reply.send(done);
                 },
                 msg = incoming.recv() => match msg {
-                    Some(Incoming::Hall(payload)) => self.on_hall_command(&payload, None).await,
-                    Some(Incoming::Board { board, payload }) => self.on_board_command(board, &payload, None).await,
-                    Some(Incoming::Web { board, payload, arbiter, reply }) => {
-                        let payload = with_arbiter(&payload, &arbiter);
-                        match board {
-                            Some(board) => self.on_board_command(board, &payload, Some(reply)).await,
-                            None => self.on_hall_command(&payload, Some(reply)).await,
-                        }
+                    Some(Incoming::Hall(payload)) => self.on_hall_command(&payload).await,
+                    Some(Incoming::Board { board, payload }) => self.on_board_command(board, &payload).await,
+                    Some(Incoming::Web { board, payload, identity, reply }) => {
+                        self.on_web_command(board, payload, identity, reply).await;
                     }
+                    Some(Incoming::Ask(payload)) => self.on_ask(&payload).await,
+                    Some(Incoming::TooLarge { response, bad }) => self.respond_bad(ReplyTo::Topic(response), bad),
+                    Some(Incoming::StaleAlert { payload }) => self.on_stale_alert(&payload).await,
                     None => break,
                 },
                 note = from_boards.recv() => if let Some(note) = note {
@@ -604,60 +642,188 @@ impl Hall {
         self.publisher.json_retained(self.topics.info(), &info);
     }
 
-    fn respond(&self, topic: ReplyTo, transaction: &str, action: &str, r: Result<(), Refusal>) {
-        let (status, reason, error) = match r {
-            Ok(()) => (ResponseStatus::Ok, None, None),
-            Err(e) => (ResponseStatus::Error, Some(e.reason), Some(e.error)),
+    /// A reply to a command that was not claimed (refused before it could act).
+    fn respond(&self, to: ReplyTo, transaction: &str, action: &str, r: Result<(), Refusal>) {
+        let payload = answers::response(transaction, action, &r);
+        if let Ok(bytes) = serde_json::to_vec(&payload) {
+            to.send(&self.publisher, bytes);
+        }
+    }
+
+    fn replier(&self) -> answers::Replier {
+        answers::Replier {
+            answers: self.answers.clone(),
+            journal: self.journal.clone(),
+            publisher: self.publisher.clone(),
+        }
+    }
+
+    /// The reply to a claimed command: remembered, journaled, then published.
+    fn reply(
+        &self,
+        key: answers::Key,
+        topic: ReplyTo,
+        transaction: &str,
+        action: &str,
+        r: Result<(), Refusal>,
+    ) {
+        let payload = answers::response(transaction, action, &r);
+        let replier = self.replier();
+        tokio::spawn(async move { replier.reply(key, topic, payload).await });
+    }
+
+    /// Who sent it (the signature, the account, the time): before anything is parsed.
+    fn admit(
+        &self,
+        reply_to: ReplyTo,
+        set_topic: &str,
+        payload: &[u8],
+    ) -> Option<(Admitted, ReplyTo)> {
+        match self
+            .settings
+            .security
+            .admit(set_topic, payload, self.timebase.now())
+        {
+            Ok(a) => Some((a, reply_to)),
+            Err(t) => {
+                tracing::warn!(topic = ?set_topic, transaction = ?t.transaction, refusal = ?t.refusal, "command refused at the gate");
+                self.respond(reply_to, &t.transaction, &t.action, Err(t.refusal));
+                None
+            }
+        }
+    }
+
+    /// Claim the transaction; `None` when it was seen before (answered here already).
+    fn claim(
+        &self,
+        admitted: &Admitted,
+        arbiter: &str,
+        transaction: &str,
+        set_topic: &str,
+        reply_to: ReplyTo,
+        action: &str,
+    ) -> Option<(answers::Key, ReplyTo)> {
+        let who = match &admitted.identity {
+            Some(id) => id.id.clone(),
+            None => format!("open:{arbiter}"),
         };
-        topic.send(
-            &self.publisher,
-            ResponsePayload {
-                transaction: transaction.to_string(),
-                action: action.to_string(),
-                status,
-                reason,
-                error,
-            },
-        );
+        let key = (who, transaction.to_string());
+        let digest = crate::auth::digest(set_topic, &admitted.command);
+        match self.answers.claim(&key, &digest, reply_to) {
+            answers::Claim::New(reply_to) => Some((key, reply_to)),
+            answers::Claim::InFlight => None,
+            answers::Claim::Repeat(first, reply_to) => {
+                tracing::info!(transaction = ?transaction, "transaction seen before: its first reply again, nothing applied");
+                reply_to.send(&self.publisher, first);
+                None
+            }
+            answers::Claim::Reused(reply_to) => {
+                let refusal = Refusal::Replayed {
+                    transaction: transaction.into(),
+                    arbiter: key.0,
+                };
+                tracing::warn!(transaction = ?transaction, "command refused: replayed");
+                self.respond(reply_to, transaction, action, Err(refusal));
+                None
+            }
+        }
     }
 
     fn respond_bad(&self, topic: ReplyTo, bad: BadCommand) {
-        tracing::info!(transaction = %bad.transaction, reason = %bad.reason, "command refused");
-        self.respond(
-            topic,
-            &bad.transaction,
-            &bad.action,
-            Err(Refusal::new("bad_command", bad.reason)),
-        );
+        tracing::info!(transaction = %log_safe(&bad.transaction), reason = %log_safe(&bad.reason), "command refused");
+        let refusal = match bad.error {
+            "too_large" => Refusal::TooLarge(bad.reason),
+            "duplicate_key" => Refusal::DuplicateKey(bad.reason),
+            _ => Refusal::BadCommand(bad.reason),
+        };
+        self.respond(topic, &bad.transaction, &bad.action, Err(refusal));
     }
 
-    async fn on_board_command(
+    async fn on_board_command(&mut self, board: String, payload: &[u8]) {
+        let topic = ReplyTo::Topic(self.topics.board_response(&board));
+        let set_topic = self.board_set_topic(&board);
+        if let Some((admitted, topic)) = self.admit(topic, &set_topic, payload) {
+            self.board_intake(board, admitted, topic).await;
+        }
+    }
+
+    fn board_set_topic(&self, board: &str) -> String {
+        format!("{}/board/{board}/set", self.topics.base())
+    }
+
+    /// A command from a dashboard session: the session proved who sent it (the signature
+    /// would), and from here it takes the MQTT command's path, answers and all.
+    async fn on_web_command(
         &mut self,
-        board: String,
-        payload: &[u8],
-        asker: Option<oneshot::Sender<ResponsePayload>>,
+        board: Option<String>,
+        payload: Vec<u8>,
+        identity: crate::auth::Identity,
+        tx: oneshot::Sender<Vec<u8>>,
     ) {
-        let topic = ReplyTo::new(self.topics.board_response(&board), asker);
-        let command = match command::parse::<BoardAction>(payload) {
+        let admitted = Admitted {
+            identity: Some(identity),
+            command: payload,
+        };
+        match board {
+            Some(board) => {
+                let topic = self.topics.board_response(&board);
+                self.board_intake(board, admitted, ReplyTo::Asker { topic, tx })
+                    .await;
+            }
+            None => {
+                let topic = self.topics.hall_response();
+                self.hall_intake(admitted, ReplyTo::Asker { topic, tx })
+                    .await;
+            }
+        }
+    }
+
+    /// A board command whose sender is proven: parsed, checked, claimed, applied.
+    async fn board_intake(&mut self, board: String, admitted: Admitted, topic: ReplyTo) {
+        let set_topic = self.board_set_topic(&board);
+        let command = match command::parse_as::<BoardAction>(&admitted.command, signer(&admitted)) {
             Ok(c) => c,
             Err(bad) => return self.respond_bad(topic, bad),
         };
         let (transaction, action) = (command.transaction.clone(), command.action.name());
+        if let Err(why) = command::check_instants(&command.action.instants(), self.timebase.now()) {
+            return self.respond(topic, &transaction, action, Err(Refusal::OutOfRange(why)));
+        }
         let Some(entry) = self.boards.get(&board) else {
             return self.respond(
                 topic,
                 &transaction,
                 action,
-                Err(Refusal::new(
-                    "unknown_board",
-                    format!(
-                        "unknown board '{board}'; this hall has {}",
-                        self.boards.keys().cloned().collect::<Vec<_>>().join(", ")
-                    ),
-                )),
+                Err(Refusal::UnknownBoard {
+                    board: board.clone(),
+                    known: self.boards.keys().cloned().collect::<Vec<_>>().join(", "),
+                }),
             );
         };
-        tracing::info!(%board, %transaction, action, arbiter = %command.arbiter, "arbiter command");
+        if let Some(id) = &admitted.identity {
+            let mut allowed = id.may_command_board(&board);
+            if let (Ok(()), BoardAction::ReplaceClock { to: Some(to), .. }) =
+                (&allowed, &command.action)
+            {
+                allowed = id.may_command_board(to);
+            }
+            if let Err(e) = allowed {
+                tracing::warn!(board = ?board, transaction = ?transaction, action, arbiter = %id.id, refusal = ?e, "command refused: forbidden");
+                return self.respond(topic, &transaction, action, Err(e));
+            }
+        }
+        let inbox = entry.inbox.clone();
+        let Some((key, topic)) = self.claim(
+            &admitted,
+            &command.arbiter,
+            &transaction,
+            &set_topic,
+            topic,
+            action,
+        ) else {
+            return;
+        };
+        tracing::info!(board = %log_safe(&board), transaction = %log_safe(&transaction), action, arbiter = %log_safe(&command.arbiter), "arbiter command");
         if let BoardAction::ReplaceClock {
             to: Some(to),
             white_ms,
@@ -667,33 +833,19 @@ impl Hall {
             let r = self
                 .move_game(&board, to, *white_ms, *black_ms, &command)
                 .await;
-            return self.respond(topic, &transaction, action, r);
+            return self.reply(key, topic, &transaction, action, r);
         }
-        let inbox = entry.inbox.clone();
-        let publisher = self.publisher.clone();
+        let replier = self.replier();
         // A command may wait on a 6.9 search; don't hold up the other boards.
         tokio::spawn(async move {
             let (reply, rx) = oneshot::channel();
             let r = match inbox.send(ToBoard::Command { command, reply }).await {
-                Ok(()) => rx
-                    .await
-                    .unwrap_or_else(|_| Err(Refusal::new("internal", "the board stopped"))),
-                Err(_) => Err(Refusal::new("internal", "the board stopped")),
+                Ok(()) => rx.await.unwrap_or(Err(Refusal::BoardStopped)),
+                Err(_) => Err(Refusal::BoardStopped),
             };
-            let (status, reason, error) = match r {
-                Ok(()) => (ResponseStatus::Ok, None, None),
-                Err(e) => (ResponseStatus::Error, Some(e.reason), Some(e.error)),
-            };
-            topic.send(
-                &publisher,
-                ResponsePayload {
-                    transaction,
-                    action: action.to_string(),
-                    status,
-                    reason,
-                    error,
-                },
-            );
+            replier
+                .reply(key, topic, answers::response(&transaction, action, &r))
+                .await;
         });
     }
 
@@ -719,23 +871,23 @@ impl Hall {
             .boards
             .get(to)
             .map(|e| e.inbox.clone())
-            .ok_or_else(|| Refusal::new("unknown_board", format!("unknown target board '{to}'")))?;
+            .ok_or_else(|| Refusal::UnknownTarget { board: to.into() })?;
         let source = self
             .boards
             .get(from)
             .map(|e| e.inbox.clone())
-            .ok_or_else(|| Refusal::new("unknown_board", format!("unknown board '{from}'")))?;
+            .ok_or_else(|| Refusal::NotABoard { board: from.into() })?;
         if from == to {
-            return Err(Refusal::new("bad_value", "the target board is this board"));
+            return Err(Refusal::SameBoard);
         }
         if let Some(round) = Self::ask(&target, |reply| ToBoard::Busy { reply })
             .await
             .flatten()
         {
-            return Err(Refusal::new(
-                "board_busy",
-                format!("target board {to} has an unfinished game (round {round})"),
-            ));
+            return Err(Refusal::TargetBusy {
+                board: to.into(),
+                round,
+            });
         }
         let input = Input::ReplaceClock {
             device: to.to_string(),
@@ -751,10 +903,10 @@ impl Hall {
             reply,
         })
         .await
-        .unwrap_or_else(|| Err(Refusal::new("internal", "the board stopped")))?;
+        .unwrap_or(Err(Refusal::BoardStopped))?;
         let slot = Self::ask(&source, |reply| ToBoard::TakeGame { reply })
             .await
-            .unwrap_or_else(|| Err(Refusal::new("internal", "the board stopped")))?;
+            .unwrap_or(Err(Refusal::BoardStopped))?;
         let r = Self::ask(&target, |reply| ToBoard::AdoptGame {
             slot: Box::new(slot),
             from: from.to_string(),
@@ -762,7 +914,7 @@ impl Hall {
             reply,
         })
         .await
-        .unwrap_or_else(|| Err(Refusal::new("internal", "the board stopped")));
+        .unwrap_or(Err(Refusal::BoardStopped));
         if r.is_ok()
             && let Some(round) = &mut self.round
         {
@@ -776,22 +928,77 @@ impl Hall {
         r
     }
 
-    async fn on_hall_command(
-        &mut self,
-        payload: &[u8],
-        asker: Option<oneshot::Sender<ResponsePayload>>,
-    ) {
-        let topic = ReplyTo::new(self.topics.hall_response(), asker);
+    /// A request on `ask`: only what reads (`replay`); commands go to `set`, which viewers
+    /// may not write (packaging/mosquitto/acl).
+    async fn on_ask(&mut self, payload: &[u8]) {
+        let topic = ReplyTo::Topic(self.topics.hall_response());
         let command = match command::parse::<HallAction>(payload) {
             Ok(c) => c,
             Err(bad) => return self.respond_bad(topic, bad),
         };
+        let action = command.action.name();
+        tracing::info!(transaction = %log_safe(&command.transaction), action, arbiter = %log_safe(&command.arbiter), "request");
+        let r = match &command.action {
+            HallAction::Replay {
+                board,
+                from_seq,
+                reply_to,
+            } => self.replay(board, *from_seq, reply_to).await,
+            _ => Err(Refusal::NotARequest { action }),
+        };
+        self.respond(topic, &command.transaction, action, r);
+    }
+
+    async fn on_hall_command(&mut self, payload: &[u8]) {
+        let topic = ReplyTo::Topic(self.topics.hall_response());
+        let set_topic = self.topics.hall_set();
+        if let Some((admitted, topic)) = self.admit(topic, &set_topic, payload) {
+            self.hall_intake(admitted, topic).await;
+        }
+    }
+
+    /// A hall command whose sender is proven: parsed, checked, claimed, applied.
+    async fn hall_intake(&mut self, admitted: Admitted, topic: ReplyTo) {
+        let set_topic = self.topics.hall_set();
+        let command = match command::parse_as::<HallAction>(&admitted.command, signer(&admitted)) {
+            Ok(c) => c,
+            Err(bad) => return self.respond_bad(topic, bad),
+        };
         let (transaction, action) = (command.transaction.clone(), command.action.name());
-        tracing::info!(%transaction, action, arbiter = %command.arbiter, "hall command");
+        if let Some(id) = &admitted.identity {
+            let reads = matches!(command.action, HallAction::Replay { .. });
+            if let Err(e) = id.may_command_hall(action, reads) {
+                tracing::warn!(transaction = ?transaction, action, arbiter = %id.id, refusal = ?e, "command refused: forbidden");
+                return self.respond(topic, &transaction, action, Err(e));
+            }
+        }
+        let Some((key, topic)) = self.claim(
+            &admitted,
+            &command.arbiter,
+            &transaction,
+            &set_topic,
+            topic,
+            action,
+        ) else {
+            return;
+        };
+        tracing::info!(transaction = %log_safe(&transaction), action, arbiter = %log_safe(&command.arbiter), "hall command");
+        if let Err(why) = command::check_instants(&command.action.instants(), self.timebase.now()) {
+            return self.reply(
+                key,
+                topic,
+                &transaction,
+                action,
+                Err(Refusal::OutOfRange(why)),
+            );
+        }
         let r = match command.action.clone() {
             HallAction::StartRound {
                 round,
                 pairings,
+                trf,
+                board_order,
+                only_our_boards,
                 start,
                 time_control,
                 time_control_black,
@@ -800,19 +1007,36 @@ impl Hall {
                 both_absent,
                 session_end,
             } => {
-                // The event's defaults, with what this round says otherwise.
+                let (pairings, from_trf) = match self.trf_pairings(
+                    round,
+                    pairings,
+                    trf.as_deref(),
+                    board_order.as_deref(),
+                    only_our_boards,
+                ) {
+                    Ok(p) => p,
+                    Err(e) => return self.respond(topic, &transaction, action, Err(e)),
+                };
+                // The event's defaults, with what this round (or its TRF) says otherwise.
                 let d = &self.settings.defaults;
                 let mut template = d.setup("", "", start.0);
-                if let Some(tc) = time_control {
+                let file_tc = from_trf.as_ref().and_then(|t| t.time_control.clone());
+                if let Some(tc) = time_control.or_else(|| file_tc.as_ref().map(|t| t.white.clone()))
+                {
                     template.tc = tc;
                 }
-                template.tc_black = time_control_black;
+                template.tc_black = time_control_black.or_else(|| file_tc.and_then(|t| t.black));
                 template.default_time = default_time_ms.unwrap_or(d.default_time);
                 template.both_absent = both_absent.unwrap_or(d.both_absent);
                 template.flag_mode = flag_mode.unwrap_or(d.flag_mode);
                 let r = self
                     .start_round(round, &pairings, template, &command.arbiter)
                     .await;
+                if r.is_ok()
+                    && let (Some(t), Some(current)) = (from_trf, &mut self.round)
+                {
+                    current.ranks = t.ranks;
+                }
                 if r.is_ok()
                     && let Some(end) = session_end
                 {
@@ -845,7 +1069,11 @@ impl Hall {
                 tracing::info!(applied, "resumption scheduled");
                 applied_somewhere(applied, action)
             }
-            HallAction::Replay { board, from_seq } => self.replay(&board, from_seq).await,
+            HallAction::Replay {
+                board,
+                from_seq,
+                reply_to,
+            } => self.replay(&board, from_seq, &reply_to).await,
             HallAction::Pause {} | HallAction::Resume {} => {
                 let board_action = match command.action {
                     HallAction::Pause {} => BoardAction::Pause {},
@@ -869,23 +1097,33 @@ impl Hall {
                 applied_somewhere(applied, action)
             }
         };
-        self.respond(topic, &transaction, action, r);
+        self.reply(key, topic, &transaction, action, r);
     }
 
-    /// Republish a board's journaled events from `from_seq`, in order, as they were.
-    async fn replay(&self, board: &str, from_seq: u64) -> Result<(), Refusal> {
+    /// Send a board's journaled events from `from_seq` to the asker's `reply/<id>` topic,
+    /// in order, as they were first published.
+    async fn replay(&self, board: &str, from_seq: u64, reply_to: &str) -> Result<(), Refusal> {
+        if !valid_reply_id(reply_to) {
+            return Err(Refusal::BadValue(format!(
+                "reply_to: '{reply_to}' is not a topic level; give your MQTT client id (1-64 of A-Z a-z 0-9 - _): the events go to {}",
+                self.topics.reply("<reply_to>")
+            )));
+        }
         if !self.boards.contains_key(board) {
-            return Err(Refusal::new(
-                "unknown_board",
-                format!("unknown board '{board}'"),
-            ));
+            return Err(Refusal::NotABoard {
+                board: board.into(),
+            });
         }
         let dir = self.settings.state_dir.join("journal");
         let scan = tokio::task::spawn_blocking(move || crate::store::read_dir(&dir))
             .await
-            .map_err(|e| Refusal::new("internal", e.to_string()))?
-            .map_err(|e| Refusal::new("storage", format!("cannot read the journal: {e}")))?;
-        let topic = self.topics.event(board);
+            .map_err(|e| Refusal::Internal {
+                reason: e.to_string(),
+            })?
+            .map_err(|e| Refusal::JournalUnreadable {
+                reason: e.to_string(),
+            })?;
+        let topic = self.topics.reply(reply_to);
         let mut n = 0;
         for (record, _, _) in scan.records {
             if let crate::store::Record::Event {
@@ -908,8 +1146,34 @@ impl Hall {
                 n += 1;
             }
         }
-        tracing::info!(board, from_seq, events = n, "replayed");
+        tracing::info!(board, from_seq, events = n, reply_to, "replayed");
         Ok(())
+    }
+
+    /// The pairings of a `start_round`: as given, or from its TRF.
+    fn trf_pairings(
+        &self,
+        round: u32,
+        pairings: Vec<Pairing>,
+        trf: Option<&str>,
+        order: Option<&[u32]>,
+        only_ours: bool,
+    ) -> Result<(Vec<Pairing>, Option<trf_round::TrfRound>), Refusal> {
+        let Some(text) = trf else {
+            if order.is_some() || only_ours {
+                return Err(Refusal::BadValue(
+                    ("board_order and only_our_boards go with trf").into(),
+                ));
+            }
+            return Ok((pairings, None));
+        };
+        if !pairings.is_empty() {
+            return Err(Refusal::BadValue(
+                ("give either pairings or trf, not both").into(),
+            ));
+        }
+        let t = trf_round::from_trf(text, round, order, only_ours, &self.settings.boards)?;
+        Ok((t.pairings.clone(), Some(t)))
     }
 
     /// Validate every pairing before starting any game: a rejected round changes nothing.
@@ -921,57 +1185,49 @@ impl Hall {
         arbiter: &str,
     ) -> Result<(), Refusal> {
         if number == 0 {
-            return Err(Refusal::new(
-                "out_of_range",
-                "round: 0 is out of range (1 or more)",
-            ));
+            return Err(Refusal::RoundZero);
         }
         if pairings.is_empty() {
-            return Err(Refusal::new(
-                "bad_value",
-                "pairings: at least one board is needed",
-            ));
+            return Err(Refusal::NoPairings);
         }
         let mut slots = Vec::new();
         let mut seen = HashMap::new();
         for (i, p) in pairings.iter().enumerate() {
             let at = format!("pairings[{i}]");
-            let entry = self.boards.get(&p.board).ok_or_else(|| {
-                Refusal::new(
-                    "unknown_board",
-                    format!("{at}.board: unknown board '{}'", p.board),
-                )
-            })?;
+            let entry = self
+                .boards
+                .get(&p.board)
+                .ok_or_else(|| Refusal::UnknownPairedBoard {
+                    at: at.clone(),
+                    board: p.board.clone(),
+                })?;
             if seen.insert(p.board.clone(), i).is_some() {
-                return Err(Refusal::new(
-                    "bad_value",
-                    format!("{at}.board: board '{}' is paired twice", p.board),
-                ));
+                return Err(Refusal::PairedTwice {
+                    at,
+                    board: p.board.clone(),
+                });
             }
             if p.white.trim().is_empty() || p.black.trim().is_empty() {
-                return Err(Refusal::new(
-                    "bad_value",
-                    format!("{at}: both players need a name"),
-                ));
+                return Err(Refusal::NameMissing { at });
             }
             if let Some(round) = Self::ask(&entry.inbox, |reply| ToBoard::Busy { reply })
                 .await
                 .flatten()
             {
-                return Err(Refusal::new(
-                    "board_busy",
-                    format!(
-                        "{at}.board: board '{}' has an unfinished game (round {round})",
-                        p.board
-                    ),
-                ));
+                return Err(Refusal::PairedBoardBusy {
+                    at,
+                    board: p.board.clone(),
+                    round,
+                });
             }
             let mut setup = template.clone();
             setup.white = p.white.clone();
             setup.black = p.black.clone();
             setup.fen = p.fen.clone();
-            let game =
-                Game::new(setup).map_err(|e| Refusal::new("bad_value", format!("{at}: {e}")))?;
+            let game = Game::new(setup).map_err(|e| Refusal::BadSetup {
+                at,
+                reason: e.to_string(),
+            })?;
             slots.push((
                 p.board.clone(),
                 GameSlot {
@@ -982,6 +1238,7 @@ impl Hall {
                     game,
                     round: Some(number),
                     fide: (p.white_fide_id, p.black_fide_id),
+                    events: Vec::new(),
                 },
             ));
         }
@@ -997,7 +1254,7 @@ impl Hall {
                         reply,
                     })
                     .await
-                    .unwrap_or_else(|| Err(Refusal::new("internal", "the board stopped")));
+                    .unwrap_or(Err(Refusal::BoardStopped));
                     (board, r)
                 });
             }
@@ -1008,7 +1265,11 @@ impl Hall {
             match done {
                 Ok((board, Ok(()))) => boards.push(board),
                 Ok((_, Err(e))) => failed = Some(e),
-                Err(e) => failed = Some(Refusal::new("internal", e.to_string())),
+                Err(e) => {
+                    failed = Some(Refusal::Internal {
+                        reason: e.to_string(),
+                    })
+                }
             }
         }
         boards.sort();
@@ -1022,6 +1283,7 @@ impl Hall {
             time_control: template.tc.to_string(),
             boards: boards.clone(),
             results: BTreeMap::new(),
+            ranks: BTreeMap::new(),
         });
         self.publish_info();
         self.publisher.json_message(
@@ -1153,7 +1415,7 @@ impl Hall {
             match Self::ask(&entry.inbox, |reply| ToBoard::Command { command: c, reply }).await {
                 Some(Ok(())) => applied += 1,
                 Some(Err(r)) => {
-                    tracing::info!(%board, error = %r.error, reason = %r.reason, "hall command not applied to this board")
+                    tracing::info!(%board, error = %r.code(), reason = %log_safe(&r.to_string()), "hall command not applied to this board")
                 }
                 None => {}
             }
@@ -1161,9 +1423,38 @@ impl Hall {
         applied
     }
 
+    /// A retained alert the broker kept from before this start: its board decides whether
+    /// it still stands. Alerts of boards that are not this daemon's (several daemons in a
+    /// hall, DESIGN.md §7) and hall-wide ones are left alone.
+    async fn on_stale_alert(&self, payload: &[u8]) {
+        let Ok(alert) = serde_json::from_slice::<crate::mqtt::payload::AlertPayload>(payload)
+        else {
+            return;
+        };
+        let Some(entry) = alert.board.as_ref().and_then(|b| self.boards.get(b)) else {
+            return;
+        };
+        let _ = entry
+            .inbox
+            .send(ToBoard::StaleAlert {
+                alert: Box::new(alert),
+            })
+            .await;
+    }
+
     /// The retained `session` topic, and `all_sealed` once every unfinished game of the
     /// round is sealed.
     fn publish_session(&mut self) {
+        // The hall's picture is of the whole hall: after a start, not before every board
+        // has said where its game is (one sealed board reporting first is not "all
+        // sealed").
+        if !self
+            .boards
+            .keys()
+            .all(|b| self.session.boards.contains_key(b))
+        {
+            return;
+        }
         let round = self.round.as_ref().map(|r| r.number);
         let mut p = SessionPayload {
             as_of: self.timebase.now(),
@@ -1208,6 +1499,11 @@ impl Hall {
             && p.sealing.is_empty()
             && p.playing.is_empty()
             && p.awaiting_opening.is_empty();
+        // The first picture after a start was told before it (it is in the journal).
+        if !self.session.pictured {
+            self.session.pictured = true;
+            self.session.all_sealed_told = p.all_sealed;
+        }
         if p.all_sealed && !self.session.all_sealed_told {
             tracing::info!(boards = p.sealed.len(), "every unfinished game is sealed");
             self.publisher.json_message(
@@ -1245,16 +1541,12 @@ impl Hall {
         if round != Some(r.number) {
             return;
         }
-        r.results.insert(
-            board.clone(),
-            BoardResult {
-                board,
-                white,
-                black,
-                score: score_text(&result),
-                termination: termination_text(&result),
-            },
-        );
+        let ranks = r.ranks.get(&board).copied();
+        let mut line = BoardResult::new(board.clone(), white, black, &result);
+        (line.white_rank, line.black_rank) = (ranks.map(|r| r.0), ranks.map(|r| r.1));
+        line.score = score_text(&result);
+        line.termination = termination_text(&result);
+        r.results.insert(board, line);
         if r.boards.iter().all(|b| r.results.contains_key(b)) {
             let summary = HallEvent::RoundFinished {
                 at: self.timebase.now(),
@@ -1268,50 +1560,27 @@ impl Hall {
     }
 }
 
+/// A reply topic's last level: what the example ACL's `%c` pattern can match (client ids
+/// as `broker.client_id` allows them), and nothing that changes the topic's shape.
+fn valid_reply_id(id: &str) -> bool {
+    (1..=64).contains(&id.len())
+        && id
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+}
+
+/// The proven sender's id and name, for the command parser.
+fn signer(admitted: &Admitted) -> Option<(&str, &str)> {
+    admitted
+        .identity
+        .as_ref()
+        .map(|i| (i.id.as_str(), i.name.as_str()))
+}
+
 /// A hall-wide command succeeds when at least one board applied it.
-/// Where a command's response goes: the `response` topic for MQTT, the asker for the web.
-enum ReplyTo {
-    Topic(String),
-    Asker(oneshot::Sender<ResponsePayload>),
-}
-
-impl ReplyTo {
-    fn new(topic: String, asker: Option<oneshot::Sender<ResponsePayload>>) -> ReplyTo {
-        match asker {
-            Some(a) => ReplyTo::Asker(a),
-            None => ReplyTo::Topic(topic),
-        }
-    }
-
-    fn send(self, publisher: &Publisher, payload: ResponsePayload) {
-        match self {
-            ReplyTo::Topic(topic) => publisher.json_message(topic, &payload),
-            // An asker that gave up (its request was cancelled) needs no answer.
-            ReplyTo::Asker(tx) => {
-                let _ = tx.send(payload);
-            }
-        }
-    }
-}
-
-/// The body with `"arbiter"` set to the proven identity, whatever the body said; a body
-/// that is not a JSON object is left for the parser to refuse.
-fn with_arbiter(payload: &[u8], arbiter: &str) -> Vec<u8> {
-    match serde_json::from_slice::<serde_json::Value>(payload) {
-        Ok(serde_json::Value::Object(mut obj)) => {
-            obj.insert("arbiter".into(), serde_json::Value::String(arbiter.into()));
-            serde_json::to_vec(&obj).unwrap_or_else(|_| payload.to_vec())
-        }
-        _ => payload.to_vec(),
-    }
-}
-
-fn applied_somewhere(applied: usize, action: &str) -> Result<(), Refusal> {
+fn applied_somewhere(applied: usize, action: &'static str) -> Result<(), Refusal> {
     if applied == 0 {
-        Err(Refusal::new(
-            "no_game",
-            format!("no board has a game to {action}"),
-        ))
+        Err(Refusal::NoBoardApplied { action })
     } else {
         Ok(())
     }

@@ -83,6 +83,9 @@ pub enum LinkCommand {
         start: Box<shakmaty::Chess>,
         orientation: Option<Orientation>,
     },
+    /// Ask for a board dump (`42`): the daemon expects a move the field updates have not
+    /// shown; the dump shows the board as it is.
+    RequestBoard,
 }
 
 impl LinkCommand {
@@ -93,6 +96,7 @@ impl LinkCommand {
             LinkCommand::ShowTimes => "show-times",
             LinkCommand::Beep { .. } => "beep",
             LinkCommand::NewGame { .. } => "new-game",
+            LinkCommand::RequestBoard => "board-dump",
         }
     }
 }

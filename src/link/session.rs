@@ -51,6 +51,10 @@ pub struct LinkConfig {
     /// Quiet time after the last field update before an unrecognised board is called
     /// irregular (§4.1: picochess waits 0.25 s on USB, 0.5 s on Bluetooth).
     pub board_settle: Duration,
+    /// A quiet board that differs from the game only by lifted pieces is most likely a
+    /// piece in a hand: it is called irregular only after this long (lila holds such
+    /// moves 2.5 s).
+    pub in_air: Duration,
 }
 
 impl LinkConfig {
@@ -69,6 +73,7 @@ impl LinkConfig {
             reopen_backoff_max: Duration::from_secs(1),
             write_timeout: Duration::from_secs(1),
             board_settle: Duration::from_millis(250),
+            in_air: Duration::from_millis(2500),
         }
     }
 }
@@ -128,6 +133,19 @@ pub struct Session {
     board: BoardState,
     /// When to call the board settled, after the last field update.
     board_settle_at: Option<Instant>,
+    /// Where the settling of an unrecognised board is: waiting out a lifted piece, then
+    /// a board dump (it repairs missed field updates), then the verdict.
+    board_settle_stage: SettleStage,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum SettleStage {
+    /// Quiet for `board_settle` since the last update.
+    Quiet,
+    /// Only lifted pieces: waited `in_air` more.
+    InAir,
+    /// A dump was asked for; no answer within `board_settle` → judge the board as is.
+    DumpAsked,
 }
 
 impl Session {
@@ -153,6 +171,7 @@ impl Session {
             end: None,
             board,
             board_settle_at: None,
+            board_settle_stage: SettleStage::Quiet,
         }
     }
 
@@ -205,8 +224,27 @@ impl Session {
     pub fn handle_timeout(&mut self, now: Instant) {
         if self.board_settle_at.is_some_and(|t| now >= t) {
             self.board_settle_at = None;
-            let events = self.board.settle();
-            self.events.extend(events.into_iter().map(LinkEvent::Game));
+            match self.board_settle_stage {
+                SettleStage::Quiet
+                    if self.board.only_pieces_lifted() && !self.board.is_irregular() =>
+                {
+                    self.board_settle_stage = SettleStage::InAir;
+                    self.board_settle_at =
+                        Some(now + self.cfg.in_air.saturating_sub(self.cfg.board_settle));
+                }
+                SettleStage::Quiet | SettleStage::InAir if self.phase == Phase::Online => {
+                    // The field updates may have missed a change: the dump shows the board
+                    // as it is, and a dump is judged as settled.
+                    self.board_settle_stage = SettleStage::DumpAsked;
+                    self.transmit.push_back(Command::SendBoard);
+                    self.board_settle_at = Some(now + self.cfg.board_settle);
+                }
+                _ => {
+                    self.board_settle_stage = SettleStage::Quiet;
+                    let events = self.board.settle();
+                    self.events.extend(events.into_iter().map(LinkEvent::Game));
+                }
+            }
         }
         match self.phase {
             Phase::Settling { until } if now >= until => self.identify(1, now),
@@ -333,9 +371,14 @@ impl Session {
 
     pub fn handle_command(&mut self, command: LinkCommand, now: Instant) {
         let name = command.name();
+        if let LinkCommand::RequestBoard = command {
+            self.transmit.push_back(Command::SendBoard);
+            return;
+        }
         if let LinkCommand::NewGame { start, orientation } = command {
             self.board = BoardState::from_position(*start, orientation);
             self.board_settle_at = None;
+            self.board_settle_stage = SettleStage::Quiet;
             // The new game reads moves only after a full dump (field updates need a base).
             self.transmit.push_back(Command::SendBoard);
             return;
@@ -381,7 +424,7 @@ impl Session {
                 }
             },
             LinkCommand::ShowTimes => ClockCommand::End,
-            LinkCommand::NewGame { .. } => return,
+            LinkCommand::NewGame { .. } | LinkCommand::RequestBoard => return,
             LinkCommand::Beep { duration } => ClockCommand::Beep {
                 duration: (duration.as_millis() / 64).clamp(1, 0x7f) as u8,
             },
@@ -430,6 +473,7 @@ impl Session {
             }
             DgtMessage::BoardDump(dump) => {
                 self.board_settle_at = None;
+                self.board_settle_stage = SettleStage::Quiet;
                 let events = self.board.on_dump(&dump);
                 self.events.push_back(LinkEvent::Board(dump));
                 self.events.extend(events.into_iter().map(LinkEvent::Game));
@@ -439,6 +483,7 @@ impl Session {
                 self.events.push_back(LinkEvent::Field(f));
                 // A recognised move needs no settling; anything else may be a move in
                 // progress, called irregular only after a quiet spell.
+                self.board_settle_stage = SettleStage::Quiet;
                 self.board_settle_at = if events.is_empty() || self.board.is_irregular() {
                     Some(now + self.cfg.board_settle)
                 } else {
@@ -938,5 +983,98 @@ mod tests {
             })
             .collect();
         assert_eq!(moves, ["e2e4"]);
+    }
+
+    fn start_board() -> [Piece; 64] {
+        let mut board = [Piece::Empty; 64];
+        let start = "rnbqkbnrpppppppp                                PPPPPPPPRNBQKBNR";
+        for (dst, c) in board.iter_mut().zip(start.chars()) {
+            *dst = Piece::from_name(&c.to_string()).unwrap_or(Piece::Empty);
+        }
+        board
+    }
+
+    fn update(field: u8, piece: &str) -> DgtMessage {
+        DgtMessage::FieldUpdate(crate::dgt::FieldUpdate {
+            field: crate::dgt::Field::new(field).unwrap(),
+            piece: Piece::from_name(piece).unwrap_or(Piece::Empty),
+        })
+    }
+
+    fn irregular(events: &[LinkEvent]) -> bool {
+        events
+            .iter()
+            .any(|e| matches!(e, LinkEvent::Game(crate::dgt::BoardEvent::Irregular { .. })))
+    }
+
+    #[test]
+    fn a_piece_held_in_the_air_is_waited_for_before_a_dump_and_a_verdict() {
+        let t0 = Instant::now();
+        let c = cfg();
+        let mut s = online(t0);
+        s.handle_message(
+            DgtMessage::BoardDump(BoardDump {
+                board: start_board(),
+            }),
+            t0,
+        );
+        drain(&mut s);
+        events(&mut s);
+        // g1 lifted and held: nothing after the usual quiet spell.
+        s.handle_message(update(62, "."), t0);
+        let t = t0 + c.board_settle;
+        s.handle_timeout(t);
+        assert!(!irregular(&events(&mut s)));
+        assert!(!drain(&mut s).contains(&Command::SendBoard));
+        // Still in the air after `in_air`: a dump is asked for; it shows the same board
+        // and that is the verdict (info: only missing).
+        s.handle_timeout(t0 + c.in_air);
+        assert!(drain(&mut s).contains(&Command::SendBoard));
+        let mut held = start_board();
+        held[62] = Piece::Empty;
+        s.handle_message(
+            DgtMessage::BoardDump(BoardDump { board: held }),
+            t0 + c.in_air,
+        );
+        assert!(irregular(&events(&mut s)));
+    }
+
+    #[test]
+    fn a_missed_update_is_repaired_by_the_dump_asked_for_before_any_verdict() {
+        let t0 = Instant::now();
+        let c = cfg();
+        let mut s = online(t0);
+        s.handle_message(
+            DgtMessage::BoardDump(BoardDump {
+                board: start_board(),
+            }),
+            t0,
+        );
+        drain(&mut s);
+        events(&mut s);
+        // e2e4's "e4 P" is lost; black's e7e5 arrives.
+        s.handle_message(update(52, "."), t0);
+        s.handle_message(update(12, "."), t0);
+        s.handle_message(update(28, "p"), t0);
+        s.handle_timeout(t0 + c.board_settle);
+        assert!(!irregular(&events(&mut s)), "no verdict before the dump");
+        assert!(drain(&mut s).contains(&Command::SendBoard));
+        let mut real = start_board();
+        real[52] = Piece::Empty;
+        real[36] = Piece::from_name("P").unwrap();
+        real[12] = Piece::Empty;
+        real[28] = Piece::from_name("p").unwrap();
+        s.handle_message(
+            DgtMessage::BoardDump(BoardDump { board: real }),
+            t0 + c.board_settle,
+        );
+        let moves: Vec<String> = events(&mut s)
+            .into_iter()
+            .filter_map(|e| match e {
+                LinkEvent::Game(crate::dgt::BoardEvent::Move { uci, .. }) => Some(uci),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(moves, ["e2e4", "e7e5"]);
     }
 }

@@ -25,6 +25,8 @@ pub struct MqttSettings {
     pub tls: bool,
     /// CA certificate(s) (PEM) for TLS; `None` = the system's trusted roots.
     pub tls_ca: Option<PathBuf>,
+    /// Mutual TLS: the daemon's certificate chain and its private key (PEM).
+    pub client_cert: Option<(PathBuf, PathBuf)>,
     pub keep_alive: Duration,
     /// Events kept while the broker is unreachable; beyond it the oldest are dropped
     /// (retained states are never dropped: only the newest per topic is kept anyway).
@@ -51,14 +53,38 @@ pub enum Incoming {
         board: String,
         payload: Vec<u8>,
     },
-    /// A `set` body from a logged-in arbiter (`board`: `None` for the hall). The arbiter
-    /// is the session's, whatever the body says; the response goes back to the asker only.
+    /// A `set` body from a logged-in arbiter (`board`: `None` for the hall). The session
+    /// proved the identity, as a signature would; the response (its JSON bytes) goes back
+    /// to the asker only.
     Web {
         board: Option<String>,
         payload: Vec<u8>,
-        arbiter: String,
-        reply: oneshot::Sender<super::payload::ResponsePayload>,
+        identity: crate::auth::Identity,
+        reply: oneshot::Sender<Vec<u8>>,
     },
+    /// A retained alert on the broker that this run has not published (left by an
+    /// earlier run): the hall decides whether it still stands.
+    StaleAlert {
+        payload: Vec<u8>,
+    },
+    /// Over [`MAX_COMMAND_BYTES`](super::command::MAX_COMMAND_BYTES): only the answer to
+    /// give is handed on, never the payload.
+    TooLarge {
+        response: String,
+        bad: super::command::BadCommand,
+    },
+    /// A request on the `ask` topic (read-only: `replay`).
+    Ask(Vec<u8>),
+}
+
+/// How the connection to the broker is, for the log and systemd's STATUS.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum BrokerState {
+    /// No attempt has an outcome yet.
+    Connecting,
+    Connected,
+    /// The last attempt failed; why, in words an operator can act on.
+    Trouble(String),
 }
 
 /// The daemon's handle for publishing; cheap to clone.
@@ -69,6 +95,7 @@ pub struct Publisher {
     attempted: tokio::sync::watch::Receiver<bool>,
     /// Everything published also goes here, for the web dashboard: one source of truth.
     feed: super::feed::Feed,
+    broker: tokio::sync::watch::Receiver<BrokerState>,
 }
 
 impl Publisher {
@@ -106,6 +133,11 @@ impl Publisher {
         let _ = rx.wait_for(|done| *done).await;
     }
 
+    /// How the connection is now, and its changes.
+    pub fn broker_state(&self) -> tokio::sync::watch::Receiver<BrokerState> {
+        self.broker.clone()
+    }
+
     /// Publish `offline` and disconnect; waits at most `timeout`.
     pub async fn shutdown(&self, timeout: Duration) {
         // The dashboards' streams end with the daemon, or they would hold the web server.
@@ -121,10 +153,12 @@ impl Publisher {
 pub fn detached() -> (Publisher, mpsc::UnboundedReceiver<Outgoing>) {
     let (tx, rx) = mpsc::unbounded_channel();
     let (_, attempted) = tokio::sync::watch::channel(true);
+    let (_, broker) = tokio::sync::watch::channel(BrokerState::Connected);
     (
         Publisher {
             tx,
             attempted,
+            broker,
             feed: super::feed::Feed::new(),
         },
         rx,
@@ -139,6 +173,46 @@ pub enum MqttError {
         path: PathBuf,
         source: std::io::Error,
     },
+    #[error("broker TLS client certificate or key {path}: {source}")]
+    ClientCert {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+}
+
+/// What went wrong with a connection attempt, said so that an operator knows what to fix.
+fn trouble(e: &rumqttc::ConnectionError) -> String {
+    use rumqttc::{ConnectReturnCode, ConnectionError};
+    match e {
+        ConnectionError::ConnectionRefused(
+            code @ (ConnectReturnCode::BadUserNamePassword | ConnectReturnCode::NotAuthorized),
+        ) => format!(
+            "the broker refused the credentials ({code:?}): check broker.username and broker.password"
+        ),
+        ConnectionError::ConnectionRefused(code) => {
+            format!("the broker refused the connection ({code:?})")
+        }
+        ConnectionError::Tls(t) => format!(
+            "TLS failed ({t}): check broker.tls, broker.ca_file, broker.client_cert and that the port is the broker's TLS listener"
+        ),
+        // The broker's alert after the handshake (it wanted our certificate) comes in an
+        // I/O error: it is a TLS failure all the same.
+        ConnectionError::Io(io)
+            if io
+                .get_ref()
+                .is_some_and(|inner| inner.downcast_ref::<rustls::Error>().is_some()) =>
+        {
+            format!(
+                "TLS failed ({io}): check broker.ca_file, broker.client_cert and broker.client_key, and that the broker accepts this certificate"
+            )
+        }
+        ConnectionError::Io(io) if io.kind() == std::io::ErrorKind::ConnectionRefused => {
+            "unreachable: nothing listens there (connection refused)".into()
+        }
+        ConnectionError::Io(io) => format!("unreachable ({io})"),
+        ConnectionError::NetworkTimeout => "unreachable (no answer: timed out)".into(),
+        other => other.to_string(),
+    }
 }
 
 /// Start the connection task. Commands arriving on `set` topics go to `incoming`.
@@ -148,9 +222,13 @@ pub fn spawn(
     incoming: mpsc::Sender<Incoming>,
 ) -> Result<(Publisher, tokio::task::JoinHandle<()>), MqttError> {
     let mut opts = MqttOptions::new(&settings.client_id, &settings.host, settings.port);
-    // rumqttc's default 10 KiB limit is smaller than `info` for ~90 boards and than a
-    // `start_round` for ~130: beyond it the client drops the connection, again and again.
-    opts.set_max_packet_size(4 << 20, 4 << 20);
+    // Incoming: rumqttc drops the connection on a packet over its limit, and a retained one
+    // comes back at every resubscription (46 reconnections in 10 s, issue 11). So the limit
+    // is MQTT's own largest packet: nothing a broker can deliver disconnects us; what is too
+    // large is answered `too_large`. The broker's `max_packet_size` (packaging/mosquitto)
+    // keeps such packets out of the hall's network in the first place.
+    // Outgoing: `info` for 1000 boards is ~100 KB.
+    opts.set_max_packet_size(MQTT_MAX_REMAINING_LENGTH, 4 << 20);
     // 0 disables keep-alive; rumqttc refuses values under a second otherwise.
     opts.set_keep_alive(if settings.keep_alive.is_zero() {
         Duration::ZERO
@@ -178,10 +256,22 @@ pub fn spawn(
             path: path.clone(),
             source,
         })?;
+        let client_auth = match &settings.client_cert {
+            Some((cert, key)) => {
+                let read = |path: &PathBuf| {
+                    std::fs::read(path).map_err(|source| MqttError::ClientCert {
+                        path: path.clone(),
+                        source,
+                    })
+                };
+                Some((read(cert)?, read(key)?))
+            }
+            None => None,
+        };
         opts.set_transport(Transport::tls_with_config(TlsConfiguration::Simple {
             ca,
             alpn: None,
-            client_auth: None,
+            client_auth,
         }));
     }
     let (tx, rx) = mpsc::unbounded_channel();
@@ -189,13 +279,14 @@ pub fn spawn(
     let feed = super::feed::Feed::new();
     // The daemon is up for the local feed whether or not the broker is.
     feed.push(&topics.status(), ONLINE.as_bytes(), true);
+    let (broker_tx, broker) = tokio::sync::watch::channel(BrokerState::Connecting);
     let task = tokio::spawn(run(
         opts,
         settings.max_queued,
         topics,
         rx,
         incoming,
-        attempted_tx,
+        (attempted_tx, broker_tx),
         feed.clone(),
     ));
     Ok((
@@ -203,10 +294,14 @@ pub fn spawn(
             tx,
             attempted,
             feed,
+            broker,
         },
         task,
     ))
 }
+
+/// MQTT 3.1.1 (2.2.3): the largest remaining length a packet can have.
+const MQTT_MAX_REMAINING_LENGTH: usize = 268_435_455;
 
 /// Status first, then info, then the rest: a dashboard learns the daemon is up before it
 /// learns the boards.
@@ -229,7 +324,10 @@ async fn run(
     topics: Topics,
     mut rx: mpsc::UnboundedReceiver<Outgoing>,
     incoming: mpsc::Sender<Incoming>,
-    attempted: tokio::sync::watch::Sender<bool>,
+    (attempted, broker): (
+        tokio::sync::watch::Sender<bool>,
+        tokio::sync::watch::Sender<BrokerState>,
+    ),
     feed: super::feed::Feed,
 ) {
     // rumqttc's request channel; we never let it fill (we do not send while offline).
@@ -340,9 +438,14 @@ async fn run(
                 Ok(Event::Incoming(Packet::ConnAck(_))) => {
                     connected = true;
                     let _ = attempted.send(true);
+                    let _ = broker.send(BrokerState::Connected);
                     tracing::info!("connected to the MQTT broker");
                     let _ = client.try_subscribe(topics.hall_set(), QoS::AtLeastOnce);
                     let _ = client.try_subscribe(topics.board_set_filter(), QoS::AtLeastOnce);
+                    let _ = client.try_subscribe(topics.ask(), QoS::AtLeastOnce);
+                    // The broker answers with the retained alerts: those an earlier run
+                    // left are rebuilt or cleared (a restart changes nothing a dashboard sees).
+                    let _ = client.try_subscribe(topics.alert("+"), QoS::AtLeastOnce);
                     pending.clear();
                     for (key, payload) in &retained {
                         if client.try_publish(key.1.clone(), QoS::AtLeastOnce, true, payload.clone()).is_err() {
@@ -382,20 +485,65 @@ async fn run(
                         let _ = client.try_publish(alert_topic, QoS::AtLeastOnce, true, payload);
                     }
                 }
+                Ok(Event::Incoming(Packet::Publish(p)))
+                    if p.topic.starts_with(&topics.alert("")) =>
+                {
+                    // Only what the broker kept from before: our own alerts (in `retained`)
+                    // and live copies of publishes (not retained) are not news.
+                    let ours = retained.contains_key(&order_key(&topics, &p.topic));
+                    if p.retain && !ours && !p.payload.is_empty() {
+                        let msg = Incoming::StaleAlert { payload: p.payload.to_vec() };
+                        if incoming.send(msg).await.is_err() {
+                            break;
+                        }
+                    }
+                }
                 Ok(Event::Incoming(Packet::Publish(p))) if p.retain => {
                     // A retained command would be replayed at every reconnection and act
-                    // twice: commands are never retained.
-                    tracing::warn!(topic = %p.topic, "retained command ignored (commands must not be retained)");
+                    // twice: commands are never retained. It is cleared, so that it does
+                    // not come back with every subscription (ours and the next daemon's).
+                    tracing::warn!(
+                        topic = %super::command::log_safe(&p.topic),
+                        bytes = p.payload.len(),
+                        "retained command ignored and cleared (commands must not be retained)"
+                    );
+                    if !p.payload.is_empty() {
+                        let _ = client.try_publish(p.topic.clone(), QoS::AtLeastOnce, true, Vec::new());
+                    }
                 }
+                // An empty payload is a retained message being cleared (by us, above), not
+                // a command.
+                Ok(Event::Incoming(Packet::Publish(p))) if p.payload.is_empty() => {}
                 Ok(Event::Incoming(Packet::Publish(p))) => {
-                    let msg = if p.topic == topics.hall_set() {
+                    let board = topics.board_of_set_topic(&p.topic).map(str::to_string);
+                    let hall = p.topic == topics.hall_set() || p.topic == topics.ask();
+                    let msg = if p.payload.len() > super::command::MAX_COMMAND_BYTES {
+                        let response = match &board {
+                            Some(b) => Some(topics.board_response(b)),
+                            None => hall.then(|| topics.hall_response()),
+                        };
+                        response.map(|response| Incoming::TooLarge {
+                            response,
+                            bad: super::command::too_large(&p.payload),
+                        })
+                    } else if p.topic == topics.hall_set() {
                         Some(Incoming::Hall(p.payload.to_vec()))
+                    } else if p.topic == topics.ask() {
+                        Some(Incoming::Ask(p.payload.to_vec()))
                     } else {
-                        topics.board_of_set_topic(&p.topic).map(|b| Incoming::Board {
-                            board: b.to_string(),
+                        board.map(|board| Incoming::Board {
+                            board,
                             payload: p.payload.to_vec(),
                         })
                     };
+                    // MQTT 3.1.1 brokers deliver a retained message to a client already
+                    // subscribed with the retain flag cleared, so we cannot tell it from a
+                    // plain command: clear the topic after every command (a no-op at the
+                    // broker when nothing is retained), so that none comes back as retained
+                    // at the next subscription.
+                    if msg.is_some() {
+                        let _ = client.try_publish(p.topic.clone(), QoS::AtLeastOnce, true, Vec::new());
+                    }
                     if let Some(msg) = msg
                         && incoming.send(msg).await.is_err()
                     {
@@ -414,12 +562,23 @@ async fn run(
                         let _ = done.send(());
                         break;
                     }
+                    let why = trouble(&e);
+                    // Said at once, from the first attempt on, and again whenever the reason
+                    // changes; the retries in between (every 5 s) only at debug level.
                     if connected {
-                        tracing::warn!(error = %e, "lost the MQTT broker; reconnecting");
+                        tracing::warn!("lost the MQTT broker: {why}; reconnecting");
+                    } else if *broker.borrow() != BrokerState::Trouble(why.clone()) {
+                        tracing::warn!("cannot connect to the MQTT broker: {why}; retrying");
                     } else {
-                        tracing::debug!(error = %e, "MQTT broker unreachable");
+                        tracing::debug!("MQTT broker still unreachable: {why}");
                     }
                     connected = false;
+                    broker.send_if_modified(|s| {
+                        let new = BrokerState::Trouble(why);
+                        let changed = *s != new;
+                        *s = new;
+                        changed
+                    });
                     let _ = attempted.send(true);
                 }
             }},

@@ -117,6 +117,11 @@ pub enum BoardAction {
         side: Color,
         remaining_ms: Millis,
     },
+    /// 6.10: the arbiter has dealt with the alert (only `clock_discrepancy` waits for
+    /// this; the others clear when their cause does): the official times stand.
+    AcknowledgeAlert {
+        alert: crate::mqtt::payload::AlertKind,
+    },
 }
 
 /// A sealed move's text, kept byte for byte. Its `Debug` never shows it, so no log line
@@ -178,6 +183,7 @@ impl BoardAction {
             BoardAction::CounterSeal { .. } => "counter_seal",
             BoardAction::EnvelopeLost {} => "envelope_lost",
             BoardAction::CorrectTime { .. } => "correct_time",
+            BoardAction::AcknowledgeAlert { .. } => "acknowledge_alert",
         }
     }
 }
@@ -233,7 +239,19 @@ pub enum HallAction {
     /// Start a round: at `start`, White's clock starts on every paired board (6.5).
     StartRound {
         round: u32,
+        #[serde(default)]
         pairings: Vec<Pairing>,
+        /// A Tournament Report File's text: the round's pairings come from it, in board
+        /// order (docs/TOURNAMENT-DATA.md), instead of `pairings`.
+        #[serde(default)]
+        trf: Option<String>,
+        /// With `trf`: the arbiter's board order, one starting rank per board (the rest
+        /// follow in the usual order).
+        #[serde(default)]
+        board_order: Option<Vec<u32>>,
+        /// With `trf`: start only the games on this hall's tournament boards.
+        #[serde(default)]
+        only_our_boards: bool,
         /// Scheduled start: ms since the Unix epoch, or `"YYYY-MM-DDTHH:MM:SS[.mmm]Z"`.
         start: Instant,
         #[serde(default)]
@@ -262,12 +280,14 @@ pub enum HallAction {
     /// 6.12a for every board with a running game.
     Pause {},
     Resume {},
-    /// Republish `board`'s journaled events from `from_seq` on, so a dashboard that was
-    /// away can fill its gap.
+    /// Send `board`'s journaled events from `from_seq` on to the asker, on
+    /// `reply/<reply_to>`, so a dashboard that was away can fill its gap without every
+    /// other subscriber seeing `seq` jump back on the live `event` topic.
     Replay {
         board: String,
         #[serde(default)]
         from_seq: u64,
+        reply_to: String,
     },
 }
 
@@ -333,6 +353,234 @@ pub struct BadCommand {
     pub transaction: String,
     pub action: String,
     pub reason: String,
+    /// The response's `error`: `bad_command`, `too_large` or `duplicate_key`.
+    pub error: &'static str,
+}
+
+/// The largest command accepted, in bytes. A 1000-board `start_round` with names and FIDE
+/// ids is about 140 KB (docs/MQTT-API.md), so this leaves room for seven times that.
+pub const MAX_COMMAND_BYTES: usize = 1 << 20;
+
+/// The answer to a payload over [`MAX_COMMAND_BYTES`]: nothing of it is parsed but its
+/// `transaction`, when that comes before anything malformed.
+pub fn too_large(payload: &[u8]) -> BadCommand {
+    BadCommand {
+        transaction: peek_transaction(payload),
+        action: String::new(),
+        reason: format!(
+            "the command is {} bytes; the limit is {MAX_COMMAND_BYTES} bytes (1 MiB)",
+            payload.len()
+        ),
+        error: "too_large",
+    }
+}
+
+/// The top-level `"transaction"` string of a JSON object, read without building the rest:
+/// the scan stops at that key, so a huge command costs only what precedes it.
+pub fn peek_transaction(payload: &[u8]) -> String {
+    struct Peek<'a>(&'a mut Option<String>);
+    impl<'de> serde::de::Visitor<'de> for Peek<'_> {
+        type Value = ();
+        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+            f.write_str("an object")
+        }
+        fn visit_map<M: serde::de::MapAccess<'de>>(self, mut map: M) -> Result<(), M::Error> {
+            while let Some(key) = map.next_key::<std::borrow::Cow<'de, str>>()? {
+                if key == "transaction" {
+                    if let Ok(t) = map.next_value::<String>() {
+                        *self.0 = Some(t);
+                    }
+                    // Stop here: the error serde_json gives for the unread rest is ignored.
+                    return Err(serde::de::Error::custom("found"));
+                }
+                map.next_value::<serde::de::IgnoredAny>()?;
+            }
+            Ok(())
+        }
+    }
+    let mut found = None;
+    let mut de = serde_json::Deserializer::from_slice(payload);
+    let _ = serde::Deserializer::deserialize_map(&mut de, Peek(&mut found));
+    found.unwrap_or_default()
+}
+
+/// serde_json keeps the last of two equal keys silently; a command saying `side` twice is
+/// ambiguous, so it is refused with where the key repeats (`pairings[3].white`).
+fn duplicate_key(payload: &[u8]) -> Option<String> {
+    use serde::de::{DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
+    struct Walk<'a> {
+        path: String,
+        found: &'a mut Option<String>,
+    }
+    impl<'de> DeserializeSeed<'de> for Walk<'_> {
+        type Value = ();
+        fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+            d.deserialize_any(self)
+        }
+    }
+    impl<'de> Visitor<'de> for Walk<'_> {
+        type Value = ();
+        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+            f.write_str("JSON")
+        }
+        fn visit_bool<E>(self, _: bool) -> Result<(), E> {
+            Ok(())
+        }
+        fn visit_i64<E>(self, _: i64) -> Result<(), E> {
+            Ok(())
+        }
+        fn visit_u64<E>(self, _: u64) -> Result<(), E> {
+            Ok(())
+        }
+        fn visit_f64<E>(self, _: f64) -> Result<(), E> {
+            Ok(())
+        }
+        fn visit_str<E>(self, _: &str) -> Result<(), E> {
+            Ok(())
+        }
+        fn visit_unit<E>(self) -> Result<(), E> {
+            Ok(())
+        }
+        fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+            let mut i = 0;
+            loop {
+                let path = format!("{}[{i}]", self.path);
+                let seed = Walk {
+                    path,
+                    found: &mut *self.found,
+                };
+                if seq.next_element_seed(seed)?.is_none() {
+                    return Ok(());
+                }
+                i += 1;
+            }
+        }
+        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+            let mut keys = std::collections::HashSet::new();
+            while let Some(key) = map.next_key::<String>()? {
+                let path = if self.path.is_empty() {
+                    key.clone()
+                } else {
+                    format!("{}.{key}", self.path)
+                };
+                if !keys.insert(key) {
+                    *self.found = Some(path);
+                    return Err(serde::de::Error::custom("duplicate key"));
+                }
+                map.next_value_seed(Walk {
+                    path,
+                    found: &mut *self.found,
+                })?;
+            }
+            Ok(())
+        }
+    }
+    let mut found = None;
+    let mut de = serde_json::Deserializer::from_slice(payload);
+    let _ = Walk {
+        path: String::new(),
+        found: &mut found,
+    }
+    .deserialize(&mut de);
+    found
+}
+
+/// A client's text made safe for one log line: control characters (newlines, ANSI
+/// escapes) and backslashes escaped, so a command cannot forge or colour log lines.
+pub fn log_safe(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            // U+2028/2029 end lines in some log viewers.
+            c if c.is_control() || c == '\u{2028}' || c == '\u{2029}' => {
+                out.push_str(&format!("\\u{{{:x}}}", u32::from(c)))
+            }
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// How far from now a command's instants may be: a round starts today or in the coming
+/// days, a resumption within a week or two; anything else is a typo or an attack on the
+/// arithmetic (2^63-1 ms is the year 292278994).
+pub const INSTANTS_BACK: Millis = Millis(86_400_000);
+pub const INSTANTS_AHEAD: Millis = Millis(14 * 86_400_000);
+
+/// `Err` naming the first instant outside [`now - INSTANTS_BACK`, `now + INSTANTS_AHEAD`]
+/// and the allowed range.
+pub fn check_instants(instants: &[(&str, Instant)], now: Millis) -> Result<(), String> {
+    let (from, to) = (
+        Millis(now.0.saturating_sub(INSTANTS_BACK.0)),
+        Millis(now.0.saturating_add(INSTANTS_AHEAD.0)),
+    );
+    for (key, at) in instants {
+        if at.0 < from || at.0 > to {
+            return Err(format!(
+                "{key}: {} is out of range: allowed from {} to {} (1 day back, 14 days ahead)",
+                iso(at.0),
+                iso(from),
+                iso(to)
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// `2026-11-30T14:00:00.000Z`; ms when the year would not fit in four digits.
+fn iso(t: Millis) -> String {
+    if !(-62_135_596_800_000..253_402_300_800_000).contains(&t.0) {
+        return format!("{} ms", t.0);
+    }
+    crate::script::format_instant(t, Millis(i64::MIN)).replacen(' ', "T", 1) + "Z"
+}
+
+impl HallAction {
+    /// The instants this command names, with their keys, for [`check_instants`].
+    pub fn instants(&self) -> Vec<(&'static str, Instant)> {
+        let mut out = Vec::new();
+        match self {
+            HallAction::StartRound {
+                start, session_end, ..
+            } => {
+                out.push(("start", *start));
+                out.extend(session_end.map(|e| ("session_end", e)));
+            }
+            HallAction::SealAll {
+                resumption: Some(r),
+            }
+            | HallAction::ScheduleResumption { resumption: r } => r.instants(&mut out),
+            _ => {}
+        }
+        out
+    }
+}
+
+impl BoardAction {
+    /// The instants this command names, with their keys, for [`check_instants`].
+    pub fn instants(&self) -> Vec<(&'static str, Instant)> {
+        let mut out = Vec::new();
+        match self {
+            BoardAction::SetSessionEnd { end: Some(e) } => out.push(("end", *e)),
+            BoardAction::Adjourn {
+                resumption: Some(r),
+            }
+            | BoardAction::ScheduleResumption { resumption: r } => r.instants(&mut out),
+            _ => {}
+        }
+        out
+    }
+}
+
+impl ResumptionSpec {
+    fn instants(&self, out: &mut Vec<(&'static str, Instant)>) {
+        out.push(("resumption.start", self.start));
+        out.extend(self.end.map(|e| ("resumption.end", e)));
+    }
 }
 
 fn take_string(obj: &mut Map<String, Value>, key: &str) -> Result<Option<String>, String> {
@@ -343,15 +591,44 @@ fn take_string(obj: &mut Map<String, Value>, key: &str) -> Result<Option<String>
     }
 }
 
-/// Parse a command payload.
+/// Parse a command payload (`commands = "open"`: the arbiter is whoever the payload says).
 pub fn parse<A: for<'de> Deserialize<'de>>(payload: &[u8]) -> Result<Command<A>, BadCommand> {
+    parse_as(payload, None)
+}
+
+/// Parse a command whose sender is proven (`signer`: the account's id and name). The
+/// name is recorded as the arbiter; a payload's own `arbiter`, if any, must be the signer.
+/// `ts` was checked with the signature and is not part of the action.
+pub fn parse_as<A: for<'de> Deserialize<'de>>(
+    payload: &[u8],
+    signer: Option<(&str, &str)>,
+) -> Result<Command<A>, BadCommand> {
     let bad = |transaction: &str, action: &str, reason: String| BadCommand {
         transaction: transaction.to_string(),
         action: action.to_string(),
         reason,
+        error: "bad_command",
     };
+    if payload.len() > MAX_COMMAND_BYTES {
+        return Err(too_large(payload));
+    }
     let value: Value =
         serde_json::from_slice(payload).map_err(|e| bad("", "", format!("not JSON: {e}")))?;
+    if let Some(at) = duplicate_key(payload) {
+        let transaction = value
+            .get("transaction")
+            .and_then(Value::as_str)
+            .unwrap_or("");
+        let action = value.get("action").and_then(Value::as_str).unwrap_or("");
+        return Err(BadCommand {
+            error: "duplicate_key",
+            ..bad(
+                transaction,
+                action,
+                format!("{at}: the key appears twice; give each key once"),
+            )
+        });
+    }
     let Value::Object(mut obj) = value else {
         return Err(bad("", "", "expected a JSON object".into()));
     };
@@ -370,9 +647,23 @@ pub fn parse<A: for<'de> Deserialize<'de>>(payload: &[u8]) -> Result<Command<A>,
             "missing \"transaction\": an id echoed in the response".into(),
         ));
     }
-    let arbiter = take_string(&mut obj, "arbiter")
-        .map_err(|e| bad(&transaction, &action, e))?
-        .unwrap_or_default();
+    let given = take_string(&mut obj, "arbiter").map_err(|e| bad(&transaction, &action, e))?;
+    let arbiter = match (signer, given) {
+        (None, given) => given.unwrap_or_default(),
+        (Some((_, name)), None) => name.to_string(),
+        (Some((id, name)), Some(given)) if given == id || given == name => name.to_string(),
+        (Some((id, _)), Some(given)) => {
+            return Err(bad(
+                &transaction,
+                &action,
+                format!(
+                    "\"arbiter\": {given:?} is not the signer '{id}' (leave it out: the signer is recorded)"
+                ),
+            ));
+        }
+    };
+    // When it was signed: checked with the signature, not part of the action.
+    obj.remove("ts");
     if arbiter.trim().is_empty() {
         return Err(bad(
             &transaction,
@@ -479,5 +770,95 @@ mod tests {
             "{}",
             e.reason
         );
+    }
+
+    #[test]
+    fn duplicate_keys_are_refused_with_where_they_repeat() {
+        let e = board(r#"{"transaction":"t1","arbiter":"IA","action":"add_time","side":"white","side":"black","delta_ms":1}"#)
+            .unwrap_err();
+        assert_eq!((e.error, e.transaction.as_str()), ("duplicate_key", "t1"));
+        assert!(
+            e.reason.starts_with("side: the key appears twice"),
+            "{}",
+            e.reason
+        );
+        let e = parse::<HallAction>(
+            br#"{"transaction":"r","arbiter":"CA","action":"start_round","round":1,"start":0,"pairings":[{"board":"b","white":"A","black":"B"},{"board":"c","white":"A","white":"C","black":"B"}]}"#,
+        )
+        .unwrap_err();
+        assert_eq!(e.error, "duplicate_key");
+        assert!(e.reason.starts_with("pairings[1].white:"), "{}", e.reason);
+        // The same key in two objects is not a duplicate.
+        assert!(parse::<HallAction>(
+            br#"{"transaction":"r","arbiter":"CA","action":"start_round","round":1,"start":0,"pairings":[{"board":"b","white":"A","black":"B"},{"board":"c","white":"C","black":"D"}]}"#,
+        )
+        .is_ok());
+    }
+
+    #[test]
+    fn a_command_over_1_mib_is_too_large_and_keeps_its_transaction() {
+        let mut big =
+            br#"{"transaction":"big-1","arbiter":"CA","action":"pause","reason":""#.to_vec();
+        big.resize(MAX_COMMAND_BYTES + 10, b'x');
+        big.extend_from_slice(b"\"}");
+        let e = parse::<HallAction>(&big).unwrap_err();
+        assert_eq!((e.error, e.transaction.as_str()), ("too_large", "big-1"));
+        assert!(
+            e.reason.contains("the limit is 1048576 bytes"),
+            "{}",
+            e.reason
+        );
+        // Cut off (not JSON at all after the transaction): still found.
+        assert_eq!(peek_transaction(&big[..200]), "big-1");
+        assert_eq!(peek_transaction(b"\x00\xff garbage"), "");
+        assert_eq!(peek_transaction(br#"{"a":{"transaction":"inner"}}"#), "");
+    }
+
+    #[test]
+    fn instants_are_bounded_around_now() {
+        let now = Millis(1_796_047_200_000);
+        let at = |ms: i64| [("start", Instant(Millis(ms)))];
+        assert!(check_instants(&at(now.0 + 3_600_000), now).is_ok());
+        assert!(check_instants(&at(now.0 - 3_600_000), now).is_ok());
+        let e = check_instants(&at(i64::MAX), now).unwrap_err();
+        assert_eq!(
+            e,
+            "start: 9223372036854775807 ms is out of range: allowed from 2026-11-29T14:00:00.000Z to 2026-12-14T14:00:00.000Z (1 day back, 14 days ahead)"
+        );
+        assert!(
+            check_instants(&at(0), now)
+                .unwrap_err()
+                .contains("1970-01-01T00:00:00.000Z is out of range")
+        );
+        assert!(check_instants(&at(i64::MIN), now).is_err());
+    }
+
+    #[test]
+    fn client_text_cannot_forge_log_lines() {
+        assert_eq!(
+            log_safe("t1\n2026-12-01T10:00:00Z INFO forged \u{1b}[31mred\\"),
+            "t1\\n2026-12-01T10:00:00Z INFO forged \\u{1b}[31mred\\\\"
+        );
+        assert_eq!(log_safe("Schmid, IA"), "Schmid, IA");
+    }
+
+    /// The figure MQTT-API.md gives: a 1000-board round, with 40-character names and FIDE
+    /// ids, pretty-printed, fits the limit with room to spare.
+    #[test]
+    fn a_1000_board_start_round_fits_the_limit() {
+        let pairings: Vec<Value> = (1..=1000)
+            .map(|n| {
+                serde_json::json!({"board": format!("board-{n:04}"), "white": "W".repeat(40),
+                    "black": "B".repeat(40), "white_fide_id": 12_345_678, "black_fide_id": 87_654_321})
+            })
+            .collect();
+        let cmd = serde_json::json!({"transaction": "round-7", "arbiter": "IA Schmid",
+            "action": "start_round", "round": 7, "start": "2026-11-30T14:00:00Z",
+            "time_control": "40/5400+30:1800+30", "default_time_ms": 3_600_000, "pairings": pairings});
+        let pretty = serde_json::to_vec_pretty(&cmd).unwrap();
+        let compact = serde_json::to_vec(&cmd).unwrap();
+        assert!(pretty.len() < MAX_COMMAND_BYTES / 4, "{}", pretty.len());
+        assert!(parse::<HallAction>(&pretty).is_ok());
+        assert!(parse::<HallAction>(&compact).is_ok());
     }
 }

@@ -40,6 +40,16 @@ impl Topics {
         format!("{}/response", self.base)
     }
 
+    /// Requests that read (`replay`), for viewers, who may not write `set`.
+    pub fn ask(&self) -> String {
+        format!("{}/ask", self.base)
+    }
+
+    /// Where a replay for the asker `id` goes (its MQTT client id, by the example ACL).
+    pub fn reply(&self, id: &str) -> String {
+        format!("{}/reply/{id}", self.base)
+    }
+
     pub fn hall_event(&self) -> String {
         format!("{}/event", self.base)
     }
@@ -64,6 +74,11 @@ impl Topics {
 
     pub fn event(&self, board: &str) -> String {
         format!("{}/board/{board}/event", self.base)
+    }
+
+    /// Retained: the board's game as PGN text (docs/BROADCAST.md), after every change.
+    pub fn pgn(&self, board: &str) -> String {
+        format!("{}/board/{board}/pgn", self.base)
     }
 
     pub fn board_response(&self, board: &str) -> String {
@@ -268,6 +283,40 @@ pub struct BoardResult {
     pub black: String,
     pub score: String,
     pub termination: String,
+    /// The result as TRF codes (`1 = 0 + -`), for the pairing program; absent for an
+    /// annulled game.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trf_white: Option<crate::trf::ResultCode>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trf_black: Option<crate::trf::ResultCode>,
+    /// The players' starting ranks, when the round was started from a TRF.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub white_rank: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub black_rank: Option<u32>,
+}
+
+impl BoardResult {
+    /// A result line with its TRF codes; score and termination texts are the caller's.
+    pub fn new(
+        board: String,
+        white: String,
+        black: String,
+        result: &crate::rules::game::GameResult,
+    ) -> BoardResult {
+        let codes = crate::trf::round::codes(result);
+        BoardResult {
+            board,
+            white,
+            black,
+            score: String::new(),
+            termination: String::new(),
+            trf_white: codes.map(|c| c.0),
+            trf_black: codes.map(|c| c.1),
+            white_rank: None,
+            black_rank: None,
+        }
+    }
 }
 
 /// `info`, retained: what this daemon serves.
@@ -350,6 +399,9 @@ pub enum AlertKind {
     /// The broker was unreachable so long that the bounded outgoing queue overflowed:
     /// the oldest events were dropped from it (they are in the journal: `replay`).
     OutgoingQueue,
+    /// The players show a result with the kings on the centre squares (DGT's gesture):
+    /// not a move; the arbiter records the result (`set_result`).
+    ResultShown,
 }
 
 impl AlertKind {
@@ -369,6 +421,7 @@ impl AlertKind {
             AlertKind::Storage => "storage",
             AlertKind::BoardMoved => "board-moved",
             AlertKind::OutgoingQueue => "outgoing-queue",
+            AlertKind::ResultShown => "result-shown",
         }
     }
 }

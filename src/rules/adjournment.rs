@@ -1458,7 +1458,7 @@ impl Game {
                 s.remaining = *remaining_ms;
                 s.used += *charged_ms;
                 s.moves = *moves;
-                self.clock.turn = side.other();
+                self.clock.pass_turn(side.other());
                 self.phase = Phase::Paused(PausedBy::Adjourned);
                 self.paused_since = None;
                 // No default time between sessions; presence is taken again (I.9).
@@ -1509,7 +1509,7 @@ impl Game {
                 self.default_done = false;
                 self.adj.session_end = resumption.end;
                 self.adj.stage = Some(Stage::AwaitingOpening);
-                self.clock.turn = *responder;
+                self.clock.pass_turn(*responder);
                 let k = self.clock.side(*responder).period;
                 self.clock.delay_left = self.period(*responder, k).delay();
                 // I.9.2 / I.11: the responder's clock runs from the resumption time unless
@@ -1537,6 +1537,8 @@ impl Game {
             Event::SealedMovePlayed { at, side, uci, .. } => {
                 self.play_uci(uci);
                 self.adj.stage = Some(Stage::Resumed);
+                // Already the responder's turn since the resumption: the time its clock ran
+                // before the opening (I.9.2) stays part of this turn's cost.
                 self.clock.turn = side.other();
                 if self.phase == Phase::Running
                     && self.clock.running_since.is_none()
@@ -1558,7 +1560,7 @@ impl Game {
                 let s = self.clock.side_mut(*side);
                 s.remaining = *remaining_ms;
                 s.moves = *moves;
-                self.clock.turn = side.other();
+                self.clock.pass_turn(side.other());
                 self.adj.stage = Some(Stage::AwaitingCounterOpening);
                 self.adj.envelopes.push((**envelope).clone());
                 self.begin_turn(*at);

@@ -36,6 +36,11 @@ pub struct Clock {
     pub running_since: Option<Millis>,
     /// What is left of the running turn's free delay (6.2 delay mode); 0 without delay.
     pub delay_left: Millis,
+    /// Main time the side to move has been charged since its turn began, as of the last
+    /// settlement: a press reports what the whole turn cost, also across a pause or an
+    /// arbiter's adjustment, which settle the clock part-way.
+    #[serde(default)]
+    pub turn_charged: Millis,
 }
 
 /// What a turn cost, from the last settlement to an instant.
@@ -64,7 +69,19 @@ impl Clock {
             turn,
             running_since: None,
             delay_left: Millis::ZERO,
+            turn_charged: Millis::ZERO,
         }
+    }
+
+    /// The turn passes to `to`: its cost is counted afresh.
+    pub fn pass_turn(&mut self, to: Color) {
+        self.turn = to;
+        self.turn_charged = Millis::ZERO;
+    }
+
+    /// Main time the running turn has cost from its start up to `now`.
+    pub fn turn_cost(&self, now: Millis) -> Millis {
+        self.turn_charged + self.charge(now).main
     }
 
     pub fn side(&self, color: Color) -> &SideClock {
@@ -133,6 +150,7 @@ impl Clock {
             let turn = self.turn;
             self.side_mut(turn).remaining -= charge.main;
             self.side_mut(turn).used += charge.main;
+            self.turn_charged += charge.main;
             self.running_since = Some(since.max(now));
         }
     }

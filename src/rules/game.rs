@@ -59,8 +59,14 @@ pub struct Setup {
     pub tc_black: Option<TimeControl>,
     /// Scheduled start (6.5).
     pub start: Millis,
-    /// Default time (6.6), measured from the scheduled start; 0 = zero tolerance.
+    /// Default time (6.6), measured from the scheduled start; 0 = zero tolerance. A
+    /// player who arrives at the default instant itself is in time ("more than").
     pub default_time: Millis,
+    /// Whether the clocks' pauses (6.12) before a player's arrival move the default
+    /// instant back. 6.6 measures lateness from the scheduled start, so by default they
+    /// do not; an event's rules may say otherwise (6.6: "unless the regulations ...").
+    #[serde(default)]
+    pub pauses_extend_default_time: bool,
     pub both_absent: BothAbsent,
     pub flag_mode: FlagMode,
     pub clock: ClockOptions,
@@ -81,6 +87,7 @@ impl Setup {
             tc_black: None,
             start,
             default_time: Millis::from_mins(60),
+            pauses_extend_default_time: false,
             both_absent: BothAbsent::BothLose,
             flag_mode: FlagMode::Auto,
             clock: ClockOptions::default(),
@@ -289,6 +296,9 @@ pub enum Input {
     /// What a hardware clock shows; compared with the reckoning (6.10), and the evidence
     /// when both flags fell without a known order (6.11).
     ClockReading { white: Millis, black: Millis },
+    /// 6.10: the arbiter has seen the open clock discrepancy and keeps the official
+    /// times as they are (`set_time` and the other corrections also close it).
+    AcknowledgeDiscrepancy { arbiter: String },
     /// The nominal end of the playing session (I.1.1, I.1.2): at that instant the core
     /// orders the player to move to seal (timer `SessionEnd`). `None` clears it.
     SetSessionEnd {
@@ -367,6 +377,7 @@ impl Input {
             Input::ConfirmFlag { .. } => "confirm_flag",
             Input::SetResult { .. } => "set_result",
             Input::ClockReading { .. } => "clock_reading",
+            Input::AcknowledgeDiscrepancy { .. } => "acknowledge_discrepancy",
             Input::SetSessionEnd { .. } => "set_session_end",
             Input::SetAdjournmentRules { .. } => "set_adjournment_rules",
             Input::Adjourn { .. } => "adjourn",
@@ -418,7 +429,8 @@ pub enum Event {
     Pressed {
         at: Millis,
         side: Color,
-        /// Main time this turn cost since the last settlement.
+        /// Main time the whole turn cost, from its start: also across a pause, an
+        /// `add_time` or a `set_time` in it.
         charged_ms: Millis,
         /// Fischer increment credited by this press.
         increment_ms: Millis,
@@ -467,6 +479,8 @@ pub enum Event {
         reckoned_white_ms: Millis,
         reckoned_black_ms: Millis,
     },
+    /// 6.10: the arbiter acknowledged the open discrepancy; the official times stand.
+    DiscrepancyAcknowledged { at: Millis, arbiter: String },
     /// 6.12b.
     PausedByPlayer { at: Millis, side: Color },
     /// 6.12a.
@@ -667,6 +681,7 @@ impl Event {
             | Event::ResultPending { at, .. }
             | Event::BothFlagsOrderUnknown { at }
             | Event::ClockDiscrepancy { at, .. }
+            | Event::DiscrepancyAcknowledged { at, .. }
             | Event::PausedByPlayer { at, .. }
             | Event::Paused { at, .. }
             | Event::Resumed { at, .. }
@@ -722,6 +737,8 @@ pub enum Rejection {
     MovePending { side: Color },
     #[error("no flag is waiting for the arbiter")]
     NoPendingFlag,
+    #[error("no clock discrepancy is open on this game")]
+    NoDiscrepancy,
     #[error("6.9 cannot be decided here: {reason}; set the position or the result")]
     VerdictUnknown { reason: String },
     #[error("{field}: {value} is out of range ({allowed})")]
@@ -856,9 +873,14 @@ pub struct Game {
     pub(super) position: Option<Chess>,
     /// Zobrist keys of the positions since the last irreversible move (9.6.1).
     pub(super) repetitions: Vec<u64>,
+    /// Moves completed by a press that came before the move was read from the board
+    /// (an e-board's field updates can arrive after the lever frame): `position` is
+    /// unknown until they are attached (`Input::Move` by the side that pressed).
+    pub(super) owed: Option<Owed>,
     pub(super) present: ByColor<bool>,
     pub(super) default_done: bool,
-    /// Paused time before the default-time deadline does not count against it.
+    /// Paused time before the default-time deadline; it moves the deadline only with
+    /// `Setup::pauses_extend_default_time`.
     pub(super) paused_total: Millis,
     pub(super) paused_since: Option<Millis>,
     pub(super) pending_flag: Option<PendingFlag>,
@@ -871,7 +893,33 @@ pub struct Game {
     /// The instant of the latest event: a timer that came due while it could not fire
     /// (a session end during a pause) fires then, so events never go back in time.
     pub(super) last_at: Millis,
+    /// 6.10: the latest discrepancy reported and not yet settled by the arbiter.
+    pub(super) discrepancy: Option<Discrepancy>,
 }
+
+/// A clock reading that disagreed with the reckoning, open until the arbiter sets the
+/// time, corrects the clock, acknowledges it or ends the game.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Discrepancy {
+    pub at: Millis,
+    pub white_ms: Millis,
+    pub black_ms: Millis,
+    pub reckoned_white_ms: Millis,
+    pub reckoned_black_ms: Millis,
+}
+
+/// The position before the moves that presses completed without them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) struct Owed {
+    position: Chess,
+    repetitions: Vec<u64>,
+    /// Presses since `position` whose moves are not attached yet (1 or 2).
+    plies: u8,
+}
+
+/// How many presses may come before their moves (both players pressing before the
+/// board's updates for either move arrived); beyond that the position is unknown.
+const MAX_OWED_PLIES: u8 = 2;
 
 /// Parse a FEN into a legal position, saying what is wrong (see [`super::fen`]).
 pub fn parse_fen(fen: &str) -> Result<Chess, String> {
@@ -933,6 +981,7 @@ impl Game {
         Ok(Game {
             repetitions: vec![zobrist(&position)],
             position: Some(position),
+            owed: None,
             periods: ByColor { white, black },
             phase: Phase::Scheduled,
             clock,
@@ -947,6 +996,7 @@ impl Game {
             default_len: setup.default_time,
             adj: AdjState::default(),
             last_at: Millis(i64::MIN),
+            discrepancy: None,
             setup,
         })
     }
@@ -967,8 +1017,25 @@ impl Game {
         self.position.as_ref()
     }
 
+    /// The side whose move, already completed by its press, the board has not shown yet:
+    /// an `Input::Move` by that side attaches it.
+    pub fn move_owed(&self) -> Option<Color> {
+        self.owed.as_ref().map(|o| o.position.turn().into())
+    }
+
     pub fn result(&self) -> Option<&GameResult> {
         self.result.as_ref()
+    }
+
+    /// The open 6.10 discrepancy, if any.
+    pub fn discrepancy(&self) -> Option<&Discrepancy> {
+        self.discrepancy.as_ref()
+    }
+
+    /// The instant of the latest event: an input placed at an earlier instant (a press
+    /// reconstructed from a clock's reading) must not go before it.
+    pub fn last_event_at(&self) -> Millis {
+        self.last_at
     }
 
     pub(super) fn period(&self, side: Color, k: usize) -> &Period {
@@ -987,8 +1054,24 @@ impl Game {
         !self.default_done && !everyone_here
     }
 
+    /// The first instant at which a player still absent is late: 6.6 (and I.10) default
+    /// a player who arrives *more than* (after) the default time, so arriving at the
+    /// default instant itself is in time and the default passes one millisecond later.
     pub(super) fn default_deadline(&self) -> Millis {
-        self.default_base + self.default_len + self.paused_total
+        let paused = if self.setup.pauses_extend_default_time {
+            self.paused_total
+        } else {
+            Millis::ZERO
+        };
+        self.default_base + self.default_len + paused + Millis(1)
+    }
+
+    /// Default time is measured by the hall's clock, not the game's: by 6.6 a pause does
+    /// not stop it (unless the event's rules say so, and then it is armed again at the
+    /// resumption).
+    fn default_deadline_while_paused(&self) -> Option<Millis> {
+        (self.default_pending() && !self.setup.pauses_extend_default_time)
+            .then(|| self.default_deadline())
     }
 
     /// When time alone will next cause an event, if ever: the scheduled start, default
@@ -999,9 +1082,11 @@ impl Game {
             Phase::Scheduled => Some(self.setup.start),
             // Timer `ResumptionStart` (I.14).
             Phase::Paused(PausedBy::Adjourned) => self.resumption_deadline(),
-            Phase::Paused(_) => None,
+            Phase::Paused(_) => self.default_deadline_while_paused(),
             Phase::Running => {
                 let default = self.default_pending().then(|| self.default_deadline());
+                // A flag due at the default instant comes after the default (see
+                // `on_deadline`): `min` of equal instants is that one instant.
                 let flag = self.clock.zero_at();
                 // Timer `SessionEnd` (I.1.1).
                 let session = self.session_end_deadline();
@@ -1010,13 +1095,18 @@ impl Game {
         }
     }
 
-    /// The events time causes up to `now`, each at the instant it was due, in order.
+    /// The events time causes up to `now`, each at the instant it was due, in order:
+    /// all of them, up to the fixed point where no deadline is due.
+    ///
+    /// Each round handles the earliest due deadline, and its events disarm that timer
+    /// (the start changes the phase, the default and a flag happen once, a period
+    /// advanced at 0:00 has one more quota to meet, the session end and the resumption
+    /// move the stage on), so the rounds end: a cascade at one instant is bounded by
+    /// the periods whose quotas are already met, and later instants by `now`.
     pub fn poll(&self, now: Millis) -> Vec<Event> {
         let mut events = Vec::new();
         let mut draft: Option<Game> = None;
-        // Each round handles one deadline and must move time or phase forward; the bound
-        // only guards against a bug turning into a hang.
-        for _ in 0..64 {
+        loop {
             let game = draft.as_ref().unwrap_or(self);
             let Some(due) = game.next_deadline() else {
                 break;
@@ -1028,11 +1118,21 @@ impl Game {
             if new.is_empty() {
                 break;
             }
+            let before = game.clone();
             let d = draft.get_or_insert_with(|| self.clone());
             for e in &new {
                 d.evolve(e);
             }
             events.extend(new);
+            // Events that change nothing would come again for ever: a bug, never a silent
+            // stop in a build with debug assertions (every test).
+            if *d == before {
+                debug_assert!(
+                    false,
+                    "poll: a deadline at {due:?} does not move the game on"
+                );
+                break;
+            }
         }
         events
     }
@@ -1044,6 +1144,9 @@ impl Game {
                 side: self.clock.turn,
             }],
             Phase::Running => {
+                // Default before flag at the same instant: a player later than the default
+                // time loses by 6.6 whatever the clock shows, and an absent opponent must
+                // not win on that instant's flag (nor 6.9 turn a default into a draw).
                 if self.default_pending() && self.default_deadline() == due {
                     self.on_default_time(due)
                 } else if self.clock.zero_at() == Some(due) {
@@ -1055,7 +1158,10 @@ impl Game {
                 }
             }
             Phase::Paused(PausedBy::Adjourned) => self.on_resumption_start(due),
-            _ => Vec::new(),
+            Phase::Paused(_) if self.default_deadline_while_paused() == Some(due) => {
+                self.on_default_time(due)
+            }
+            Phase::Paused(_) | Phase::Finished => Vec::new(),
         }
     }
 
@@ -1230,7 +1336,10 @@ impl Game {
             }
             Input::Move { mv } => {
                 self.reject_unless_playing()?;
-                self.decide_move(mv, now)
+                match &self.owed {
+                    Some(owed) if self.position.is_none() => self.decide_late_move(owed, mv, now),
+                    _ => self.decide_move(mv, now),
+                }
             }
             Input::Press { side, mv } => self.decide_press(*side, mv.as_deref(), now),
             Input::PlayerPause { side } => {
@@ -1290,14 +1399,17 @@ impl Game {
                 self.check_adjustment(arbiter, reason, "add_time")?;
                 let before = self.clock.remaining_at(*side, now);
                 let after = before + *delta;
-                if after < Millis::ZERO || after > MAX_CLOCK {
+                // A control may give more than the cap (up to 240 h): time can always be
+                // taken off such a clock, only not added to it.
+                let ceiling = MAX_CLOCK.max(before);
+                if after < Millis::ZERO || after > ceiling {
                     return Err(Rejection::OutOfRange {
                         field: "delta",
                         value: delta.0,
                         allowed: format!(
-                            "{} to +{} with {} left",
-                            -before,
-                            MAX_CLOCK - before,
+                            "-{} to +{} with {} left",
+                            before,
+                            ceiling - before,
                             before
                         ),
                     });
@@ -1368,10 +1480,16 @@ impl Game {
                 reason,
             } => {
                 self.check_adjustment(arbiter, reason, "replace_clock")?;
+                // Only the arbiter's times are checked: a time kept may exceed the cap
+                // when the control gives more.
+                if let Some(t) = white {
+                    check_time("white", *t)?;
+                }
+                if let Some(t) = black {
+                    check_time("black", *t)?;
+                }
                 let white = white.unwrap_or(self.clock.remaining_at(Color::White, now));
                 let black = black.unwrap_or(self.clock.remaining_at(Color::Black, now));
-                check_time("white", white)?;
-                check_time("black", black)?;
                 Ok(vec![Event::ClockReplaced {
                     at: now,
                     device: device.clone(),
@@ -1428,6 +1546,16 @@ impl Game {
                 )])
             }
             Input::ClockReading { white, black } => Ok(self.decide_reading(*white, *black, now)),
+            Input::AcknowledgeDiscrepancy { arbiter } => {
+                require_arbiter(arbiter)?;
+                if self.discrepancy.is_none() {
+                    return Err(Rejection::NoDiscrepancy);
+                }
+                Ok(vec![Event::DiscrepancyAcknowledged {
+                    at: now,
+                    arbiter: arbiter.clone(),
+                }])
+            }
             Input::SetSessionEnd { .. }
             | Input::SetAdjournmentRules { .. }
             | Input::Adjourn { .. }
@@ -1468,10 +1596,15 @@ impl Game {
         self.reject_if_over()
     }
 
+    /// The first period whose quota is not met after `moves` completed moves.
     fn period_for_moves(&self, side: Color, moves: u32) -> usize {
+        let periods = self.periods.get(side);
+        let mut end: u32 = 0;
         let mut k = 0;
-        while let Some(end) = self.period_end(side, k) {
-            if moves < end || k >= 10_000 {
+        // Quotas are at least 1 (the notation refuses 0), so this stops by `k == moves`.
+        while let Some(quota) = TimeControl::period(periods, k).and_then(|p| p.moves) {
+            end = end.saturating_add(quota.max(1));
+            if moves < end {
                 break;
             }
             k += 1;
@@ -1491,7 +1624,10 @@ impl Game {
         }
         let reckoned_white = self.clock.remaining_at(Color::White, now);
         let reckoned_black = self.clock.remaining_at(Color::Black, now);
-        let off = |a: Millis, b: Millis| (a - b).0.abs() > self.setup.discrepancy_margin.0;
+        // abs_diff: a hostile reading (i64::MIN) has no i64 absolute value.
+        let off = |a: Millis, b: Millis| {
+            a.0.abs_diff(b.0) > self.setup.discrepancy_margin.0.unsigned_abs()
+        };
         if off(white, reckoned_white) || off(black, reckoned_black) {
             return vec![Event::ClockDiscrepancy {
                 at: now,
@@ -1538,12 +1674,60 @@ impl Game {
         Ok(events)
     }
 
+    /// A move whose press came first: it is the owing side's, in the position before it.
+    fn decide_late_move(
+        &self,
+        owed: &Owed,
+        text: &str,
+        now: Millis,
+    ) -> Result<Vec<Event>, Rejection> {
+        let pos = &owed.position;
+        let m = parse_move(pos, text).map_err(|reason| Rejection::BadMove {
+            mv: text.to_string(),
+            reason,
+        })?;
+        let mut after = pos.clone();
+        after.play_unchecked(m);
+        let mut events = vec![Event::MoveMade {
+            at: now,
+            side: pos.turn().into(),
+            uci: m.to_uci(CastlingMode::Standard).to_string(),
+            san: San::from_move(pos, m).to_string(),
+            fen: fen_of(&after),
+        }];
+        // Only the last owed move leads to the current position; a mate or a draw there
+        // ends the game now (6.7a), as it would have at the press.
+        if owed.plies == 1 {
+            let seen = if pos.is_irreversible(m) {
+                0
+            } else {
+                let key = zobrist(&after);
+                owed.repetitions.iter().filter(|k| **k == key).count()
+            };
+            if let Some((score, termination)) = self.ending_after_seen(&after, seen) {
+                events.push(self.ended(now, score, termination));
+            }
+        }
+        Ok(events)
+    }
+
     /// 5.1, 5.2.2, 9.6: does the position after a move end the game?
     pub(super) fn ending_after(
         &self,
         after: &Chess,
         irreversible: bool,
     ) -> Option<(Score, Termination)> {
+        let seen = if irreversible {
+            0
+        } else {
+            let key = zobrist(after);
+            self.repetitions.iter().filter(|k| **k == key).count()
+        };
+        self.ending_after_seen(after, seen)
+    }
+
+    /// As [`Game::ending_after`], with `seen` earlier occurrences of `after` (9.6.1).
+    fn ending_after_seen(&self, after: &Chess, seen: usize) -> Option<(Score, Termination)> {
         if after.is_checkmate() {
             let winner: Color = after.turn().other().into();
             return Some((Score::win_for(winner), Termination::Checkmate));
@@ -1557,12 +1741,6 @@ impl Game {
         if after.halfmoves() >= 150 {
             return Some((Score::Draw, Termination::SeventyFiveMoves));
         }
-        let key = zobrist(after);
-        let seen = if irreversible {
-            0
-        } else {
-            self.repetitions.iter().filter(|k| **k == key).count()
-        };
         if seen + 1 >= 5 {
             return Some((Score::Draw, Termination::FivefoldRepetition));
         }
@@ -1609,7 +1787,7 @@ impl Game {
         events.push(Event::Pressed {
             at: now,
             side: turn,
-            charged_ms: charge.main,
+            charged_ms: self.clock.turn_cost(now),
             increment_ms: done.increment,
             remaining_ms: done.remaining,
             moves: done.moves,
@@ -1624,7 +1802,7 @@ impl Game {
         let s = self.clock.side(side);
         let after_charge = s.remaining - charged;
         let flagged = s.flagged_at.is_some();
-        let moves = s.moves + 1;
+        let moves = s.moves.saturating_add(1);
         let completed_in = self.period(side, s.period);
         let advances = !flagged
             && self.setup.clock.period_transition == PeriodTransition::OnMoves
@@ -1664,10 +1842,21 @@ impl Game {
     /// Apply an event. The only mutator.
     pub fn evolve(&mut self, event: &Event) {
         self.last_at = self.last_at.max(event.at());
+        // The arbiter's own times settle an open discrepancy, and so does the end.
+        if matches!(
+            event,
+            Event::TimeSet { .. }
+                | Event::TimeAdded { .. }
+                | Event::ClockReplaced { .. }
+                | Event::TimeCorrected { .. }
+                | Event::GameEnded { .. }
+        ) {
+            self.discrepancy = None;
+        }
         match event {
             Event::ClockStarted { at, side } => {
                 self.phase = Phase::Running;
-                self.clock.turn = *side;
+                self.clock.pass_turn(*side);
                 self.begin_turn(*at);
             }
             Event::PlayerPresent { at, side, .. } => {
@@ -1689,7 +1878,28 @@ impl Game {
                 {
                     self.adj.draw_offer = None;
                 }
-                self.play_uci(uci);
+                match self.owed.take() {
+                    // A move attached after its press: played on the position it was
+                    // made in; the position is known again once nothing is owed.
+                    Some(o) if self.position.is_none() => {
+                        self.position = Some(o.position);
+                        self.repetitions = o.repetitions;
+                        self.play_uci(uci);
+                        if o.plies > 1
+                            && let Some(position) = self.position.take()
+                        {
+                            self.owed = Some(Owed {
+                                position,
+                                repetitions: std::mem::take(&mut self.repetitions),
+                                plies: o.plies - 1,
+                            });
+                        }
+                    }
+                    owed => {
+                        self.owed = owed;
+                        self.play_uci(uci);
+                    }
+                }
             }
             Event::Pressed {
                 at,
@@ -1700,18 +1910,31 @@ impl Game {
             } => {
                 self.clock.settle(*at);
                 *self.present.get_mut(*side) = true;
-                // A press without a recorded move: the moves are no longer known.
+                // A press without a recorded move: the move is owed until the board shows
+                // it (its updates may come after the lever frame); the position is not
+                // known meanwhile.
                 if self
                     .position
                     .as_ref()
                     .is_some_and(|p| Color::from(p.turn()) == *side)
                 {
-                    self.forget_position();
+                    if let Some(position) = self.position.take() {
+                        self.owed = Some(Owed {
+                            position,
+                            repetitions: std::mem::take(&mut self.repetitions),
+                            plies: 1,
+                        });
+                    }
+                } else if self.position.is_none() {
+                    match self.owed.as_mut() {
+                        Some(o) if o.plies < MAX_OWED_PLIES => o.plies += 1,
+                        _ => self.forget_position(),
+                    }
                 }
                 let s = self.clock.side_mut(*side);
                 s.remaining = *remaining_ms;
                 s.moves = *moves;
-                self.clock.turn = side.other();
+                self.clock.pass_turn(side.other());
                 if self.clock.running_since.is_some() {
                     self.begin_turn(*at);
                 }
@@ -1759,7 +1982,22 @@ impl Game {
                 }
                 self.both_flags_order_unknown = true;
             }
-            Event::ClockDiscrepancy { .. } => {}
+            Event::ClockDiscrepancy {
+                at,
+                white_ms,
+                black_ms,
+                reckoned_white_ms,
+                reckoned_black_ms,
+            } => {
+                self.discrepancy = Some(Discrepancy {
+                    at: *at,
+                    white_ms: *white_ms,
+                    black_ms: *black_ms,
+                    reckoned_white_ms: *reckoned_white_ms,
+                    reckoned_black_ms: *reckoned_black_ms,
+                });
+            }
+            Event::DiscrepancyAcknowledged { .. } => self.discrepancy = None,
             Event::PausedByPlayer { at, side } => self.pause(*at, PausedBy::Player { side: *side }),
             Event::Paused {
                 at,
@@ -1814,6 +2052,7 @@ impl Game {
                 Ok(pos) => {
                     self.repetitions = vec![zobrist(&pos)];
                     self.position = Some(pos);
+                    self.owed = None;
                 }
                 Err(_) => self.forget_position(),
             },
@@ -1879,6 +2118,7 @@ impl Game {
 
     pub(super) fn forget_position(&mut self) {
         self.position = None;
+        self.owed = None;
         self.repetitions.clear();
     }
 

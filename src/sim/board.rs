@@ -38,8 +38,12 @@ pub struct BoardSpec {
     pub clock: ClockKind,
     /// How long the clock takes to ACK a command (§5.3: "usually within one or two seconds").
     pub ack_delay: Duration,
-    /// One full board scan (§4.1: 200–250 ms); field updates leave on scan boundaries.
+    /// One full board scan (§4.1: 200–250 ms); field updates leave on scan boundaries,
+    /// so a move is reported up to one scan after the pieces were put down, possibly
+    /// after the lever frame of a press that followed it.
     pub scan_interval: Duration,
+    /// Each scan boundary is moved by up to this much, either way (a seeded random).
+    pub scan_jitter: Duration,
     /// DGT3000 mode 25 / XL mode 23: only then is SETNRUN obeyed (§5.1).
     pub computer_mode: bool,
     /// Connector on the right: white's pieces on fields 0..15 (§4.1).
@@ -180,7 +184,13 @@ pub struct SimBoard {
     rx: Vec<u8>,
     out: Vec<u8>,
     acks: VecDeque<(Instant, [u8; 4])>,
+    /// Physical changes since the last scan, in the order they happened (field, piece).
     fields: VecDeque<(u8, u8)>,
+    /// What the last scan saw, by field: a dump reports it, and a scan reports only the
+    /// fields that differ from it (a piece lifted and put back between scans is unseen).
+    scanned: [u8; 64],
+    /// Scans run on a fixed grid from here (`scan_interval` apart, each moved by jitter).
+    scan_epoch: Instant,
     next_scan: Option<Instant>,
     last_bwtime: Option<[u8; 7]>,
     last_bwtime_at: Instant,
@@ -200,6 +210,11 @@ impl SimBoard {
         let seed = spec.serial.bytes().fold(0x9e37_79b9_7f4a_7c15_u64, |a, b| {
             a.rotate_left(5) ^ u64::from(b)
         });
+        let mut scanned = [0u8; 64];
+        for (sq, &piece) in START.iter().enumerate() {
+            let field = if spec.rotated { 63 - sq } else { sq };
+            scanned[field] = piece;
+        }
         SimBoard {
             spec,
             mode: Mode::Bus,
@@ -211,6 +226,8 @@ impl SimBoard {
             out: Vec::new(),
             acks: VecDeque::new(),
             fields: VecDeque::new(),
+            scanned,
+            scan_epoch: now,
             next_scan: None,
             last_bwtime: None,
             last_bwtime_at: now,
@@ -239,6 +256,7 @@ impl SimBoard {
         self.acks.clear();
         self.fields.clear();
         self.next_scan = None;
+        self.rescan();
         self.last_bwtime = None;
         self.stalled_until = None;
     }
@@ -300,11 +318,9 @@ impl SimBoard {
                 let p = self.bwtime_payload(now);
                 self.send(wire::MSG_BWTIME, &p);
             }
+            // The board as its last scan saw it: a move made just now is not in it yet.
             0x42 => {
-                let mut dump = [0u8; 64];
-                for (sq, &piece) in self.squares.iter().enumerate() {
-                    dump[self.field(sq as u8) as usize] = piece;
-                }
+                let dump = self.scanned;
                 self.send(wire::MSG_BOARD_DUMP, &dump);
             }
             0x43 => self.enter(Mode::Update, now),
@@ -470,14 +486,10 @@ impl SimBoard {
         }
         for &(sq, p) in &changes {
             self.squares[sq as usize] = p;
-            if self.reports_fields() {
-                let field = self.field(sq);
-                self.fields.push_back((field, p));
-            }
+            let field = self.field(sq);
+            self.fields.push_back((field, p));
         }
-        if !self.fields.is_empty() && self.next_scan.is_none() {
-            self.next_scan = Some(now + self.spec.scan_interval);
-        }
+        self.schedule_scan(now);
         Ok(())
     }
 
@@ -486,12 +498,60 @@ impl SimBoard {
     pub fn set_square(&mut self, square: u8, piece: u8, now: Instant) {
         let (square, piece) = (square.min(63), piece.min(0x0f));
         self.squares[square as usize] = piece;
-        if self.reports_fields() {
-            let field = self.field(square);
-            self.fields.push_back((field, piece));
-            if self.next_scan.is_none() {
-                self.next_scan = Some(now + self.spec.scan_interval);
+        let field = self.field(square);
+        self.fields.push_back((field, piece));
+        self.schedule_scan(now);
+    }
+
+    /// The first scan boundary after `now` that will see the change.
+    fn schedule_scan(&mut self, now: Instant) {
+        if self.next_scan.is_some() {
+            return;
+        }
+        let interval = self.spec.scan_interval.max(Duration::from_millis(1));
+        let since = now.saturating_duration_since(self.scan_epoch);
+        let k = since.as_nanos() / interval.as_nanos() + 1;
+        let boundary = self.scan_epoch + interval.mul_f64(k as f64);
+        let jitter = self.spec.scan_jitter.min(interval / 2);
+        let at = if jitter.is_zero() {
+            boundary
+        } else {
+            let span = 2 * jitter.as_micros().max(1) as u64;
+            let r = (u64::from(self.noise.next()) << 8 | u64::from(self.noise.next())) % span;
+            (boundary - jitter + Duration::from_micros(r)).max(now)
+        };
+        self.next_scan = Some(at);
+    }
+
+    /// A scan: the fields whose piece differs from the last scan, in the order they
+    /// changed. With the board not reporting fields the scan still happens (a later dump
+    /// shows it), it is just not sent.
+    fn scan(&mut self) -> Vec<(u8, u8)> {
+        let mut order: Vec<u8> = Vec::new();
+        let mut last = [None::<u8>; 64];
+        for (field, piece) in self.fields.drain(..) {
+            if last[field as usize].is_none() {
+                order.push(field);
             }
+            last[field as usize] = Some(piece);
+        }
+        let mut out = Vec::new();
+        for field in order {
+            if let Some(piece) = last[field as usize]
+                && self.scanned[field as usize] != piece
+            {
+                self.scanned[field as usize] = piece;
+                out.push((field, piece));
+            }
+        }
+        out
+    }
+
+    /// After a power cycle the board scans afresh: the first dump shows the pieces.
+    fn rescan(&mut self) {
+        for (sq, &piece) in self.squares.iter().enumerate() {
+            let field = self.field(sq as u8) as usize;
+            self.scanned[field] = piece;
         }
     }
 
@@ -576,11 +636,22 @@ impl SimBoard {
         }
         if self.next_scan.is_some_and(|t| t <= now) {
             self.next_scan = None;
-            let fields: Vec<(u8, u8)> = self.fields.drain(..).collect();
-            if !stalled {
+            let fields = self.scan();
+            if !stalled && self.reports_fields() {
                 for (field, piece) in fields {
                     self.send(wire::MSG_FIELD_UPDATE, &[field, piece]);
                 }
+            }
+        }
+        // The clock answers a command before it reports what the command changed: a
+        // host that takes the next BWTIME as the ACK (as third-party DGT hosts do) must
+        // not see the new times first and log "ACK out of sync".
+        while self.acks.front().is_some_and(|(t, _)| *t <= now) {
+            if let Some((_, ack)) = self.acks.pop_front()
+                && !stalled
+            {
+                let p = wire::ack_payload(ack);
+                self.send(wire::MSG_BWTIME, &p);
             }
         }
         if self.has_clock() && self.reports_clock() && !stalled {
@@ -588,18 +659,15 @@ impl SimBoard {
             let changed = self.last_bwtime != Some(p);
             let second_due = self.mode == Mode::Update
                 && now.saturating_duration_since(self.last_bwtime_at) >= Duration::from_secs(1);
-            if changed || second_due {
+            // A lever press is reported at once, ACK pending or not (status bit D1).
+            let lever = self
+                .last_bwtime
+                .is_none_or(|last| (last[6] ^ p[6]) & 0x02 != 0);
+            let held = !self.acks.is_empty() && !lever;
+            if (changed || second_due) && !held {
                 self.send(wire::MSG_BWTIME, &p);
                 self.last_bwtime = Some(p);
                 self.last_bwtime_at = now;
-            }
-        }
-        while self.acks.front().is_some_and(|(t, _)| *t <= now) {
-            if let Some((_, ack)) = self.acks.pop_front()
-                && !stalled
-            {
-                let p = wire::ack_payload(ack);
-                self.send(wire::MSG_BWTIME, &p);
             }
         }
     }
@@ -715,6 +783,7 @@ mod tests {
             clock: ClockKind::Dgt3000,
             ack_delay: Duration::from_millis(100),
             scan_interval: Duration::from_millis(200),
+            scan_jitter: Duration::ZERO,
             computer_mode: true,
             rotated: false,
         }
@@ -732,23 +801,92 @@ mod tests {
     }
 
     #[test]
-    fn setnrun_runs_the_clock_and_acks_after_the_delay() {
+    fn setnrun_is_acknowledged_before_the_status_frame_it_causes() {
         let t0 = Instant::now();
         let mut b = SimBoard::new(spec(), t0);
         b.handle_bytes(&[0x4b], t0);
         b.handle_bytes(&[0x2b, 0x0a, 0x03, 0x0a, 0, 3, 2, 0, 3, 2, 0x09, 0x00], t0);
-        // The status changed at once: left running, left's turn, left lever up.
-        assert_eq!(b.take_output(), [0x8d, 0, 10, 0, 3, 2, 0, 3, 2, 0x09]);
+        // Nothing before the ACK (a host that takes the next frame as the ACK is right).
+        assert!(b.take_output().is_empty());
         assert_eq!(b.next_deadline(t0), Some(t0 + Duration::from_millis(100)));
         b.poll(t0 + Duration::from_millis(100));
+        // The ACK, then the status: left running, left's turn, left lever up.
         assert_eq!(
             b.take_output(),
-            [0x8d, 0, 10, 0x0a, 0x10, 0x0a, 0x0a, 0, 0, 0]
+            [
+                0x8d, 0, 10, 0x0a, 0x10, 0x0a, 0x0a, 0, 0, 0, //
+                0x8d, 0, 10, 0, 3, 2, 0, 3, 2, 0x09
+            ]
         );
         b.poll(t0 + Duration::from_millis(1000));
         assert_eq!(b.take_output(), [0x8d, 0, 10, 0, 3, 2, 0, 3, 1, 0x09]);
         b.press(t0 + Duration::from_millis(1500));
         assert_eq!(b.take_output(), [0x8d, 0, 10, 0, 3, 2, 0, 3, 1, 0x13]);
+    }
+
+    #[test]
+    fn a_lever_press_is_reported_at_once_even_with_an_ack_pending() {
+        let t0 = Instant::now();
+        let mut b = SimBoard::new(spec(), t0);
+        b.handle_bytes(&[0x4b], t0);
+        b.handle_bytes(&[0x2b, 0x0a, 0x03, 0x0a, 0, 3, 2, 0, 3, 2, 0x09, 0x00], t0);
+        b.poll(t0 + Duration::from_millis(100));
+        b.take_output();
+        b.handle_bytes(
+            &[0x2b, 0x03, 0x03, 0x03, 0x00],
+            t0 + Duration::from_millis(150),
+        );
+        b.press(t0 + Duration::from_millis(160));
+        let out = b.take_output();
+        assert_eq!(out.len(), 10, "{out:x?}");
+        assert_eq!(out[9] & 0x02, 0x02, "right lever up: {out:x?}");
+    }
+
+    #[test]
+    fn scans_run_on_a_grid_so_a_press_can_overtake_the_move() {
+        let t0 = Instant::now();
+        let mut b = SimBoard::new(spec(), t0);
+        b.handle_bytes(&[0x4b], t0);
+        // A move 150 ms into a scan is reported at the 200 ms boundary, not 200 ms later.
+        let t = t0 + Duration::from_millis(150);
+        b.play_move("e2e4", t).unwrap();
+        assert_eq!(b.next_deadline(t), Some(t0 + Duration::from_millis(200)));
+        // Before that the board's dump still shows the last scan: the start position.
+        b.handle_bytes(&[0x42], t);
+        let dump = b.take_output();
+        assert_eq!((dump[3 + 52], dump[3 + 36]), (0x01, 0x00));
+        b.poll(t0 + Duration::from_millis(200));
+        assert_eq!(b.take_output(), [0x8e, 0, 5, 52, 0, 0x8e, 0, 5, 36, 1]);
+        // Lifted and put back between two scans: no scan sees it.
+        b.set_square(62, 0, t0 + Duration::from_millis(210));
+        b.set_square(62, 0x03, t0 + Duration::from_millis(250));
+        b.poll(t0 + Duration::from_millis(400));
+        assert!(b.take_output().is_empty());
+    }
+
+    #[test]
+    fn scan_jitter_stays_within_its_bound() {
+        let t0 = Instant::now();
+        let mut sp = spec();
+        sp.scan_jitter = Duration::from_millis(30);
+        let mut b = SimBoard::new(sp, t0);
+        b.handle_bytes(&[0x4b], t0);
+        let mut seen = std::collections::BTreeSet::new();
+        for k in 0..40u32 {
+            let t = t0 + Duration::from_millis(200) * k + Duration::from_millis(100);
+            let (sq, piece) = if k % 2 == 0 { (62, 0) } else { (62, 0x03) };
+            b.set_square(sq, piece, t);
+            let at = b.next_deadline(t).unwrap();
+            let boundary = t0 + Duration::from_millis(200) * (k + 1);
+            assert!(
+                at + Duration::from_millis(30) >= boundary
+                    && at <= boundary + Duration::from_millis(30)
+            );
+            seen.insert(at.duration_since(t).as_millis());
+            b.poll(at);
+            b.take_output();
+        }
+        assert!(seen.len() > 5, "the jitter varies: {seen:?}");
     }
 
     #[test]

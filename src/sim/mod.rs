@@ -41,6 +41,8 @@ pub struct SimConfig {
     pub clock: ClockKind,
     pub ack_delay: Duration,
     pub scan_interval: Duration,
+    /// Each scan boundary moves by up to this much either way.
+    pub scan_jitter: Duration,
     /// Board n gets serial number `serial_base + n` (five digits).
     pub serial_base: u32,
     pub computer_mode: bool,
@@ -48,7 +50,7 @@ pub struct SimConfig {
 }
 
 impl SimConfig {
-    /// `boards` DGT3000 boards in computer mode, 100 ms ACK delay, 200 ms scans.
+    /// `boards` DGT3000 boards in computer mode, 100 ms ACK delay, 200 ms scans ± 30 ms.
     pub fn new(boards: usize, dir: impl Into<PathBuf>) -> SimConfig {
         SimConfig {
             boards,
@@ -56,6 +58,7 @@ impl SimConfig {
             clock: ClockKind::Dgt3000,
             ack_delay: Duration::from_millis(100),
             scan_interval: Duration::from_millis(200),
+            scan_jitter: Duration::from_millis(30),
             serial_base: 10000,
             computer_mode: true,
             rotated: false,
@@ -273,6 +276,7 @@ impl Sim {
                 clock: config.clock,
                 ack_delay: config.ack_delay,
                 scan_interval: config.scan_interval,
+                scan_jitter: config.scan_jitter,
                 computer_mode: config.computer_mode,
                 rotated: config.rotated,
             };

@@ -31,6 +31,17 @@ pub enum Record {
         game: u64,
         event: Event,
     },
+    /// The first reply to a command, so that the same transaction sent again gets it
+    /// again and is not applied twice (also after a restart). `arbiter` is the proven
+    /// account id (or `open:` and the claimed name with `commands = "open"`); `digest`
+    /// is sha256 of the topic and the command's bytes.
+    Answered {
+        arbiter: String,
+        transaction: String,
+        digest: String,
+        topic: String,
+        response: serde_json::Value,
+    },
 }
 
 impl Record {
@@ -38,6 +49,7 @@ impl Record {
         match self {
             Record::GameCreated { board, .. } | Record::Event { board, .. } => board,
             Record::GameMoved { to, .. } => to,
+            Record::Answered { .. } => "",
         }
     }
 }
@@ -165,6 +177,8 @@ pub struct RecoveredGame {
     pub game: Game,
     pub round: Option<u32>,
     pub fide: (Option<u64>, Option<u64>),
+    /// The game's events in order (the board's PGN is made from them).
+    pub events: Vec<Event>,
 }
 
 /// The state of the hall as the journal left it.
@@ -179,6 +193,8 @@ pub struct Recovered {
     pub damage: Option<Damage>,
     /// Records that could not be applied (a game whose setup no longer validates).
     pub problems: Vec<String>,
+    /// Every command's first reply, in order (idempotent transactions).
+    pub answered: Vec<Record>,
 }
 
 /// Replay the journal: each game is exactly the fold of its events (decide/evolve).
@@ -219,6 +235,7 @@ pub fn replay(records: impl Iterator<Item = Record>, damage: Option<Damage>) -> 
                                 game: g,
                                 round,
                                 fide,
+                                events: Vec::new(),
                             },
                         );
                         boards.insert(board, game);
@@ -244,8 +261,10 @@ pub fn replay(records: impl Iterator<Item = Record>, damage: Option<Damage>) -> 
                 *s = (*s).max(seq);
                 if let Some(g) = games.get_mut(&game) {
                     g.game.evolve(&event);
+                    g.events.push(event);
                 }
             }
+            answered @ Record::Answered { .. } => out.answered.push(answered),
         }
     }
     for (board, game) in boards {
@@ -274,6 +293,8 @@ pub fn compact(
             Record::GameCreated { game, .. }
             | Record::GameMoved { game, .. }
             | Record::Event { game, .. } => live.contains(game),
+            // The journal's horizon for repeated transactions ends at a compaction.
+            Record::Answered { .. } => false,
         })
         .collect();
     if keep.len() == records.len() {

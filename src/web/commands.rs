@@ -1,6 +1,7 @@
-//! Command POSTs: an MQTT `set` body, checked against the session's role, then handed to
-//! the hall's one intake with the session's arbiter (never the body's); the answer is the
-//! hall's `response` payload. Also login, logout, who am I, and the time-control check.
+//! Command POSTs: an MQTT `set` body handed to the hall's one intake with the session's
+//! identity (never the body's), where roles, idempotency and refusals are those of a
+//! signed MQTT command; the answer is the hall's `response` payload. Also login, logout,
+//! who am I, and the time-control check.
 
 use std::time::Duration;
 
@@ -13,6 +14,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 use tokio::sync::oneshot;
 
+use crate::auth::Identity;
 use crate::mqtt::Incoming;
 use crate::mqtt::payload::{ResponsePayload, ResponseStatus};
 use crate::rules::time_control;
@@ -31,8 +33,15 @@ pub struct Login {
     pub password: String,
 }
 
-fn me_body(identity: &session::Identity, csrf: &str, hall: &str) -> Value {
-    json!({ "arbiter": identity, "csrf": csrf, "hall": hall })
+fn me_body(identity: &Identity, csrf: &str, hall: &str) -> Value {
+    let arbiter = json!({
+        "id": identity.id,
+        "name": identity.name,
+        "role": identity.role.name(),
+        // What the page offers; the hall's intake decides what it accepts.
+        "boards": identity.boards().unwrap_or_default(),
+    });
+    json!({ "arbiter": arbiter, "csrf": csrf, "hall": hall })
 }
 
 fn cookie_header(value: &str, max_age: Option<u64>, secure: bool) -> String {
@@ -66,10 +75,10 @@ pub async fn login(
     Json(login): Json<Login>,
 ) -> Result<Response, WebError> {
     session::same_origin(&headers)?;
-    let accounts = state.accounts();
+    let arbiters = state.arbiters();
     let id = login.id.trim().to_string();
     let shown = id.escape_debug().to_string();
-    let identity = tokio::task::spawn_blocking(move || accounts.verify(&id, &login.password))
+    let identity = tokio::task::spawn_blocking(move || arbiters.login(&id, &login.password))
         .await
         .map_err(|e| WebError::Internal(e.to_string()))?;
     let Some(identity) = identity else {
@@ -152,8 +161,6 @@ async fn submit(
         .and_then(Value::as_str)
         .ok_or_else(|| WebError::BadRequest("missing \"action\"".into()))?
         .to_string();
-    // The role is checked before the hall sees anything: refused means nothing changed.
-    who.identity.may(board.as_deref(), &action)?;
     if !obj.contains_key("transaction") {
         obj.insert(
             "transaction".into(),
@@ -173,16 +180,18 @@ async fn submit(
         .send(Incoming::Web {
             board,
             payload,
-            // What the journal and the logs record: the account, not the body.
-            arbiter: who.identity.name.clone(),
+            // Who the journal and the logs record: the session's account, not the body.
+            identity: who.identity.clone(),
             reply,
         })
         .await
         .map_err(|_| WebError::Unavailable("the hall is stopping"))?;
-    let response = tokio::time::timeout(ANSWER_WITHIN, answer)
+    let bytes = tokio::time::timeout(ANSWER_WITHIN, answer)
         .await
         .map_err(|_| WebError::Unavailable("the hall did not answer within 60 s"))?
         .map_err(|_| WebError::Unavailable("the hall is stopping"))?;
+    let response: ResponsePayload = serde_json::from_slice(&bytes)
+        .map_err(|e| WebError::Internal(format!("the hall's response: {e}")))?;
     match response.status {
         ResponseStatus::Ok => Ok(Json(response)),
         ResponseStatus::Error => Err(WebError::refused(response)),

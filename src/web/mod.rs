@@ -19,7 +19,7 @@ use crate::hall::RunningHall;
 use crate::mqtt::Incoming;
 use crate::mqtt::feed::Feed;
 
-pub use session::{Accounts, FileAccounts, Identity, Role};
+use crate::auth::Arbiters;
 
 /// `[web]`: where the dashboard listens.
 #[derive(Debug, Clone)]
@@ -35,7 +35,7 @@ struct Inner {
     feed: Feed,
     intake: mpsc::Sender<Incoming>,
     sessions: session::Sessions,
-    accounts: Arc<dyn Accounts>,
+    arbiters: Arc<Arbiters>,
     history: feed::History,
     secure_cookies: bool,
 }
@@ -47,13 +47,13 @@ pub struct AppState {
 }
 
 impl AppState {
-    /// The state for a hall: its feed and intake, and the accounts that may log in. Starts
-    /// following the feed for the boards' recent events.
+    /// The state for a hall: its feed and intake, and the accounts that may log in (those
+    /// with a password). Starts following the feed for the boards' recent events.
     pub fn new(
         hall: &str,
         feed: Feed,
         intake: mpsc::Sender<Incoming>,
-        accounts: Arc<dyn Accounts>,
+        arbiters: Arc<Arbiters>,
         secure_cookies: bool,
     ) -> AppState {
         let history = feed::History::default();
@@ -64,7 +64,7 @@ impl AppState {
                 feed,
                 intake,
                 sessions: session::Sessions::default(),
-                accounts,
+                arbiters,
                 history,
                 secure_cookies,
             }),
@@ -75,14 +75,14 @@ impl AppState {
     pub fn for_hall(
         hall: &str,
         running: &RunningHall,
-        accounts: Arc<dyn Accounts>,
+        arbiters: Arc<Arbiters>,
         secure_cookies: bool,
     ) -> AppState {
         AppState::new(
             hall,
             running.publisher.feed().clone(),
             running.intake.clone(),
-            accounts,
+            arbiters,
             secure_cookies,
         )
     }
@@ -99,8 +99,8 @@ impl AppState {
     pub fn sessions(&self) -> &session::Sessions {
         &self.inner.sessions
     }
-    pub fn accounts(&self) -> Arc<dyn Accounts> {
-        self.inner.accounts.clone()
+    pub fn arbiters(&self) -> Arc<Arbiters> {
+        self.inner.arbiters.clone()
     }
     pub fn history(&self) -> &feed::History {
         &self.inner.history

@@ -8,6 +8,7 @@ use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
+use hallclock::auth::{Arbiters, Key, Role, Security};
 use hallclock::hall::{self, BoardSettings, GameDefaults, HallSettings, RunningHall};
 use hallclock::link::testing::{fast_config, scratch_dir};
 use hallclock::mqtt::MqttSettings;
@@ -19,6 +20,95 @@ use tokio::sync::mpsc;
 
 pub const HALL: &str = "test-hall";
 pub const WAIT: Duration = Duration::from_secs(15);
+
+/// The test arbiters: (id, name, role, boards, key). Every Rig and every daemon a test
+/// starts has them; the harness signs as `chief`, whose name the events record.
+pub const ARBITERS: [(&str, &str, Role, Option<&str>, &str); 3] = [
+    (
+        "chief",
+        "IA Test",
+        Role::Chief,
+        None,
+        "6368696566206b6579206f662074686520746573742068616c6c2c20333221",
+    ),
+    (
+        "ia-one",
+        "IA Board One",
+        Role::Arbiter,
+        Some("board-001"),
+        "6172626974657220666f7220626f617264203120616e64206e6f7468696e67",
+    ),
+    (
+        "viewer",
+        "A Viewer",
+        Role::Viewer,
+        None,
+        "76696577657220736565732c206e657665722073657473206120636c6f636b",
+    ),
+];
+
+pub fn key_of(id: &str) -> Key {
+    let hex = ARBITERS
+        .iter()
+        .find(|a| a.0 == id)
+        .map(|a| a.4)
+        .expect("a test arbiter");
+    Key::from_hex(hex).expect("a test key")
+}
+
+/// The test arbiters' file (mode 0600) in `dir`.
+pub fn write_arbiters(dir: &std::path::Path) -> PathBuf {
+    let mut text = String::new();
+    for (id, name, role, boards, key) in ARBITERS {
+        text.push_str(&format!(
+            "[[arbiter]]\nid = \"{id}\"\nname = \"{name}\"\nrole = \"{}\"\nkey = \"{key}\"\n",
+            role.name()
+        ));
+        if let Some(b) = boards {
+            text.push_str(&format!("boards = [\"{b}\"]\n"));
+        }
+    }
+    let path = dir.join("arbiters.toml");
+    let arbiters = Arbiters::parse(&text).expect("the test arbiters parse");
+    arbiters.save(&path).expect("write the arbiters file");
+    path
+}
+
+/// The hall's security as the tests run it: signed, with the test arbiters.
+pub fn test_security() -> Security {
+    let text = ARBITERS
+        .iter()
+        .map(|(id, name, role, boards, key)| {
+            let boards = boards
+                .map(|b| format!("boards = [\"{b}\"]\n"))
+                .unwrap_or_default();
+            format!(
+                "[[arbiter]]\nid = \"{id}\"\nname = \"{name}\"\nrole = \"{}\"\n{boards}key = \"{key}\"\n",
+                role.name()
+            )
+        })
+        .collect::<String>();
+    Security::Signed {
+        arbiters: Arbiters::parse(&text).expect("the test arbiters parse"),
+        window: hallclock::auth::DEFAULT_WINDOW,
+    }
+}
+
+/// `command` for `topic` as `arbiter` signs it now.
+pub fn signed_as(arbiter: &str, topic: &str, command: &Value) -> Vec<u8> {
+    hallclock::auth::sign_now(
+        arbiter,
+        &key_of(arbiter),
+        topic,
+        command.clone(),
+        hallclock::rules::Millis(now_ms()),
+    )
+}
+
+/// `command` for `topic`, signed by the chief arbiter.
+pub fn signed(topic: &str, command: &Value) -> Vec<u8> {
+    signed_as("chief", topic, command)
+}
 
 pub fn free_port() -> u16 {
     TcpListener::bind("127.0.0.1:0")
@@ -100,6 +190,7 @@ pub fn mqtt_settings(port: u16, client_id: &str) -> MqttSettings {
         password: None,
         tls: false,
         tls_ca: None,
+        client_cert: None,
         keep_alive: Duration::from_secs(5),
         max_queued: 10_000,
     }
@@ -135,11 +226,24 @@ impl Rig {
         defaults: GameDefaults,
         adjust: impl FnOnce(&mut HallSettings),
     ) -> Rig {
+        Self::start_sim(name, boards, defaults, |_| {}, adjust).await
+    }
+
+    /// As `start_custom`, with a say on the simulator's settings too (scan timing).
+    pub async fn start_sim(
+        name: &str,
+        boards: usize,
+        defaults: GameDefaults,
+        adjust_sim: impl FnOnce(&mut SimConfig),
+        adjust: impl FnOnce(&mut HallSettings),
+    ) -> Rig {
         let broker = Broker::start(name).await;
         let dir = scratch_dir(&format!("sim-{name}"));
         let mut cfg = SimConfig::new(boards, &dir);
         cfg.ack_delay = Duration::from_millis(5);
         cfg.scan_interval = Duration::from_millis(20);
+        cfg.scan_jitter = Duration::ZERO;
+        adjust_sim(&mut cfg);
         let sim = Sim::start(cfg).await.expect("simulator starts");
         let watcher = Watcher::connect(broker.port, &format!("watcher-{name}")).await;
         let settings = HallSettings {
@@ -149,6 +253,7 @@ impl Rig {
                     id: board_id(n),
                     port: sim.board(n).path().to_path_buf(),
                     white: Side::Left,
+                    number: n as u32,
                 })
                 .collect(),
             defaults,
@@ -158,6 +263,7 @@ impl Rig {
             sync_window: Duration::from_millis(5),
             segment_size: 1 << 20,
             heartbeat: Duration::from_secs(1),
+            security: test_security(),
         };
         let mut settings = settings;
         adjust(&mut settings);
@@ -184,16 +290,18 @@ impl Rig {
         format!("hallclock/{HALL}/{rest}")
     }
 
-    /// Send a board command and wait for its response.
-    pub async fn board_command(&mut self, board: &str, mut cmd: Value) -> Value {
+    /// Send a board command, signed by the chief arbiter, and wait for its response.
+    pub async fn board_command(&mut self, board: &str, cmd: Value) -> Value {
+        self.board_command_as("chief", board, cmd).await
+    }
+
+    /// Send a board command signed by `arbiter` (a test account) and wait for its response.
+    pub async fn board_command_as(&mut self, arbiter: &str, board: &str, mut cmd: Value) -> Value {
         let tx = format!("t-{}", rand_id());
         cmd["transaction"] = Value::String(tx.clone());
-        if cmd.get("arbiter").is_none() {
-            cmd["arbiter"] = Value::String("IA Test".into());
-        }
         let topic = self.topic(&format!("board/{board}/set"));
         self.watcher
-            .publish(&topic, cmd.to_string().as_bytes())
+            .publish(&topic, &signed_as(arbiter, &topic, &cmd))
             .await;
         let resp = self.topic(&format!("board/{board}/response"));
         self.watcher
@@ -204,17 +312,12 @@ impl Rig {
             .json()
     }
 
-    /// Send a hall command and wait for its response.
+    /// Send a hall command, signed by the chief arbiter, and wait for its response.
     pub async fn hall_command(&mut self, mut cmd: Value) -> Value {
         let tx = format!("t-{}", rand_id());
         cmd["transaction"] = Value::String(tx.clone());
-        if cmd.get("arbiter").is_none() {
-            cmd["arbiter"] = Value::String("IA Test".into());
-        }
         let topic = self.topic("set");
-        self.watcher
-            .publish(&topic, cmd.to_string().as_bytes())
-            .await;
+        self.watcher.publish(&topic, &signed(&topic, &cmd)).await;
         let resp = self.topic("response");
         self.watcher
             .wait(&format!("hall response {tx}"), |m| {
@@ -313,7 +416,8 @@ impl Watcher {
     pub async fn connect(port: u16, id: &str) -> Watcher {
         let mut opts = MqttOptions::new(id, "127.0.0.1", port);
         opts.set_keep_alive(Duration::from_secs(5));
-        opts.set_max_packet_size(1 << 20, 1 << 20);
+        // Large both ways: tests send (and so receive back) commands of up to 10 MB.
+        opts.set_max_packet_size(268_435_455, 64 << 20);
         let (client, mut eventloop) = AsyncClient::new(opts, 1024);
         let (tx, rx) = mpsc::unbounded_channel();
         let sub = client.clone();
@@ -351,6 +455,14 @@ impl Watcher {
     pub async fn publish(&self, topic: &str, payload: &[u8]) {
         self.client
             .publish(topic, QoS::AtLeastOnce, false, payload.to_vec())
+            .await
+            .expect("publish");
+    }
+
+    /// A retained message, as a run before this one would have left on the broker.
+    pub async fn publish_retained(&self, topic: &str, payload: &[u8]) {
+        self.client
+            .publish(topic, QoS::AtLeastOnce, true, payload.to_vec())
             .await
             .expect("publish");
     }

@@ -8,25 +8,34 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use fantoccini::{Client, ClientBuilder};
-use hallclock::web::session::{Account, hash_password};
-use hallclock::web::{FileAccounts, Role};
+use hallclock::auth::{Arbiters, Role};
 use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 pub const PASSWORD: &str = "correct horse";
 
-pub fn accounts() -> Arc<FileAccounts> {
-    let account = |id: &str, name: &str, role| Account {
-        id: id.into(),
-        name: name.into(),
-        role,
-        boards: vec![],
-        password: hash_password(PASSWORD, 10),
-    };
-    Arc::new(FileAccounts::new(vec![
-        account("chief", "IA Chief Test", Role::Chief),
-        account("viewer", "Viewer Test", Role::Viewer),
-    ]))
+/// The dashboard's accounts: a chief, an arbiter for board-002 only, a viewer, and an
+/// arbiter with no password (signs MQTT commands only). Few iterations: a debug build.
+pub fn accounts() -> Arc<Arbiters> {
+    let mut a = Arbiters::default();
+    for (id, name, role, boards) in [
+        ("chief", "IA Chief Test", Role::Chief, None),
+        (
+            "arb",
+            "IA Two Test",
+            Role::Arbiter,
+            Some(vec!["board-002".to_string()]),
+        ),
+        ("viewer", "Viewer Test", Role::Viewer, None),
+        ("signer", "Key Only Test", Role::Chief, None),
+    ] {
+        a.add(id, name, role, boards).expect("a test account");
+        if id != "signer" {
+            a.set_password_with(id, PASSWORD, 10)
+                .expect("a test password");
+        }
+    }
+    Arc::new(a)
 }
 
 /// Where screenshots go (target/web-screenshots).

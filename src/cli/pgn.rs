@@ -1,0 +1,157 @@
+//! `hallclock pgn --round N [--board B]`: a round's PGN from the journal, in board order.
+
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::process::ExitCode;
+
+use crate::pgn::{self, GameInfo, PgnGame};
+use crate::rules::game::{Event, Setup};
+use crate::store::Record;
+
+use super::journal::JournalAt;
+
+#[derive(Debug, clap::Args)]
+pub struct PgnArgs {
+    /// The round.
+    #[arg(long)]
+    pub round: u32,
+    /// Only this board's game (its id, e.g. `board-007`).
+    #[arg(long)]
+    pub board: Option<String>,
+    /// The `Event` tag (default `?`).
+    #[arg(long)]
+    pub event: Option<String>,
+    /// The `Site` tag (default `?`).
+    #[arg(long)]
+    pub site: Option<String>,
+    #[command(flatten)]
+    pub at: JournalAt,
+}
+
+/// A game as the journal has it: the board it is on now, its setup and its events.
+#[derive(Debug, Clone)]
+pub struct JournaledGame {
+    pub board: String,
+    pub round: Option<u32>,
+    pub fide: (Option<u64>, Option<u64>),
+    pub setup: Setup,
+    pub events: Vec<Event>,
+}
+
+/// Every game of the journal by id, following 6.10 moves to the board that has it now.
+pub fn games(records: impl IntoIterator<Item = Record>) -> BTreeMap<u64, JournaledGame> {
+    let mut games: BTreeMap<u64, JournaledGame> = BTreeMap::new();
+    for r in records {
+        match r {
+            Record::GameCreated {
+                board,
+                game,
+                round,
+                fide,
+                setup,
+            } => {
+                games.insert(
+                    game,
+                    JournaledGame {
+                        board,
+                        round,
+                        fide,
+                        setup: *setup,
+                        events: Vec::new(),
+                    },
+                );
+            }
+            Record::GameMoved { game, to, .. } => {
+                if let Some(g) = games.get_mut(&game) {
+                    g.board = to;
+                }
+            }
+            Record::Event { game, event, .. } => {
+                if let Some(g) = games.get_mut(&game) {
+                    g.events.push(event);
+                }
+            }
+            // Answers to commands (idempotency) are no part of a game.
+            Record::Answered { .. } => {}
+        }
+    }
+    games
+}
+
+/// Round `round`'s games (or one board's), in board order: by the number in the board id,
+/// then by id. Each with `event` and `site` as tags.
+pub fn round_games(
+    games: &BTreeMap<u64, JournaledGame>,
+    round: u32,
+    board: Option<&str>,
+    event: Option<&str>,
+    site: Option<&str>,
+) -> Vec<PgnGame> {
+    let mut chosen: Vec<(&u64, &JournaledGame)> = games
+        .iter()
+        .filter(|(_, g)| g.round == Some(round))
+        .filter(|(_, g)| board.is_none_or(|b| g.board == b))
+        .collect();
+    chosen.sort_by(|(ia, a), (ib, b)| {
+        let key = |g: &JournaledGame| {
+            (
+                pgn::board_number(&g.board).unwrap_or(u32::MAX),
+                g.board.clone(),
+            )
+        };
+        key(a).cmp(&key(b)).then(ia.cmp(ib))
+    });
+    chosen
+        .into_iter()
+        .map(|(_, g)| {
+            let info = GameInfo {
+                event: event.map(String::from),
+                site: site.map(String::from),
+                round: g.round,
+                board: pgn::board_number(&g.board),
+                white_fide_id: g.fide.0,
+                black_fide_id: g.fide.1,
+            };
+            pgn::game(&g.setup, &g.events, &info)
+        })
+        .collect()
+}
+
+pub fn run(args: PgnArgs) -> ExitCode {
+    let (dir, scan) = match args.at.scan() {
+        Ok(found) => found,
+        Err(code) => return code,
+    };
+    if let Some(d) = &scan.damage {
+        eprintln!(
+            "hallclock pgn: the journal is damaged at {} offset {}: {}; the games are shown as far as it is readable",
+            d.segment.display(),
+            d.offset,
+            d.reason
+        );
+    }
+    let all = games(scan.records.into_iter().map(|(r, _, _)| r));
+    let chosen = round_games(
+        &all,
+        args.round,
+        args.board.as_deref(),
+        args.event.as_deref(),
+        args.site.as_deref(),
+    );
+    if chosen.is_empty() {
+        let which = match &args.board {
+            Some(b) => format!("round {} on board '{}'", args.round, b.escape_debug()),
+            None => format!("round {}", args.round),
+        };
+        eprintln!(
+            "hallclock pgn: no game of {which} in the journal at {}",
+            dir.display()
+        );
+        return ExitCode::FAILURE;
+    }
+    let text = pgn::round(&chosen);
+    let mut out = std::io::stdout().lock();
+    // A closed pipe (`| head`) is not an error.
+    let _ = out.write_all(text.as_bytes());
+    ExitCode::SUCCESS
+}

@@ -1,0 +1,86 @@
+//! `start_round` with a TRF instead of `pairings`: the round's games in board order, each
+//! on the hall board with that tournament number, players as the file spells them.
+
+use std::collections::BTreeMap;
+
+use super::BoardSettings;
+use super::board::Refusal;
+use crate::mqtt::command::Pairing;
+use crate::trf::round::Order;
+use crate::trf::{Trf, TrfTimeControl};
+
+/// What a TRF gives a round.
+#[derive(Debug)]
+pub struct TrfRound {
+    pub pairings: Vec<Pairing>,
+    /// Hall board → (White's, Black's) starting rank, for the round summary.
+    pub ranks: BTreeMap<String, (u32, u32)>,
+    /// Tag 222, when the file has it.
+    pub time_control: Option<TrfTimeControl>,
+}
+
+/// Tournament board numbers of the hall's boards.
+pub fn numbers(boards: &[BoardSettings]) -> BTreeMap<u32, &str> {
+    boards.iter().map(|b| (b.number, b.id.as_str())).collect()
+}
+
+/// The pairings of `round` from a TRF's text. With `only_ours`, games on tournament
+/// boards this hall does not have are left to the other halls; otherwise they are an
+/// error (most often a `[[boards]]` entry without its `number`).
+pub fn from_trf(
+    text: &str,
+    round: u32,
+    order: Option<&[u32]>,
+    only_ours: bool,
+    boards: &[BoardSettings],
+) -> Result<TrfRound, Refusal> {
+    let bad = |e: crate::trf::TrfError| Refusal::BadValue(format!("trf: {e}"));
+    let trf = Trf::read(text.as_bytes()).map_err(bad)?;
+    let order = order.map_or(Order::Fide, Order::Players);
+    let plan = trf.round_plan(round as usize, order).map_err(bad)?;
+    let numbers = numbers(boards);
+    let mut pairings = Vec::new();
+    let mut ranks = BTreeMap::new();
+    for p in plan.boards.iter().filter(|p| p.to_play()) {
+        let Some(board) = numbers.get(&p.board) else {
+            if only_ours {
+                continue;
+            }
+            return Err(Refusal::NoHallBoard(format!(
+                "trf: tournament board {} (players {} and {}) has no hall board: give a [[boards]] entry number = {} or send only_our_boards",
+                p.board, p.white, p.black, p.board
+            )));
+        };
+        let person = |rank: u32| {
+            let player = trf.player(rank);
+            match player.and_then(|pl| pl.name.clone()) {
+                Some(name) => Ok((name, player.and_then(|pl| pl.fide_id))),
+                None => Err(Refusal::BadValue(format!(
+                    "trf: line {}: player {rank} has no name (columns 15–47)",
+                    player.map_or(0, |pl| pl.line)
+                ))),
+            }
+        };
+        let (white, white_fide_id) = person(p.white)?;
+        let (black, black_fide_id) = person(p.black)?;
+        pairings.push(Pairing {
+            board: board.to_string(),
+            white,
+            black,
+            white_fide_id,
+            black_fide_id,
+            fen: None,
+        });
+        ranks.insert(board.to_string(), (p.white, p.black));
+    }
+    if pairings.is_empty() {
+        return Err(Refusal::BadValue(format!(
+            "trf: round {round} has no game to play on this hall's boards"
+        )));
+    }
+    Ok(TrfRound {
+        pairings,
+        ranks,
+        time_control: trf.time_control(),
+    })
+}

@@ -1,0 +1,216 @@
+//! Why a command was refused: one typed set for every door (MQTT, the web, scripts).
+//! Call sites build and match variants; the `error` code a program reads is written once,
+//! by [`Refusal::code`], where the response is built. Nothing was changed by a refused
+//! command.
+
+use crate::rules::Millis;
+use crate::rules::game::Rejection;
+
+/// A refused command. `Display` is the reason people read.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Refusal {
+    /// The rules core refused the input (its own kind and message).
+    #[error("{0}")]
+    Rejected(Rejection),
+    /// Not a command: the parser's message, which says what and where.
+    #[error("{0}")]
+    BadCommand(String),
+    /// Refused at the door (issue 11): over the size limit, a key given twice, an instant
+    /// outside the allowed range. The message names the limit or the key.
+    #[error("{0}")]
+    TooLarge(String),
+    #[error("{0}")]
+    DuplicateKey(String),
+    #[error("{0}")]
+    OutOfRange(String),
+    /// A command sent to `ask`, which takes only requests that read.
+    #[error("'{action}' is a command: send it to the hall's set topic; ask takes only replay")]
+    NotARequest { action: &'static str },
+    /// A value that is well-formed JSON but not usable (a TRF, a reply topic, a combination
+    /// of fields); the message says which and where.
+    #[error("{0}")]
+    BadValue(String),
+    /// A TRF round names a tournament board that no hall board plays.
+    #[error("{0}")]
+    NoHallBoard(String),
+
+    // --- who sent it (docs/SECURITY.md) ---
+    #[error(
+        "unsigned command: this hall takes only signed commands, envelopes with \"arbiter\", \"payload\" and \"sig\" (docs/MQTT-API.md, Signing){missing}"
+    )]
+    Unsigned { missing: String },
+    #[error("unknown arbiter '{arbiter}': no account with this id in the hall's arbiters file")]
+    UnknownArbiter { arbiter: String },
+    #[error(
+        "bad signature for arbiter '{arbiter}': not HMAC-SHA256 of this topic and payload with this arbiter's key (altered, or signed for another topic)"
+    )]
+    BadSignature { arbiter: String },
+    #[error("{field}: {problem}")]
+    BadSignedField {
+        field: &'static str,
+        problem: String,
+    },
+    #[error(
+        "ts {ts} is {off_ms} ms away from the hall's clock (allowed: {window_ms} ms either way): a command is valid only when just signed; sign it again"
+    )]
+    Expired {
+        ts: Millis,
+        off_ms: i64,
+        window_ms: i64,
+    },
+    #[error(
+        "transaction '{transaction}' was already used by '{arbiter}' for another command; every command needs a new transaction id"
+    )]
+    Replayed {
+        transaction: String,
+        arbiter: String,
+    },
+    #[error("'{arbiter}' is a viewer: viewers read and ask for replays, they command nothing")]
+    ViewerCommand { arbiter: String },
+    #[error("'{arbiter}' may command {scope} only, not {board}")]
+    OutOfScope {
+        arbiter: String,
+        scope: String,
+        board: String,
+    },
+    #[error("hall-wide {action} needs the chief role; '{arbiter}' is an arbiter")]
+    ChiefOnly {
+        action: &'static str,
+        arbiter: String,
+    },
+
+    // --- which board ---
+    #[error("unknown board '{board}'; this hall has {known}")]
+    UnknownBoard { board: String, known: String },
+    #[error("unknown board '{board}'")]
+    NotABoard { board: String },
+    #[error("unknown target board '{board}'")]
+    UnknownTarget { board: String },
+    #[error("{at}.board: unknown board '{board}'")]
+    UnknownPairedBoard { at: String, board: String },
+
+    // --- the board's game ---
+    #[error("board {board} has no game")]
+    NoGame { board: String },
+    #[error("board {board} has no unfinished game to move")]
+    NoGameToMove { board: String },
+    #[error("no board has a game to {action}")]
+    NoBoardApplied { action: &'static str },
+    #[error("board {board} has an unfinished game (round {round}); finish it first")]
+    BoardBusy { board: String, round: u32 },
+    #[error("target board {board} has an unfinished game (round {round})")]
+    TargetBusy { board: String, round: u32 },
+    #[error("{at}.board: board '{board}' has an unfinished game (round {round})")]
+    PairedBoardBusy {
+        at: String,
+        board: String,
+        round: u32,
+    },
+
+    // --- values ---
+    #[error("round: 0 is out of range (1 or more)")]
+    RoundZero,
+    #[error("pairings: at least one board is needed")]
+    NoPairings,
+    #[error("{at}.board: board '{board}' is paired twice")]
+    PairedTwice { at: String, board: String },
+    #[error("{at}: both players need a name")]
+    NameMissing { at: String },
+    #[error("{at}: {reason}")]
+    BadSetup { at: String, reason: String },
+    #[error("the target board is this board")]
+    SameBoard,
+    /// A result name the core cannot take as it is (`resignation` without `side`).
+    #[error("{0}")]
+    BadResult(String),
+
+    // --- the disk ---
+    #[error("board {board}: the game could not be stored: {reason}")]
+    GameNotStored { board: String, reason: String },
+    #[error("not stored: {reason}")]
+    NotStored { reason: String },
+    #[error("the sealed move could not be kept: {reason}")]
+    SealNotKept { reason: String },
+    #[error("the sealed move cannot be read from custody: {reason}")]
+    SealUnreadable { reason: String },
+    #[error("cannot read the journal: {reason}")]
+    JournalUnreadable { reason: String },
+
+    // --- bugs (see the log) ---
+    #[error("the board stopped")]
+    BoardStopped,
+    #[error("the custody task failed")]
+    CustodyTaskFailed,
+    #[error("{reason}")]
+    Internal { reason: String },
+}
+
+impl Refusal {
+    /// The kind of refusal, for programs: the response's `error` field
+    /// (docs/MQTT-API.md "Error kinds").
+    pub fn code(&self) -> String {
+        let code = match self {
+            Refusal::Rejected(r) => return rejection_code(r),
+            Refusal::BadCommand(_) => "bad_command",
+            Refusal::TooLarge(_) => "too_large",
+            Refusal::DuplicateKey(_) => "duplicate_key",
+            Refusal::OutOfRange(_) => "out_of_range",
+            Refusal::NotARequest { .. } => "not_a_request",
+            Refusal::BadValue(_) => "bad_value",
+            Refusal::NoHallBoard(_) => "unknown_board",
+            Refusal::Unsigned { .. }
+            | Refusal::UnknownArbiter { .. }
+            | Refusal::BadSignature { .. }
+            | Refusal::BadSignedField { .. } => "unauthenticated",
+            Refusal::Expired { .. } => "expired",
+            Refusal::Replayed { .. } => "replayed",
+            Refusal::ViewerCommand { .. }
+            | Refusal::OutOfScope { .. }
+            | Refusal::ChiefOnly { .. } => "forbidden",
+            Refusal::UnknownBoard { .. }
+            | Refusal::NotABoard { .. }
+            | Refusal::UnknownTarget { .. }
+            | Refusal::UnknownPairedBoard { .. } => "unknown_board",
+            Refusal::NoGame { .. }
+            | Refusal::NoGameToMove { .. }
+            | Refusal::NoBoardApplied { .. } => "no_game",
+            Refusal::BoardBusy { .. }
+            | Refusal::TargetBusy { .. }
+            | Refusal::PairedBoardBusy { .. } => "board_busy",
+            Refusal::RoundZero => "out_of_range",
+            Refusal::NoPairings
+            | Refusal::PairedTwice { .. }
+            | Refusal::NameMissing { .. }
+            | Refusal::BadSetup { .. }
+            | Refusal::SameBoard
+            | Refusal::BadResult(_) => "bad_value",
+            Refusal::GameNotStored { .. }
+            | Refusal::NotStored { .. }
+            | Refusal::SealNotKept { .. }
+            | Refusal::SealUnreadable { .. }
+            | Refusal::JournalUnreadable { .. } => "storage",
+            Refusal::BoardStopped | Refusal::CustodyTaskFailed | Refusal::Internal { .. } => {
+                "internal"
+            }
+        };
+        code.to_string()
+    }
+}
+
+/// The rejection's serde tag: the rules core names its kinds once, there.
+fn rejection_code(r: &Rejection) -> String {
+    serde_json::to_value(r)
+        .ok()
+        .and_then(|v| {
+            v.get("rejection")
+                .and_then(|k| k.as_str())
+                .map(String::from)
+        })
+        .unwrap_or_else(|| "rejected".into())
+}
+
+impl From<Rejection> for Refusal {
+    fn from(r: Rejection) -> Refusal {
+        Refusal::Rejected(r)
+    }
+}

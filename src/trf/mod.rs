@@ -1,0 +1,685 @@
+//! FIDE Tournament Report Files (TRF16, TRF26): text to [`Trf`] and back. Pure: no I/O.
+//!
+//! Lines are decoded to characters first (UTF-8, or Latin-1 when the bytes are not UTF-8),
+//! because columns count characters. We own the header tags (`??2`) and the `001` player
+//! records; every other line (teams, byes, JaVaFo's `XX?` extensions, national ratings,
+//! `###` comments) is kept as it was. Writing rewrites only the columns we changed, so
+//! `write(read(f)) == f` byte for byte. Whole-file checks (both halves of every pairing
+//! agree) run after the last line.
+
+pub mod error;
+pub mod record;
+pub mod round;
+pub mod tc;
+
+pub use error::{Position, TrfError, TrfErrorKind};
+pub use round::{Bye, RoundPairing, RoundPlan};
+pub use tc::TrfTimeControl;
+
+use record::{Cols, Field, player, round_fields};
+
+use crate::rules::Color;
+
+/// The result column of a round (TRF16, and TRF26's `X`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+pub enum ResultCode {
+    #[serde(rename = "1")]
+    Win,
+    #[serde(rename = "=")]
+    Draw,
+    #[serde(rename = "0")]
+    Loss,
+    /// Forfeit win.
+    #[serde(rename = "+")]
+    ForfeitWin,
+    /// Forfeit loss.
+    #[serde(rename = "-")]
+    ForfeitLoss,
+    /// Won, drawn, lost in a game that lasted less than one move (not rated).
+    #[serde(rename = "W")]
+    WinUnrated,
+    #[serde(rename = "D")]
+    DrawUnrated,
+    #[serde(rename = "L")]
+    LossUnrated,
+    #[serde(rename = "H")]
+    HalfPointBye,
+    #[serde(rename = "F")]
+    FullPointBye,
+    /// Pairing-allocated bye.
+    #[serde(rename = "U")]
+    PairingBye,
+    /// Zero-point bye (known absence).
+    #[serde(rename = "Z")]
+    ZeroPointBye,
+    /// TRF26: unknown result, e.g. an adjourned game.
+    #[serde(rename = "X")]
+    Unknown,
+}
+
+impl ResultCode {
+    pub fn from_char(c: char) -> Option<ResultCode> {
+        use ResultCode::*;
+        Some(match c.to_ascii_uppercase() {
+            '1' => Win,
+            '=' => Draw,
+            '0' => Loss,
+            '+' => ForfeitWin,
+            '-' => ForfeitLoss,
+            'W' => WinUnrated,
+            'D' => DrawUnrated,
+            'L' => LossUnrated,
+            'H' => HalfPointBye,
+            'F' => FullPointBye,
+            'U' => PairingBye,
+            'Z' => ZeroPointBye,
+            'X' => Unknown,
+            _ => return None,
+        })
+    }
+
+    pub fn as_char(self) -> char {
+        use ResultCode::*;
+        match self {
+            Win => '1',
+            Draw => '=',
+            Loss => '0',
+            ForfeitWin => '+',
+            ForfeitLoss => '-',
+            WinUnrated => 'W',
+            DrawUnrated => 'D',
+            LossUnrated => 'L',
+            HalfPointBye => 'H',
+            FullPointBye => 'F',
+            PairingBye => 'U',
+            ZeroPointBye => 'Z',
+            Unknown => 'X',
+        }
+    }
+
+    /// Points in tenths under the default scoring of TRF26 tag 162 (W 1, D ½, L 0, A 0,
+    /// P as W, X as D).
+    pub fn default_points(self) -> u32 {
+        use ResultCode::*;
+        match self {
+            Win | ForfeitWin | WinUnrated | FullPointBye | PairingBye => 10,
+            Draw | DrawUnrated | HalfPointBye | Unknown => 5,
+            Loss | ForfeitLoss | LossUnrated | ZeroPointBye => 0,
+        }
+    }
+
+    /// A code only a player without an opponent can have.
+    pub fn is_bye(self) -> bool {
+        use ResultCode::*;
+        matches!(
+            self,
+            HalfPointBye | FullPointBye | PairingBye | ZeroPointBye
+        )
+    }
+
+    pub fn is_forfeit(self) -> bool {
+        matches!(self, ResultCode::ForfeitWin | ResultCode::ForfeitLoss)
+    }
+
+    /// What the opponent's column may say when this one says `self`.
+    fn agrees_with(self, other: ResultCode) -> bool {
+        use ResultCode::*;
+        matches!(
+            (self, other),
+            (Win, Loss)
+                | (Loss, Win)
+                | (Draw, Draw)
+                | (Loss, Loss)
+                | (Draw, Loss)
+                | (Loss, Draw)
+                | (ForfeitWin, ForfeitLoss)
+                | (ForfeitLoss, ForfeitWin)
+                | (ForfeitLoss, ForfeitLoss)
+                | (WinUnrated, LossUnrated)
+                | (LossUnrated, WinUnrated)
+                | (DrawUnrated, DrawUnrated)
+                | (Unknown, Unknown)
+        )
+    }
+}
+
+impl std::fmt::Display for ResultCode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}", self.as_char())
+    }
+}
+
+/// One round of one player: the 10-character block.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct RoundEntry {
+    /// The scheduled opponent's starting rank; `None` for `0000` or blank (bye, absent).
+    pub opponent: Option<u32>,
+    /// `w` / `b`; `None` for `-` or blank.
+    pub colour: Option<Color>,
+    /// `None` while blank (not played yet, or not paired).
+    pub result: Option<ResultCode>,
+}
+
+/// A `001` record. Blank fields are `None`; text fields are trimmed of the padding and
+/// otherwise exactly as the file spells them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Player {
+    /// 1-based line number in the file.
+    pub line: usize,
+    pub rank: u32,
+    pub sex: Option<char>,
+    pub title: Option<String>,
+    pub name: Option<String>,
+    pub rating: Option<u32>,
+    pub federation: Option<String>,
+    pub fide_id: Option<u64>,
+    pub birth: Option<String>,
+    /// In tenths (`11.5` = 115).
+    pub points: Option<u32>,
+    /// The standings rank (columns 86–89).
+    pub place: Option<u32>,
+    /// Round 1 first.
+    pub rounds: Vec<RoundEntry>,
+}
+
+impl Player {
+    pub fn round(&self, round: usize) -> Option<&RoundEntry> {
+        round.checked_sub(1).and_then(|i| self.rounds.get(i))
+    }
+}
+
+/// A header tag (`012`, `222`, …): its code and trimmed value.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Tag {
+    pub line: usize,
+    pub code: String,
+    pub value: String,
+}
+
+/// How the file's bytes were decoded, so that writing gives them back.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Encoding {
+    Utf8 {
+        bom: bool,
+    },
+    /// Not UTF-8: each byte is one character (ISO 8859-1).
+    Latin1,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Line {
+    text: String,
+    ending: &'static str,
+}
+
+/// A Tournament Report File.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Trf {
+    pub encoding: Encoding,
+    lines: Vec<Line>,
+    pub tags: Vec<Tag>,
+    /// In file order.
+    pub players: Vec<Player>,
+}
+
+const SEXES: &str = "MWF";
+const COLOURS: &str = "WB-";
+
+fn decode(bytes: &[u8]) -> (Encoding, String) {
+    match std::str::from_utf8(bytes) {
+        Ok(s) => match s.strip_prefix('\u{feff}') {
+            Some(rest) => (Encoding::Utf8 { bom: true }, rest.to_string()),
+            None => (Encoding::Utf8 { bom: false }, s.to_string()),
+        },
+        Err(_) => (
+            Encoding::Latin1,
+            bytes.iter().map(|b| char::from(*b)).collect(),
+        ),
+    }
+}
+
+fn split_lines(text: &str) -> Vec<Line> {
+    let mut out = Vec::new();
+    let mut rest = text;
+    while !rest.is_empty() {
+        let (text, ending, next) = match rest.find(['\r', '\n']) {
+            None => (rest, "", ""),
+            Some(i) if rest[i..].starts_with("\r\n") => (&rest[..i], "\r\n", &rest[i + 2..]),
+            Some(i) if rest[i..].starts_with('\r') => (&rest[..i], "\r", &rest[i + 1..]),
+            Some(i) => (&rest[..i], "\n", &rest[i + 1..]),
+        };
+        out.push(Line {
+            text: text.to_string(),
+            ending,
+        });
+        rest = next;
+    }
+    out
+}
+
+/// What a line is, by its first columns.
+#[derive(Debug, PartialEq, Eq)]
+enum Kind {
+    Player,
+    Tag,
+    /// Kept as it is: other records, extensions, comments, blank lines.
+    Kept,
+}
+
+fn kind(chars: &[char]) -> Result<Kind, String> {
+    if chars.iter().all(|c| c.is_whitespace()) {
+        return Ok(Kind::Kept);
+    }
+    let code: String = chars.iter().take(3).collect();
+    if code == "###" {
+        return Ok(Kind::Kept);
+    }
+    let separated = chars.get(3).is_none_or(|c| *c == ' ');
+    let digits = code.len() == 3 && code.chars().all(|c| c.is_ascii_digit());
+    // JaVaFo's extensions (XXR, XXC, XXP, …) and national rating records (a federation).
+    let letters = code.len() == 3 && code.chars().all(|c| c.is_ascii_uppercase());
+    if !separated || !(digits || letters) {
+        return Err(chars.iter().take(4).collect());
+    }
+    Ok(if code == "001" {
+        Kind::Player
+    } else if record::tag_name(&code).is_some() {
+        Kind::Tag
+    } else {
+        Kind::Kept
+    })
+}
+
+fn read_player(cols: &Cols) -> Result<Player, TrfError> {
+    let rank = cols
+        .number(player::RANK, 1, 9999)?
+        .ok_or_else(|| TrfError::new(TrfErrorKind::Missing, cols.at(player::RANK)))?;
+    let mut p = Player {
+        line: cols.line,
+        rank: rank as u32,
+        sex: cols.one_of(player::SEX, SEXES, "m, w")?,
+        title: cols.text(player::TITLE),
+        name: cols.text(player::NAME),
+        rating: cols.number(player::RATING, 0, 9999)?.map(|n| n as u32),
+        federation: cols.text(player::FEDERATION),
+        fide_id: cols.number(player::FIDE_ID, 1, 99_999_999_999)?,
+        birth: cols.text(player::BIRTH),
+        points: cols.points(player::POINTS)?,
+        place: cols.number(player::PLACE, 1, 9999)?.map(|n| n as u32),
+        rounds: Vec::new(),
+    };
+    let mut round = 1;
+    while cols.chars.len() >= round_fields(round)[0].first {
+        let [opp, colour, result] = round_fields(round);
+        let opponent = match cols.text(opp) {
+            Some(t) if t.chars().all(|c| c == '0') => None,
+            Some(_) => cols.number(opp, 1, 9999)?.map(|n| n as u32),
+            None => None,
+        };
+        let colour_char = cols.one_of(colour, COLOURS, "w, b, -")?;
+        let colour_value = match colour_char.map(|c| c.to_ascii_lowercase()) {
+            Some('w') => Some(Color::White),
+            Some('b') => Some(Color::Black),
+            _ => None,
+        };
+        let result_value = match cols.text(result) {
+            None => None,
+            Some(t) => Some(
+                t.chars()
+                    .next()
+                    .and_then(ResultCode::from_char)
+                    .filter(|_| t.chars().count() == 1)
+                    .ok_or_else(|| {
+                        TrfError::new(
+                            TrfErrorKind::NotOneOf {
+                                value: t.clone(),
+                                expected: "1 = 0 + - W D L H F U Z X",
+                            },
+                            cols.at(result),
+                        )
+                    })?,
+            ),
+        };
+        // lichess's Swiss export writes Z for a game still being played (SwissTrf.scala,
+        // `Ongoing`): with an opponent it means "no result yet".
+        let result_value = match (opponent, result_value) {
+            (Some(_), Some(ResultCode::ZeroPointBye)) => None,
+            (_, r) => r,
+        };
+        let whole = Position::field(cols.line, opp.first, result.last, "round");
+        let inconsistent = |why| TrfError::new(TrfErrorKind::Inconsistent { why }, whole.clone());
+        if opponent == Some(p.rank) {
+            return Err(TrfError::new(TrfErrorKind::PlaysItself, cols.at(opp)));
+        }
+        match (opponent, colour_value, result_value) {
+            (Some(_), None, _) => {
+                return Err(inconsistent("a paired round needs the colour w or b"));
+            }
+            (None, Some(_), _) => {
+                return Err(inconsistent("a colour without an opponent (0000 is a bye)"));
+            }
+            (Some(_), _, Some(r)) if r.is_bye() => {
+                return Err(inconsistent("a bye code (H F U Z) with an opponent"));
+            }
+            (None, None, Some(r)) if !(r.is_bye() || r.is_forfeit() || r == ResultCode::Draw) => {
+                return Err(inconsistent("a game result without an opponent"));
+            }
+            _ => {}
+        }
+        p.rounds.push(RoundEntry {
+            opponent,
+            colour: colour_value,
+            result: result_value,
+        });
+        round += 1;
+    }
+    // Trailing blank blocks say nothing.
+    while p.rounds.last() == Some(&RoundEntry::default()) {
+        p.rounds.pop();
+    }
+    Ok(p)
+}
+
+impl Trf {
+    /// Read a file's bytes.
+    pub fn read(bytes: &[u8]) -> Result<Trf, TrfError> {
+        let (encoding, text) = decode(bytes);
+        let lines = split_lines(&text);
+        let mut trf = Trf {
+            encoding,
+            lines,
+            tags: Vec::new(),
+            players: Vec::new(),
+        };
+        let mut seen_record = false;
+        for (i, line) in trf.lines.iter().enumerate() {
+            let number = i + 1;
+            let chars: Vec<char> = line.text.chars().collect();
+            let k = match kind(&chars) {
+                Ok(k) => k,
+                Err(_) if !seen_record => {
+                    return Err(TrfError::new(
+                        TrfErrorKind::NotATrf {
+                            why: "its first line does not start with a record code such as 012 or 001",
+                        },
+                        Position::line(number),
+                    ));
+                }
+                Err(found) => {
+                    return Err(TrfError::new(
+                        TrfErrorKind::BadRecordCode { found },
+                        Position::field(number, 1, 3, "record code"),
+                    ));
+                }
+            };
+            if !chars.iter().all(|c| c.is_whitespace()) {
+                seen_record = true;
+            }
+            let cols = Cols {
+                line: number,
+                chars: &chars,
+            };
+            match k {
+                Kind::Player => trf.players.push(read_player(&cols)?),
+                Kind::Tag => {
+                    let code: String = chars.iter().take(3).collect();
+                    let value = cols.text(record::tag_value(&code)).unwrap_or_default();
+                    trf.tags.push(Tag {
+                        line: number,
+                        code,
+                        value,
+                    });
+                }
+                Kind::Kept => {}
+            }
+        }
+        if trf.players.is_empty() {
+            return Err(TrfError::new(
+                TrfErrorKind::NotATrf {
+                    why: "it has no player records (001)",
+                },
+                Position::line(0),
+            ));
+        }
+        trf.check_tags()?;
+        trf.check_pairings()?;
+        Ok(trf)
+    }
+
+    fn check_tags(&self) -> Result<(), TrfError> {
+        for t in &self.tags {
+            let at = |first: usize, last: usize| {
+                Position::field(t.line, first, last, record::tag_name(&t.code).unwrap_or(""))
+            };
+            let end = 4 + t.value.chars().count();
+            let number = t.value.chars().all(|c| c.is_ascii_digit());
+            match t.code.as_str() {
+                // A blank value says nothing.
+                _ if t.value.is_empty() => {}
+                "142" if !number => {
+                    return Err(TrfError::new(
+                        TrfErrorKind::NotANumber {
+                            value: t.value.clone(),
+                        },
+                        at(self.value_column(t), end),
+                    ));
+                }
+                "222" => {
+                    if let Err(p) = tc::parse(&t.value) {
+                        let col = self.value_column(t) + p.column - 1;
+                        return Err(TrfError::new(
+                            TrfErrorKind::BadTimeControl {
+                                value: t.value.clone(),
+                                why: p.why,
+                            },
+                            at(col, col),
+                        ));
+                    }
+                }
+                _ => {}
+            }
+        }
+        Ok(())
+    }
+
+    /// The column where a tag's trimmed value starts.
+    fn value_column(&self, t: &Tag) -> usize {
+        let text = &self.lines[t.line - 1].text;
+        let lead = text
+            .chars()
+            .skip(4)
+            .take_while(|c| c.is_whitespace())
+            .count();
+        5 + lead
+    }
+
+    fn check_pairings(&self) -> Result<(), TrfError> {
+        let mut by_rank = std::collections::HashMap::new();
+        for p in &self.players {
+            if let Some(first) = by_rank.insert(p.rank, p) {
+                return Err(TrfError::new(
+                    TrfErrorKind::DuplicateRank {
+                        rank: p.rank,
+                        first_line: first.line,
+                    },
+                    Position::field(
+                        p.line,
+                        player::RANK.first,
+                        player::RANK.last,
+                        "starting rank",
+                    ),
+                ));
+            }
+        }
+        for p in &self.players {
+            for (i, e) in p.rounds.iter().enumerate() {
+                let round = i + 1;
+                let Some(o) = e.opponent else { continue };
+                let [opp_f, colour_f, result_f] = round_fields(round);
+                let here = |f: Field| Position::field(p.line, f.first, f.last, f.name);
+                let Some(other) = by_rank.get(&o) else {
+                    return Err(TrfError::new(
+                        TrfErrorKind::UnknownOpponent { rank: o },
+                        here(opp_f),
+                    ));
+                };
+                let theirs = other.round(round).copied().unwrap_or_default();
+                let disagree = |f: Field, why| {
+                    TrfError::new(
+                        TrfErrorKind::PairingDisagrees {
+                            round,
+                            opponent: o,
+                            opponent_line: other.line,
+                            why,
+                        },
+                        here(f),
+                    )
+                };
+                if theirs.opponent != Some(p.rank) {
+                    return Err(disagree(
+                        opp_f,
+                        "the opponent's line names another opponent",
+                    ));
+                }
+                if theirs.colour == e.colour {
+                    return Err(disagree(colour_f, "both players have the same colour"));
+                }
+                let agree = match (e.result, theirs.result) {
+                    (None, None) => true,
+                    (Some(a), Some(b)) => a.agrees_with(b),
+                    _ => false,
+                };
+                if !agree {
+                    return Err(disagree(result_f, "the two results do not go together"));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The file's bytes: unchanged lines exactly as read.
+    pub fn write(&self) -> Vec<u8> {
+        let mut text = String::new();
+        if self.encoding == (Encoding::Utf8 { bom: true }) {
+            text.push('\u{feff}');
+        }
+        for l in &self.lines {
+            text.push_str(&l.text);
+            text.push_str(l.ending);
+        }
+        match self.encoding {
+            Encoding::Utf8 { .. } => text.into_bytes(),
+            // Every character came from one byte, or was written by us in ASCII.
+            Encoding::Latin1 => text.chars().map(|c| u32::from(c) as u8).collect(),
+        }
+    }
+
+    pub fn tag(&self, code: &str) -> Option<&str> {
+        self.tags
+            .iter()
+            .find(|t| t.code == code)
+            .map(|t| t.value.as_str())
+    }
+
+    /// Tag 012.
+    pub fn name(&self) -> Option<&str> {
+        self.tag("012")
+    }
+
+    /// Tag 222, TRF26's encoded time control (checked when read).
+    pub fn time_control(&self) -> Option<TrfTimeControl> {
+        self.tag("222").and_then(|v| tc::parse(v).ok())
+    }
+
+    /// The number of round blocks any player has.
+    pub fn rounds(&self) -> usize {
+        self.players
+            .iter()
+            .map(|p| p.rounds.len())
+            .max()
+            .unwrap_or(0)
+    }
+
+    pub fn player(&self, rank: u32) -> Option<&Player> {
+        self.players.iter().find(|p| p.rank == rank)
+    }
+
+    /// Fill in results: `(starting rank, round, code)` for each player. Either every change
+    /// is applied, or none (the error says which would not fit). The points column follows
+    /// (FIDE's default scoring) unless the file declares its own scoring (tag 162) or
+    /// leaves points blank.
+    pub fn set_results(&mut self, changes: &[(u32, usize, ResultCode)]) -> Result<(), TrfError> {
+        let adjust_points = self.tag("162").is_none();
+        let mut edits: Vec<(usize, usize, ResultCode, Option<u32>)> = Vec::new();
+        let mut points: std::collections::HashMap<usize, Option<u32>> = Default::default();
+        for &(rank, round, code) in changes {
+            let Some(pi) = self.players.iter().position(|p| p.rank == rank) else {
+                return Err(TrfError::new(
+                    TrfErrorKind::NoSuchPlayer { rank },
+                    Position::line(0),
+                ));
+            };
+            let p = &self.players[pi];
+            let Some(entry) = p.round(round) else {
+                return Err(TrfError::new(
+                    TrfErrorKind::NoSuchRound { round },
+                    Position::line(p.line),
+                ));
+            };
+            let before = points.get(&pi).copied().unwrap_or(p.points);
+            let after = if adjust_points {
+                before.map(|t| {
+                    (t + code.default_points())
+                        .saturating_sub(entry.result.map_or(0, |r| r.default_points()))
+                })
+            } else {
+                before
+            };
+            if let Some(t) = after {
+                let text = record::format_points(t);
+                if text.chars().count() > player::POINTS.last - player::POINTS.first + 1 {
+                    return Err(TrfError::new(
+                        TrfErrorKind::DoesNotFit { value: text },
+                        Position::field(
+                            p.line,
+                            player::POINTS.first,
+                            player::POINTS.last,
+                            "points",
+                        ),
+                    ));
+                }
+            }
+            points.insert(pi, after);
+            edits.push((pi, round, code, after));
+        }
+        for (pi, round, code, after) in edits {
+            let p = &mut self.players[pi];
+            if let Some(e) = p.rounds.get_mut(round - 1) {
+                e.result = Some(code);
+            }
+            p.points = after;
+            let line = &mut self.lines[p.line - 1];
+            let mut chars: Vec<char> = line.text.chars().collect();
+            let [_, _, result] = round_fields(round);
+            put(&mut chars, result, &code.as_char().to_string());
+            if let Some(t) = after {
+                put(&mut chars, player::POINTS, &record::format_points(t));
+            }
+            line.text = chars.into_iter().collect();
+        }
+        Ok(())
+    }
+}
+
+/// Write `value` right-aligned into a field, padding the line with spaces if it is
+/// shorter. The caller made sure it fits.
+fn put(chars: &mut Vec<char>, f: Field, value: &str) {
+    if chars.len() < f.last {
+        chars.resize(f.last, ' ');
+    }
+    let width = f.last - f.first + 1;
+    let padded = format!("{value:>width$}");
+    for (k, c) in padded.chars().enumerate() {
+        chars[f.first - 1 + k] = c;
+    }
+}

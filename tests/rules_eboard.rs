@@ -1,0 +1,154 @@
+//! 6.7a with an e-board: the press may reach the core before the move it completes (the
+//! board's field updates arrive after the lever frame). The move is owed by the presser
+//! and attached when the board shows it; the position is never lost. Pure core, instants
+//! passed as arguments.
+
+use hallclock::rules::game::{Event, Game, Input, Rejection, Score, Setup, Termination};
+use hallclock::rules::time_control::parse;
+use hallclock::rules::{Color, Millis};
+
+const T0: Millis = Millis(1_700_000_000_000);
+
+fn at(ms: i64) -> Millis {
+    T0 + Millis(ms)
+}
+
+fn started(fen: Option<&str>) -> Game {
+    let mut s = Setup::new("White", "Black", parse("300").unwrap(), T0);
+    s.default_time = Millis::from_mins(60);
+    s.fen = fen.map(String::from);
+    let mut g = Game::new(s).unwrap();
+    for side in Color::ALL {
+        let present = Input::Present {
+            side,
+            arbiter: "IA".into(),
+        };
+        apply(&mut g, &present, T0 - Millis(1)).unwrap();
+    }
+    for e in g.poll(T0) {
+        g.evolve(&e);
+    }
+    g
+}
+
+fn apply(g: &mut Game, input: &Input, now: Millis) -> Result<Vec<Event>, Rejection> {
+    let events = g.decide(input, now)?;
+    for e in &events {
+        g.evolve(e);
+    }
+    Ok(events)
+}
+
+fn press(g: &mut Game, side: Color, mv: Option<&str>, now: Millis) -> Vec<Event> {
+    let input = Input::Press {
+        side: Some(side),
+        mv: mv.map(String::from),
+    };
+    apply(g, &input, now).unwrap_or_else(|r| panic!("{input:?} rejected: {r}"))
+}
+
+fn late(g: &mut Game, mv: &str, now: Millis) -> Vec<Event> {
+    let input = Input::Move { mv: mv.into() };
+    apply(g, &input, now).unwrap_or_else(|r| panic!("{input:?} rejected: {r}"))
+}
+
+fn fen(g: &Game, now: Millis) -> Option<String> {
+    g.view(now).fen
+}
+
+#[test]
+fn rule_6_7a_a_move_read_after_its_press_is_attached_to_it() {
+    let mut g = started(None);
+    press(&mut g, Color::White, None, at(1000));
+    assert_eq!(g.move_owed(), Some(Color::White));
+    // The press counted at once: black's clock runs, white's time stopped at the press.
+    assert_eq!(g.view(at(1500)).running, Some(Color::Black));
+    let e = late(&mut g, "e2e4", at(1200));
+    assert!(
+        matches!(&e[..], [Event::MoveMade { side: Color::White, uci, san, .. }] if uci == "e2e4" && san == "e4"),
+        "{e:?}"
+    );
+    assert_eq!(g.move_owed(), None);
+    assert_eq!(
+        fen(&g, at(1200)).as_deref(),
+        Some("rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq - 0 1")
+    );
+    // The game goes on normally: black's move with its press.
+    press(&mut g, Color::Black, Some("e7e5"), at(3000));
+    assert_eq!(g.view(at(3000)).white.moves, 1);
+    assert_eq!(g.view(at(3000)).black.moves, 1);
+    assert!(fen(&g, at(3000)).is_some_and(|f| f.starts_with("rnbqkbnr/pppp1ppp/8/4p3/4P3/")));
+}
+
+#[test]
+fn rule_6_7a_both_presses_before_either_move_is_read() {
+    let mut g = started(None);
+    press(&mut g, Color::White, None, at(1000));
+    press(&mut g, Color::Black, None, at(1100));
+    assert_eq!(g.move_owed(), Some(Color::White));
+    assert_eq!(
+        fen(&g, at(1100)),
+        None,
+        "unknown until both moves are attached"
+    );
+    late(&mut g, "e2e4", at(1150));
+    assert_eq!(g.move_owed(), Some(Color::Black));
+    assert_eq!(fen(&g, at(1150)), None);
+    // Black's owed move is checked in the position after white's.
+    let r = g
+        .decide(&Input::Move { mv: "e2e4".into() }, at(1160))
+        .unwrap_err();
+    assert!(matches!(r, Rejection::BadMove { .. }), "{r:?}");
+    late(&mut g, "c5", at(1170));
+    assert_eq!(g.move_owed(), None);
+    assert!(fen(&g, at(1170)).is_some_and(|f| f.ends_with(" w KQkq - 0 2")));
+    press(&mut g, Color::White, Some("Nf3"), at(2000));
+}
+
+#[test]
+fn rule_6_7a_an_owed_move_that_mates_ends_the_game_when_attached() {
+    let mut g = started(Some(
+        "rnbqkbnr/pppp1ppp/8/4p3/6P1/5P2/PPPPP2P/RNBQKBNR b KQkq - 0 2",
+    ));
+    press(&mut g, Color::Black, None, at(1000));
+    let e = late(&mut g, "d8h4", at(1100));
+    assert!(matches!(e.last(), Some(Event::GameEnded { .. })), "{e:?}");
+    let r = g.result().map(|r| (r.score, r.termination.clone()));
+    assert_eq!(r, Some((Score::BlackWins, Termination::Checkmate)));
+}
+
+#[test]
+fn rule_6_7a_a_third_press_without_moves_leaves_the_position_unknown() {
+    let mut g = started(None);
+    press(&mut g, Color::White, None, at(1000));
+    press(&mut g, Color::Black, None, at(2000));
+    press(&mut g, Color::White, None, at(3000));
+    assert_eq!(g.move_owed(), None);
+    let r = g
+        .decide(&Input::Move { mv: "e2e4".into() }, at(3100))
+        .unwrap_err();
+    assert_eq!(r, Rejection::PositionUnknown);
+    // An arbiter's position ends it.
+    let set = Input::SetPosition {
+        fen: "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR b KQkq - 0 1".into(),
+        arbiter: "IA".into(),
+        reason: "clock-only board".into(),
+    };
+    apply(&mut g, &set, at(3200)).unwrap();
+    assert!(fen(&g, at(3200)).is_some());
+}
+
+#[test]
+fn rule_6_7a_the_state_is_the_fold_of_its_events_with_an_owed_move() {
+    let mut g = started(None);
+    let mut all = Vec::new();
+    all.extend(press(&mut g, Color::White, None, at(1000)));
+    all.extend(late(&mut g, "g1f3", at(1100)));
+    all.extend(press(&mut g, Color::Black, None, at(2000)));
+    all.extend(press(&mut g, Color::White, None, at(3000)));
+    let mut replay = started(None);
+    for e in &all {
+        replay.evolve(e);
+    }
+    assert_eq!(replay, g);
+}
