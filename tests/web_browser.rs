@@ -265,6 +265,12 @@ async fn an_arbiter_runs_a_round_from_the_browser() {
     println!("lever press to the page showing the move and Black running: {shown_after:?}");
     // Within a second on a quiet machine; generous here, as the machine is shared.
     assert!(shown_after < Duration::from_secs(5), "{shown_after:?}");
+    // A reload keeps the tile's last move (it comes from the board's recent events, not
+    // from the retained state).
+    c.refresh().await.unwrap();
+    chrome
+        .until("e4 on the tile after a reload", &format!("(document.querySelector('.tile[data-board=\"{b1}\"] .lastmove') || {{}}).textContent === 'last e4'"))
+        .await;
 
     // --- add_time from the board page's form changes the clock ---
     c.goto(&format!("{base}/board/{b1}")).await.unwrap();

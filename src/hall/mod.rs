@@ -693,6 +693,30 @@ impl Hall {
         }
     }
 
+    /// What every proven command passes before it acts, from MQTT or a web session alike:
+    /// the sender's role for this command (`may`), then the claim of its transaction.
+    /// `None` when it was refused or seen before (answered here already).
+    #[allow(clippy::too_many_arguments)]
+    fn authorize(
+        &self,
+        admitted: &Admitted,
+        may: impl FnOnce(&crate::auth::Identity) -> Result<(), Refusal>,
+        arbiter: &str,
+        transaction: &str,
+        set_topic: &str,
+        reply_to: ReplyTo,
+        action: &str,
+    ) -> Option<(answers::Key, ReplyTo)> {
+        if let Some(id) = &admitted.identity
+            && let Err(e) = may(id)
+        {
+            tracing::warn!(topic = ?set_topic, transaction = ?transaction, action, arbiter = %id.id, refusal = ?e, "command refused: forbidden");
+            self.respond(reply_to, transaction, action, Err(e));
+            return None;
+        }
+        self.claim(admitted, arbiter, transaction, set_topic, reply_to, action)
+    }
+
     /// Claim the transaction; `None` when it was seen before (answered here already).
     fn claim(
         &self,
@@ -800,21 +824,17 @@ impl Hall {
                 }),
             );
         };
-        if let Some(id) = &admitted.identity {
-            let mut allowed = id.may_command_board(&board);
-            if let (Ok(()), BoardAction::ReplaceClock { to: Some(to), .. }) =
-                (&allowed, &command.action)
-            {
-                allowed = id.may_command_board(to);
-            }
-            if let Err(e) = allowed {
-                tracing::warn!(board = ?board, transaction = ?transaction, action, arbiter = %id.id, refusal = ?e, "command refused: forbidden");
-                return self.respond(topic, &transaction, action, Err(e));
-            }
-        }
         let inbox = entry.inbox.clone();
-        let Some((key, topic)) = self.claim(
+        let may = |id: &crate::auth::Identity| {
+            id.may_command_board(&board)?;
+            match &command.action {
+                BoardAction::ReplaceClock { to: Some(to), .. } => id.may_command_board(to),
+                _ => Ok(()),
+            }
+        };
+        let Some((key, topic)) = self.authorize(
             &admitted,
+            may,
             &command.arbiter,
             &transaction,
             &set_topic,
@@ -965,15 +985,10 @@ impl Hall {
             Err(bad) => return self.respond_bad(topic, bad),
         };
         let (transaction, action) = (command.transaction.clone(), command.action.name());
-        if let Some(id) = &admitted.identity {
-            let reads = matches!(command.action, HallAction::Replay { .. });
-            if let Err(e) = id.may_command_hall(action, reads) {
-                tracing::warn!(transaction = ?transaction, action, arbiter = %id.id, refusal = ?e, "command refused: forbidden");
-                return self.respond(topic, &transaction, action, Err(e));
-            }
-        }
-        let Some((key, topic)) = self.claim(
+        let reads = matches!(command.action, HallAction::Replay { .. });
+        let Some((key, topic)) = self.authorize(
             &admitted,
+            |id| id.may_command_hall(action, reads),
             &command.arbiter,
             &transaction,
             &set_topic,
