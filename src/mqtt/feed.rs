@@ -24,6 +24,9 @@ pub struct FeedItem {
     /// What the public may see of it, worked out once for every subscriber (the web's
     /// filter; `None` inside: nothing).
     pub public: std::sync::OnceLock<Option<Vec<u8>>>,
+    /// The web's live SSE frame of it, per audience (arbiters, public), made once and
+    /// shared by every open screen: 50 dashboards cost one formatting, not 50.
+    pub frames: [std::sync::OnceLock<Option<bytes::Bytes>>; 2],
 }
 
 /// Where a subscription starts.
@@ -114,6 +117,7 @@ impl Feed {
             payload: payload.to_vec(),
             retained,
             public: std::sync::OnceLock::new(),
+            frames: Default::default(),
         });
         s.next_id += 1;
         if retained {

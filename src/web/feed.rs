@@ -12,10 +12,11 @@ use std::convert::Infallible;
 use std::sync::{Arc, Mutex};
 
 use axum::Json;
+use axum::body::Body;
 use axum::extract::{Path, State};
-use axum::http::{HeaderMap, HeaderValue};
-use axum::response::sse::{Event, KeepAlive, Sse};
+use axum::http::{HeaderMap, HeaderValue, header};
 use axum::response::{IntoResponse, Response};
+use bytes::Bytes;
 use futures_util::Stream;
 use serde_json::Value;
 use tokio::sync::{broadcast, watch};
@@ -81,38 +82,67 @@ pub fn filter(audience: Audience, topic: &str, payload: &[u8]) -> Option<Vec<u8>
     }
 }
 
-fn message(item: &FeedItem, audience: Audience, with_id: bool) -> Option<Event> {
-    let payload: &[u8] = match audience {
-        Audience::Arbiters => &item.payload,
-        // Filtered once per item, not once per open screen.
+/// An SSE frame: `data` split into `data:` lines, as the browser joins them again.
+fn frame(event: Option<&str>, id: Option<u64>, data: &[&[u8]]) -> Bytes {
+    let mut out = Vec::with_capacity(data.iter().map(|d| d.len() + 16).sum::<usize>() + 32);
+    if let Some(e) = event {
+        out.extend_from_slice(b"event: ");
+        out.extend_from_slice(e.as_bytes());
+        out.push(b'\n');
+    }
+    if let Some(id) = id {
+        out.extend_from_slice(format!("id: {id}\n").as_bytes());
+    }
+    for part in data {
+        for line in part.split(|b| *b == b'\n') {
+            out.extend_from_slice(b"data: ");
+            out.extend_from_slice(line.strip_suffix(b"\r").unwrap_or(line));
+            out.push(b'\n');
+        }
+    }
+    out.push(b'\n');
+    Bytes::from(out)
+}
+
+/// What `audience` may see of `item`, worked out once per item (not per open screen).
+fn visible(item: &FeedItem, audience: Audience) -> Option<&[u8]> {
+    match audience {
+        Audience::Arbiters => Some(&item.payload),
         Audience::Public => item
             .public
             .get_or_init(|| filter(Audience::Public, &item.topic, &item.payload))
-            .as_deref()?,
-    };
-    let e = Event::default().data(format!(
-        "{}\n{}",
-        item.topic,
-        String::from_utf8_lossy(payload)
-    ));
-    Some(if with_id {
-        e.id(item.id.to_string())
-    } else {
-        e
-    })
+            .as_deref(),
+    }
 }
 
-fn start_events(start: Start, audience: Audience, out: &mut VecDeque<Event>) {
+/// `<topic>\n<payload>`; live items carry their id (a reconnection resumes after it),
+/// snapshot items none. A live item's frame is made once and shared by all subscribers.
+fn message(item: &FeedItem, audience: Audience, with_id: bool) -> Option<Bytes> {
+    let make = || {
+        let payload = visible(item, audience)?;
+        let id = with_id.then_some(item.id);
+        Some(frame(None, id, &[item.topic.as_bytes(), payload]))
+    };
+    if !with_id {
+        return make();
+    }
+    let slot = match audience {
+        Audience::Arbiters => &item.frames[0],
+        Audience::Public => &item.frames[1],
+    };
+    slot.get_or_init(make).clone()
+}
+
+fn start_events(start: Start, audience: Audience, out: &mut VecDeque<Bytes>) {
     match start {
         Start::Snapshot { items, as_of } => {
-            out.push_back(Event::default().event("snapshot").data("start"));
+            out.push_back(frame(Some("snapshot"), None, &[b"start"]));
             out.extend(items.iter().filter_map(|i| message(i, audience, false)));
-            out.push_back(
-                Event::default()
-                    .event("ready")
-                    .id(as_of.to_string())
-                    .data(as_of.to_string()),
-            );
+            out.push_back(frame(
+                Some("ready"),
+                Some(as_of),
+                &[as_of.to_string().as_bytes()],
+            ));
         }
         Start::Resume(items) => {
             out.extend(items.iter().filter_map(|i| message(i, audience, true)));
@@ -120,10 +150,13 @@ fn start_events(start: Start, audience: Audience, out: &mut VecDeque<Event>) {
     }
 }
 
+/// A comment line every so often keeps proxies and browsers from closing an idle feed.
+const KEEP_ALIVE: std::time::Duration = std::time::Duration::from_secs(15);
+
 struct Subscriber {
     feed: Feed,
     audience: Audience,
-    pending: VecDeque<Event>,
+    pending: VecDeque<Bytes>,
     rx: broadcast::Receiver<Arc<FeedItem>>,
     closed: watch::Receiver<bool>,
 }
@@ -131,6 +164,7 @@ struct Subscriber {
 enum Next {
     Item(Arc<FeedItem>),
     Lagged,
+    Idle,
     End,
 }
 
@@ -148,7 +182,7 @@ impl Subscriber {
         }
     }
 
-    async fn next(mut self) -> Option<(Result<Event, Infallible>, Subscriber)> {
+    async fn next(mut self) -> Option<(Result<Bytes, Infallible>, Subscriber)> {
         loop {
             if let Some(e) = self.pending.pop_front() {
                 return Some((Ok(e), self));
@@ -160,9 +194,11 @@ impl Subscriber {
                     Err(broadcast::error::RecvError::Lagged(_)) => Next::Lagged,
                     Err(broadcast::error::RecvError::Closed) => Next::End,
                 },
+                _ = tokio::time::sleep(KEEP_ALIVE) => Next::Idle,
             };
             match next {
                 Next::End => return None,
+                Next::Idle => self.pending.push_back(Bytes::from_static(b":\n\n")),
                 Next::Item(item) => {
                     if let Some(e) = message(&item, self.audience, true) {
                         self.pending.push_back(e);
@@ -188,14 +224,17 @@ fn last_event_id(headers: &HeaderMap) -> Option<u64> {
 
 fn sse(feed: Feed, audience: Audience, after: Option<u64>) -> Response {
     let sub = Subscriber::new(feed, audience, after);
-    let stream: std::pin::Pin<Box<dyn Stream<Item = Result<Event, Infallible>> + Send>> =
+    let stream: std::pin::Pin<Box<dyn Stream<Item = Result<Bytes, Infallible>> + Send>> =
         Box::pin(futures_util::stream::unfold(sub, Subscriber::next));
-    let mut r = Sse::new(stream)
-        .keep_alive(KeepAlive::default())
-        .into_response();
+    let mut r = Body::from_stream(stream).into_response();
+    let h = r.headers_mut();
+    h.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/event-stream"),
+    );
+    h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
     // nginx buffers proxied responses unless told not to; a feed must not be buffered.
-    r.headers_mut()
-        .insert("x-accel-buffering", HeaderValue::from_static("no"));
+    h.insert("x-accel-buffering", HeaderValue::from_static("no"));
     r
 }
 
