@@ -354,6 +354,10 @@ async fn an_arbiter_runs_a_round_from_the_browser() {
             &format!("!document.querySelector('.tile[data-board=\"{b2}\"] .badge.alert').hidden"),
         )
         .await;
+    // A page opened after the board's later events (add_time) still shows its last move.
+    chrome
+        .until("e4 on the tile of a page opened later", &format!("(document.querySelector('.tile[data-board=\"{b1}\"] .lastmove') || {{}}).textContent === 'last e4'"))
+        .await;
     // Let the clocks move a little for the picture.
     tokio::time::sleep(Duration::from_millis(500)).await;
     let hall_shot = chrome.shot("hall").await;

@@ -331,6 +331,24 @@ impl History {
         h.events.push_back(item.clone());
     }
 
+    /// Every board's events: `{board: [event, …]}`.
+    fn all(&self, audience: Audience) -> Value {
+        let boards: Vec<String> = {
+            let map = self
+                .inner
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            map.keys().cloned().collect()
+        };
+        let mut out = serde_json::Map::new();
+        for b in boards {
+            if let Some(e) = self.events(&b, audience) {
+                out.insert(b, Value::Array(e));
+            }
+        }
+        Value::Object(out)
+    }
+
     fn events(&self, board: &str, audience: Audience) -> Option<Vec<Value>> {
         let map = self
             .inner
@@ -371,6 +389,19 @@ pub async fn history(
     Path(board): Path<String>,
 ) -> Result<Json<Value>, WebError> {
     board_events(&state, &board, Audience::Arbiters)
+}
+
+/// `GET /api/boards/events`: every board's recent events in one answer, for the hall
+/// page. One request, not one per board: a browser opens at most six connections to a
+/// host and the feed holds one, so 200 requests queued behind each other and the tiles
+/// of a reloaded page waited (or, a connection stalled, never got their last move).
+pub async fn all_history(State(state): State<AppState>, _who: Arbiter) -> Json<Value> {
+    Json(state.history().all(Audience::Arbiters))
+}
+
+/// `GET /api/public/boards/events`: filtered as the public feed is.
+pub async fn public_all_history(State(state): State<AppState>) -> Json<Value> {
+    Json(state.history().all(Audience::Public))
 }
 
 /// `GET /api/public/board/{board}/events`: filtered as the public feed is.

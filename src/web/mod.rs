@@ -128,6 +128,8 @@ pub fn router(state: AppState) -> Router {
         .route("/api/feed", get(feed::arbiters))
         .route("/api/public/feed", get(feed::public))
         .route("/api/board/{board}/events", get(feed::history))
+        .route("/api/boards/events", get(feed::all_history))
+        .route("/api/public/boards/events", get(feed::public_all_history))
         .route(
             "/api/public/board/{board}/events",
             get(feed::public_history),

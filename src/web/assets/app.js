@@ -199,6 +199,28 @@ async function loadHistory(boardId) {
   } catch (_) { /* the feed will bring what follows */ }
 }
 
+/**
+ * Every board's move list and log in one request (the hall page): one per board would
+ * queue behind the browser's six connections to a host, and tiles waited for theirs.
+ */
+async function loadAllHistory() {
+  const url = PUBLIC ? "/api/public/boards/events" : "/api/boards/events";
+  try {
+    const r = await fetch(url, { credentials: "same-origin" });
+    if (!r.ok) return;
+    const all = await r.json();
+    for (const [boardId, events] of Object.entries(all)) {
+      const b = board(boardId);
+      if (b.historyLoaded) continue;
+      resetBoardHistory(boardId);
+      for (const ev of /** @type {any[]} */ (events)) noteEvent(boardId, ev);
+      b.historyLoaded = true;
+      dirty.boards.add(boardId);
+    }
+    renderSoon();
+  } catch (_) { /* the feed will bring what follows */ }
+}
+
 /** @type {Set<string>} */
 const gapChecks = new Set();
 /** Boards changed since the last render; `all` when something hall-wide changed. */
@@ -284,7 +306,7 @@ function connect() {
     // Move lists for boards the page shows (a page that opened mid-game).
     const view = currentBoard();
     if (view && !board(view).historyLoaded) loadHistory(view);
-    if (!view) for (const id of store.boards.keys()) if (!board(id).historyLoaded) loadHistory(id);
+    if (!view && [...store.boards.values()].some((b) => !b.historyLoaded)) loadAllHistory();
   });
   source.onmessage = (e) => {
     const t0 = performance.now();
@@ -1084,5 +1106,11 @@ async function main() {
   else hallView();
   requestAnimationFrame(tick);
 }
+
+// A page left (or kept in the back-forward cache) closes its feed: the browser holds at
+// most six connections to a host, and feeds left open by earlier pages starved the next
+// page's requests (a hall page after five others never got its boards' last moves).
+window.addEventListener("pagehide", () => { if (source) { source.close(); source = null; } });
+window.addEventListener("pageshow", (e) => { if (e.persisted && !source) connect(); });
 
 main();
