@@ -308,6 +308,8 @@ async fn an_arbiter_runs_a_round_from_the_browser() {
         "{before} → {after}"
     );
     chrome.until("the move list", "document.querySelector('#moves tbody td:nth-child(2)') && document.querySelector('#moves tbody td:nth-child(2)').textContent === 'e4'").await;
+    // The clock after e4, though the e-board's move is published after its press.
+    chrome.until("the clock after e4", "document.querySelector('#moves tbody td:nth-child(3)') && document.querySelector('#moves tbody td:nth-child(3)').textContent.includes(':')").await;
     let added = rig.watcher.event(&b1, "time_added").await;
     assert_eq!(
         added["arbiter"], "IA Chief Test",

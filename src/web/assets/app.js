@@ -14,7 +14,7 @@
  *   time_control: string|null, adjournment?: any, draw_offer?: any}} State
  * @typedef {{state: State|null, online: boolean, events: any[], lastSeq: number,
  *   lastMove: string, lastUci: string, moves: {no: number, side: string, san: string, clock: number|null}[],
- *   historyLoaded: boolean}} BoardData
+ *   historyLoaded: boolean, earlyPress: Object<string, number|null>}} BoardData
  */
 
 const PUBLIC = location.pathname === "/public";
@@ -120,7 +120,7 @@ function resultText(result) {
 function board(id) {
   let b = store.boards.get(id);
   if (!b) {
-    b = { state: null, online: false, events: [], lastSeq: 0, lastMove: "", lastUci: "", moves: [], historyLoaded: false };
+    b = { state: null, online: false, events: [], lastSeq: 0, lastMove: "", lastUci: "", moves: [], historyLoaded: false, earlyPress: {} };
     store.boards.set(id, b);
   }
   return b;
@@ -160,23 +160,27 @@ function noteEvent(boardId, ev) {
   if (b.events.length > 3000) b.events.splice(0, b.events.length - 3000);
   if (ev.event === "move_made" || ev.event === "sealed_move_played") {
     const mine = b.moves.filter((m) => m.side === ev.side).length;
-    b.moves.push({ no: mine + 1, side: ev.side, san: ev.san, clock: null });
+    // An e-board move is published after the press that ended it (the board is read once
+    // still): that press's clock is this move's.
+    const early = b.earlyPress[ev.side];
+    b.earlyPress[ev.side] = null;
+    b.moves.push({ no: mine + 1, side: ev.side, san: ev.san, clock: early === undefined ? null : early });
     b.lastMove = ev.san;
     b.lastUci = ev.uci;
   } else if (ev.event === "pressed") {
+    let last = null;
     for (let i = b.moves.length - 1; i >= 0; i--) {
-      if (b.moves[i].side === ev.side) {
-        if (b.moves[i].clock === null) b.moves[i].clock = ev.remaining_ms;
-        break;
-      }
+      if (b.moves[i].side === ev.side) { last = b.moves[i]; break; }
     }
+    if (last && last.clock === null) last.clock = ev.remaining_ms;
+    else b.earlyPress[ev.side] = ev.remaining_ms;
   }
 }
 
 /** @param {string} boardId */
 function resetBoardHistory(boardId) {
   const b = board(boardId);
-  b.events = []; b.moves = []; b.lastSeq = 0; b.lastMove = ""; b.lastUci = "";
+  b.events = []; b.moves = []; b.lastSeq = 0; b.lastMove = ""; b.lastUci = ""; b.earlyPress = {};
 }
 
 /**
