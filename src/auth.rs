@@ -162,6 +162,8 @@ pub struct Account {
     /// board whose id starts with what precedes it). `None`: every board.
     pub boards: Option<Vec<String>>,
     pub key: Key,
+    /// For logging in to the dashboard; `None`: this account signs only (no login).
+    pub password: Option<PasswordHash>,
 }
 
 /// Whether a board list (`None`: all) covers `board`.
@@ -203,6 +205,9 @@ struct AccountForm {
     /// Hex. HMAC needs the key itself on the server, so it cannot be stored hashed: the
     /// file is root's alone (0600), see docs/SECURITY.md.
     key: String,
+    /// The dashboard password, hashed ([`PasswordHash`]); absent: no login.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    password: Option<String>,
 }
 
 /// Problems with the arbiters file.
@@ -314,6 +319,12 @@ impl Arbiters {
                 ));
             }
             let key = Key::from_hex(&a.key).map_err(|e| bad(format!("key: {e}")))?;
+            let password = match &a.password {
+                None => None,
+                Some(text) => Some(PasswordHash::parse(text).ok_or_else(|| {
+                    bad(format!("password: not a '{PBKDF2}$ITERATIONS$SALT$HASH' hash (set one with `hallclock arbiter reset {} --password`)", a.id))
+                })?),
+            };
             if let Some(first) = names.insert(a.name.clone(), a.id.clone()) {
                 return Err(bad(format!(
                     "name: '{}' is also the name of '{first}'; the journal must tell them apart",
@@ -332,6 +343,7 @@ impl Arbiters {
                 role: a.role,
                 boards: a.boards,
                 key,
+                password,
             };
             if out.accounts.insert(a.id.clone(), account).is_some() {
                 return Err(bad("id: appears twice".into()));
@@ -352,6 +364,7 @@ impl Arbiters {
                     role: a.role,
                     boards: a.boards.clone(),
                     key: a.key.to_hex(),
+                    password: a.password.as_ref().map(PasswordHash::to_text),
                 })
                 .collect(),
         };
@@ -410,6 +423,7 @@ impl Arbiters {
                 role,
                 boards,
                 key: key.clone(),
+                password: None,
             },
         );
         // The same checks as loading, so nothing written fails to load.
@@ -435,6 +449,153 @@ impl Arbiters {
         account.key = Key::generate();
         Ok(account.key.clone())
     }
+
+    /// Set (or replace) `id`'s dashboard password; the key is left as it is.
+    pub fn set_password(&mut self, id: &str, password: &str) -> Result<(), ArbitersError> {
+        self.set_password_with(id, password, PBKDF2_ITERATIONS)
+    }
+
+    /// [`Arbiters::set_password`] with fewer iterations: for tests, whose debug builds
+    /// would spend seconds on each login otherwise.
+    pub fn set_password_with(
+        &mut self,
+        id: &str,
+        password: &str,
+        iterations: u32,
+    ) -> Result<(), ArbitersError> {
+        check_password(password).map_err(ArbitersError::Invalid)?;
+        let account = self
+            .accounts
+            .get_mut(id)
+            .ok_or_else(|| ArbitersError::NoSuchArbiter(id.into()))?;
+        account.password = Some(PasswordHash::new(password, iterations));
+        Ok(())
+    }
+
+    /// The identity whose password this is. Slow on purpose (a password hash): call it
+    /// off the I/O threads. An unknown id costs as much as a wrong password, so the time
+    /// does not tell which ids exist.
+    pub fn login(&self, id: &str, password: &str) -> Option<Identity> {
+        match self.accounts.get(id) {
+            Some(a) => match &a.password {
+                Some(h) if h.verify(password) => Some(Identity::of(a)),
+                _ => None,
+            },
+            None => {
+                let _ = DUMMY_HASH.verify(password);
+                None
+            }
+        }
+    }
+}
+
+/// What a dashboard password must be: long enough to resist guessing over the LAN.
+pub fn check_password(password: &str) -> Result<(), String> {
+    if password.chars().count() < 8 {
+        return Err("a password needs at least 8 characters".into());
+    }
+    if password.chars().any(char::is_control) {
+        return Err("a password has no control characters".into());
+    }
+    Ok(())
+}
+
+const PBKDF2: &str = "pbkdf2-sha256";
+
+/// Iterations for new hashes: about 0.1 s on a Raspberry Pi 4, once per login.
+pub const PBKDF2_ITERATIONS: u32 = 100_000;
+
+/// What an unknown id is checked against (its password is nobody's).
+static DUMMY_HASH: std::sync::LazyLock<PasswordHash> = std::sync::LazyLock::new(|| PasswordHash {
+    iterations: PBKDF2_ITERATIONS,
+    salt: vec![0; 16],
+    hash: [0; 32],
+});
+
+/// A dashboard password as stored: salted PBKDF2-HMAC-SHA256, written
+/// `pbkdf2-sha256$<iterations>$<salt hex>$<hash hex>`. Unlike the HMAC key, the server
+/// never needs the password itself.
+#[derive(Clone, PartialEq, Eq)]
+pub struct PasswordHash {
+    iterations: u32,
+    salt: Vec<u8>,
+    hash: [u8; 32],
+}
+
+impl std::fmt::Debug for PasswordHash {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "PasswordHash({PBKDF2}, {} iterations)", self.iterations)
+    }
+}
+
+impl PasswordHash {
+    /// A fresh salt and the hash of `password`.
+    pub fn new(password: &str, iterations: u32) -> PasswordHash {
+        use rand::RngCore;
+        let mut salt = vec![0u8; 16];
+        rand::rngs::OsRng.fill_bytes(&mut salt);
+        let iterations = iterations.max(1);
+        let hash = pbkdf2(password.as_bytes(), &salt, iterations);
+        PasswordHash {
+            iterations,
+            salt,
+            hash,
+        }
+    }
+
+    pub fn parse(text: &str) -> Option<PasswordHash> {
+        let mut parts = text.split('$');
+        if parts.next()? != PBKDF2 {
+            return None;
+        }
+        let iterations: u32 = parts.next()?.parse().ok().filter(|n| *n > 0)?;
+        let salt = hex_decode(parts.next()?)?;
+        let hash: [u8; 32] = hex_decode(parts.next()?)?.try_into().ok()?;
+        parts.next().is_none().then_some(PasswordHash {
+            iterations,
+            salt,
+            hash,
+        })
+    }
+
+    pub fn to_text(&self) -> String {
+        format!(
+            "{PBKDF2}${}${}${}",
+            self.iterations,
+            hex_encode(&self.salt),
+            hex_encode(&self.hash)
+        )
+    }
+
+    /// Constant-time in the hash's bytes.
+    pub fn verify(&self, password: &str) -> bool {
+        let got = pbkdf2(password.as_bytes(), &self.salt, self.iterations);
+        got.iter()
+            .zip(self.hash)
+            .fold(0u8, |acc, (x, y)| acc | (x ^ y))
+            == 0
+    }
+}
+
+/// PBKDF2-HMAC-SHA256 with one 32-byte block (RFC 8018 §5.2).
+fn pbkdf2(password: &[u8], salt: &[u8], iterations: u32) -> [u8; 32] {
+    let Ok(mac) = HmacSha256::new_from_slice(password) else {
+        return [0; 32];
+    };
+    let mut first = mac.clone();
+    first.update(salt);
+    first.update(&1u32.to_be_bytes());
+    let mut u: [u8; 32] = first.finalize().into_bytes().into();
+    let mut out = u;
+    for _ in 1..iterations {
+        let mut m = mac.clone();
+        m.update(&u);
+        u = m.finalize().into_bytes().into();
+        for (o, x) in out.iter_mut().zip(u) {
+            *o ^= x;
+        }
+    }
+    out
 }
 
 /// How the hall takes commands (`[security] commands`).
@@ -456,13 +617,18 @@ pub struct Identity {
 }
 
 impl Identity {
-    fn of(a: &Account) -> Identity {
+    pub fn of(a: &Account) -> Identity {
         Identity {
             id: a.id.clone(),
             name: a.name.clone(),
             role: a.role,
             boards: a.boards.clone(),
         }
+    }
+
+    /// For an arbiter, the boards it may command (`None`: every board).
+    pub fn boards(&self) -> Option<&[String]> {
+        self.boards.as_deref()
     }
 
     /// A command for `board`.
@@ -709,6 +875,39 @@ mod tests {
             .admit(topic, cmd.to_string().as_bytes(), Millis(1_000_000))
             .unwrap_err();
         assert!(matches!(e.refusal, Refusal::Unsigned { .. }), "{e:?}");
+    }
+
+    #[test]
+    fn pbkdf2_matches_rfc_7914_vector() {
+        // RFC 7914 §11: PBKDF2-HMAC-SHA256, P="passwd", S="salt", c=1, first 32 bytes.
+        assert_eq!(
+            hex_encode(&pbkdf2(b"passwd", b"salt", 1)),
+            "55ac046e56e3089fec1691c22544b605f94185216dde0465e68b9d57c20dacbc"
+        );
+    }
+
+    #[test]
+    fn a_password_logs_in_only_its_account_and_survives_the_file() {
+        let mut a = Arbiters::default();
+        a.add("ia-1", "IA One", Role::Arbiter, None).unwrap();
+        a.add("v", "Viewer", Role::Viewer, None).unwrap();
+        assert!(a.login("ia-1", "right horse").is_none(), "no password yet");
+        a.set_password("ia-1", "right horse").unwrap();
+        assert!(a.set_password("v", "short").is_err());
+        assert!(a.set_password("nobody", "long enough").is_err());
+        let a = Arbiters::parse(&a.to_toml()).unwrap();
+        assert_eq!(
+            a.login("ia-1", "right horse").map(|i| i.name),
+            Some("IA One".into())
+        );
+        assert!(a.login("ia-1", "wrong horse").is_none());
+        assert!(a.login("v", "right horse").is_none());
+        assert!(a.login("nobody", "right horse").is_none());
+        let e = Arbiters::parse(
+            "[[arbiter]]\nid = \"x\"\nname = \"n\"\nrole = \"chief\"\nkey = \"00112233445566778899aabbccddeeff\"\npassword = \"plain\"\n",
+        )
+        .unwrap_err();
+        assert!(e.to_string().contains("arbiter[0] (x): password"), "{e}");
     }
 
     #[test]

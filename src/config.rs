@@ -58,8 +58,30 @@ pub struct Config {
     pub defaults: EventDefaults,
     pub link: LinkSettings,
     pub log: LogConfig,
+    pub web: WebConfig,
     pub security: SecurityConfig,
     pub boards: Vec<BoardConfig>,
+}
+
+/// `[web]`: the arbiters' dashboard (docs/DASHBOARD.md).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WebConfig {
+    pub enabled: bool,
+    /// `address:port`; the default listens on every interface (the hall's LAN).
+    pub listen: String,
+    /// Mark the session cookie `Secure` (behind a TLS proxy that does not send
+    /// `X-Forwarded-Proto`).
+    pub secure_cookies: bool,
+}
+
+impl Default for WebConfig {
+    fn default() -> Self {
+        WebConfig {
+            enabled: true,
+            listen: "0.0.0.0:8080".into(),
+            secure_cookies: false,
+        }
+    }
 }
 
 /// `[hall]`: who this daemon is.
@@ -566,6 +588,7 @@ impl Config {
         self.validate_defaults(&mut out);
         self.validate_sync_window(&mut out);
         self.validate_link(&mut out);
+        self.validate_web(&mut out);
         if !LOG_LEVELS.contains(&self.log.level.as_str()) {
             out.push(Problem::error(
                 "log.level",
@@ -791,6 +814,22 @@ impl Config {
         }
     }
 
+    fn validate_web(&self, out: &mut Vec<Problem>) {
+        let w = &self.web;
+        if !w.enabled {
+            return;
+        }
+        if w.listen.parse::<std::net::SocketAddr>().is_err() {
+            out.push(Problem::error(
+                "web.listen",
+                format!(
+                    "'{}' is not an address:port (e.g. \"0.0.0.0:8080\", \"[::]:8080\", \"127.0.0.1:8080\" behind a proxy)",
+                    w.listen
+                ),
+            ));
+        }
+    }
+
     fn validate_boards(&self, out: &mut Vec<Problem>) {
         if self.boards.is_empty() {
             out.push(Problem::warning(
@@ -917,6 +956,11 @@ impl Config {
         t.section("log");
         t.string("level", &self.log.level);
 
+        let w = &self.web;
+        t.section("web");
+        t.raw("enabled", w.enabled);
+        t.string("listen", &w.listen);
+        t.raw("secure_cookies", w.secure_cookies);
         t.section("security");
         t.string("commands", name_of(COMMANDS, self.security.commands));
         t.path("arbiters", &self.security.arbiters);
@@ -1294,9 +1338,10 @@ struct Walk {
 }
 
 const ROOT_KEYS: &[&str] = &[
-    "hall", "broker", "defaults", "link", "log", "security", "boards",
+    "hall", "broker", "defaults", "link", "log", "security", "web", "boards",
 ];
 const SECURITY_KEYS: &[&str] = &["commands", "arbiters", "window_secs"];
+const WEB_KEYS: &[&str] = &["enabled", "listen", "secure_cookies"];
 const HALL_KEYS: &[&str] = &["id", "state_dir", "sync_window_ms"];
 const BROKER_KEYS: &[&str] = &[
     "host",
@@ -1475,6 +1520,12 @@ impl Walk {
             self.field(t, s, "arbiters", &mut sec.arbiters, path);
             self.field(t, s, "window_secs", &mut sec.window_secs, integer::<u32>);
         }
+        if let Some(t) = self.table(root, "", "web") {
+            let w = &mut c.web;
+            self.field(t, "web", "enabled", &mut w.enabled, boolean);
+            self.field(t, "web", "listen", &mut w.listen, string);
+            self.field(t, "web", "secure_cookies", &mut w.secure_cookies, boolean);
+        }
 
         c.boards = self.boards(root);
         c
@@ -1561,6 +1612,7 @@ impl Walk {
                     "defaults.clock" => CLOCK_KEYS,
                     "link" => LINK_KEYS,
                     "log" => LOG_KEYS,
+                    "web" => WEB_KEYS,
                     "security" => SECURITY_KEYS,
                     _ => &[],
                 };

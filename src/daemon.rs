@@ -63,6 +63,54 @@ pub fn settings(config: &Config) -> HallSettings {
     }
 }
 
+/// Who may log in to the dashboard: the hall's arbiters (those with a password). With
+/// `commands = "open"` the hall holds no accounts, so the file is read for the dashboard
+/// alone, when there is one.
+pub fn web_arbiters(config: &Config, security: &crate::auth::Security) -> crate::auth::Arbiters {
+    match security {
+        crate::auth::Security::Signed { arbiters, .. } => arbiters.clone(),
+        crate::auth::Security::Open => {
+            crate::auth::Arbiters::load(&config.security.arbiters).unwrap_or_default()
+        }
+    }
+}
+
+/// Start the dashboard of `[web]` for a running hall, with the accounts that may log in.
+/// A dashboard that cannot start is logged and the hall runs on without it: the clocks
+/// matter more.
+pub async fn start_web(
+    config: &Config,
+    running: &hall::RunningHall,
+    arbiters: crate::auth::Arbiters,
+) -> Option<crate::web::RunningWeb> {
+    let w = &config.web;
+    if !w.enabled {
+        return None;
+    }
+    let Ok(listen) = w.listen.parse() else {
+        tracing::error!(listen = %w.listen, "web.listen is not address:port; no dashboard");
+        return None;
+    };
+    if arbiters.accounts().all(|a| a.password.is_none()) {
+        tracing::warn!(
+            "no arbiter has a dashboard password: nobody can log in (`hallclock arbiter reset ID --password`); /public works"
+        );
+    }
+    let settings = crate::web::WebSettings {
+        listen,
+        secure_cookies: w.secure_cookies,
+    };
+    let state =
+        crate::web::AppState::for_hall(&config.hall.id, running, arbiters.into(), w.secure_cookies);
+    match crate::web::start(&settings, state).await {
+        Ok(web) => Some(web),
+        Err(e) => {
+            tracing::error!("dashboard not started: {e}");
+            None
+        }
+    }
+}
+
 /// Once a second, or twice per systemd watchdog period when that is shorter.
 fn heartbeat() -> Duration {
     let mut usec = 0;
@@ -125,7 +173,9 @@ pub async fn run(config: Config, path: std::path::PathBuf) -> Result<(), HallErr
         broker = %format!("{}:{}", settings.mqtt.host, settings.mqtt.port),
         "hallclock starting"
     );
+    let arbiters = web_arbiters(&config, &settings.security);
     let running = hall::start(settings)?;
+    let web = start_web(&config, &running, arbiters).await;
     // READY only after the broker was tried (a refusal is fine: the hall still runs).
     let _ = tokio::time::timeout(Duration::from_secs(10), running.publisher.first_attempt()).await;
     let mut broker = running.publisher.broker_state();
@@ -189,6 +239,10 @@ pub async fn run(config: Config, path: std::path::PathBuf) -> Result<(), HallErr
     tracing::info!("stopping");
     notify(&[sd_notify::NotifyState::Stopping]);
     running.stop().await;
+    if let Some(web) = web {
+        // The feeds ended with the hall; requests in flight get a moment to finish.
+        let _ = tokio::time::timeout(Duration::from_secs(5), web.task).await;
+    }
     Ok(())
 }
 
@@ -241,6 +295,9 @@ async fn reload(running: &hall::RunningHall, old: Config, path: &std::path::Path
     if new.log != old.log {
         needs_restart.push("[log]");
     }
+    if new.web != old.web {
+        needs_restart.push("[web]");
+    }
     if !needs_restart.is_empty() {
         tracing::warn!(
             "reload: changes to {} need a restart (systemctl restart hallclock); not applied",
@@ -254,6 +311,7 @@ async fn reload(running: &hall::RunningHall, old: Config, path: &std::path::Path
         broker: old.broker,
         link: old.link,
         log: old.log,
+        web: old.web,
         ..new
     }
 }

@@ -20,6 +20,7 @@ pub mod script;
 pub mod sim;
 pub mod store;
 pub mod tty;
+pub mod web;
 
 // The pure rooms are workspace crates (crates/); these names keep every `crate::rules::…`
 // and `hallclock::rules::…` path working.

@@ -394,3 +394,89 @@ fn the_arbiter_cli_keeps_the_file_root_only_and_shows_a_key_once() {
     assert!(out.status.success());
     assert!(Arbiters::load(&file).unwrap().get("ia-meyer").is_none());
 }
+
+/// `hallclock arbiter … --password` with the password on standard input (a script's way;
+/// a terminal is asked twice without echo).
+fn hallclock_with_stdin(args: &[&str], input: &str) -> std::process::Output {
+    use std::io::Write;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_hallclock"))
+        .args(args)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("the binary runs");
+    if let Some(mut stdin) = child.stdin.take() {
+        stdin.write_all(input.as_bytes()).expect("stdin");
+    }
+    child.wait_with_output().expect("the binary ends")
+}
+
+#[test]
+fn the_arbiter_cli_sets_a_dashboard_password_read_from_stdin_and_keeps_the_key() {
+    let dir = scratch_dir("auth-arbiter-password");
+    let file = dir.join("arbiters.toml");
+    let f = file.display().to_string();
+    let add = [
+        "arbiter",
+        "add",
+        "ia-rossi",
+        "--name",
+        "IA Rossi",
+        "--role",
+        "chief",
+        "--file",
+        &f,
+        "--password",
+    ];
+    // Too short: refused, and no file is written.
+    let out = hallclock_with_stdin(&add, "short\n");
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("at least 8 characters"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(!file.exists());
+    let out = hallclock_with_stdin(&add, "first password\n");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let key = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    let text = std::fs::read_to_string(&file).unwrap();
+    assert!(
+        !text.contains("first password"),
+        "only a hash is stored: {text}"
+    );
+    assert!(text.contains("password = \"pbkdf2-sha256$"), "{text}");
+    let a = Arbiters::load(&file).unwrap();
+    assert_eq!(
+        a.login("ia-rossi", "first password").map(|i| i.name),
+        Some("IA Rossi".into())
+    );
+    // reset --password: a new password, the same key.
+    let out = hallclock_with_stdin(
+        &["arbiter", "reset", "ia-rossi", "--file", &f, "--password"],
+        "second password\n",
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let a = Arbiters::load(&file).unwrap();
+    assert!(a.login("ia-rossi", "first password").is_none());
+    assert!(a.login("ia-rossi", "second password").is_some());
+    assert_eq!(a.get("ia-rossi").unwrap().key.to_hex(), key);
+    // A key reset keeps the password.
+    let out = hallclock(&["arbiter", "reset", "ia-rossi", "--file", &f]);
+    assert!(out.status.success());
+    assert!(
+        Arbiters::load(&file)
+            .unwrap()
+            .login("ia-rossi", "second password")
+            .is_some()
+    );
+}

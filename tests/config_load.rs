@@ -179,7 +179,7 @@ fn the_shipped_file_documents_every_key() {
             "{section} {key} is not in config/hallclock.toml"
         );
     }
-    assert_eq!(keys, 35);
+    assert_eq!(keys, 38);
 }
 
 #[test]

@@ -29,6 +29,10 @@ pub enum ArbiterCmd {
         /// Also write the key to this file (mode 0600), for `hallclock command --key-file`.
         #[arg(long)]
         key_file: Option<PathBuf>,
+        /// Also set a dashboard password: asked on the terminal, or read as one line from
+        /// standard input (never on the command line).
+        #[arg(long)]
+        password: bool,
     },
     /// Every account: id, role, boards, name (never the keys).
     List {
@@ -41,14 +45,19 @@ pub enum ArbiterCmd {
         #[command(flatten)]
         file: FileArgs,
     },
-    /// A new key for an account (the old one stops working); prints it once.
+    /// A new key for an account (the old one stops working); prints it once. With
+    /// `--password`: a new dashboard password instead, the key unchanged.
     Reset {
         id: String,
         #[command(flatten)]
         file: FileArgs,
         /// Also write the key to this file (mode 0600).
-        #[arg(long)]
+        #[arg(long, conflicts_with = "password")]
         key_file: Option<PathBuf>,
+        /// Set the dashboard password (asked on the terminal, or one line of standard
+        /// input) and keep the key.
+        #[arg(long)]
+        password: bool,
     },
 }
 
@@ -98,6 +107,60 @@ fn shown(id: &str, key: &Key, key_file: Option<&Path>) -> Result<(), String> {
     Ok(())
 }
 
+/// A password from the terminal (not echoed, asked twice) or one line of standard input
+/// (scripts: `printf '%s\n' "$PW" | hallclock arbiter reset ID --password`).
+fn read_password(id: &str) -> Result<String, ArbitersError> {
+    use std::io::{BufRead, IsTerminal};
+    let stdin = std::io::stdin();
+    let line = |prompt: &str| -> Result<String, ArbitersError> {
+        let tty = stdin.is_terminal();
+        if tty {
+            eprint!("{prompt}");
+        }
+        let mut text = String::new();
+        let read = {
+            let _quiet = tty.then(Quiet::new).flatten();
+            stdin.lock().read_line(&mut text)
+        };
+        if tty {
+            eprintln!();
+        }
+        read.map_err(|e| ArbitersError::Invalid(format!("cannot read the password: {e}")))?;
+        Ok(text.trim_end_matches(['\r', '\n']).to_string())
+    };
+    let first = line(&format!("dashboard password for '{id}': "))?;
+    if stdin.is_terminal() && line("again: ")? != first {
+        return Err(ArbitersError::Invalid("the two passwords differ".into()));
+    }
+    crate::auth::check_password(&first).map_err(ArbitersError::Invalid)?;
+    Ok(first)
+}
+
+/// The terminal's echo off while a password is typed, back on when dropped.
+struct Quiet(nix::sys::termios::Termios);
+
+impl Quiet {
+    fn new() -> Option<Quiet> {
+        use nix::sys::termios::{LocalFlags, SetArg, tcgetattr, tcsetattr};
+        let stdin = std::io::stdin();
+        let old = tcgetattr(&stdin).ok()?;
+        let mut quiet = old.clone();
+        quiet.local_flags.remove(LocalFlags::ECHO);
+        tcsetattr(&stdin, SetArg::TCSANOW, &quiet).ok()?;
+        Some(Quiet(old))
+    }
+}
+
+impl Drop for Quiet {
+    fn drop(&mut self) {
+        let _ = nix::sys::termios::tcsetattr(
+            std::io::stdin(),
+            nix::sys::termios::SetArg::TCSANOW,
+            &self.0,
+        );
+    }
+}
+
 pub fn run(cmd: ArbiterCmd) -> ExitCode {
     let r = match cmd {
         ArbiterCmd::Add {
@@ -107,8 +170,12 @@ pub fn run(cmd: ArbiterCmd) -> ExitCode {
             boards,
             file,
             key_file,
+            password,
         } => open(&file.file, true).and_then(|mut a| {
             let key = a.add(&id, &name, role, boards)?;
+            if password {
+                a.set_password(&id, &read_password(&id)?)?;
+            }
             a.save(&file.file)?;
             shown(&id, &key, key_file.as_deref()).map_err(ArbitersError::Invalid)
         }),
@@ -128,7 +195,23 @@ pub fn run(cmd: ArbiterCmd) -> ExitCode {
             eprintln!("'{id}' removed; restart the daemon to apply");
             Ok(())
         }),
-        ArbiterCmd::Reset { id, file, key_file } => open(&file.file, false).and_then(|mut a| {
+        ArbiterCmd::Reset {
+            id,
+            file,
+            password: true,
+            ..
+        } => open(&file.file, false).and_then(|mut a| {
+            if a.get(&id).is_none() {
+                return Err(ArbitersError::NoSuchArbiter(id));
+            }
+            a.set_password(&id, &read_password(&id)?)?;
+            a.save(&file.file)?;
+            eprintln!("the dashboard password of '{id}' is set; restart the daemon to apply");
+            Ok(())
+        }),
+        ArbiterCmd::Reset {
+            id, file, key_file, ..
+        } => open(&file.file, false).and_then(|mut a| {
             let key = a.reset(&id)?;
             a.save(&file.file)?;
             shown(&id, &key, key_file.as_deref()).map_err(ArbitersError::Invalid)

@@ -126,6 +126,8 @@ fn hall_config(opts: &DemoOptions, host: &str, port: u16, sim: &Sim) -> Config {
     };
     config.broker.host = host.to_string();
     config.broker.port = port;
+    // The dashboard on this machine only: the demo's arbiter password is printed.
+    config.web.listen = "127.0.0.1:8080".into();
     config.defaults.time_control = opts.time_control.clone();
     config.boards = sim
         .boards()
@@ -243,6 +245,8 @@ fn console(host: &str, port: u16, hall: &str) -> (AsyncClient, Inbox, JoinHandle
 struct Signer {
     id: &'static str,
     key: crate::auth::Key,
+    /// The dashboard password, printed with the dashboard's address.
+    password: String,
 }
 
 impl Signer {
@@ -250,8 +254,10 @@ impl Signer {
         let mut arbiters = crate::auth::Arbiters::default();
         let id = "demo-chief";
         let key = arbiters.add(id, "Demo Arbiter", crate::auth::Role::Chief, None)?;
+        let password = crate::web::session::token()[..12].to_string();
+        arbiters.set_password(id, &password)?;
         arbiters.save(&dir.join("arbiters.toml"))?;
-        Ok(Signer { id, key })
+        Ok(Signer { id, key, password })
     }
 
     /// A command as published: signed, with the time it was signed.
@@ -333,15 +339,31 @@ pub async fn run(opts: DemoOptions) -> Result<(), DemoError> {
         return Err(DemoError::Config(problems.join("; ")));
     }
     let settings = crate::daemon::settings(&config);
+    let arbiters = crate::daemon::web_arbiters(&config, &settings.security);
     tracing::info!(boards = opts.boards, broker = %format!("{host}:{port}"), "demo starting");
     let running = hall::start(settings)?;
     let (client, mut inbox, console_task) = console(&host, port, &opts.hall);
+    let mut web = crate::daemon::start_web(&config, &running, arbiters.clone()).await;
+    if web.is_none() {
+        // 8080 taken (another demo?): any free port will do.
+        let mut other = config.clone();
+        other.web.listen = "127.0.0.1:0".into();
+        web = crate::daemon::start_web(&other, &running, arbiters).await;
+    }
+    let dashboard = match &web {
+        Some(w) => format!(
+            "dashboard: http://{}/login   log in as '{}', password '{}'   (hall screens: http://{}/public)",
+            w.addr, signer.id, signer.password, w.addr
+        ),
+        None => "dashboard: not started (see the daemon log)".into(),
+    };
 
     let header = vec![
         format!(
             "hallclock demo: {} simulated boards, hall '{}', {}, {which} on {host}:{port}",
             opts.boards, opts.hall, opts.time_control
         ),
+        dashboard,
         format!("watch the MQTT traffic:  mosquitto_sub -h {host} -p {port} -t 'hallclock/#' -v"),
         format!(
             "daemon log: {}   stop: Ctrl-C",

@@ -6,6 +6,8 @@
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex};
 
+use tokio::sync::oneshot;
+
 use crate::mqtt::Publisher;
 use crate::mqtt::payload::{ResponsePayload, ResponseStatus};
 use crate::refusal::Refusal;
@@ -18,11 +20,41 @@ const KEEP: usize = 200_000;
 /// Who and which transaction.
 pub type Key = (String, String);
 
+/// Where a command's reply goes: its `response` topic (MQTT), or the web request that
+/// sent it (which still names the topic, for the journal).
+#[derive(Debug)]
+pub enum ReplyTo {
+    Topic(String),
+    Asker {
+        topic: String,
+        tx: oneshot::Sender<Vec<u8>>,
+    },
+}
+
+impl ReplyTo {
+    pub fn topic(&self) -> &str {
+        match self {
+            ReplyTo::Topic(t) | ReplyTo::Asker { topic: t, .. } => t,
+        }
+    }
+
+    /// The reply, as the bytes MQTT would carry.
+    pub fn send(self, publisher: &Publisher, bytes: Vec<u8>) {
+        match self {
+            ReplyTo::Topic(topic) => publisher.message(topic, bytes),
+            // An asker that gave up (its request was cancelled) needs no answer.
+            ReplyTo::Asker { tx, .. } => {
+                let _ = tx.send(bytes);
+            }
+        }
+    }
+}
+
 enum Answer {
-    /// Being applied; these topics asked again meanwhile and get the reply too.
+    /// Being applied; these asked again meanwhile and get the reply too.
     Pending {
         digest: String,
-        waiting: Vec<String>,
+        waiting: Vec<ReplyTo>,
     },
     Done {
         digest: String,
@@ -30,17 +62,18 @@ enum Answer {
     },
 }
 
-/// What to do with a command, given its transaction.
-#[derive(Debug, PartialEq, Eq)]
+/// What to do with a command, given its transaction; the asker comes back unless the
+/// reply will reach it anyway.
+#[derive(Debug)]
 pub enum Claim {
     /// Never seen: apply it.
-    New,
-    /// The same command is being applied: its reply will come here too.
+    New(ReplyTo),
+    /// The same command is being applied: its reply will come to this asker too.
     InFlight,
     /// The same command was answered: this is the reply, again.
-    Repeat(Vec<u8>),
+    Repeat(Vec<u8>, ReplyTo),
     /// The transaction id was used for another command.
-    Reused,
+    Reused(ReplyTo),
 }
 
 #[derive(Default)]
@@ -91,7 +124,7 @@ impl Answers {
     }
 
     /// Look the transaction up; a new one is marked as being applied.
-    pub fn claim(&self, key: &Key, digest: &str, reply_to: &str) -> Claim {
+    pub fn claim(&self, key: &Key, digest: &str, reply_to: ReplyTo) -> Claim {
         let mut t = self.0.lock().unwrap_or_else(|p| p.into_inner());
         match t.map.get_mut(key) {
             None => {
@@ -103,23 +136,23 @@ impl Answers {
                         waiting: Vec::new(),
                     },
                 );
-                Claim::New
+                Claim::New(reply_to)
             }
             Some(Answer::Pending { digest: d, .. } | Answer::Done { digest: d, .. })
                 if d != digest =>
             {
-                Claim::Reused
+                Claim::Reused(reply_to)
             }
             Some(Answer::Pending { waiting, .. }) => {
-                waiting.push(reply_to.into());
+                waiting.push(reply_to);
                 Claim::InFlight
             }
-            Some(Answer::Done { response, .. }) => Claim::Repeat(response.clone()),
+            Some(Answer::Done { response, .. }) => Claim::Repeat(response.clone(), reply_to),
         }
     }
 
-    /// The reply is out: remember it; the topics that asked meanwhile.
-    fn done(&self, key: &Key, response: Vec<u8>) -> Vec<String> {
+    /// The reply is out: remember it; who asked meanwhile.
+    fn done(&self, key: &Key, response: Vec<u8>) -> Vec<ReplyTo> {
         let mut t = self.0.lock().unwrap_or_else(|p| p.into_inner());
         let Some(entry) = t.map.get_mut(key) else {
             return Vec::new();
@@ -172,14 +205,14 @@ pub struct Replier {
 }
 
 impl Replier {
-    pub async fn reply(&self, key: Key, topic: String, payload: ResponsePayload) {
+    pub async fn reply(&self, key: Key, to: ReplyTo, payload: ResponsePayload) {
         let response = serde_json::to_value(&payload).unwrap_or_default();
         let bytes = response.to_string().into_bytes();
         let record = Record::Answered {
             arbiter: key.0.clone(),
             transaction: key.1.clone(),
             digest: self.answers.digest_of(&key),
-            topic: topic.clone(),
+            topic: to.topic().to_string(),
             response,
         };
         if let Err(e) = self.journal.append(vec![record]).await {
@@ -191,9 +224,9 @@ impl Replier {
             );
         }
         let waiting = self.answers.done(&key, bytes.clone());
-        self.publisher.message(topic, bytes.clone());
+        to.send(&self.publisher, bytes.clone());
         for t in waiting {
-            self.publisher.message(t, bytes.clone());
+            t.send(&self.publisher, bytes.clone());
         }
     }
 }
@@ -206,11 +239,16 @@ mod tests {
     fn a_transaction_is_claimed_once() {
         let a = Answers::default();
         let k = ("ia".to_string(), "t1".to_string());
-        assert_eq!(a.claim(&k, "d1", "r"), Claim::New);
-        assert_eq!(a.claim(&k, "d1", "r"), Claim::InFlight);
-        assert_eq!(a.claim(&k, "d2", "r"), Claim::Reused);
-        assert_eq!(a.done(&k, b"reply".to_vec()), vec!["r".to_string()]);
-        assert_eq!(a.claim(&k, "d1", "r"), Claim::Repeat(b"reply".to_vec()));
-        assert_eq!(a.claim(&k, "d2", "r"), Claim::Reused);
+        let r = || ReplyTo::Topic("r".into());
+        assert!(matches!(a.claim(&k, "d1", r()), Claim::New(_)));
+        assert!(matches!(a.claim(&k, "d1", r()), Claim::InFlight));
+        assert!(matches!(a.claim(&k, "d2", r()), Claim::Reused(_)));
+        let waiting = a.done(&k, b"reply".to_vec());
+        assert_eq!(
+            waiting.iter().map(ReplyTo::topic).collect::<Vec<_>>(),
+            ["r"]
+        );
+        assert!(matches!(a.claim(&k, "d1", r()), Claim::Repeat(b, _) if b == b"reply"));
+        assert!(matches!(a.claim(&k, "d2", r()), Claim::Reused(_)));
     }
 }

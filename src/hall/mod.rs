@@ -26,6 +26,7 @@ use crate::rules::adjournment::Stage;
 use crate::rules::game::{FlagMode, Game, GameResult, Input, Setup, Termination};
 use crate::rules::placement::{Placement, Side};
 
+use answers::ReplyTo;
 use board::{BoardParts, FromBoard, GameSlot, Refusal, StageNote, ToBoard};
 use timebase::Timebase;
 
@@ -132,6 +133,8 @@ struct Session {
 /// A running hall: how to reach it, watch it and stop it.
 pub struct RunningHall {
     pub publisher: Publisher,
+    /// The command intake the MQTT task feeds; the web dashboard's door to the same one.
+    pub intake: mpsc::Sender<Incoming>,
     control: mpsc::Sender<Control>,
     /// The latest proof of progress: every board actor and the coordinator answered.
     pub health: tokio::sync::watch::Receiver<Option<Health>>,
@@ -302,7 +305,8 @@ pub fn start(settings: HallSettings) -> Result<RunningHall, HallError> {
         });
     let topics = Topics::new(&settings.hall);
     let (incoming_tx, incoming_rx) = mpsc::channel(256);
-    let (publisher, mqtt_task) = client::spawn(settings.mqtt.clone(), topics.clone(), incoming_tx)?;
+    let (publisher, mqtt_task) =
+        client::spawn(settings.mqtt.clone(), topics.clone(), incoming_tx.clone())?;
     let timebase = Timebase::start();
     let (from_boards_tx, from_boards_rx) = mpsc::unbounded_channel();
     if let Some(d) = &damage {
@@ -387,6 +391,7 @@ pub fn start(settings: HallSettings) -> Result<RunningHall, HallError> {
     });
     Ok(RunningHall {
         publisher,
+        intake: incoming_tx,
         control: control_tx,
         health: health_rx,
         stop: Some(stop_tx),
@@ -586,8 +591,11 @@ impl Hall {
                 msg = incoming.recv() => match msg {
                     Some(Incoming::Hall(payload)) => self.on_hall_command(&payload).await,
                     Some(Incoming::Board { board, payload }) => self.on_board_command(board, &payload).await,
+                    Some(Incoming::Web { board, payload, identity, reply }) => {
+                        self.on_web_command(board, payload, identity, reply).await;
+                    }
                     Some(Incoming::Ask(payload)) => self.on_ask(&payload).await,
-                    Some(Incoming::TooLarge { response, bad }) => self.respond_bad(response, bad),
+                    Some(Incoming::TooLarge { response, bad }) => self.respond_bad(ReplyTo::Topic(response), bad),
                     Some(Incoming::StaleAlert { payload }) => self.on_stale_alert(&payload).await,
                     None => break,
                 },
@@ -635,9 +643,11 @@ impl Hall {
     }
 
     /// A reply to a command that was not claimed (refused before it could act).
-    fn respond(&self, topic: String, transaction: &str, action: &str, r: Result<(), Refusal>) {
-        self.publisher
-            .json_message(topic, &answers::response(transaction, action, &r));
+    fn respond(&self, to: ReplyTo, transaction: &str, action: &str, r: Result<(), Refusal>) {
+        let payload = answers::response(transaction, action, &r);
+        if let Ok(bytes) = serde_json::to_vec(&payload) {
+            to.send(&self.publisher, bytes);
+        }
     }
 
     fn replier(&self) -> answers::Replier {
@@ -652,7 +662,7 @@ impl Hall {
     fn reply(
         &self,
         key: answers::Key,
-        topic: String,
+        topic: ReplyTo,
         transaction: &str,
         action: &str,
         r: Result<(), Refusal>,
@@ -663,19 +673,48 @@ impl Hall {
     }
 
     /// Who sent it (the signature, the account, the time): before anything is parsed.
-    fn admit(&self, reply_to: &str, set_topic: &str, payload: &[u8]) -> Option<Admitted> {
+    fn admit(
+        &self,
+        reply_to: ReplyTo,
+        set_topic: &str,
+        payload: &[u8],
+    ) -> Option<(Admitted, ReplyTo)> {
         match self
             .settings
             .security
             .admit(set_topic, payload, self.timebase.now())
         {
-            Ok(a) => Some(a),
+            Ok(a) => Some((a, reply_to)),
             Err(t) => {
                 tracing::warn!(topic = ?set_topic, transaction = ?t.transaction, refusal = ?t.refusal, "command refused at the gate");
-                self.respond(reply_to.into(), &t.transaction, &t.action, Err(t.refusal));
+                self.respond(reply_to, &t.transaction, &t.action, Err(t.refusal));
                 None
             }
         }
+    }
+
+    /// What every proven command passes before it acts, from MQTT or a web session alike:
+    /// the sender's role for this command (`may`), then the claim of its transaction.
+    /// `None` when it was refused or seen before (answered here already).
+    #[allow(clippy::too_many_arguments)]
+    fn authorize(
+        &self,
+        admitted: &Admitted,
+        may: impl FnOnce(&crate::auth::Identity) -> Result<(), Refusal>,
+        arbiter: &str,
+        transaction: &str,
+        set_topic: &str,
+        reply_to: ReplyTo,
+        action: &str,
+    ) -> Option<(answers::Key, ReplyTo)> {
+        if let Some(id) = &admitted.identity
+            && let Err(e) = may(id)
+        {
+            tracing::warn!(topic = ?set_topic, transaction = ?transaction, action, arbiter = %id.id, refusal = ?e, "command refused: forbidden");
+            self.respond(reply_to, transaction, action, Err(e));
+            return None;
+        }
+        self.claim(admitted, arbiter, transaction, set_topic, reply_to, action)
     }
 
     /// Claim the transaction; `None` when it was seen before (answered here already).
@@ -685,9 +724,9 @@ impl Hall {
         arbiter: &str,
         transaction: &str,
         set_topic: &str,
-        reply_to: &str,
+        reply_to: ReplyTo,
         action: &str,
-    ) -> Option<answers::Key> {
+    ) -> Option<(answers::Key, ReplyTo)> {
         let who = match &admitted.identity {
             Some(id) => id.id.clone(),
             None => format!("open:{arbiter}"),
@@ -695,36 +734,72 @@ impl Hall {
         let key = (who, transaction.to_string());
         let digest = crate::auth::digest(set_topic, &admitted.command);
         match self.answers.claim(&key, &digest, reply_to) {
-            answers::Claim::New => Some(key),
+            answers::Claim::New(reply_to) => Some((key, reply_to)),
             answers::Claim::InFlight => None,
-            answers::Claim::Repeat(first) => {
+            answers::Claim::Repeat(first, reply_to) => {
                 tracing::info!(transaction = ?transaction, "transaction seen before: its first reply again, nothing applied");
-                self.publisher.message(reply_to.into(), first);
+                reply_to.send(&self.publisher, first);
                 None
             }
-            answers::Claim::Reused => {
+            answers::Claim::Reused(reply_to) => {
                 let refusal = Refusal::Replayed {
                     transaction: transaction.into(),
                     arbiter: key.0,
                 };
                 tracing::warn!(transaction = ?transaction, "command refused: replayed");
-                self.respond(reply_to.into(), transaction, action, Err(refusal));
+                self.respond(reply_to, transaction, action, Err(refusal));
                 None
             }
         }
     }
 
-    fn respond_bad(&self, topic: String, bad: BadCommand) {
+    fn respond_bad(&self, topic: ReplyTo, bad: BadCommand) {
         tracing::info!(transaction = %log_safe(&bad.transaction), reason = %log_safe(&bad.reason), "command refused");
         self.respond(topic, &bad.transaction, &bad.action, Err(bad.refusal()));
     }
 
     async fn on_board_command(&mut self, board: String, payload: &[u8]) {
-        let topic = self.topics.board_response(&board);
-        let set_topic = format!("{}/board/{board}/set", self.topics.base());
-        let Some(admitted) = self.admit(&topic, &set_topic, payload) else {
-            return;
+        let topic = ReplyTo::Topic(self.topics.board_response(&board));
+        let set_topic = self.board_set_topic(&board);
+        if let Some((admitted, topic)) = self.admit(topic, &set_topic, payload) {
+            self.board_intake(board, admitted, topic).await;
+        }
+    }
+
+    fn board_set_topic(&self, board: &str) -> String {
+        format!("{}/board/{board}/set", self.topics.base())
+    }
+
+    /// A command from a dashboard session: the session proved who sent it (the signature
+    /// would), and from here it takes the MQTT command's path, answers and all.
+    async fn on_web_command(
+        &mut self,
+        board: Option<String>,
+        payload: Vec<u8>,
+        identity: crate::auth::Identity,
+        tx: oneshot::Sender<Vec<u8>>,
+    ) {
+        let admitted = Admitted {
+            identity: Some(identity),
+            command: payload,
         };
+        match board {
+            Some(board) => {
+                let topic = self.topics.board_response(&board);
+                self.board_intake(board, admitted, ReplyTo::Asker { topic, tx })
+                    .await;
+            }
+            None => {
+                let topic = self.topics.hall_response();
+                self.hall_intake(admitted, ReplyTo::Asker { topic, tx })
+                    .await;
+            }
+        }
+    }
+
+    /// A board command whose sender is proven: parsed, checked, claimed, applied.
+    async fn board_intake(&mut self, board: String, admitted: Admitted, topic: ReplyTo) {
+        let set_topic = self.board_set_topic(&board);
         let command = match command::parse_as::<BoardAction>(&admitted.command, signer(&admitted)) {
             Ok(c) => c,
             Err(bad) => return self.respond_bad(topic, bad),
@@ -744,25 +819,21 @@ impl Hall {
                 }),
             );
         };
-        if let Some(id) = &admitted.identity {
-            let mut allowed = id.may_command_board(&board);
-            if let (Ok(()), BoardAction::ReplaceClock { to: Some(to), .. }) =
-                (&allowed, &command.action)
-            {
-                allowed = id.may_command_board(to);
-            }
-            if let Err(e) = allowed {
-                tracing::warn!(board = ?board, transaction = ?transaction, action, arbiter = %id.id, refusal = ?e, "command refused: forbidden");
-                return self.respond(topic, &transaction, action, Err(e));
-            }
-        }
         let inbox = entry.inbox.clone();
-        let Some(key) = self.claim(
+        let may = |id: &crate::auth::Identity| {
+            id.may_command_board(&board)?;
+            match &command.action {
+                BoardAction::ReplaceClock { to: Some(to), .. } => id.may_command_board(to),
+                _ => Ok(()),
+            }
+        };
+        let Some((key, topic)) = self.authorize(
             &admitted,
+            may,
             &command.arbiter,
             &transaction,
             &set_topic,
-            &topic,
+            topic,
             action,
         ) else {
             return;
@@ -875,7 +946,7 @@ impl Hall {
     /// A request on `ask`: only what reads (`replay`); commands go to `set`, which viewers
     /// may not write (packaging/mosquitto/acl).
     async fn on_ask(&mut self, payload: &[u8]) {
-        let topic = self.topics.hall_response();
+        let topic = ReplyTo::Topic(self.topics.hall_response());
         let command = match command::parse::<HallAction>(payload) {
             Ok(c) => c,
             Err(bad) => return self.respond_bad(topic, bad),
@@ -894,29 +965,29 @@ impl Hall {
     }
 
     async fn on_hall_command(&mut self, payload: &[u8]) {
-        let topic = self.topics.hall_response();
+        let topic = ReplyTo::Topic(self.topics.hall_response());
         let set_topic = self.topics.hall_set();
-        let Some(admitted) = self.admit(&topic, &set_topic, payload) else {
-            return;
-        };
+        if let Some((admitted, topic)) = self.admit(topic, &set_topic, payload) {
+            self.hall_intake(admitted, topic).await;
+        }
+    }
+
+    /// A hall command whose sender is proven: parsed, checked, claimed, applied.
+    async fn hall_intake(&mut self, admitted: Admitted, topic: ReplyTo) {
+        let set_topic = self.topics.hall_set();
         let command = match command::parse_as::<HallAction>(&admitted.command, signer(&admitted)) {
             Ok(c) => c,
             Err(bad) => return self.respond_bad(topic, bad),
         };
         let (transaction, action) = (command.transaction.clone(), command.action.name());
-        if let Some(id) = &admitted.identity {
-            let reads = matches!(command.action, HallAction::Replay { .. });
-            if let Err(e) = id.may_command_hall(action, reads) {
-                tracing::warn!(transaction = ?transaction, action, arbiter = %id.id, refusal = ?e, "command refused: forbidden");
-                return self.respond(topic, &transaction, action, Err(e));
-            }
-        }
-        let Some(key) = self.claim(
+        let reads = matches!(command.action, HallAction::Replay { .. });
+        let Some((key, topic)) = self.authorize(
             &admitted,
+            |id| id.may_command_hall(action, reads),
             &command.arbiter,
             &transaction,
             &set_topic,
-            &topic,
+            topic,
             action,
         ) else {
             return;

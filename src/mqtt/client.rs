@@ -45,13 +45,22 @@ pub enum Outgoing {
     Shutdown(oneshot::Sender<()>),
 }
 
-/// A command that arrived on a `set` topic.
+/// A command that arrived on a `set` topic, or through the web dashboard.
 #[derive(Debug)]
 pub enum Incoming {
     Hall(Vec<u8>),
     Board {
         board: String,
         payload: Vec<u8>,
+    },
+    /// A `set` body from a logged-in arbiter (`board`: `None` for the hall). The session
+    /// proved the identity, as a signature would; the response (its JSON bytes) goes back
+    /// to the asker only.
+    Web {
+        board: Option<String>,
+        payload: Vec<u8>,
+        identity: crate::auth::Identity,
+        reply: oneshot::Sender<Vec<u8>>,
     },
     /// A retained alert on the broker that this run has not published (left by an
     /// earlier run): the hall decides whether it still stands.
@@ -84,17 +93,26 @@ pub struct Publisher {
     tx: mpsc::UnboundedSender<Outgoing>,
     /// Becomes true once the first connection attempt has an outcome (either way).
     attempted: tokio::sync::watch::Receiver<bool>,
+    /// Everything published also goes here, for the web dashboard: one source of truth.
+    feed: super::feed::Feed,
     broker: tokio::sync::watch::Receiver<BrokerState>,
 }
 
 impl Publisher {
     pub fn retained(&self, topic: String, payload: Vec<u8>) {
+        self.feed.push(&topic, &payload, true);
         // A closed channel means the daemon is stopping: nothing to tell anyone.
         let _ = self.tx.send(Outgoing::Retained { topic, payload });
     }
 
     pub fn message(&self, topic: String, payload: Vec<u8>) {
+        self.feed.push(&topic, &payload, false);
         let _ = self.tx.send(Outgoing::Message { topic, payload });
+    }
+
+    /// What this publisher publishes, as a local stream with its retained snapshot.
+    pub fn feed(&self) -> &super::feed::Feed {
+        &self.feed
     }
 
     pub fn json_retained<T: serde::Serialize>(&self, topic: String, value: &T) {
@@ -122,6 +140,8 @@ impl Publisher {
 
     /// Publish `offline` and disconnect; waits at most `timeout`.
     pub async fn shutdown(&self, timeout: Duration) {
+        // The dashboards' streams end with the daemon, or they would hold the web server.
+        self.feed.close();
         let (tx, rx) = oneshot::channel();
         if self.tx.send(Outgoing::Shutdown(tx)).is_ok() {
             let _ = tokio::time::timeout(timeout, rx).await;
@@ -139,6 +159,7 @@ pub fn detached() -> (Publisher, mpsc::UnboundedReceiver<Outgoing>) {
             tx,
             attempted,
             broker,
+            feed: super::feed::Feed::new(),
         },
         rx,
     )
@@ -255,6 +276,9 @@ pub fn spawn(
     }
     let (tx, rx) = mpsc::unbounded_channel();
     let (attempted_tx, attempted) = tokio::sync::watch::channel(false);
+    let feed = super::feed::Feed::new();
+    // The daemon is up for the local feed whether or not the broker is.
+    feed.push(&topics.status(), ONLINE.as_bytes(), true);
     let (broker_tx, broker) = tokio::sync::watch::channel(BrokerState::Connecting);
     let task = tokio::spawn(run(
         opts,
@@ -263,11 +287,13 @@ pub fn spawn(
         rx,
         incoming,
         (attempted_tx, broker_tx),
+        feed.clone(),
     ));
     Ok((
         Publisher {
             tx,
             attempted,
+            feed,
             broker,
         },
         task,
@@ -302,6 +328,7 @@ async fn run(
         tokio::sync::watch::Sender<bool>,
         tokio::sync::watch::Sender<BrokerState>,
     ),
+    feed: super::feed::Feed,
 ) {
     // rumqttc's request channel; we never let it fill (we do not send while offline).
     let (client, mut eventloop) = AsyncClient::new(opts, 16_384);
@@ -454,6 +481,7 @@ async fn run(
                     };
                     if !payload.is_empty() || retained.contains_key(&order_key(&topics, &alert_topic)) {
                         retained.insert(order_key(&topics, &alert_topic), payload.clone());
+                        feed.push(&alert_topic, &payload, true);
                         let _ = client.try_publish(alert_topic, QoS::AtLeastOnce, true, payload);
                     }
                 }

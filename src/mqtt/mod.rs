@@ -2,6 +2,7 @@
 //! task. The commands it carries are parsed by `crate::command`, shared with the web.
 
 pub mod client;
+pub mod feed;
 pub mod payload;
 
 pub use client::{Incoming, MqttSettings, Publisher};

@@ -1,0 +1,153 @@
+//! The dashboard's files, compiled into the binary (no CDN, no build step). Each is served
+//! under a URL that carries its content hash, with that hash as its ETag, so a browser
+//! caches it for ever and a new binary is fetched at once. The page itself is not cached.
+
+use std::sync::LazyLock;
+
+use axum::extract::Path;
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use sha2::{Digest, Sha256};
+
+struct Asset {
+    /// As written in index.html: `/assets/app.js`.
+    name: &'static str,
+    bytes: &'static [u8],
+    content_type: &'static str,
+    /// The first 16 hex digits of its SHA-256.
+    hash: String,
+    /// `app.<hash>.js`.
+    hashed: String,
+}
+
+const FILES: &[(&str, &[u8], &str)] = &[
+    (
+        "app.js",
+        include_bytes!("assets/app.js"),
+        "text/javascript; charset=utf-8",
+    ),
+    (
+        "board.js",
+        include_bytes!("assets/board.js"),
+        "text/javascript; charset=utf-8",
+    ),
+    (
+        "style.css",
+        include_bytes!("assets/style.css"),
+        "text/css; charset=utf-8",
+    ),
+];
+
+fn hash(bytes: &[u8]) -> String {
+    Sha256::digest(bytes)
+        .iter()
+        .take(8)
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+static ASSETS: LazyLock<Vec<Asset>> = LazyLock::new(|| {
+    FILES
+        .iter()
+        .map(|(name, bytes, content_type)| {
+            let h = hash(bytes);
+            let (stem, ext) = name.rsplit_once('.').unwrap_or((name, ""));
+            Asset {
+                name,
+                bytes,
+                content_type,
+                hashed: format!("{stem}.{h}.{ext}"),
+                hash: h,
+            }
+        })
+        .collect()
+});
+
+/// index.html with every asset reference pointing at its hashed URL.
+static INDEX: LazyLock<(String, String)> = LazyLock::new(|| {
+    let mut html = String::from_utf8_lossy(include_bytes!("assets/index.html")).into_owned();
+    for a in ASSETS.iter() {
+        html = html.replace(
+            &format!("/assets/{}", a.name),
+            &format!("/assets/{}", a.hashed),
+        );
+    }
+    let etag = hash(html.as_bytes());
+    (html, etag)
+});
+
+fn matches(headers: &HeaderMap, etag: &str) -> bool {
+    headers
+        .get(header::IF_NONE_MATCH)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.split(',').any(|t| t.trim().trim_matches('"') == etag))
+}
+
+fn etag_value(etag: &str) -> HeaderValue {
+    HeaderValue::from_str(&format!("\"{etag}\"")).unwrap_or(HeaderValue::from_static("\"\""))
+}
+
+/// Every page (`/`, `/board/…`, `/round`, `/alerts`, `/public`, `/login`): one document,
+/// the script draws the view the path names.
+pub async fn index(headers: HeaderMap) -> Response {
+    let (html, etag) = &*INDEX;
+    let mut h = HeaderMap::new();
+    h.insert(header::ETAG, etag_value(etag));
+    h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+    if matches(&headers, etag) {
+        return (StatusCode::NOT_MODIFIED, h).into_response();
+    }
+    h.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/html; charset=utf-8"),
+    );
+    // The page loads only its own files: no inline script, nothing from elsewhere.
+    h.insert(
+        header::CONTENT_SECURITY_POLICY,
+        HeaderValue::from_static(
+            "default-src 'self'; img-src 'self' data:; media-src 'self' data:; frame-ancestors 'none'",
+        ),
+    );
+    (h, html.clone()).into_response()
+}
+
+/// `GET /assets/{file}`: by hashed name (cached for ever) or plain name (revalidated).
+pub async fn asset(Path(file): Path<String>, headers: HeaderMap) -> Response {
+    let Some((asset, hashed)) = ASSETS.iter().find_map(|a| {
+        if a.hashed == file {
+            Some((a, true))
+        } else if a.name == file {
+            Some((a, false))
+        } else {
+            None
+        }
+    }) else {
+        return StatusCode::NOT_FOUND.into_response();
+    };
+    let mut h = HeaderMap::new();
+    h.insert(header::ETAG, etag_value(&asset.hash));
+    h.insert(
+        header::CACHE_CONTROL,
+        HeaderValue::from_static(if hashed {
+            "public, max-age=31536000, immutable"
+        } else {
+            "no-cache"
+        }),
+    );
+    if matches(&headers, &asset.hash) {
+        return (StatusCode::NOT_MODIFIED, h).into_response();
+    }
+    h.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static(asset.content_type),
+    );
+    (h, asset.bytes).into_response()
+}
+
+/// The hashed URL of an asset (for tests).
+pub fn url_of(name: &str) -> Option<String> {
+    ASSETS
+        .iter()
+        .find(|a| a.name == name)
+        .map(|a| format!("/assets/{}", a.hashed))
+}

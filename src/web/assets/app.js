@@ -1,0 +1,1120 @@
+// @ts-check
+// The hallclock dashboard. Only the feed writes the state; every view renders from it,
+// idempotently. Clocks are computed on every animation frame from remaining_ms and as_of
+// (never decremented). Text goes in with textContent. One post() sends every command and
+// shows the reply where it was asked.
+"use strict";
+
+/**
+ * @typedef {{name: string, remaining_ms: number, display_ms: number, delay_left_ms: number,
+ *   moves: number, period: number, flagged_at: number|null, present: boolean}} Side
+ * @typedef {{board: string, seq: number, as_of: number, phase: string, online: boolean,
+ *   round: number|null, running: "white"|"black"|null, turn: string|null, white_side: string,
+ *   white: Side|null, black: Side|null, fen: string|null, result: any, pending_flag: any,
+ *   time_control: string|null, adjournment?: any, draw_offer?: any}} State
+ * @typedef {{state: State|null, online: boolean, events: any[], lastSeq: number,
+ *   lastMove: string, lastUci: string, moves: {no: number, side: string, san: string, clock: number|null}[],
+ *   historyLoaded: boolean, earlyPress: Object<string, number|null>}} BoardData
+ */
+
+const PUBLIC = location.pathname === "/public";
+/** Alert kinds that need the arbiter now: sound and a flashing banner. */
+const CRITICAL = new Set(["result_pending", "both_flags", "player_pause", "clock_mode", "clock_command", "clock_discrepancy", "storage"]);
+
+const store = {
+  /** @type {Map<string, BoardData>} */ boards: new Map(),
+  /** @type {any} */ info: null,
+  /** @type {any} */ session: null,
+  /** @type {string} */ status: "",
+  /** @type {Map<string, any>} */ alerts: new Map(),
+  /** @type {any[]} */ hallEvents: [],
+  /** @type {{arbiter: {id: string, name: string, role: string, boards: string[]}, csrf: string, hall: string} | null} */ me: null,
+  base: "",
+  /** Server time minus local time, as far as live states show it. */
+  offset: 0,
+  offsetKnown: false,
+  snapshotting: false,
+};
+
+/** Time spent in this script, for docs/BENCHMARKS.md (read by the browser test). */
+const perf = { scriptMs: 0, frames: 0, feedItems: 0, since: performance.now() };
+/** @type {any} */ (window).__hallclockPerf = perf;
+
+// ---------- small helpers ----------
+
+/**
+ * @param {string} tag
+ * @param {Record<string, any>} [attrs]
+ * @param {(Node|string|null|undefined)[]} [children]
+ */
+function h(tag, attrs, children) {
+  const el = document.createElement(tag);
+  if (attrs) {
+    for (const [k, v] of Object.entries(attrs)) {
+      if (v === undefined || v === null || v === false) continue;
+      if (k === "text") el.textContent = String(v);
+      else if (k === "class") el.className = String(v);
+      else if (k.startsWith("on") && typeof v === "function") el.addEventListener(k.slice(2), v);
+      else el.setAttribute(k, v === true ? "" : String(v));
+    }
+  }
+  for (const c of children || []) {
+    if (c === null || c === undefined) continue;
+    el.appendChild(typeof c === "string" ? document.createTextNode(c) : c);
+  }
+  return el;
+}
+
+/** @param {Element} el @param {string} text */
+function setText(el, text) {
+  if (el.textContent !== text) el.textContent = text;
+}
+
+/** @param {number} ms */
+function fmtClock(ms) {
+  if (ms < 0) ms = 0;
+  if (ms < 10000) {
+    const tenths = Math.floor(ms / 100);
+    return `0:0${Math.floor(tenths / 10)}.${tenths % 10}`;
+  }
+  const s = Math.floor(ms / 1000);
+  const hh = Math.floor(s / 3600), mm = Math.floor((s % 3600) / 60), ss = s % 60;
+  const two = (/** @type {number} */ n) => String(n).padStart(2, "0");
+  return hh > 0 ? `${hh}:${two(mm)}:${two(ss)}` : `${mm}:${two(ss)}`;
+}
+
+/** @param {number|null|undefined} ms */
+function fmtTime(ms) {
+  if (!ms) return "";
+  const d = new Date(ms);
+  return d.toLocaleTimeString([], { hour: "2-digit", minute: "2-digit", second: "2-digit" });
+}
+
+function serverNow() {
+  return Date.now() + store.offset;
+}
+
+/**
+ * What a side's clock shows now: the running side counts down from as_of (its free
+ * delay first), the other shows its display time.
+ * @param {State} st @param {"white"|"black"} color
+ */
+function clockMs(st, color) {
+  const side = st[color];
+  if (!side) return 0;
+  if (st.phase === "running" && st.running === color) {
+    const spent = Math.max(0, serverNow() - st.as_of);
+    const delay = Math.min(spent, side.delay_left_ms || 0);
+    return Math.max(0, side.remaining_ms - (spent - delay));
+  }
+  return side.display_ms;
+}
+
+/** @param {any} result */
+function resultText(result) {
+  if (!result) return "";
+  return result.score || result.text || (typeof result === "string" ? result : "");
+}
+
+/** @param {string} id */
+function board(id) {
+  let b = store.boards.get(id);
+  if (!b) {
+    b = { state: null, online: false, events: [], lastSeq: 0, lastMove: "", lastUci: "", moves: [], historyLoaded: false, earlyPress: {} };
+    store.boards.set(id, b);
+  }
+  return b;
+}
+
+function isChief() {
+  return !!store.me && store.me.arbiter.role === "chief";
+}
+
+/** @param {string} b */
+function mayCommand(b) {
+  if (!store.me) return false;
+  const a = store.me.arbiter;
+  if (a.role === "chief") return true;
+  if (a.role !== "arbiter") return false;
+  // As auth.rs reads the list: "board-0*" is a section. The daemon decides anyway.
+  return a.boards.length === 0 || a.boards.some((x) => (x.endsWith("*") ? b.startsWith(x.slice(0, -1)) : x === b));
+}
+
+/** @param {string} b */
+function alertsOf(b) {
+  let n = 0;
+  for (const a of store.alerts.values()) if (a.board === b) n++;
+  return n;
+}
+
+// ---------- the feed ----------
+
+/** @param {string} boardId @param {any} ev */
+function noteEvent(boardId, ev) {
+  const b = board(boardId);
+  if (typeof ev.seq === "number") {
+    if (ev.seq <= b.lastSeq) return; // already have it (a replay or a resume overlap)
+    b.lastSeq = ev.seq;
+  }
+  b.events.push(ev);
+  if (b.events.length > 3000) b.events.splice(0, b.events.length - 3000);
+  if (ev.event === "move_made" || ev.event === "sealed_move_played") {
+    const mine = b.moves.filter((m) => m.side === ev.side).length;
+    // An e-board move is published after the press that ended it (the board is read once
+    // still): that press's clock is this move's.
+    const early = b.earlyPress[ev.side];
+    b.earlyPress[ev.side] = null;
+    b.moves.push({ no: mine + 1, side: ev.side, san: ev.san, clock: early === undefined ? null : early });
+    b.lastMove = ev.san;
+    b.lastUci = ev.uci;
+  } else if (ev.event === "pressed") {
+    let last = null;
+    for (let i = b.moves.length - 1; i >= 0; i--) {
+      if (b.moves[i].side === ev.side) { last = b.moves[i]; break; }
+    }
+    if (last && last.clock === null) last.clock = ev.remaining_ms;
+    else b.earlyPress[ev.side] = ev.remaining_ms;
+  }
+}
+
+/** @param {string} boardId */
+function resetBoardHistory(boardId) {
+  const b = board(boardId);
+  b.events = []; b.moves = []; b.lastSeq = 0; b.lastMove = ""; b.lastUci = ""; b.earlyPress = {};
+}
+
+/**
+ * Fill a board's move list and log from the server's recent events (a page that opened
+ * mid-game, or a gap after a reconnection).
+ * @param {string} boardId
+ */
+async function loadHistory(boardId) {
+  const b = board(boardId);
+  const url = PUBLIC ? `/api/public/board/${encodeURIComponent(boardId)}/events` : `/api/board/${encodeURIComponent(boardId)}/events`;
+  try {
+    const r = await fetch(url, { credentials: "same-origin" });
+    if (!r.ok) return;
+    const events = await r.json();
+    resetBoardHistory(boardId);
+    for (const ev of events) noteEvent(boardId, ev);
+    b.historyLoaded = true;
+    dirty.boards.add(boardId);
+    renderSoon();
+  } catch (_) { /* the feed will bring what follows */ }
+}
+
+/**
+ * Every board's move list and log in one request (the hall page): one per board would
+ * queue behind the browser's six connections to a host, and tiles waited for theirs.
+ */
+async function loadAllHistory() {
+  const url = PUBLIC ? "/api/public/boards/events" : "/api/boards/events";
+  try {
+    const r = await fetch(url, { credentials: "same-origin" });
+    if (!r.ok) return;
+    const all = await r.json();
+    for (const [boardId, events] of Object.entries(all)) {
+      const b = board(boardId);
+      if (b.historyLoaded) continue;
+      resetBoardHistory(boardId);
+      for (const ev of /** @type {any[]} */ (events)) noteEvent(boardId, ev);
+      b.historyLoaded = true;
+      dirty.boards.add(boardId);
+    }
+    renderSoon();
+  } catch (_) { /* the feed will bring what follows */ }
+}
+
+/** @type {Set<string>} */
+const gapChecks = new Set();
+/** Boards changed since the last render; `all` when something hall-wide changed. */
+const dirty = { boards: /** @type {Set<string>} */ (new Set()), all: true };
+
+/**
+ * One MQTT payload from the feed, exactly as published.
+ * @param {string} topic @param {string} text
+ */
+function apply(topic, text) {
+  const parts = topic.split("/");
+  if (!store.base) store.base = parts.slice(0, 2).join("/");
+  const rest = parts.slice(2);
+  if (rest[0] === "board" && rest.length >= 3) dirty.boards.add(rest[1]);
+  else dirty.all = true;
+  /** @type {any} */
+  let v = null;
+  if (text && (text[0] === "{" || text[0] === "[")) {
+    try { v = JSON.parse(text); } catch (_) { v = null; }
+  }
+  if (rest[0] === "status") {
+    store.status = text;
+  } else if (rest[0] === "info") {
+    store.info = v;
+    if (v && v.boards) for (const bi of v.boards) board(bi.id);
+  } else if (rest[0] === "session") {
+    store.session = v;
+  } else if (rest[0] === "event" && v) {
+    store.hallEvents.push(v);
+    if (store.hallEvents.length > 200) store.hallEvents.shift();
+  } else if (rest[0] === "alert") {
+    const id = rest.slice(1).join("/");
+    if (!text) store.alerts.delete(id);
+    else if (v) {
+      const isNew = !store.alerts.has(id);
+      store.alerts.set(id, v);
+      if (isNew && !store.snapshotting && isCritical(v) && !acked().has(alertKey(v))) beep();
+    }
+  } else if (rest[0] === "board" && rest.length >= 3) {
+    const id = rest[1];
+    const b = board(id);
+    if (rest[2] === "availability") {
+      b.online = text === "online";
+    } else if (rest[2] === "state" && v) {
+      const prevRound = b.state ? b.state.round : null;
+      b.state = v;
+      b.online = v.online;
+      if (!store.snapshotting) {
+        const candidate = v.as_of - Date.now();
+        if (!store.offsetKnown || candidate > store.offset) { store.offset = candidate; store.offsetKnown = true; }
+      }
+      if (prevRound !== null && v.round !== prevRound) resetBoardHistory(id);
+      // Events missed (a lag, a reconnection): fetch them, once the burst has passed.
+      if (v.seq > b.lastSeq && (b.historyLoaded || b.lastSeq > 0) && !gapChecks.has(id)) {
+        gapChecks.add(id);
+        setTimeout(() => {
+          gapChecks.delete(id);
+          const bb = board(id);
+          if (bb.state && bb.state.seq > bb.lastSeq) loadHistory(id);
+        }, 1500);
+      }
+    } else if (rest[2] === "event" && v) {
+      noteEvent(id, v);
+    }
+  }
+}
+
+/** @type {EventSource | null} */
+let source = null;
+
+function connect() {
+  const conn = document.getElementById("conn");
+  source = new EventSource(PUBLIC ? "/api/public/feed" : "/api/feed");
+  source.addEventListener("snapshot", () => {
+    store.snapshotting = true;
+    store.alerts.clear();
+  });
+  source.addEventListener("ready", () => {
+    store.snapshotting = false;
+    dirty.all = true;
+    if (conn) { conn.textContent = "live"; conn.className = "conn live"; }
+    renderSoon();
+    // Move lists for boards the page shows (a page that opened mid-game).
+    const view = currentBoard();
+    if (view && !board(view).historyLoaded) loadHistory(view);
+    if (!view && [...store.boards.values()].some((b) => !b.historyLoaded)) loadAllHistory();
+  });
+  source.onmessage = (e) => {
+    const t0 = performance.now();
+    const nl = e.data.indexOf("\n");
+    const topic = nl < 0 ? e.data : e.data.slice(0, nl);
+    const text = nl < 0 ? "" : e.data.slice(nl + 1);
+    apply(topic, text);
+    perf.feedItems++;
+    if (!store.snapshotting) renderSoon();
+    perf.scriptMs += performance.now() - t0;
+  };
+  source.onopen = () => { if (conn) { conn.textContent = "live"; conn.className = "conn live"; } };
+  source.onerror = async () => {
+    if (conn) { conn.textContent = "reconnecting…"; conn.className = "conn down"; }
+    // EventSource retries by itself (sending Last-Event-ID); a lost session does not heal.
+    if (!PUBLIC && source && source.readyState === EventSource.CLOSED) {
+      const r = await fetch("/api/me", { credentials: "same-origin" });
+      if (r.status === 401) { location.href = "/login"; return; }
+      setTimeout(connect, 1000);
+    }
+  };
+}
+
+// ---------- commands ----------
+
+/**
+ * Send a command (an MQTT `set` body) and show the reply in `replyEl`.
+ * @param {string|null} boardId  null: the hall
+ * @param {Record<string, any>} body
+ * @param {HTMLElement} [replyEl]
+ * @returns {Promise<boolean>}
+ */
+async function post(boardId, body, replyEl) {
+  const url = boardId ? `/api/board/${encodeURIComponent(boardId)}/command` : "/api/hall/command";
+  if (replyEl) { replyEl.textContent = "…"; replyEl.className = "reply"; }
+  try {
+    const r = await fetch(url, {
+      method: "POST",
+      credentials: "same-origin",
+      headers: { "content-type": "application/json", "x-csrf-token": store.me ? store.me.csrf : "" },
+      body: JSON.stringify(body),
+    });
+    /** @type {any} */
+    let answer = {};
+    try { answer = await r.json(); } catch (_) { answer = {}; }
+    const ok = r.ok && answer.status === "ok";
+    if (replyEl) {
+      replyEl.textContent = ok ? `ok (${body.action})` : `refused: ${answer.reason || r.statusText || r.status}`;
+      replyEl.className = ok ? "reply ok" : "reply err";
+    }
+    if (r.status === 401) location.href = "/login";
+    return ok;
+  } catch (e) {
+    if (replyEl) { replyEl.textContent = `no answer: ${e}`; replyEl.className = "reply err"; }
+    return false;
+  }
+}
+
+/**
+ * "1:30:00", "5:00", "90" (seconds) or "-30" → ms; NaN when unreadable.
+ * @param {string} text
+ */
+function parseDuration(text) {
+  const t = text.trim();
+  if (!t) return NaN;
+  const neg = t.startsWith("-");
+  const parts = (neg ? t.slice(1) : t).split(":");
+  if (parts.length > 3 || parts.some((p) => !/^\d+(\.\d+)?$/.test(p))) return NaN;
+  let s = 0;
+  for (const p of parts) s = s * 60 + Number(p);
+  return Math.round((neg ? -s : s) * 1000);
+}
+
+/** @param {string} local "YYYY-MM-DDTHH:MM" in local time → ms */
+function parseLocal(local) {
+  const ms = new Date(local).getTime();
+  return Number.isFinite(ms) ? ms : NaN;
+}
+
+/**
+ * A command's form, from its description. Field kinds: side, duration (h:mm:ss),
+ * seconds (signed), int, text, select, instant (local date-time), bool, board.
+ * @typedef {{name: string, label: string, kind: string, optional?: boolean, min?: number,
+ *   max?: number, options?: string[], placeholder?: string, path?: string[]}} Field
+ * @typedef {{action: string, label: string, rule?: string, fields: Field[], reason?: "required"|"optional"|"none", danger?: boolean}} Spec
+ */
+
+/** @type {Record<string, Spec[]>} */
+const BOARD_COMMANDS = {
+  "Clock": [
+    { action: "pause", label: "Pause", rule: "6.12a", fields: [], reason: "optional" },
+    { action: "resume", label: "Resume", rule: "6.12a", fields: [], reason: "optional" },
+    { action: "present", label: "Player present", rule: "6.6", fields: [{ name: "side", label: "Side", kind: "side" }], reason: "none" },
+    { action: "add_time", label: "Add time", rule: "6.13 / 7.5.5", fields: [{ name: "side", label: "Side", kind: "side" }, { name: "delta_ms", label: "Seconds (−36000 … 36000)", kind: "seconds", min: -36000, max: 36000 }], reason: "required" },
+    { action: "set_time", label: "Set time", rule: "6.10 / 6.13", fields: [{ name: "side", label: "Side", kind: "side" }, { name: "remaining_ms", label: "Time left (h:mm:ss, up to 10:00:00)", kind: "duration", min: 0, max: 36000 }], reason: "required" },
+    { action: "set_moves", label: "Set move count", rule: "6.10", fields: [{ name: "side", label: "Side", kind: "side" }, { name: "moves", label: "Moves completed (0 … 500)", kind: "int", min: 0, max: 500 }, { name: "period", label: "Period (1 … 10, optional)", kind: "int", min: 1, max: 10, optional: true }], reason: "required" },
+    { action: "replace_clock", label: "Replace clock / move board", rule: "6.10", fields: [{ name: "to", label: "To board (empty: this board's new clock)", kind: "board", optional: true }, { name: "white_ms", label: "White's time (h:mm:ss, optional)", kind: "duration", min: 0, max: 36000, optional: true }, { name: "black_ms", label: "Black's time (h:mm:ss, optional)", kind: "duration", min: 0, max: 36000, optional: true }], reason: "required" },
+    { action: "swap_sides", label: "Clock turned round", rule: "6.4", fields: [], reason: "optional" },
+  ],
+  "Result": [
+    { action: "confirm_flag", label: "Confirm flag", rule: "6.8 / 6.9", fields: [], reason: "optional" },
+    { action: "set_result", label: "Set result", rule: "5, 6.9, 7", fields: [{ name: "result", label: "Result", kind: "select", options: ["1-0", "0-1", "1/2-1/2", "0-0", "agreed_draw", "resignation", "illegal_moves", "annulled"] }, { name: "side", label: "Side (resignation, illegal moves)", kind: "side", optional: true }], reason: "required", danger: true },
+    { action: "set_position", label: "Set position (FEN)", rule: "clock-only boards", fields: [{ name: "fen", label: "FEN", kind: "text", placeholder: "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1" }], reason: "required" },
+  ],
+  "Adjournment": [
+    { action: "adjourn", label: "Adjourn", rule: "I.1.1", fields: [{ name: "start", path: ["resumption", "start"], label: "Resumption (optional)", kind: "instant", optional: true }, { name: "place", path: ["resumption", "place"], label: "Place", kind: "text", optional: true }], reason: "optional" },
+    { action: "seal", label: "Seal move", rule: "I.1.1", fields: [{ name: "side", label: "Sealer (optional)", kind: "side", optional: true }, { name: "mv", label: "Move as written (never shown again)", kind: "secret" }], reason: "none" },
+    { action: "commit_seal", label: "Commit seal (stop clock)", rule: "I.1.1 / A1a", fields: [], reason: "none" },
+    { action: "verify_envelope", label: "Envelope verified", rule: "I.3", fields: [], reason: "none" },
+    { action: "schedule_resumption", label: "Schedule resumption", rule: "I.2.7 / I.14", fields: [{ name: "start", path: ["resumption", "start"], label: "Start", kind: "instant" }, { name: "end", path: ["resumption", "end"], label: "End (optional)", kind: "instant", optional: true }, { name: "place", path: ["resumption", "place"], label: "Place", kind: "text" }], reason: "none" },
+    { action: "set_session_end", label: "Session end", rule: "I.1.1", fields: [{ name: "end", label: "Nominal end (empty clears)", kind: "instant", optional: true }], reason: "none" },
+    { action: "draw_offer", label: "Draw offer", rule: "9.1 / I.4", fields: [{ name: "side", label: "Offered by", kind: "side" }], reason: "none" },
+    { action: "draw_reply", label: "Answer draw offer", rule: "I.6", fields: [{ name: "accept", label: "Accept", kind: "bool" }], reason: "none" },
+    { action: "open_envelope", label: "Open envelope", rule: "I.7", fields: [], reason: "none" },
+    { action: "counter_seal", label: "Counter-seal", rule: "I.9.3", fields: [{ name: "mv", label: "Reply as written", kind: "secret" }], reason: "none" },
+    { action: "envelope_lost", label: "Envelope lost", rule: "I.12", fields: [], reason: "required", danger: true },
+    { action: "correct_time", label: "Correct time", rule: "I.13", fields: [{ name: "side", label: "Side", kind: "side" }, { name: "remaining_ms", label: "Time left (h:mm:ss)", kind: "duration", min: 0, max: 36000 }], reason: "required" },
+  ],
+};
+
+/**
+ * The body of a form, or an error message naming the field.
+ * @param {Spec} spec @param {HTMLFormElement} form
+ * @returns {{body?: Record<string, any>, error?: string}}
+ */
+function formBody(spec, form) {
+  /** @type {Record<string, any>} */
+  const body = { action: spec.action };
+  for (const f of spec.fields) {
+    const el = /** @type {HTMLInputElement} */ (form.elements.namedItem(f.name));
+    const raw = el ? (f.kind === "bool" ? (el.checked ? "true" : "false") : el.value.trim()) : "";
+    if (!raw) {
+      if (f.optional || f.kind === "bool") continue;
+      return { error: `${f.label}: required` };
+    }
+    /** @type {any} */
+    let value = raw;
+    if (f.kind === "duration" || f.kind === "seconds") {
+      const ms = f.kind === "seconds" ? Math.round(Number(raw) * 1000) : parseDuration(raw);
+      if (!Number.isFinite(ms)) return { error: `${f.label}: '${raw}' is not a time (h:mm:ss, m:ss or seconds)` };
+      if (f.min !== undefined && ms < f.min * 1000) return { error: `${f.label}: at least ${f.min} s` };
+      if (f.max !== undefined && ms > f.max * 1000) return { error: `${f.label}: at most ${f.max} s` };
+      value = ms;
+    } else if (f.kind === "int") {
+      if (!/^\d+$/.test(raw)) return { error: `${f.label}: '${raw}' is not a whole number` };
+      value = Number(raw);
+      if ((f.min !== undefined && value < f.min) || (f.max !== undefined && value > f.max)) return { error: `${f.label}: ${f.min} … ${f.max}` };
+    } else if (f.kind === "instant") {
+      value = parseLocal(raw);
+      if (!Number.isFinite(value)) return { error: `${f.label}: not a date and time` };
+    } else if (f.kind === "bool") {
+      value = raw === "true";
+    }
+    if (f.path) {
+      let o = body;
+      for (const p of f.path.slice(0, -1)) o = o[p] = o[p] || {};
+      o[f.path[f.path.length - 1]] = value;
+    } else {
+      body[f.name] = value;
+    }
+  }
+  // A resumption needs its place; an adjourn without a start has none.
+  if (body.resumption && body.resumption.start === undefined) delete body.resumption;
+  if (body.resumption && body.resumption.place === undefined) body.resumption.place = "";
+  const reasonEl = /** @type {HTMLInputElement|null} */ (form.elements.namedItem("reason"));
+  const reason = reasonEl ? reasonEl.value.trim() : "";
+  if (spec.reason === "required" && !reason) return { error: "Reason: required (6.13: every correction is logged with its reason)" };
+  if (reason) body.reason = reason;
+  return { body };
+}
+
+/**
+ * @param {Field} f
+ * @param {string[]} boards
+ */
+function fieldInput(f, boards) {
+  if (f.kind === "side") {
+    return h("select", { name: f.name }, [f.optional ? h("option", { value: "", text: "—" }) : null, h("option", { value: "white", text: "White" }), h("option", { value: "black", text: "Black" })]);
+  }
+  if (f.kind === "select") {
+    return h("select", { name: f.name }, (f.options || []).map((o) => h("option", { value: o, text: o })));
+  }
+  if (f.kind === "board") {
+    const sel = h("select", { name: f.name }, [h("option", { value: "", text: "—" }), ...boards.map((b) => h("option", { value: b, text: b }))]);
+    // The page may have been drawn before the feed named the boards.
+    sel.addEventListener("focus", () => {
+      if (sel.children.length > 1) return;
+      const here = currentBoard();
+      for (const b of [...store.boards.keys()].sort()) if (b !== here) sel.append(h("option", { value: b, text: b }));
+    });
+    return sel;
+  }
+  if (f.kind === "bool") return h("input", { name: f.name, type: "checkbox" });
+  if (f.kind === "instant") return h("input", { name: f.name, type: "datetime-local" });
+  if (f.kind === "int") return h("input", { name: f.name, type: "number", min: f.min, max: f.max, step: 1 });
+  if (f.kind === "seconds") return h("input", { name: f.name, type: "number", min: f.min, max: f.max, step: 1, placeholder: "e.g. 120" });
+  if (f.kind === "duration") return h("input", { name: f.name, type: "text", placeholder: "h:mm:ss", pattern: "-?[0-9:.]+" });
+  if (f.kind === "secret") return h("input", { name: f.name, type: "password", autocomplete: "off" });
+  return h("input", { name: f.name, type: "text", placeholder: f.placeholder || "" });
+}
+
+/**
+ * @param {Spec} spec @param {string|null} boardId @param {string[]} boards
+ */
+function commandForm(spec, boardId, boards) {
+  const reply = h("span", { class: "reply", "aria-live": "polite" });
+  const fields = spec.fields.map((f) => h("label", {}, [f.label, fieldInput(f, boards)]));
+  const reason = spec.reason === "none" ? null : h("label", {}, [spec.reason === "required" ? "Reason (required)" : "Reason", h("input", { name: "reason", type: "text" })]);
+  const form = /** @type {HTMLFormElement} */ (h("form", { class: "cmd", "data-action": spec.action }, [
+    h("h4", {}, [spec.label, " ", h("small", { text: spec.rule ? `(${spec.rule})` : "" })]),
+    ...fields, reason,
+    h("button", { type: "submit", class: spec.danger ? "danger" : "primary", text: spec.label }),
+    reply,
+  ]));
+  form.addEventListener("submit", async (e) => {
+    e.preventDefault();
+    const { body, error } = formBody(spec, form);
+    if (!body) { reply.textContent = error || "incomplete"; reply.className = "reply err"; return; }
+    if (spec.danger && !confirm(`${spec.label} on ${boardId || "the hall"}?`)) return;
+    const ok = await post(boardId, body, reply);
+    // A sealed move is not kept in the page once sent.
+    if (ok) for (const f of spec.fields) if (f.kind === "secret") { const el = /** @type {HTMLInputElement} */ (form.elements.namedItem(f.name)); if (el) el.value = ""; }
+  });
+  return form;
+}
+
+// ---------- alerts: sound and banner ----------
+
+/** @param {any} a */
+function isCritical(a) {
+  return a.severity === "critical" || CRITICAL.has(a.kind);
+}
+/** @param {any} a */
+function alertKey(a) {
+  return `${a.id}@${a.since}`;
+}
+/** @returns {Set<string>} */
+function acked() {
+  try { return new Set(JSON.parse(localStorage.getItem("hallclock.acked") || "[]")); } catch (_) { return new Set(); }
+}
+/** @param {any} a */
+function ack(a) {
+  const s = acked();
+  s.add(alertKey(a));
+  localStorage.setItem("hallclock.acked", JSON.stringify([...s].slice(-500)));
+  dirty.all = true;
+  renderSoon();
+}
+
+/** @type {AudioContext|null} */
+let audio = null;
+function beep() {
+  if (PUBLIC) return;
+  try {
+    audio = audio || new AudioContext();
+    const o = audio.createOscillator(), g = audio.createGain();
+    o.frequency.value = 880;
+    g.gain.setValueAtTime(0.15, audio.currentTime);
+    g.gain.exponentialRampToValueAtTime(0.001, audio.currentTime + 0.6);
+    o.connect(g).connect(audio.destination);
+    o.start();
+    o.stop(audio.currentTime + 0.6);
+  } catch (_) { /* no audio: the banner still flashes */ }
+}
+
+function renderBanner() {
+  const el = document.getElementById("banner");
+  const count = document.getElementById("alert-count");
+  if (!el || !count) return;
+  const done = acked();
+  const open = [...store.alerts.values()].filter((a) => isCritical(a) && !done.has(alertKey(a)));
+  setText(count, store.alerts.size ? String(store.alerts.size) : "");
+  if (PUBLIC || open.length === 0) { el.hidden = true; return; }
+  el.hidden = false;
+  el.replaceChildren(`${open.length} critical alert${open.length > 1 ? "s" : ""}: `, ...open.slice(0, 3).map((a, i) => h("span", {}, [i ? "; " : "", h("a", { href: a.board ? `/board/${a.board}` : "/alerts", text: `${a.board || "hall"}: ${a.message}` })])), " — ", h("a", { href: "/alerts", text: "acknowledge" }));
+}
+
+// ---------- views ----------
+
+/** @type {() => void} */
+let render = () => {};
+let renderQueued = false;
+function renderSoon() {
+  if (renderQueued) return;
+  renderQueued = true;
+  requestAnimationFrame(() => {
+    renderQueued = false;
+    const t0 = performance.now();
+    if (dirty.all) renderBanner();
+    render();
+    dirty.all = false;
+    dirty.boards.clear();
+    perf.scriptMs += performance.now() - t0;
+  });
+}
+
+/** Clock elements to refresh every frame: [element, boardId, color]. */
+/** @type {[HTMLElement, string, "white"|"black"][]} */
+let liveClocks = [];
+
+function tick() {
+  const t0 = performance.now();
+  for (const [el, id, color] of liveClocks) {
+    const st = board(id).state;
+    // Only a running clock changes by itself; render() draws the others.
+    if (!st || !st[color] || st.phase !== "running" || st.running !== color) continue;
+    const ms = clockMs(st, color);
+    setText(el, fmtClock(ms));
+    const side = /** @type {HTMLElement} */ (el.parentElement);
+    const low = ms < 10000;
+    if (side.classList.contains("low") !== low) side.classList.toggle("low", low);
+  }
+  perf.frames++;
+  perf.scriptMs += performance.now() - t0;
+  requestAnimationFrame(tick);
+}
+
+/** @param {State|null} st @param {"white"|"black"} color */
+function sideClass(st, color) {
+  const cls = ["side", color];
+  if (st && st.phase === "running" && st.running === color) cls.push("running");
+  if (st && st[color] && st[color].flagged_at) cls.push("flagged");
+  return cls.join(" ");
+}
+
+/** @param {State|null} st  Left to right as the players sit (6.4: White's side). */
+function seating(st) {
+  return st && st.white_side === "right" ? /** @type {const} */ (["black", "white"]) : /** @type {const} */ (["white", "black"]);
+}
+
+/** @param {string} id */
+function moveNumber(id) {
+  const st = board(id).state;
+  if (!st || !st.white || !st.black) return "";
+  return `move ${Math.min(st.white.moves, st.black.moves) + 1}`;
+}
+
+/** @param {BoardData} b @param {string} id */
+function phaseText(b, id) {
+  const st = b.state;
+  if (!st) return "no data";
+  if (st.adjournment && st.adjournment.stage && st.phase !== "finished") return String(st.adjournment.stage).replace(/_/g, " ");
+  if (st.pending_flag) return "flag: arbiter";
+  return st.phase;
+}
+
+/**
+ * One tile: made once per board, then only its texts and classes change.
+ * @param {string} id
+ */
+function makeTile(id) {
+  const el = h(PUBLIC ? "div" : "a", { class: "tile", "data-board": id, href: PUBLIC ? null : `/board/${id}` });
+  /** @type {Record<string, HTMLElement>} */
+  const parts = {
+    id: h("span", { class: "id", text: id }),
+    round: h("span", { class: "round" }),
+    phase: h("span", { class: "badge phase" }),
+    off: h("span", { class: "badge off", text: "offline", hidden: true }),
+    alert: h("span", { class: "badge alert", hidden: true }),
+    sides: h("div", { class: "sides" }),
+    move: h("span", { class: "move" }),
+    last: h("span", { class: "lastmove" }),
+    result: h("span", { class: "result" }),
+  };
+  /** @type {Record<string, {box: HTMLElement, name: HTMLElement, clock: HTMLElement}>} */
+  const sides = {};
+  for (const color of /** @type {const} */ (["white", "black"])) {
+    const name = h("div", { class: "name" });
+    const clock = h("div", { class: "clock", "data-color": color });
+    sides[color] = { box: h("div", { class: `side ${color}`, "data-side": color }, [name, clock]), name, clock };
+    liveClocks.push([clock, id, color]);
+  }
+  el.append(
+    h("div", { class: "head" }, [parts.id, parts.round, parts.off, parts.alert, parts.phase]),
+    parts.sides,
+    h("div", { class: "foot" }, [parts.move, parts.last, parts.result]),
+  );
+  return { el, parts, sides, seated: "" };
+}
+
+/** @param {ReturnType<typeof makeTile>} t @param {string} id */
+function renderTile(t, id) {
+  const b = board(id);
+  const st = b.state;
+  setText(t.parts.round, st && st.round ? `round ${st.round}` : "");
+  setText(t.parts.phase, phaseText(b, id));
+  t.parts.phase.className = `badge phase phase-${st ? st.phase : "none"}`;
+  t.parts.off.hidden = b.online;
+  t.el.classList.toggle("offline", !b.online);
+  const n = PUBLIC ? 0 : alertsOf(id);
+  t.parts.alert.hidden = n === 0;
+  setText(t.parts.alert, n ? `⚠ ${n}` : "");
+  t.el.classList.toggle("alerting", n > 0);
+  const order = seating(st);
+  if (t.seated !== order.join()) {
+    t.parts.sides.replaceChildren(t.sides[order[0]].box, t.sides[order[1]].box);
+    t.seated = order.join();
+  }
+  for (const color of order) {
+    const s = t.sides[color];
+    setText(s.name, st && st[color] ? st[color].name : "");
+    setText(s.clock, st && st[color] ? fmtClock(clockMs(st, color)) : "–");
+    const cls = sideClass(st, color) + (s.box.classList.contains("low") ? " low" : "");
+    if (s.box.className !== cls) s.box.className = cls;
+  }
+  setText(t.parts.move, moveNumber(id));
+  setText(t.parts.last, b.lastMove ? `last ${b.lastMove}` : "");
+  setText(t.parts.result, st ? resultText(st.result) : "");
+}
+
+/** @param {string} id */
+function sortKey(id, how) {
+  const st = board(id).state;
+  if (how === "time") {
+    if (!st || !st.white || !st.black) return Infinity;
+    return Math.min(clockMs(st, "white"), clockMs(st, "black"));
+  }
+  if (how === "phase") return ({ running: 0, paused: 1, scheduled: 2, finished: 3, idle: 4 })[st ? st.phase : "idle"] ?? 5;
+  return 0;
+}
+
+function hallView() {
+  const main = /** @type {HTMLElement} */ (document.getElementById("main"));
+  const q = h("input", { type: "search", placeholder: "Filter: board or player", "aria-label": "filter" });
+  const phase = h("select", { "aria-label": "show" }, ["all", "running", "paused", "scheduled", "finished", "alerts", "offline"].map((p) => h("option", { value: p, text: p })));
+  const sort = h("select", { "aria-label": "sort" }, [["board", "by board"], ["time", "by time left"], ["phase", "by phase"]].map(([v, t]) => h("option", { value: v, text: t })));
+  const summary = h("span", { class: "summary" });
+  const grid = h("div", { class: "tiles", id: "tiles" });
+  main.replaceChildren(PUBLIC ? h("h1", { class: "pubtitle", text: "" }) : h("div", { class: "toolbar" }, [q, phase, sort, summary]), grid);
+  /** @type {Map<string, ReturnType<typeof makeTile>>} */
+  const tiles = new Map();
+  let lastOrder = "";
+  liveClocks = [];
+  let viewChanged = true;
+  const again = () => { viewChanged = true; renderSoon(); };
+  q.addEventListener("input", again); phase.addEventListener("change", again); sort.addEventListener("change", again);
+  render = () => {
+    const text = /** @type {HTMLInputElement} */ (q).value.trim().toLowerCase();
+    const show = /** @type {HTMLSelectElement} */ (phase).value;
+    const how = /** @type {HTMLSelectElement} */ (sort).value;
+    const ids = [...store.boards.keys()].sort();
+    let running = 0, finished = 0;
+    const visible = ids.filter((id) => {
+      const b = board(id), st = b.state;
+      if (st && st.phase === "running") running++;
+      if (st && st.phase === "finished") finished++;
+      if (text) {
+        const hay = [id, st && st.white ? st.white.name : "", st && st.black ? st.black.name : ""].join(" ").toLowerCase();
+        if (!hay.includes(text)) return false;
+      }
+      if (show === "alerts") return alertsOf(id) > 0;
+      if (show === "offline") return !b.online;
+      if (show !== "all") return !!st && st.phase === show;
+      return true;
+    });
+    if (how !== "board") visible.sort((a, b) => sortKey(a, how) - sortKey(b, how) || (a < b ? -1 : 1));
+    // 200 tiles: redraw only those whose board changed, unless something hall-wide did.
+    const all = dirty.all || viewChanged;
+    for (const id of visible) {
+      let t = tiles.get(id);
+      if (!t) { t = makeTile(id); tiles.set(id, t); renderTile(t, id); continue; }
+      if (all || dirty.boards.has(id)) renderTile(t, id);
+    }
+    viewChanged = false;
+    const order = visible.join(",");
+    if (order !== lastOrder) {
+      grid.replaceChildren(...visible.map((id) => /** @type {any} */ (tiles.get(id)).el));
+      lastOrder = order;
+    }
+    setText(summary, `${ids.length} boards · ${running} running · ${finished} finished · ${store.alerts.size} alerts`);
+  };
+  render();
+}
+
+/** @param {any} ev */
+function eventText(ev) {
+  const skip = new Set(["board", "seq", "event", "at"]);
+  const rest = Object.entries(ev).filter(([k]) => !skip.has(k)).map(([k, v]) => `${k}=${typeof v === "object" ? JSON.stringify(v) : v}`);
+  return `${fmtTime(ev.at)}  #${ev.seq}  ${ev.event}  ${rest.join(" ")}`;
+}
+
+/** @param {string} id */
+function boardView(id) {
+  const main = /** @type {HTMLElement} */ (document.getElementById("main"));
+  const b = board(id);
+  if (!b.historyLoaded) loadHistory(id);
+  const diagram = /** @type {any} */ (window).HallBoard.createBoard({ flipped: false });
+  const title = h("h2", { text: id });
+  const status = h("div", { class: "muted" });
+  const clocks = h("div", { class: "bigclocks" });
+  /** @type {Record<string, {box: HTMLElement, name: HTMLElement, clock: HTMLElement}>} */
+  const sides = {};
+  liveClocks = [];
+  for (const color of /** @type {const} */ (["white", "black"])) {
+    const name = h("div", { class: "name" });
+    const clock = h("div", { class: "clock", "data-color": color });
+    sides[color] = { box: h("div", { class: `side ${color}`, "data-side": color }, [name, clock]), name, clock };
+    liveClocks.push([clock, id, color]);
+  }
+  const movesBody = h("tbody");
+  const log = h("div", { class: "log", id: "log" });
+  const alertsBox = h("div", { class: "alerts" });
+  const boards = [...store.boards.keys()].sort();
+  const commands = h("div", {});
+  const canCommand = mayCommand(id);
+  if (canCommand) {
+    for (const [group, specs] of Object.entries(BOARD_COMMANDS)) {
+      commands.append(h("div", { class: "group-title", text: group }), h("div", { class: "forms" }, specs.map((s) => commandForm(s, id, boards.filter((x) => x !== id)))));
+    }
+  } else {
+    commands.append(h("p", { class: "muted", text: store.me ? `${store.me.arbiter.name} (${store.me.arbiter.role}) cannot command ${id}: read only.` : "read only" }));
+  }
+  main.replaceChildren(
+    h("p", {}, [h("a", { href: "/", text: "← hall" })]),
+    h("div", { class: "boardview" }, [
+      h("div", {}, [
+        h("div", { class: "card" }, [title, status, clocks, diagram.svg]),
+        h("div", { class: "card" }, [h("h3", { text: "Alerts" }), alertsBox]),
+      ]),
+      h("div", {}, [
+        h("div", { class: "card" }, [h("h3", { text: "Moves" }), h("div", { class: "moves" }, [h("table", { id: "moves" }, [h("thead", {}, [h("tr", {}, ["#", "White", "clock", "Black", "clock"].map((t) => h("th", { text: t })))]), movesBody])])]),
+        h("div", { class: "card" }, [h("h3", { text: "Commands" }), commands]),
+        h("div", { class: "card" }, [h("h3", { text: "Event log" }), log]),
+      ]),
+    ]),
+  );
+  let shownMoves = -1, shownEvents = -1, seated = "";
+  render = () => {
+    const st = b.state;
+    const order = seating(st);
+    if (seated !== order.join()) { clocks.replaceChildren(sides[order[0]].box, sides[order[1]].box); seated = order.join(); }
+    for (const color of order) {
+      setText(sides[color].clock, st && st[color] ? fmtClock(clockMs(st, color)) : "–");
+      setText(sides[color].name, st && st[color] ? `${st[color].name} · ${st[color].moves} moves${st[color].present ? "" : " · absent"}` : color);
+      const cls = sideClass(st, color);
+      if (sides[color].box.className.replace(" low", "") !== cls) sides[color].box.className = cls;
+    }
+    const bits = [b.online ? "online" : "OFFLINE", st ? phaseText(b, id) : "", st && st.round ? `round ${st.round}` : "", st && st.time_control ? st.time_control : "", moveNumber(id), st ? resultText(st.result) : ""];
+    if (st && st.pending_flag) bits.push("flag fell: result pending the arbiter");
+    if (st && st.draw_offer) bits.push(`draw offered by ${st.draw_offer.side}`);
+    setText(status, bits.filter(Boolean).join(" · "));
+    diagram.update(st ? st.fen : null, b.lastUci);
+    if (b.moves.length !== shownMoves || b.moves.some((m) => m.clock !== null && !m.shown)) {
+      /** @type {HTMLElement[]} */
+      const rows = [];
+      const whites = b.moves.filter((m) => m.side === "white"), blacks = b.moves.filter((m) => m.side === "black");
+      for (let i = 0; i < Math.max(whites.length, blacks.length); i++) {
+        const w = whites[i], k = blacks[i];
+        rows.push(h("tr", {}, [h("td", { text: String(i + 1) }), h("td", { text: w ? w.san : "" }), h("td", { class: "t", text: w && w.clock !== null ? fmtClock(w.clock) : "" }), h("td", { text: k ? k.san : "" }), h("td", { class: "t", text: k && k.clock !== null ? fmtClock(k.clock) : "" })]));
+        if (w && w.clock !== null) /** @type {any} */ (w).shown = true;
+        if (k && k.clock !== null) /** @type {any} */ (k).shown = true;
+      }
+      movesBody.replaceChildren(...rows);
+      shownMoves = b.moves.length;
+    }
+    if (b.events.length !== shownEvents) {
+      log.replaceChildren(...b.events.slice(-300).reverse().map((ev) => h("div", { text: eventText(ev) })));
+      shownEvents = b.events.length;
+    }
+    const mine = [...store.alerts.values()].filter((a) => a.board === id);
+    alertsBox.replaceChildren(...(mine.length ? mine.map(alertRow) : [h("span", { class: "muted", text: "none" })]));
+  };
+  render();
+}
+
+/** @param {any} a */
+function alertRow(a) {
+  const done = acked().has(alertKey(a));
+  /** @type {(Node|null)[]} */
+  const actions = [];
+  const reply = h("span", { class: "reply" });
+  if (a.board && mayCommand(a.board)) {
+    if (a.kind === "result_pending") actions.push(h("button", { type: "button", text: "Confirm flag", onclick: () => post(a.board, { action: "confirm_flag" }, reply) }));
+    if (a.kind === "player_pause") actions.push(h("button", { type: "button", text: "Resume clock", onclick: () => post(a.board, { action: "resume", reason: "6.12b: arbiter attended" }, reply) }));
+  }
+  if (a.board) actions.push(h("a", { href: `/board/${a.board}`, text: "open board" }));
+  actions.push(done ? h("span", { class: "muted", text: "acknowledged" }) : h("button", { type: "button", class: "ack", text: "Acknowledge", onclick: () => ack(a) }));
+  return h("div", { class: `alert ${isCritical(a) ? "critical" : ""} ${done ? "acked" : ""}`, "data-alert": a.id, "data-kind": a.kind }, [
+    h("span", { class: "kind", text: `${a.severity} · ${String(a.kind).replace(/_/g, " ")}` }),
+    h("span", { class: "msg", text: `${a.board ? a.board + ": " : ""}${a.message}` }),
+    h("span", { class: "muted", text: fmtTime(a.since) }),
+    ...actions, reply,
+  ]);
+}
+
+function alertsView() {
+  const main = /** @type {HTMLElement} */ (document.getElementById("main"));
+  const list = h("div", { class: "alerts", id: "alerts" });
+  main.replaceChildren(h("h2", { text: "Alerts" }), h("p", { class: "muted", text: "Critical alerts sound once and flash until acknowledged. Resolving one is acting on it (confirm the flag, resume the clock, fix the board): the daemon clears it." }), list);
+  liveClocks = [];
+  let shown = "";
+  render = () => {
+    const all = [...store.alerts.values()].sort((x, y) => Number(isCritical(y)) - Number(isCritical(x)) || x.since - y.since);
+    const key = all.map(alertKey).join() + "|" + [...acked()].length;
+    if (key === shown) return;
+    shown = key;
+    list.replaceChildren(...(all.length ? all.map(alertRow) : [h("p", { class: "muted", text: "No alerts." })]));
+  };
+  render();
+}
+
+function roundView() {
+  const main = /** @type {HTMLElement} */ (document.getElementById("main"));
+  liveClocks = [];
+  const boards = () => [...store.boards.keys()].sort();
+  const chief = isChief();
+  // --- start a round ---
+  const num = /** @type {HTMLInputElement} */ (h("input", { type: "number", name: "round", min: 1, max: 999, value: String(((store.info && store.info.round && store.info.round.round) || 0) + 1) }));
+  const start = /** @type {HTMLInputElement} */ (h("input", { type: "datetime-local", name: "start", step: 1 }));
+  const soon = new Date(Date.now() + 60000 - new Date().getTimezoneOffset() * 60000);
+  start.value = soon.toISOString().slice(0, 19);
+  const tc = /** @type {HTMLInputElement} */ (h("input", { type: "text", name: "time_control", value: store.info && store.info.defaults ? store.info.defaults.time_control : "40/5400+30:1800+30" }));
+  const tcDesc = h("div", { class: "desc", id: "tc-desc" });
+  const sessionEnd = /** @type {HTMLInputElement} */ (h("input", { type: "datetime-local", name: "session_end" }));
+  const flagMode = h("select", { name: "flag_mode" }, [h("option", { value: "", text: "event default" }), h("option", { value: "auto", text: "auto" }), h("option", { value: "claim", text: "claim" })]);
+  const rowsBody = h("tbody", { id: "pairing-rows" });
+  /** @param {string} [b] @param {string} [w] @param {string} [k] */
+  const addRow = (b, w, k) => {
+    const sel = h("select", { name: "board" }, boards().map((x) => h("option", { value: x, text: x, selected: x === b })));
+    rowsBody.append(h("tr", {}, [h("td", {}, [sel]), h("td", {}, [h("input", { name: "white", value: w || "" })]), h("td", {}, [h("input", { name: "white_fide_id", inputmode: "numeric" })]), h("td", {}, [h("input", { name: "black", value: k || "" })]), h("td", {}, [h("input", { name: "black_fide_id", inputmode: "numeric" })]), h("td", {}, [h("button", { type: "button", text: "✕", onclick: (/** @type {Event} */ e) => /** @type {HTMLElement} */ (/** @type {HTMLElement} */ (e.target).closest("tr")).remove() })])]));
+  };
+  const pasted = /** @type {HTMLTextAreaElement} */ (h("textarea", { name: "pairings_json", placeholder: '[{"board":"board-001","white":"A. Player","black":"B. Player"}, …]' }));
+  const reply = h("span", { class: "reply", id: "round-reply" });
+  const checkTc = debounce(async () => {
+    const r = await fetch(`/api/tc?tc=${encodeURIComponent(tc.value)}`, { credentials: "same-origin" });
+    const a = await r.json().catch(() => ({}));
+    if (r.ok) { tcDesc.textContent = a.description + (a.note ? ` (note: ${a.note})` : ""); tcDesc.className = "desc"; }
+    else { tcDesc.textContent = a.reason || "not a time control"; tcDesc.className = "desc err"; }
+  }, 250);
+  tc.addEventListener("input", checkTc);
+  checkTc();
+  const startForm = h("form", { id: "start-round" }, [
+    h("div", { class: "field" }, [h("label", { text: "Round" }), num]),
+    h("div", { class: "field" }, [h("label", { text: "Scheduled start (the clocks start by themselves, 6.5)" }), start]),
+    h("div", { class: "field" }, [h("label", { text: "Time control" }), tc, tcDesc]),
+    h("div", { class: "field" }, [h("label", { text: "Session end (optional: games still on are ordered to seal, I.1.1)" }), sessionEnd]),
+    h("div", { class: "field" }, [h("label", { text: "Flag mode" }), flagMode]),
+    h("h3", { text: "Pairings" }),
+    h("table", { class: "pairings" }, [h("thead", {}, [h("tr", {}, ["Board", "White", "FIDE id", "Black", "FIDE id", ""].map((t) => h("th", { text: t })))]), rowsBody]),
+    h("p", {}, [
+      h("button", { type: "button", text: "Add row", onclick: () => addRow(boards()[rowsBody.children.length]) }),
+      " ",
+      h("button", { type: "button", text: "A row for every board", onclick: () => { rowsBody.replaceChildren(); for (const b of boards()) addRow(b); } }),
+    ]),
+    h("div", { class: "field" }, [h("label", { text: "…or paste pairings as JSON (replaces the table)" }), pasted]),
+    h("div", { class: "field" }, [h("label", { text: "Import a pairing file (TRF, from the pairing program): coming with the TRF import" }), h("input", { type: "file", disabled: true, "aria-disabled": "true", title: "TRF import: a later issue" })]),
+    h("button", { type: "submit", class: "primary", text: "Start round" }), " ", reply,
+  ]);
+  startForm.addEventListener("submit", async (e) => {
+    e.preventDefault();
+    /** @type {any[]} */
+    let pairings = [];
+    if (pasted.value.trim()) {
+      try {
+        const v = JSON.parse(pasted.value);
+        pairings = Array.isArray(v) ? v : v.pairings;
+        if (!Array.isArray(pairings)) throw new Error("expected an array of pairings, or an object with \"pairings\"");
+      } catch (err) { reply.textContent = `pasted JSON: ${err}`; reply.className = "reply err"; return; }
+    } else {
+      for (const tr of rowsBody.querySelectorAll("tr")) {
+        const val = (/** @type {string} */ n) => /** @type {HTMLInputElement} */ (tr.querySelector(`[name=${n}]`)).value.trim();
+        if (!val("white") && !val("black")) continue;
+        /** @type {any} */
+        const p = { board: val("board"), white: val("white"), black: val("black") };
+        for (const f of ["white_fide_id", "black_fide_id"]) if (val(f)) {
+          if (!/^\d+$/.test(val(f))) { reply.textContent = `${p.board}: FIDE id '${val(f)}' is not a number`; reply.className = "reply err"; return; }
+          p[f] = Number(val(f));
+        }
+        pairings.push(p);
+      }
+    }
+    if (!pairings.length) { reply.textContent = "no pairings"; reply.className = "reply err"; return; }
+    const startMs = parseLocal(start.value);
+    if (!Number.isFinite(startMs)) { reply.textContent = "scheduled start: not a date and time"; reply.className = "reply err"; return; }
+    /** @type {any} */
+    const body = { action: "start_round", round: Number(num.value), start: startMs, time_control: tc.value.trim(), pairings };
+    if (sessionEnd.value) body.session_end = parseLocal(sessionEnd.value);
+    if (/** @type {HTMLSelectElement} */ (flagMode).value) body.flag_mode = /** @type {HTMLSelectElement} */ (flagMode).value;
+    await post(null, body, reply);
+  });
+  for (const b of boards()) addRow(b);
+
+  // --- hall-wide ---
+  /** @type {Spec[]} */
+  const hallSpecs = [
+    { action: "pause", label: "Pause every game", rule: "6.12a", fields: [], reason: "optional", danger: true },
+    { action: "resume", label: "Resume every game", rule: "6.12a", fields: [], reason: "optional" },
+    { action: "seal_all", label: "Seal all (adjourn every game)", rule: "I.1.1", fields: [{ name: "start", path: ["resumption", "start"], label: "Resumption (optional)", kind: "instant", optional: true }, { name: "place", path: ["resumption", "place"], label: "Place", kind: "text", optional: true }], reason: "optional", danger: true },
+    { action: "schedule_resumption", label: "Schedule resumption", rule: "I.14", fields: [{ name: "start", path: ["resumption", "start"], label: "Start", kind: "instant" }, { name: "end", path: ["resumption", "end"], label: "End (optional)", kind: "instant", optional: true }, { name: "place", path: ["resumption", "place"], label: "Place", kind: "text" }], reason: "none" },
+  ];
+  const hallForms = h("div", { class: "forms" }, hallSpecs.map((s) => commandForm(s, null, boards())));
+  const summary = h("div", { id: "round-summary" });
+  main.replaceChildren(
+    h("div", { class: "round-grid" }, [
+      h("div", {}, [h("div", { class: "card" }, [h("h2", { text: "Start a round" }), chief ? startForm : h("p", { class: "muted", text: "Only the chief arbiter starts rounds." })])]),
+      h("div", {}, [
+        h("div", { class: "card" }, [h("h2", { text: "The whole hall" }), chief ? hallForms : h("p", { class: "muted", text: "Hall-wide commands need the chief role." })]),
+        h("div", { class: "card" }, [h("h2", { text: "Round summary" }), summary]),
+      ]),
+    ]),
+  );
+  let touched = false;
+  startForm.addEventListener("input", (e) => { if (e.target !== tc) touched = true; });
+  render = () => {
+    // The page may open before the feed's snapshot: fill the form once the hall is known.
+    if (!touched && rowsBody.children.length === 0 && boards().length) {
+      for (const b of boards()) addRow(b);
+      if (store.info && store.info.defaults) { tc.value = store.info.defaults.time_control; checkTc(); }
+      num.value = String(((store.info && store.info.round && store.info.round.round) || 0) + 1);
+    }
+    const r = store.info && store.info.round;
+    const rows = [];
+    let done = 0, playing = 0;
+    for (const id of boards()) {
+      const st = board(id).state;
+      if (!st || !r || st.round !== r.round) continue;
+      if (st.phase === "finished") done++; else playing++;
+      rows.push(h("tr", { "data-board": id }, [h("td", {}, [h("a", { href: `/board/${id}`, text: id })]), h("td", { text: st.white ? st.white.name : "" }), h("td", { text: st.black ? st.black.name : "" }), h("td", { text: phaseText(board(id), id) }), h("td", { text: resultText(st.result) })]));
+    }
+    const s = store.session;
+    summary.replaceChildren(...[
+      h("p", { text: r ? `Round ${r.round} · ${r.time_control} · start ${new Date(r.start).toLocaleString()} · ${playing} playing · ${done} finished` : "No round yet." }),
+      s && (s.sealed.length || s.sealing.length) ? h("p", { text: `Adjournment: ${s.sealing.length} sealing, ${s.sealed.length} sealed, ${s.awaiting_opening.length} awaiting opening${s.all_sealed ? " · all sealed" : ""}${s.resumption ? ` · resumes ${new Date(s.resumption.start).toLocaleString()} ${s.resumption.place}` : ""}` }) : null,
+      h("table", {}, [h("thead", {}, [h("tr", {}, ["Board", "White", "Black", "Phase", "Result"].map((t) => h("th", { text: t })))]), h("tbody", {}, rows)]),
+    ].filter((x) => x !== null));
+  };
+  render();
+}
+
+function loginView() {
+  const main = /** @type {HTMLElement} */ (document.getElementById("main"));
+  const id = /** @type {HTMLInputElement} */ (h("input", { name: "id", autocomplete: "username", placeholder: "arbiter id", required: true }));
+  const pw = /** @type {HTMLInputElement} */ (h("input", { name: "password", type: "password", autocomplete: "current-password", placeholder: "password", required: true }));
+  const reply = h("span", { class: "reply", id: "login-reply" });
+  const form = h("form", { class: "card login", id: "login" }, [h("h2", { text: "Arbiter login" }), id, pw, h("button", { type: "submit", class: "primary", text: "Log in" }), reply, h("p", { class: "muted" }, ["Spectators: ", h("a", { href: "/public", text: "the public screen" })])]);
+  form.addEventListener("submit", async (e) => {
+    e.preventDefault();
+    const r = await fetch("/api/login", { method: "POST", credentials: "same-origin", headers: { "content-type": "application/json" }, body: JSON.stringify({ id: id.value, password: pw.value }) });
+    const a = await r.json().catch(() => ({}));
+    if (r.ok) { location.href = "/"; return; }
+    reply.textContent = a.reason || `refused (${r.status})`;
+    reply.className = "reply err";
+  });
+  main.replaceChildren(form);
+  render = () => {};
+  id.focus();
+}
+
+/**
+ * @template {(...args: any[]) => void} F
+ * @param {F} f @param {number} ms
+ */
+function debounce(f, ms) {
+  /** @type {any} */
+  let t = null;
+  return /** @type {F} */ ((...args) => { clearTimeout(t); t = setTimeout(() => f(...args), ms); });
+}
+
+function currentBoard() {
+  const m = location.pathname.match(/^\/board\/([a-z0-9-]+)$/);
+  return m ? m[1] : null;
+}
+
+async function main() {
+  const path = location.pathname;
+  for (const a of document.querySelectorAll("[data-nav]")) {
+    const nav = a.getAttribute("data-nav");
+    a.classList.toggle("active", (nav === "hall" && path === "/") || path === `/${nav}`);
+  }
+  if (PUBLIC) {
+    document.body.classList.add("public");
+    // Nothing to press on a hall screen.
+    const out = document.getElementById("logout");
+    if (out) out.remove();
+    connect();
+    hallView();
+    requestAnimationFrame(tick);
+    return;
+  }
+  if (path === "/login") { loginView(); return; }
+  const r = await fetch("/api/me", { credentials: "same-origin" });
+  if (r.status === 401) { location.href = "/login"; return; }
+  store.me = await r.json();
+  const who = document.getElementById("who");
+  if (who && store.me) who.textContent = `${store.me.arbiter.name} · ${store.me.arbiter.role}`;
+  const out = /** @type {HTMLButtonElement} */ (document.getElementById("logout"));
+  out.hidden = false;
+  out.addEventListener("click", async () => {
+    await fetch("/api/logout", { method: "POST", credentials: "same-origin", headers: { "x-csrf-token": store.me ? store.me.csrf : "" } });
+    location.href = "/login";
+  });
+  connect();
+  const b = currentBoard();
+  if (b) boardView(b);
+  else if (path === "/round") roundView();
+  else if (path === "/alerts") alertsView();
+  else hallView();
+  requestAnimationFrame(tick);
+}
+
+// A page left (or kept in the back-forward cache) closes its feed: the browser holds at
+// most six connections to a host, and feeds left open by earlier pages starved the next
+// page's requests (a hall page after five others never got its boards' last moves).
+window.addEventListener("pagehide", () => { if (source) { source.close(); source = null; } });
+window.addEventListener("pageshow", (e) => { if (e.persisted && !source) connect(); });
+
+main();

@@ -1,0 +1,199 @@
+//! Command POSTs: an MQTT `set` body handed to the hall's one intake with the session's
+//! identity (never the body's), where roles, idempotency and refusals are those of a
+//! signed MQTT command; the answer is the hall's `response` payload. Also login, logout,
+//! who am I, and the time-control check.
+
+use std::time::Duration;
+
+use axum::Json;
+use axum::extract::{Path, Query, State};
+use axum::http::{HeaderMap, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use bytes::Bytes;
+use serde::Deserialize;
+use serde_json::{Value, json};
+use tokio::sync::oneshot;
+
+use crate::auth::Identity;
+use crate::mqtt::Incoming;
+use crate::mqtt::payload::{ResponsePayload, ResponseStatus};
+use crate::rules::time_control;
+
+use super::AppState;
+use super::error::WebError;
+use super::session::{self, Arbiter};
+
+/// How long a command may take: a flag can run the full 6.9 search (about a second at
+/// worst), a `start_round` of a big hall a few seconds.
+const ANSWER_WITHIN: Duration = Duration::from_secs(60);
+
+#[derive(Debug, Deserialize)]
+pub struct Login {
+    pub id: String,
+    pub password: String,
+}
+
+fn me_body(identity: &Identity, csrf: &str, hall: &str) -> Value {
+    let arbiter = json!({
+        "id": identity.id,
+        "name": identity.name,
+        "role": identity.role.name(),
+        // What the page offers; the hall's intake decides what it accepts.
+        "boards": identity.boards().unwrap_or_default(),
+    });
+    json!({ "arbiter": arbiter, "csrf": csrf, "hall": hall })
+}
+
+fn cookie_header(value: &str, max_age: Option<u64>, secure: bool) -> String {
+    let mut c = format!(
+        "{}={value}; Path=/; HttpOnly; SameSite=Strict",
+        session::COOKIE
+    );
+    if let Some(age) = max_age {
+        c.push_str(&format!("; Max-Age={age}"));
+    }
+    if secure {
+        c.push_str("; Secure");
+    }
+    c
+}
+
+/// Behind a TLS-terminating proxy (or when configured) the cookie is marked `Secure`.
+fn secure(state: &AppState, headers: &HeaderMap) -> bool {
+    state.secure_cookies()
+        || headers
+            .get("x-forwarded-proto")
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|v| v.eq_ignore_ascii_case("https"))
+}
+
+/// `POST /api/login`, JSON `{id, password}`: sets the session cookie, returns the CSRF
+/// token. The same answer for an unknown id and a wrong password.
+pub async fn login(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    Json(login): Json<Login>,
+) -> Result<Response, WebError> {
+    session::same_origin(&headers)?;
+    let arbiters = state.arbiters();
+    let id = login.id.trim().to_string();
+    let shown = id.escape_debug().to_string();
+    let identity = tokio::task::spawn_blocking(move || arbiters.login(&id, &login.password))
+        .await
+        .map_err(|e| WebError::Internal(e.to_string()))?;
+    let Some(identity) = identity else {
+        tracing::warn!(arbiter = %shown, "web login refused");
+        return Err(WebError::BadLogin);
+    };
+    tracing::info!(arbiter = %identity.id.escape_debug(), "web login");
+    let (cookie, csrf) = state.sessions().create(identity.clone());
+    let set = cookie_header(&cookie, None, secure(&state, &headers));
+    Ok((
+        [(header::SET_COOKIE, set)],
+        Json(me_body(&identity, &csrf, state.hall())),
+    )
+        .into_response())
+}
+
+/// `POST /api/logout`.
+pub async fn logout(State(state): State<AppState>, who: Arbiter, headers: HeaderMap) -> Response {
+    state.sessions().remove(&who.session);
+    let set = cookie_header("", Some(0), secure(&state, &headers));
+    ([(header::SET_COOKIE, set)], StatusCode::NO_CONTENT).into_response()
+}
+
+/// `GET /api/me`: who is logged in, and the CSRF token the page sends with its POSTs.
+pub async fn me(State(state): State<AppState>, who: Arbiter) -> Json<Value> {
+    Json(me_body(&who.identity, &who.csrf, state.hall()))
+}
+
+#[derive(Debug, Deserialize)]
+pub struct TcQuery {
+    pub tc: String,
+}
+
+/// `GET /api/tc?tc=…`: `hallclock tc check` for the round form.
+pub async fn tc_check(Query(q): Query<TcQuery>) -> Result<Json<Value>, WebError> {
+    match time_control::parse(q.tc.trim()) {
+        Ok(tc) => Ok(Json(json!({
+            "canonical": tc.to_string(),
+            "description": tc.describe(),
+            "note": tc.periods().err().map(|e| e.to_string()),
+        }))),
+        Err(e) => Err(WebError::BadRequest(format!("'{}': {e}", q.tc))),
+    }
+}
+
+/// `POST /api/board/{board}/command`: a `board/<b>/set` body.
+pub async fn board(
+    State(state): State<AppState>,
+    who: Arbiter,
+    Path(board): Path<String>,
+    body: Bytes,
+) -> Result<Json<ResponsePayload>, WebError> {
+    submit(&state, &who, Some(board), body).await
+}
+
+/// `POST /api/hall/command`: a hall `set` body.
+pub async fn hall(
+    State(state): State<AppState>,
+    who: Arbiter,
+    body: Bytes,
+) -> Result<Json<ResponsePayload>, WebError> {
+    submit(&state, &who, None, body).await
+}
+
+async fn submit(
+    state: &AppState,
+    who: &Arbiter,
+    board: Option<String>,
+    body: Bytes,
+) -> Result<Json<ResponsePayload>, WebError> {
+    let mut value: Value = serde_json::from_slice(&body)
+        .map_err(|e| WebError::BadRequest(format!("the body is not JSON: {e}")))?;
+    let Value::Object(obj) = &mut value else {
+        return Err(WebError::BadRequest(
+            "the body must be a JSON object: an MQTT `set` command".into(),
+        ));
+    };
+    let action = obj
+        .get("action")
+        .and_then(Value::as_str)
+        .ok_or_else(|| WebError::BadRequest("missing \"action\"".into()))?
+        .to_string();
+    if !obj.contains_key("transaction") {
+        obj.insert(
+            "transaction".into(),
+            Value::String(format!("web-{}", &session::token()[..16])),
+        );
+    }
+    let payload = serde_json::to_vec(&value).map_err(|e| WebError::Internal(e.to_string()))?;
+    let (reply, answer) = oneshot::channel();
+    tracing::info!(
+        arbiter = %who.identity.id.escape_debug(),
+        board = %board.as_deref().unwrap_or("(hall)").escape_debug(),
+        action = %action.escape_debug(),
+        "web command"
+    );
+    state
+        .intake()
+        .send(Incoming::Web {
+            board,
+            payload,
+            // Who the journal and the logs record: the session's account, not the body.
+            identity: who.identity.clone(),
+            reply,
+        })
+        .await
+        .map_err(|_| WebError::Unavailable("the hall is stopping"))?;
+    let bytes = tokio::time::timeout(ANSWER_WITHIN, answer)
+        .await
+        .map_err(|_| WebError::Unavailable("the hall did not answer within 60 s"))?
+        .map_err(|_| WebError::Unavailable("the hall is stopping"))?;
+    let response: ResponsePayload = serde_json::from_slice(&bytes)
+        .map_err(|e| WebError::Internal(format!("the hall's response: {e}")))?;
+    match response.status {
+        ResponseStatus::Ok => Ok(Json(response)),
+        ResponseStatus::Error => Err(WebError::refused(response)),
+    }
+}

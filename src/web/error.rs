@@ -1,0 +1,98 @@
+//! One error type for every handler: the status code is decided here and nowhere else.
+
+use axum::Json;
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use serde_json::json;
+
+/// Why a request was not served. `Display` is what the page shows.
+#[derive(Debug, thiserror::Error)]
+pub enum WebError {
+    /// The request itself is malformed (a body that is not a command, a bad field).
+    #[error("{0}")]
+    BadRequest(String),
+    /// No session (or an expired one): log in.
+    #[error("not logged in (or the session expired): log in again")]
+    Unauthenticated,
+    /// Wrong identifier or password; deliberately says nothing about which.
+    #[error("unknown arbiter or wrong password")]
+    BadLogin,
+    /// A POST without the session's CSRF token, or from another site.
+    #[error("{0}")]
+    Csrf(&'static str),
+    /// Logged in, but the role does not allow it.
+    #[error("{0}")]
+    Forbidden(String),
+    #[error("{0}")]
+    NotFound(String),
+    /// The hall (or the rules) refused the command; the hall's response is the body.
+    #[error("refused")]
+    Refused {
+        status: StatusCode,
+        response: crate::mqtt::payload::ResponsePayload,
+    },
+    /// The hall is stopping or did not answer in time.
+    #[error("{0}")]
+    Unavailable(&'static str),
+    /// Logged, answered with a bare 500.
+    #[error("internal error")]
+    Internal(String),
+}
+
+impl WebError {
+    pub fn status_code(&self) -> StatusCode {
+        match self {
+            WebError::BadRequest(_) => StatusCode::BAD_REQUEST,
+            WebError::Unauthenticated | WebError::BadLogin => StatusCode::UNAUTHORIZED,
+            WebError::Csrf(_) | WebError::Forbidden(_) => StatusCode::FORBIDDEN,
+            WebError::NotFound(_) => StatusCode::NOT_FOUND,
+            WebError::Refused { status, .. } => *status,
+            WebError::Unavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
+            WebError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
+        }
+    }
+
+    /// The status for a hall response with `status: error`, from its `error` code: the
+    /// same table as docs/DASHBOARD.md.
+    pub fn refused(response: crate::mqtt::payload::ResponsePayload) -> WebError {
+        let status = match response.error.as_deref() {
+            Some("bad_command" | "bad_value") => StatusCode::BAD_REQUEST,
+            Some("unknown_board" | "no_game") => StatusCode::NOT_FOUND,
+            Some("unauthenticated") => StatusCode::UNAUTHORIZED,
+            Some("forbidden") => StatusCode::FORBIDDEN,
+            Some("internal" | "storage") => StatusCode::INTERNAL_SERVER_ERROR,
+            // Everything else is the rules (or the hall's state) saying no.
+            _ => StatusCode::CONFLICT,
+        };
+        WebError::Refused { status, response }
+    }
+}
+
+impl IntoResponse for WebError {
+    fn into_response(self) -> Response {
+        let status = self.status_code();
+        match self {
+            WebError::Refused { response, .. } => (status, Json(response)).into_response(),
+            WebError::Internal(why) => {
+                tracing::error!(error = %why.escape_debug(), "web: internal error");
+                status.into_response()
+            }
+            other => {
+                let code = match &other {
+                    WebError::BadRequest(_) => "bad_request",
+                    WebError::Unauthenticated => "unauthenticated",
+                    WebError::BadLogin => "bad_login",
+                    WebError::Csrf(_) => "csrf",
+                    WebError::Forbidden(_) => "forbidden",
+                    WebError::NotFound(_) => "not_found",
+                    _ => "unavailable",
+                };
+                (
+                    status,
+                    Json(json!({ "status": "error", "error": code, "reason": other.to_string() })),
+                )
+                    .into_response()
+            }
+        }
+    }
+}

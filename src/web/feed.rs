@@ -1,0 +1,445 @@
+//! The live feed over Server-Sent Events: exactly the MQTT payloads, from the publisher's
+//! own feed (one source of truth). Each SSE message is `<topic>\n<payload>` with the item's
+//! id; a snapshot is framed by `snapshot` and `ready` (whose id is where it stands), so a
+//! page that reconnects with `Last-Event-ID` resumes, or starts over from a snapshot.
+//!
+//! The public feed is filtered here, on the server: status, info, availability, board
+//! states without adjournment details, and the events a spectator sees (moves, presses,
+//! flags, results). No alerts, responses, envelopes or arbiter acts.
+
+use std::collections::{HashMap, VecDeque};
+use std::convert::Infallible;
+use std::sync::{Arc, Mutex};
+
+use axum::Json;
+use axum::body::Body;
+use axum::extract::{Path, State};
+use axum::http::{HeaderMap, HeaderValue, header};
+use axum::response::{IntoResponse, Response};
+use bytes::Bytes;
+use futures_util::Stream;
+use serde_json::Value;
+use tokio::sync::{broadcast, watch};
+
+use crate::mqtt::feed::{Feed, FeedItem, Start};
+
+use super::AppState;
+use super::error::WebError;
+use super::session::Arbiter;
+
+/// Board events a spectator may see.
+const PUBLIC_EVENTS: &[&str] = &[
+    "clock_started",
+    "move_made",
+    "pressed",
+    "period_advanced",
+    "flag_fell",
+    "game_ended",
+    "sealed_move_played",
+    "paused",
+    "resumed",
+];
+
+/// Events kept per board for a page that opens mid-game.
+const HISTORY: usize = 2000;
+
+/// Who the feed is for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Audience {
+    Arbiters,
+    Public,
+}
+
+/// The payload as `audience` may see it; `None`: not for them.
+pub fn filter(audience: Audience, topic: &str, payload: &[u8]) -> Option<Vec<u8>> {
+    if audience == Audience::Arbiters {
+        return Some(payload.to_vec());
+    }
+    let level = |n: usize| topic.split('/').nth(n);
+    let kind = topic.rsplit('/').next().unwrap_or("");
+    let on_board = level(2) == Some("board");
+    match kind {
+        "status" | "info" if !on_board => Some(payload.to_vec()),
+        "availability" if on_board => Some(payload.to_vec()),
+        "state" if on_board => {
+            let Ok(Value::Object(mut state)) = serde_json::from_slice::<Value>(payload) else {
+                return None;
+            };
+            // Only the stage of an adjourned game: its envelopes are the arbiters' business.
+            if let Some(adj) = state.remove("adjournment") {
+                let stage = adj.get("stage").cloned().unwrap_or(Value::Null);
+                state.insert("adjournment".into(), serde_json::json!({ "stage": stage }));
+            }
+            state.remove("paused_by");
+            serde_json::to_vec(&state).ok()
+        }
+        "event" if on_board => {
+            let v: Value = serde_json::from_slice(payload).ok()?;
+            let name = v.get("event")?.as_str()?;
+            PUBLIC_EVENTS.contains(&name).then(|| payload.to_vec())
+        }
+        _ => None,
+    }
+}
+
+/// An SSE frame: `data` split into `data:` lines, as the browser joins them again.
+fn frame(event: Option<&str>, id: Option<u64>, data: &[&[u8]]) -> Bytes {
+    let mut out = Vec::with_capacity(data.iter().map(|d| d.len() + 16).sum::<usize>() + 32);
+    if let Some(e) = event {
+        out.extend_from_slice(b"event: ");
+        out.extend_from_slice(e.as_bytes());
+        out.push(b'\n');
+    }
+    if let Some(id) = id {
+        out.extend_from_slice(format!("id: {id}\n").as_bytes());
+    }
+    for part in data {
+        for line in part.split(|b| *b == b'\n') {
+            out.extend_from_slice(b"data: ");
+            out.extend_from_slice(line.strip_suffix(b"\r").unwrap_or(line));
+            out.push(b'\n');
+        }
+    }
+    out.push(b'\n');
+    Bytes::from(out)
+}
+
+/// What `audience` may see of `item`, worked out once per item (not per open screen).
+fn visible(item: &FeedItem, audience: Audience) -> Option<&[u8]> {
+    match audience {
+        Audience::Arbiters => Some(&item.payload),
+        Audience::Public => item
+            .public
+            .get_or_init(|| filter(Audience::Public, &item.topic, &item.payload))
+            .as_deref(),
+    }
+}
+
+/// `<topic>\n<payload>`; live items carry their id (a reconnection resumes after it),
+/// snapshot items none. A live item's frame is made once and shared by all subscribers.
+fn message(item: &FeedItem, audience: Audience, with_id: bool) -> Option<Bytes> {
+    let make = || {
+        let payload = visible(item, audience)?;
+        let id = with_id.then_some(item.id);
+        Some(frame(None, id, &[item.topic.as_bytes(), payload]))
+    };
+    if !with_id {
+        return make();
+    }
+    let slot = match audience {
+        Audience::Arbiters => &item.frames[0],
+        Audience::Public => &item.frames[1],
+    };
+    slot.get_or_init(make).clone()
+}
+
+fn start_events(start: Start, audience: Audience, out: &mut VecDeque<Bytes>) {
+    match start {
+        Start::Snapshot { items, as_of } => {
+            out.push_back(frame(Some("snapshot"), None, &[b"start"]));
+            out.extend(items.iter().filter_map(|i| message(i, audience, false)));
+            out.push_back(frame(
+                Some("ready"),
+                Some(as_of),
+                &[as_of.to_string().as_bytes()],
+            ));
+        }
+        Start::Resume(items) => {
+            out.extend(items.iter().filter_map(|i| message(i, audience, true)));
+        }
+    }
+}
+
+/// A comment line every so often keeps proxies and browsers from closing an idle feed.
+const KEEP_ALIVE: std::time::Duration = std::time::Duration::from_secs(15);
+
+struct Subscriber {
+    feed: Feed,
+    audience: Audience,
+    pending: VecDeque<Bytes>,
+    rx: broadcast::Receiver<Arc<FeedItem>>,
+    closed: watch::Receiver<bool>,
+}
+
+enum Next {
+    Item(Arc<FeedItem>),
+    Lagged,
+    Idle,
+    End,
+}
+
+impl Subscriber {
+    fn new(feed: Feed, audience: Audience, after: Option<u64>) -> Subscriber {
+        let (start, rx) = feed.subscribe(after);
+        let mut pending = VecDeque::new();
+        start_events(start, audience, &mut pending);
+        Subscriber {
+            closed: feed.closed(),
+            feed,
+            audience,
+            pending,
+            rx,
+        }
+    }
+
+    async fn next(mut self) -> Option<(Result<Bytes, Infallible>, Subscriber)> {
+        loop {
+            if let Some(e) = self.pending.pop_front() {
+                return Some((Ok(e), self));
+            }
+            let next = tokio::select! {
+                _ = self.closed.wait_for(|c| *c) => Next::End,
+                r = self.rx.recv() => match r {
+                    Ok(item) => Next::Item(item),
+                    Err(broadcast::error::RecvError::Lagged(_)) => Next::Lagged,
+                    Err(broadcast::error::RecvError::Closed) => Next::End,
+                },
+                _ = tokio::time::sleep(KEEP_ALIVE) => Next::Idle,
+            };
+            match next {
+                Next::End => return None,
+                Next::Idle => self.pending.push_back(Bytes::from_static(b":\n\n")),
+                Next::Item(item) => {
+                    if let Some(e) = message(&item, self.audience, true) {
+                        self.pending.push_back(e);
+                    }
+                }
+                // Behind the broadcast: a fresh snapshot, never a silent gap.
+                Next::Lagged => {
+                    let (start, rx) = self.feed.subscribe(None);
+                    self.rx = rx;
+                    start_events(start, self.audience, &mut self.pending);
+                }
+            }
+        }
+    }
+}
+
+fn last_event_id(headers: &HeaderMap) -> Option<u64> {
+    headers
+        .get("last-event-id")
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.trim().parse().ok())
+}
+
+fn sse(feed: Feed, audience: Audience, after: Option<u64>) -> Response {
+    let sub = Subscriber::new(feed, audience, after);
+    let stream: std::pin::Pin<Box<dyn Stream<Item = Result<Bytes, Infallible>> + Send>> =
+        Box::pin(futures_util::stream::unfold(sub, Subscriber::next));
+    let mut r = Body::from_stream(stream).into_response();
+    let h = r.headers_mut();
+    h.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/event-stream"),
+    );
+    h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+    // nginx buffers proxied responses unless told not to; a feed must not be buffered.
+    h.insert("x-accel-buffering", HeaderValue::from_static("no"));
+    r
+}
+
+/// `GET /api/feed`: everything, for a logged-in arbiter (viewers included).
+pub async fn arbiters(
+    State(state): State<AppState>,
+    _who: Arbiter,
+    headers: HeaderMap,
+) -> Response {
+    sse(
+        state.feed().clone(),
+        Audience::Arbiters,
+        last_event_id(&headers),
+    )
+}
+
+/// `GET /api/public/feed`: the spectators' feed, no login.
+pub async fn public(State(state): State<AppState>, headers: HeaderMap) -> Response {
+    sse(
+        state.feed().clone(),
+        Audience::Public,
+        last_event_id(&headers),
+    )
+}
+
+/// Each board's recent events (raw payloads), for a page that opens mid-game: kept from
+/// the feed since the daemon started; a new round on the board starts its list afresh.
+#[derive(Debug, Clone, Default)]
+pub struct History {
+    inner: Arc<Mutex<HashMap<String, BoardHistory>>>,
+}
+
+#[derive(Debug, Default)]
+struct BoardHistory {
+    round: Option<Value>,
+    events: VecDeque<Arc<FeedItem>>,
+}
+
+impl History {
+    /// Follow `feed` until the daemon stops.
+    pub fn follow(&self, feed: &Feed) -> tokio::task::JoinHandle<()> {
+        let (start, mut rx) = feed.subscribe(None);
+        let mut closed = feed.closed();
+        let me = self.clone();
+        if let Start::Snapshot { items, .. } = start {
+            for i in items {
+                me.note(&i);
+            }
+        }
+        tokio::spawn(async move {
+            loop {
+                tokio::select! {
+                    _ = closed.wait_for(|c| *c) => return,
+                    r = rx.recv() => match r {
+                        Ok(item) => me.note(&item),
+                        // Missed some: what follows is still worth keeping.
+                        Err(broadcast::error::RecvError::Lagged(_)) => {}
+                        Err(broadcast::error::RecvError::Closed) => return,
+                    },
+                }
+            }
+        })
+    }
+
+    fn note(&self, item: &Arc<FeedItem>) {
+        let mut parts = item.topic.rsplit('/');
+        let kind = parts.next().unwrap_or("");
+        let board = parts.next().unwrap_or("");
+        if parts.next() != Some("board") || !matches!(kind, "event" | "state") {
+            return;
+        }
+        let mut map = self
+            .inner
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let h = map.entry(board.to_string()).or_default();
+        if kind == "state" {
+            // `null` (no game yet) is no round: only a new round number starts afresh.
+            let round = serde_json::from_slice::<Value>(&item.payload)
+                .ok()
+                .and_then(|v| v.get("round").cloned())
+                .filter(|r| !r.is_null());
+            if round.is_some() && round != h.round {
+                if h.round.is_some() {
+                    h.events.clear();
+                }
+                h.round = round;
+            }
+            return;
+        }
+        if h.events.len() == HISTORY {
+            h.events.pop_front();
+        }
+        h.events.push_back(item.clone());
+    }
+
+    /// Every board's events: `{board: [event, …]}`.
+    fn all(&self, audience: Audience) -> Value {
+        let boards: Vec<String> = {
+            let map = self
+                .inner
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            map.keys().cloned().collect()
+        };
+        let mut out = serde_json::Map::new();
+        for b in boards {
+            if let Some(e) = self.events(&b, audience) {
+                out.insert(b, Value::Array(e));
+            }
+        }
+        Value::Object(out)
+    }
+
+    fn events(&self, board: &str, audience: Audience) -> Option<Vec<Value>> {
+        let map = self
+            .inner
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let h = map.get(board)?;
+        Some(
+            h.events
+                .iter()
+                .filter_map(|i| filter(audience, &i.topic, &i.payload))
+                .filter_map(|p| serde_json::from_slice(&p).ok())
+                .collect(),
+        )
+    }
+}
+
+fn board_events(
+    state: &AppState,
+    board: &str,
+    audience: Audience,
+) -> Result<Json<Value>, WebError> {
+    // Any board the hall has answers, even with no events yet.
+    let known = state
+        .feed()
+        .snapshot_has(&format!("hallclock/{}/board/{board}/state", state.hall()));
+    let events = state.history().events(board, audience);
+    match events {
+        Some(e) => Ok(Json(Value::Array(e))),
+        None if known => Ok(Json(Value::Array(Vec::new()))),
+        None => Err(WebError::NotFound(format!("unknown board '{board}'"))),
+    }
+}
+
+/// `GET /api/board/{board}/events`.
+pub async fn history(
+    State(state): State<AppState>,
+    _who: Arbiter,
+    Path(board): Path<String>,
+) -> Result<Json<Value>, WebError> {
+    board_events(&state, &board, Audience::Arbiters)
+}
+
+/// `GET /api/boards/events`: every board's recent events in one answer, for the hall
+/// page. One request, not one per board: a browser opens at most six connections to a
+/// host and the feed holds one, so 200 requests queued behind each other and the tiles
+/// of a reloaded page waited (or, a connection stalled, never got their last move).
+pub async fn all_history(State(state): State<AppState>, _who: Arbiter) -> Json<Value> {
+    Json(state.history().all(Audience::Arbiters))
+}
+
+/// `GET /api/public/boards/events`: filtered as the public feed is.
+pub async fn public_all_history(State(state): State<AppState>) -> Json<Value> {
+    Json(state.history().all(Audience::Public))
+}
+
+/// `GET /api/public/board/{board}/events`: filtered as the public feed is.
+pub async fn public_history(
+    State(state): State<AppState>,
+    Path(board): Path<String>,
+) -> Result<Json<Value>, WebError> {
+    board_events(&state, &board, Audience::Public)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_public_sees_no_alerts_envelopes_or_arbiter_acts() {
+        let p = Audience::Public;
+        assert!(filter(p, "hallclock/h/alert/x", b"{}").is_none());
+        assert!(filter(p, "hallclock/h/response", b"{}").is_none());
+        assert!(filter(p, "hallclock/h/board/b/response", b"{}").is_none());
+        assert!(filter(p, "hallclock/h/session", b"{}").is_none());
+        assert!(filter(p, "hallclock/h/status", b"online").is_some());
+        let sealed = br#"{"board":"b","seq":3,"event":"sealed","at":1,"side":"white","commitment":"ab","on_board":false}"#;
+        assert!(filter(p, "hallclock/h/board/b/event", sealed).is_none());
+        let added = br#"{"board":"b","seq":4,"event":"time_added","at":1}"#;
+        assert!(filter(p, "hallclock/h/board/b/event", added).is_none());
+        let mv = br#"{"board":"b","seq":5,"event":"move_made","at":1,"san":"e4"}"#;
+        assert!(filter(p, "hallclock/h/board/b/event", mv).is_some());
+        let state =
+            br#"{"board":"b","adjournment":{"stage":"sealed","envelopes":[{"commitment":"ab"}]}}"#;
+        let out = filter(p, "hallclock/h/board/b/state", state).unwrap_or_default();
+        let text = String::from_utf8_lossy(&out);
+        assert!(text.contains("\"stage\":\"sealed\""), "{text}");
+        assert!(!text.contains("commitment"), "{text}");
+        // Arbiters get the bytes as published.
+        assert_eq!(
+            filter(Audience::Arbiters, "hallclock/h/board/b/state", state).as_deref(),
+            Some(&state[..])
+        );
+    }
+}

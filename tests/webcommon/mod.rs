@@ -1,0 +1,214 @@
+//! Browser-test harness: Debian's chromium driven through chromedriver (WebDriver, plain
+//! HTTP on a local port), plain HTTP requests, and dashboard accounts.
+#![allow(dead_code)]
+
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
+use std::time::Duration;
+
+use fantoccini::{Client, ClientBuilder};
+use hallclock::auth::{Arbiters, Role};
+use serde_json::{Value, json};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+pub const PASSWORD: &str = "correct horse";
+
+/// The dashboard's accounts: a chief, an arbiter for board-002 only, a viewer, and an
+/// arbiter with no password (signs MQTT commands only). Few iterations: a debug build.
+pub fn accounts() -> Arc<Arbiters> {
+    let mut a = Arbiters::default();
+    for (id, name, role, boards) in [
+        ("chief", "IA Chief Test", Role::Chief, None),
+        (
+            "arb",
+            "IA Two Test",
+            Role::Arbiter,
+            Some(vec!["board-002".to_string()]),
+        ),
+        ("viewer", "Viewer Test", Role::Viewer, None),
+        ("signer", "Key Only Test", Role::Chief, None),
+    ] {
+        a.add(id, name, role, boards).expect("a test account");
+        if id != "signer" {
+            a.set_password_with(id, PASSWORD, 10)
+                .expect("a test password");
+        }
+    }
+    Arc::new(a)
+}
+
+/// Where screenshots go (target/web-screenshots).
+pub fn shots_dir() -> PathBuf {
+    let d = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target/web-screenshots");
+    let _ = std::fs::create_dir_all(&d);
+    d
+}
+
+pub struct Chrome {
+    pub client: Client,
+    driver: Child,
+    _profile: PathBuf,
+}
+
+impl Chrome {
+    /// A fresh headless Chromium (its own profile) at `width`×`height`.
+    pub async fn start(name: &str, width: u32, height: u32) -> Chrome {
+        let port = free_port();
+        let driver = Command::new("chromedriver")
+            .arg(format!("--port={port}"))
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("chromedriver is installed (apt-get install chromium chromium-driver)");
+        for _ in 0..200 {
+            if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        let profile = hallclock::link::testing::scratch_dir(&format!("chrome-{name}"));
+        let caps = json!({
+            "browserName": "chrome",
+            "goog:chromeOptions": {
+                "binary": "/usr/bin/chromium",
+                "args": [
+                    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
+                    "--no-first-run", "--disable-background-networking",
+                    "--disable-component-update", "--disable-sync",
+                    "--disable-dev-shm-usage",
+                    "--autoplay-policy=no-user-gesture-required",
+                    format!("--user-data-dir={}", profile.display()),
+                    format!("--window-size={width},{height}"),
+                ]
+            }
+        });
+        let Value::Object(caps) = caps else {
+            unreachable!()
+        };
+        let mut builder =
+            ClientBuilder::new(hyper_util::client::legacy::connect::HttpConnector::new());
+        builder.capabilities(caps);
+        let client = builder
+            .connect(&format!("http://127.0.0.1:{port}"))
+            .await
+            .expect("a WebDriver session with headless chromium");
+        Chrome {
+            client,
+            driver,
+            _profile: profile,
+        }
+    }
+
+    pub async fn js(&self, script: &str) -> Value {
+        self.client
+            .execute(script, vec![])
+            .await
+            .unwrap_or_else(|e| panic!("script failed: {e}\n{script}"))
+    }
+
+    /// Wait until `script` (an expression) is truthy; returns its value.
+    pub async fn until(&self, what: &str, expr: &str) -> Value {
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+        loop {
+            // A page still loading has no elements yet: not ready, not an error.
+            let v = self
+                .js(&format!(
+                    "try {{ return ({expr}); }} catch (e) {{ return false; }}"
+                ))
+                .await;
+            if !(v.is_null() || v == Value::Bool(false) || v == json!("") || v == json!(0)) {
+                return v;
+            }
+            if tokio::time::Instant::now() > deadline {
+                let _ = self
+                    .shot(&format!("timeout-{}", what.replace(' ', "-")))
+                    .await;
+                panic!("timed out waiting for {what} ({expr})");
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+
+    pub async fn shot(&self, name: &str) -> PathBuf {
+        let png = self.client.screenshot().await.expect("a screenshot");
+        let path = shots_dir().join(format!("{name}.png"));
+        std::fs::write(&path, png).expect("write the screenshot");
+        path
+    }
+
+    pub async fn close(mut self) {
+        let _ = self.client.clone().close().await;
+        let _ = self.driver.kill();
+        let _ = self.driver.wait();
+    }
+}
+
+impl Drop for Chrome {
+    fn drop(&mut self) {
+        let _ = self.driver.kill();
+    }
+}
+
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .expect("a free port")
+}
+
+/// One plain HTTP/1.1 request; (status, headers, body).
+pub async fn http(
+    addr: std::net::SocketAddr,
+    method: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: &str,
+) -> (u16, String, String) {
+    let mut s = tokio::net::TcpStream::connect(addr)
+        .await
+        .expect("the dashboard listens");
+    let mut req = format!(
+        "{method} {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\nContent-Length: {}\r\n",
+        body.len()
+    );
+    for (k, v) in headers {
+        req.push_str(&format!("{k}: {v}\r\n"));
+    }
+    req.push_str("\r\n");
+    req.push_str(body);
+    s.write_all(req.as_bytes()).await.expect("send");
+    let mut out = Vec::new();
+    let _ = tokio::time::timeout(Duration::from_secs(30), s.read_to_end(&mut out)).await;
+    let text = String::from_utf8_lossy(&out).into_owned();
+    let (head, body) = text.split_once("\r\n\r\n").unwrap_or((&text, ""));
+    let status = head
+        .split_whitespace()
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0);
+    (status, head.to_string(), body.to_string())
+}
+
+/// Log in over plain HTTP: (cookie, csrf).
+pub async fn login(addr: std::net::SocketAddr, id: &str, password: &str) -> (u16, String, String) {
+    let (status, head, body) = http(
+        addr,
+        "POST",
+        "/api/login",
+        &[("Content-Type", "application/json")],
+        &json!({"id": id, "password": password}).to_string(),
+    )
+    .await;
+    let cookie = head
+        .lines()
+        .find_map(|l| l.strip_prefix("set-cookie: "))
+        .and_then(|c| c.split(';').next())
+        .unwrap_or("")
+        .to_string();
+    let csrf = serde_json::from_str::<Value>(&body)
+        .ok()
+        .and_then(|v| v["csrf"].as_str().map(String::from))
+        .unwrap_or_default();
+    (status, cookie, csrf)
+}
