@@ -31,17 +31,31 @@ fn unrated_games_and_byes_are_read_from_the_round_columns() {
         (2, [Some(DrawUnrated), Some(Draw), Some(DrawUnrated)]),
         (3, [Some(PairingBye), Some(LossUnrated), None]),
         (4, [Some(LossUnrated), Some(WinUnrated), Some(HalfPointBye)]),
-        (5, [Some(DrawUnrated), Some(HalfPointBye), Some(ZeroPointBye)]),
-        (6, [Some(ZeroPointBye), Some(FullPointBye), Some(DrawUnrated)]),
+        (
+            5,
+            [Some(DrawUnrated), Some(HalfPointBye), Some(ZeroPointBye)],
+        ),
+        (
+            6,
+            [Some(ZeroPointBye), Some(FullPointBye), Some(DrawUnrated)],
+        ),
     ];
     for (rank, codes) in expected {
         for (i, code) in codes.into_iter().enumerate() {
-            assert_eq!(result(&trf, rank, i + 1), code, "player {rank} round {}", i + 1);
+            assert_eq!(
+                result(&trf, rank, i + 1),
+                code,
+                "player {rank} round {}",
+                i + 1
+            );
         }
     }
     // A bye has no opponent and no colour; an unrated game has both.
     let five = trf.player(5).expect("player 5");
-    assert_eq!((five.rounds[1].opponent, five.rounds[1].colour), (None, None));
+    assert_eq!(
+        (five.rounds[1].opponent, five.rounds[1].colour),
+        (None, None)
+    );
     let one = trf.player(1).expect("player 1");
     assert_eq!(one.rounds[0].opponent, Some(4));
     // FIDE's default scoring of the codes gives the file's points column.
@@ -68,8 +82,11 @@ fn unrated_codes_are_written_into_the_round_column_with_the_points() {
     let bytes = codes_file();
     let mut trf = read(&bytes);
     // Round 3, 1 (White) against 3: White wins before the first move was completed.
-    trf.set_results(&[(1, 3, ResultCode::WinUnrated), (3, 3, ResultCode::LossUnrated)])
-        .unwrap_or_else(|e| panic!("{e}"));
+    trf.set_results(&[
+        (1, 3, ResultCode::WinUnrated),
+        (3, 3, ResultCode::LossUnrated),
+    ])
+    .unwrap_or_else(|e| panic!("{e}"));
     let written = String::from_utf8(trf.write()).expect("UTF-8 as read");
     let line = |rank: u32| -> String {
         written
