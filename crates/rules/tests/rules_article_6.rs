@@ -3,7 +3,7 @@
 
 use hallclock_rules::game::{
     ArbiterResult, BothAbsent, Event, FlagMode, Game, Input, Phase, Rejection, Score, Setup,
-    Termination,
+    Termination, fen_of,
 };
 use hallclock_rules::time_control::{
     DelayDisplay, IncrementCredit, PeriodTransition, TimeControl, parse,
@@ -1825,4 +1825,21 @@ fn rule_6_3_a_cascade_at_one_instant_reaches_its_fixed_point_in_one_poll() {
     assert_eq!(flags(&e).len(), 1);
     assert!(d.game.poll(T0).is_empty(), "poll reached its fixed point");
     assert_eq!(d.game.view(T0).white.period, 101);
+}
+
+/// The board actor shows `Game::position` (and PGN starts from it): the start position
+/// until a move is completed by its press (6.7a), then the position after it.
+#[test]
+fn rule_6_7a_the_position_is_the_start_then_each_completed_move() {
+    let mut d = Driver::started(setup("300"));
+    let fen = |d: &Driver| d.game.position().map(fen_of);
+    assert_eq!(
+        fen(&d).as_deref(),
+        Some("rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1")
+    );
+    d.play("e2e4", at(5.0));
+    assert_eq!(
+        fen(&d).as_deref(),
+        Some("rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq - 0 1")
+    );
 }

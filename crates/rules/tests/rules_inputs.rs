@@ -1,7 +1,10 @@
-//! `Input::name` is the input's name where a script's rejection says which input was
-//! refused (`hallclock rules run`): it must be the `input` tag the script wrote.
+//! What the shell reads of the core besides the events: `Input::name` (a script's
+//! rejection names the input it refused, `hallclock rules run`) and
+//! `Game::last_event_at` (the board actor places a press reconstructed from a clock's
+//! reading no earlier than it).
 
-use hallclock_rules::game::Input;
+use hallclock_rules::game::{Game, Input, Setup};
+use hallclock_rules::time_control::parse;
 use hallclock_rules::{Color, Millis};
 
 #[test]
@@ -39,4 +42,33 @@ fn input_names_are_the_tags_scripts_write() {
         let json = serde_json::to_value(&input).unwrap_or_else(|e| panic!("{input:?}: {e}"));
         assert_eq!(json["input"], input.name(), "{json}");
     }
+}
+
+#[test]
+fn last_event_at_is_the_instant_of_the_latest_event() {
+    let t0 = Millis(1_700_000_000_000);
+    let mut game = Game::new(Setup::new("White", "Black", parse("300").unwrap(), t0)).unwrap();
+    fn apply(game: &mut Game, input: Input, now: Millis) {
+        for e in game.poll(now) {
+            game.evolve(&e);
+        }
+        let events = game.decide(&input, now).unwrap_or_else(|r| panic!("{r}"));
+        for e in &events {
+            game.evolve(e);
+        }
+    }
+    for side in [Color::White, Color::Black] {
+        let present = Input::Present {
+            side,
+            arbiter: "IA".into(),
+        };
+        apply(&mut game, present, t0 - Millis(10));
+    }
+    assert_eq!(game.last_event_at(), t0 - Millis(10));
+    let press = Input::Press {
+        side: None,
+        mv: None,
+    };
+    apply(&mut game, press, t0 + Millis(7_000));
+    assert_eq!(game.last_event_at(), t0 + Millis(7_000));
 }
