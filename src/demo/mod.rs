@@ -480,13 +480,59 @@ async fn play(
     while let Ok((topic, payload)) = inbox.try_recv() {
         screen.feed(&mut table, &topic, &payload);
     }
-    let played = player::MOVES_PLAYED.load(std::sync::atomic::Ordering::Relaxed);
-    println!(
-        "moves made by the players: {played}, move_made published: {}, lost: {}",
-        table.moves_published,
-        played.saturating_sub(table.moves_published)
-    );
+    let made = player::MOVES_MADE
+        .lock()
+        .map(|m| m.clone())
+        .unwrap_or_else(|e| e.into_inner().clone());
+    println!("{}", count_moves(&made, &table).line());
     Ok(())
+}
+
+/// Moves made against moves published, game by game.
+#[derive(Debug, Default, PartialEq)]
+pub struct MoveCount {
+    /// Moves completed (pressed, or ending the game) before their game ended.
+    pub made: u64,
+    pub published: u64,
+    /// Completed moves of a game that has fewer `move_made` events than them.
+    pub lost: u64,
+    /// Moves not completed before their game ended: made or pressed after the flag fell
+    /// (the clock the player saw had not flagged yet) or never pressed. They are not
+    /// part of the game (6.7a: a move is complete at the press), and the daemon rightly
+    /// refuses them.
+    pub after_end: u64,
+}
+
+impl MoveCount {
+    pub fn line(&self) -> String {
+        format!(
+            "moves made by the players: {} (and {} not completed before their game ended), move_made published: {}, lost: {}",
+            self.made, self.after_end, self.published, self.lost
+        )
+    }
+}
+
+/// Count, for each game (board and round), the moves its players completed before the
+/// game's end as published (the first `flag_fell` or `game_ended`) and the `move_made`
+/// events it has.
+pub fn count_moves(made: &[player::MadeMove], table: &Table) -> MoveCount {
+    let mut count = MoveCount::default();
+    let mut per_game: std::collections::BTreeMap<(String, u32), u64> = Default::default();
+    for m in made {
+        let end = table.game_end(&m.board, m.round);
+        match m.completed_at {
+            Some(at) if end.is_none_or(|end| at < end) => {
+                count.made += 1;
+                *per_game.entry((m.board.clone(), m.round)).or_default() += 1;
+            }
+            _ => count.after_end += 1,
+        }
+    }
+    for ((board, round), n) in &per_game {
+        count.lost += n.saturating_sub(table.published_in(board, *round));
+    }
+    count.published = table.moves_published;
+    count
 }
 
 fn daemon_ready(table: &Table, boards: usize) -> bool {
@@ -631,6 +677,7 @@ async fn start_round(
             speed: opts.speed,
             finished: rx,
             rng: StdRng::seed_from_u64(rng.r#gen()),
+            round: number,
         };
         round.players.push(tokio::spawn(seat.play()));
     }

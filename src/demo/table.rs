@@ -19,6 +19,17 @@ struct Row {
     last: String,
     /// A move or an ending arrived since the last line printed for this board.
     changed: bool,
+    /// The move number of the last `move_made` (`12` for `12... Nf6`): shown while the
+    /// position waits for a move owed by a press (the state's FEN is null then).
+    last_number: String,
+}
+
+/// One game (board and round) as the events told it.
+#[derive(Debug, Default, Clone, Copy)]
+struct GameEvents {
+    move_made: u64,
+    /// The first `flag_fell` or `game_ended`: moves completed later are not the game's.
+    ended_at: Option<Millis>,
 }
 
 /// What the subscriber has learnt so far.
@@ -34,6 +45,7 @@ pub struct Table {
     pub news: String,
     /// `move_made` events seen (every move the players made must show up here).
     pub moves_published: u64,
+    games: BTreeMap<(String, u32), GameEvents>,
 }
 
 impl Table {
@@ -46,7 +58,22 @@ impl Table {
             finished_rounds: Vec::new(),
             news: String::new(),
             moves_published: 0,
+            games: BTreeMap::new(),
         }
+    }
+
+    /// When the game on `board` in `round` ended (its first flag or its end), if it did.
+    pub fn game_end(&self, board: &str, round: u32) -> Option<Millis> {
+        self.games
+            .get(&(board.to_string(), round))
+            .and_then(|g| g.ended_at)
+    }
+
+    /// The `move_made` events of the game on `board` in `round`.
+    pub fn published_in(&self, board: &str, round: u32) -> u64 {
+        self.games
+            .get(&(board.to_string(), round))
+            .map_or(0, |g| g.move_made)
     }
 
     /// Take in one MQTT message; returns the lines worth printing when the output is not
@@ -83,10 +110,21 @@ impl Table {
                     return Vec::new();
                 };
                 let row = self.rows.entry((*b).to_string()).or_default();
-                match event["event"].as_str().unwrap_or("") {
+                let round = row.state.as_ref().and_then(|s| s.round).unwrap_or(0);
+                let game = self.games.entry(((*b).to_string(), round)).or_default();
+                let kind = event["event"].as_str().unwrap_or("");
+                if matches!(kind, "flag_fell" | "game_ended") && game.ended_at.is_none() {
+                    game.ended_at = event["at"].as_i64().map(Millis);
+                }
+                match kind {
                     "move_made" => {
                         self.moves_published += 1;
+                        game.move_made += 1;
                         row.last = numbered_san(&event);
+                        row.last_number = row
+                            .last
+                            .split_once(' ')
+                            .map_or(String::new(), |(n, _)| n.trim_end_matches('.').to_string());
                     }
                     "pressed" => row.changed = true,
                     "clock_started" => {
@@ -116,6 +154,7 @@ impl Table {
                 for b in &boards {
                     let row = self.rows.entry(b.clone()).or_default();
                     row.last.clear();
+                    row.last_number.clear();
                     row.changed = false;
                 }
                 format!("round {round} started on {} boards", boards.len())
@@ -224,7 +263,7 @@ impl Table {
                 } else {
                     String::new()
                 },
-                move_number(s),
+                move_number(s, row),
                 truncate(&row.last, 14),
                 result
             ));
@@ -289,12 +328,14 @@ fn numbered_san(event: &Value) -> String {
     }
 }
 
-fn move_number(s: &StatePayload) -> String {
-    s.fen
-        .as_deref()
-        .and_then(|f| f.split(' ').nth(5))
-        .map(String::from)
-        .unwrap_or_default()
+/// The move number from the position; while a move is owed by a press (no FEN), the
+/// last move seen and `…` for the one the board has yet to show.
+fn move_number(s: &StatePayload, row: &Row) -> String {
+    match s.fen.as_deref() {
+        Some(f) => f.split(' ').nth(5).map(String::from).unwrap_or_default(),
+        None if s.white.is_some() && s.result.is_none() => format!("{}…", row.last_number),
+        None => String::new(),
+    }
 }
 
 /// What a dashboard shows: the published remaining time, less what has run since `as_of`
@@ -356,6 +397,66 @@ mod tests {
         assert!(lines[1].contains("Ada Morozova"), "{}", lines[1]);
         assert!(lines[1].contains("2:41"), "{}", lines[1]);
         assert!(lines[1].contains("*2:48"), "{}", lines[1]);
+    }
+
+    #[test]
+    fn while_a_move_is_owed_the_move_column_shows_the_last_move_and_an_ellipsis() {
+        let mut t = Table::new("demo");
+        let ev = r#"{"board":"board-001","seq":6,"event":"move_made","at":999000,"side":"white","uci":"g1f3","san":"Nf3",
+            "fen":"rnbqkbnr/pppp1ppp/8/4p3/4P3/5N2/PPPP1PPP/RNBQKB1R b KQkq - 1 2"}"#;
+        t.apply("hallclock/demo/board/board-001/event", ev.as_bytes(), Millis(0));
+        let owed = STATE.replace(
+            r#""fen":"rnbqkbnr/pppp1ppp/8/4p3/4P3/5N2/PPPP1PPP/RNBQKB1R b KQkq - 1 2""#,
+            r#""fen":null"#,
+        );
+        assert_ne!(owed, STATE);
+        t.apply(
+            "hallclock/demo/board/board-001/state",
+            owed.as_bytes(),
+            Millis(1_000_000),
+        );
+        let lines = t.render(Millis(1_000_000));
+        assert!(lines[1].contains("   2…  2. Nf3"), "{}", lines[1]);
+        // With the position known, the number comes from it.
+        t.apply(
+            "hallclock/demo/board/board-001/state",
+            STATE.as_bytes(),
+            Millis(1_000_000),
+        );
+        let lines = t.render(Millis(1_000_000));
+        assert!(lines[1].contains("    2  2. Nf3"), "{}", lines[1]);
+    }
+
+    #[test]
+    fn moves_are_counted_per_game_and_those_completed_after_its_end_apart() {
+        use crate::demo::player::MadeMove;
+        let mut t = Table::new("demo");
+        t.apply(
+            "hallclock/demo/board/board-001/state",
+            STATE.as_bytes(),
+            Millis(0),
+        );
+        let ev = r#"{"board":"board-001","seq":6,"event":"move_made","at":999000,"side":"white","uci":"g1f3","san":"Nf3","fen":null}"#;
+        t.apply("hallclock/demo/board/board-001/event", ev.as_bytes(), Millis(0));
+        let flag = r#"{"board":"board-001","seq":7,"event":"flag_fell","at":1001000,"side":"black"}"#;
+        t.apply("hallclock/demo/board/board-001/event", flag.as_bytes(), Millis(0));
+        let m = |at: Option<i64>| MadeMove {
+            board: "board-001".into(),
+            round: 1,
+            completed_at: at.map(Millis),
+        };
+        let made = [m(Some(998_000)), m(Some(1_000_000)), m(Some(1_002_000)), m(None)];
+        let count = crate::demo::count_moves(&made, &t);
+        assert_eq!(
+            count,
+            crate::demo::MoveCount {
+                made: 2,
+                published: 1,
+                lost: 1,
+                after_end: 2
+            }
+        );
+        assert!(count.line().ends_with("lost: 1"), "{}", count.line());
     }
 
     #[test]

@@ -289,13 +289,21 @@ pub async fn run(parts: BoardParts) {
     a.update_game_alerts();
     a.report_stage().await;
     loop {
-        let deadline = a
+        let mut deadline = a
             .slot
             .as_ref()
             .and_then(|s| s.game.next_deadline())
             .map(|d| a.timebase.instant_of(d));
         let retry = a.retry_storage;
         let attach = a.attach_at;
+        // A flag due while a pressed move is still settling on the board waits for it
+        // (at most MOVE_SETTLE): the flag's verdict (6.9) needs the position, and the
+        // move, completed before the flag, is the game's. The flag keeps its instant.
+        if let (Some(d), Some(at)) = (deadline, attach)
+            && a.slot.as_ref().is_some_and(|s| s.game.move_owed().is_some())
+        {
+            deadline = Some(d.max(at));
+        }
         tokio::select! {
             () = async {
                 if let Some(at) = attach { tokio::time::sleep_until(at).await }
@@ -1393,12 +1401,14 @@ impl Actor {
             );
             return;
         };
-        // A deadline due now (a flag) comes first.
-        if slot.game.next_deadline().is_some_and(|d| d <= self.now()) {
+        let due = slot.game.next_deadline().is_some_and(|d| d <= self.now());
+        // The opponent's move, owed by their press, is final now that this side pressed;
+        // it came before any deadline now due (attached at the press that completed it).
+        self.attach_owed().await;
+        // A deadline due now (a flag) comes before this press.
+        if due {
             self.on_deadline().await;
         }
-        // The opponent's move, owed by their press, is final now that this side pressed.
-        self.attach_owed().await;
         let mv = self.move_for_press();
         let press = Input::Press {
             side: Some(presser),
@@ -1494,7 +1504,17 @@ impl Actor {
             let _ = self.link.send(LinkCommand::RequestBoard).await;
             return;
         };
-        if let Err(r) = self.decide(Input::Move { mv: mv.uci.clone() }).await {
+        // The press completed the move before a flag now due: the move goes in at the
+        // game's latest event, so the flag that follows is decided on the position.
+        let now = self.now();
+        let at = match self.slot.as_ref().map(|s| &s.game) {
+            Some(g) if g.next_deadline().is_some_and(|d| d <= now) => g.last_event_at(),
+            _ => now,
+        };
+        if let Err(r) = self
+            .decide_at(Input::Move { mv: mv.uci.clone() }, at)
+            .await
+        {
             self.raise(
                 AlertKind::MoveRejected,
                 Severity::Warning,

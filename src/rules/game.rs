@@ -1335,6 +1335,14 @@ impl Game {
                 }])
             }
             Input::Move { mv } => {
+                // The press that completed an owed move came before the game ended (a
+                // flag, a result set meanwhile): the move is the game's (6.7a).
+                if let Some(owed) = &self.owed
+                    && self.position.is_none()
+                    && self.result.is_some()
+                {
+                    return self.decide_late_move(owed, mv, now);
+                }
                 self.reject_unless_playing()?;
                 match &self.owed {
                     Some(owed) if self.position.is_none() => self.decide_late_move(owed, mv, now),
@@ -1697,7 +1705,7 @@ impl Game {
         }];
         // Only the last owed move leads to the current position; a mate or a draw there
         // ends the game now (6.7a), as it would have at the press.
-        if owed.plies == 1 {
+        if owed.plies == 1 && self.result.is_none() {
             let seen = if pos.is_irreversible(m) {
                 0
             } else {
