@@ -287,6 +287,20 @@ pub async fn run(parts: BoardParts) {
     // The alerts that follow the game are rebuilt from the journal (the recovered game),
     // not remembered: a restart shows the same ones, resolved ones stay resolved.
     a.update_game_alerts();
+    // A recovered game: the e-board's move reader starts from its position, or the first
+    // move after the restart is read against nothing and lost. (With a move owed the
+    // position is unknown: the reader then learns it from the board as before. An
+    // adjourned game's position reaches the reader when its envelope is opened.)
+    if a.slot.as_ref().is_some_and(|s| {
+        s.game.result().is_none()
+            && s.game.position().is_some()
+            && !matches!(
+                s.game.phase(),
+                Phase::Paused(crate::rules::game::PausedBy::Adjourned)
+            )
+    }) {
+        a.new_game_on_board().await;
+    }
     a.report_stage().await;
     loop {
         let mut deadline = a
