@@ -1142,7 +1142,9 @@ fn security_is_signed_by_default_and_checked_with_key_paths() {
 fn default_instant_with(option: Option<bool>) -> Millis {
     use hallclock::rules::game::{Event, Game, Input};
     let dir = TempDir::new();
-    let line = option.map_or(String::new(), |b| format!("pauses_extend_default_time = {b}\n"));
+    let line = option.map_or(String::new(), |b| {
+        format!("pauses_extend_default_time = {b}\n")
+    });
     let text = with_state_dir(
         &dir,
         &format!("[defaults]\ntime_control = \"5400\"\ndefault_time = \"0:10:00\"\n{line}"),

@@ -525,12 +525,20 @@ async fn kill_9_then_a_move_pressed_at_once_after_the_restart_is_published() {
     let mut daemon = spawn_daemon(&config, &dir.join("daemon-1.log"));
     let b = board_id(1);
     let availability = format!("hallclock/{}/board/{b}/availability", common::HALL);
-    w.wait("online", |m| m.topic == availability && m.text() == "online")
-        .await;
+    w.wait("online", |m| {
+        m.topic == availability && m.text() == "online"
+    })
+    .await;
     let set = format!("hallclock/{}/set", common::HALL);
-    w.publish(&set, &common::signed(&set, &json!({"transaction": "r1", "action": "start_round", "round": 1,
+    w.publish(
+        &set,
+        &common::signed(
+            &set,
+            &json!({"transaction": "r1", "action": "start_round", "round": 1,
                "time_control": "600", "start": now_ms(), "default_time_ms": 600000,
-               "pairings": [{"board": b, "white": "W", "black": "B"}]})))
+               "pairings": [{"board": b, "white": "W", "black": "B"}]}),
+        ),
+    )
     .await;
     w.event(&b, "clock_started").await;
     for mv in ["e2e4", "e7e5"] {

@@ -143,7 +143,13 @@ fn rule_6_7a_an_owed_move_is_attached_after_the_game_ended_meanwhile() {
     assert!(before.is_some());
     let e = late(&mut g, "e7e5", at(302_200));
     assert!(
-        matches!(e.as_slice(), [Event::MoveMade { side: Color::Black, .. }]),
+        matches!(
+            e.as_slice(),
+            [Event::MoveMade {
+                side: Color::Black,
+                ..
+            }]
+        ),
         "{e:?}"
     );
     assert_eq!(g.move_owed(), None);

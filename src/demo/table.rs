@@ -404,7 +404,11 @@ mod tests {
         let mut t = Table::new("demo");
         let ev = r#"{"board":"board-001","seq":6,"event":"move_made","at":999000,"side":"white","uci":"g1f3","san":"Nf3",
             "fen":"rnbqkbnr/pppp1ppp/8/4p3/4P3/5N2/PPPP1PPP/RNBQKB1R b KQkq - 1 2"}"#;
-        t.apply("hallclock/demo/board/board-001/event", ev.as_bytes(), Millis(0));
+        t.apply(
+            "hallclock/demo/board/board-001/event",
+            ev.as_bytes(),
+            Millis(0),
+        );
         let owed = STATE.replace(
             r#""fen":"rnbqkbnr/pppp1ppp/8/4p3/4P3/5N2/PPPP1PPP/RNBQKB1R b KQkq - 1 2""#,
             r#""fen":null"#,
@@ -437,15 +441,29 @@ mod tests {
             Millis(0),
         );
         let ev = r#"{"board":"board-001","seq":6,"event":"move_made","at":999000,"side":"white","uci":"g1f3","san":"Nf3","fen":null}"#;
-        t.apply("hallclock/demo/board/board-001/event", ev.as_bytes(), Millis(0));
-        let flag = r#"{"board":"board-001","seq":7,"event":"flag_fell","at":1001000,"side":"black"}"#;
-        t.apply("hallclock/demo/board/board-001/event", flag.as_bytes(), Millis(0));
+        t.apply(
+            "hallclock/demo/board/board-001/event",
+            ev.as_bytes(),
+            Millis(0),
+        );
+        let flag =
+            r#"{"board":"board-001","seq":7,"event":"flag_fell","at":1001000,"side":"black"}"#;
+        t.apply(
+            "hallclock/demo/board/board-001/event",
+            flag.as_bytes(),
+            Millis(0),
+        );
         let m = |at: Option<i64>| MadeMove {
             board: "board-001".into(),
             round: 1,
             completed_at: at.map(Millis),
         };
-        let made = [m(Some(998_000)), m(Some(1_000_000)), m(Some(1_002_000)), m(None)];
+        let made = [
+            m(Some(998_000)),
+            m(Some(1_000_000)),
+            m(Some(1_002_000)),
+            m(None),
+        ];
         let count = crate::demo::count_moves(&made, &t);
         assert_eq!(
             count,

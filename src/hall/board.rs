@@ -314,7 +314,9 @@ pub async fn run(parts: BoardParts) {
         // (at most MOVE_SETTLE): the flag's verdict (6.9) needs the position, and the
         // move, completed before the flag, is the game's. The flag keeps its instant.
         if let (Some(d), Some(at)) = (deadline, attach)
-            && a.slot.as_ref().is_some_and(|s| s.game.move_owed().is_some())
+            && a.slot
+                .as_ref()
+                .is_some_and(|s| s.game.move_owed().is_some())
         {
             deadline = Some(d.max(at));
         }
@@ -1525,10 +1527,7 @@ impl Actor {
             Some(g) if g.next_deadline().is_some_and(|d| d <= now) => g.last_event_at(),
             _ => now,
         };
-        if let Err(r) = self
-            .decide_at(Input::Move { mv: mv.uci.clone() }, at)
-            .await
-        {
+        if let Err(r) = self.decide_at(Input::Move { mv: mv.uci.clone() }, at).await {
             self.raise(
                 AlertKind::MoveRejected,
                 Severity::Warning,
