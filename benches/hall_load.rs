@@ -1261,7 +1261,7 @@ impl SyncCounter {
     }
 
     /// The calls counted; `None` if perf could not count them.
-    fn stop(mut self) -> Option<u64> {
+    fn stop(self) -> Option<u64> {
         // perf prints its counts on SIGINT.
         let _ = Command::new("kill")
             .args(["-INT", &self.child.id().to_string()])

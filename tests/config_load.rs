@@ -1152,7 +1152,7 @@ fn default_instant_with(option: Option<bool>) -> Millis {
     let (config, _) = ok(&text, &[]);
     let t0 = Millis(1_700_000_000_000);
     let mut g = Game::new(config.defaults.setup("W", "B", t0)).unwrap();
-    let mut step = |g: &mut Game, input: Option<Input>, now: Millis| -> Vec<Event> {
+    let step = |g: &mut Game, input: Option<Input>, now: Millis| -> Vec<Event> {
         let events = match input {
             Some(i) => g.decide(&i, now).unwrap(),
             None => g.poll(now),
@@ -1179,7 +1179,7 @@ fn default_instant_with(option: Option<bool>) -> Millis {
     step(&mut g, Some(resume), t0 + Millis::from_secs(360));
     let mut now = t0 + Millis::from_secs(360);
     while now < t0 + Millis::from_mins(30) {
-        now = now + Millis(1);
+        now += Millis(1);
         if let Some(d) = g.next_deadline() {
             now = now.max(d);
         }
