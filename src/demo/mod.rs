@@ -501,13 +501,24 @@ pub struct MoveCount {
     /// part of the game (6.7a: a move is complete at the press), and the daemon rightly
     /// refuses them.
     pub after_end: u64,
+    /// The last move of a game, pressed by the player just before the flag by the
+    /// player's clock, whose press the daemon refused as after the flag (the lever frame
+    /// arrived after the flag's instant): the daemon keeps the official time, so the move
+    /// is not the game's. Only within `AT_THE_FLAG` of the flag, and only with the refusal
+    /// seen on MQTT (a `stray_press` alert "the game is over").
+    pub at_the_flag: u64,
 }
+
+/// How far before the flag's instant a press may have been made and still reach the
+/// daemon after it (the lever frame's trip: the pseudo-terminal, the link task, a loaded
+/// machine).
+pub const AT_THE_FLAG: Millis = Millis(100);
 
 impl MoveCount {
     pub fn line(&self) -> String {
         format!(
-            "moves made by the players: {} (and {} not completed before their game ended), move_made published: {}, lost: {}",
-            self.made, self.after_end, self.published, self.lost
+            "moves made by the players: {} (and {} not completed before their game ended, {} pressed as the flag fell and refused as after it), move_made published: {}, lost: {}",
+            self.made, self.after_end, self.at_the_flag, self.published, self.lost
         )
     }
 }
@@ -517,19 +528,40 @@ impl MoveCount {
 /// events it has.
 pub fn count_moves(made: &[player::MadeMove], table: &Table) -> MoveCount {
     let mut count = MoveCount::default();
-    let mut per_game: std::collections::BTreeMap<(String, u32), u64> = Default::default();
+    // Per game: moves completed before the end, and when the last of them was.
+    let mut per_game: std::collections::BTreeMap<(String, u32), (u64, Millis)> = Default::default();
     for m in made {
         let end = table.game_end(&m.board, m.round);
-        match m.completed_at {
+        // A move that ended the game on the board is complete as it is made; the daemon
+        // may see a dead position the player did not and refuse the press after it.
+        let by_move =
+            end.is_some_and(|end| m.made_at < end && table.ended_by_move(&m.board, m.round));
+        let completed = if by_move {
+            Some(m.made_at)
+        } else {
+            m.completed_at
+        };
+        match completed {
             Some(at) if end.is_none_or(|end| at < end) => {
-                count.made += 1;
-                *per_game.entry((m.board.clone(), m.round)).or_default() += 1;
+                let g = per_game.entry((m.board.clone(), m.round)).or_default();
+                g.0 += 1;
+                g.1 = g.1.max(at);
             }
             _ => count.after_end += 1,
         }
     }
-    for ((board, round), n) in &per_game {
-        count.lost += n.saturating_sub(table.published_in(board, *round));
+    for ((board, round), (mut n, last)) in per_game {
+        let published = table.published_in(&board, round);
+        let flag_race = table
+            .game_end(&board, round)
+            .is_some_and(|end| end - last <= AT_THE_FLAG)
+            && table.press_after_end(&board, round);
+        if n > published && flag_race {
+            n -= 1;
+            count.at_the_flag += 1;
+        }
+        count.made += n;
+        count.lost += n.saturating_sub(published);
     }
     count.published = table.moves_published;
     count

@@ -269,6 +269,8 @@ impl Seat {
 pub struct MadeMove {
     pub board: String,
     pub round: u32,
+    /// When the piece was put down.
+    pub made_at: crate::rules::Millis,
     pub completed_at: Option<crate::rules::Millis>,
 }
 
@@ -281,6 +283,7 @@ fn record_move(board: &BoardHandle, round: u32) -> usize {
     moves.push(MadeMove {
         board: super::board_id(board.number()),
         round,
+        made_at: super::now_ms(),
         completed_at: None,
     });
     moves.len() - 1

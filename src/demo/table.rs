@@ -30,6 +30,12 @@ struct GameEvents {
     move_made: u64,
     /// The first `flag_fell` or `game_ended`: moves completed later are not the game's.
     ended_at: Option<Millis>,
+    /// A press the daemon refused because the game was over: the player pressed as the
+    /// flag fell, and the lever frame reached the daemon after the flag's instant.
+    press_after_end: bool,
+    /// The game ended on the board (mate, stalemate, a dead position, 9.6): by the move
+    /// itself, without a press (6.7a), whatever the player then did with the lever.
+    ended_by_move: bool,
 }
 
 /// What the subscriber has learnt so far.
@@ -69,6 +75,46 @@ impl Table {
             .and_then(|g| g.ended_at)
     }
 
+    /// Whether the game on `board` in `round` ended by a move on the board.
+    pub fn ended_by_move(&self, board: &str, round: u32) -> bool {
+        self.games
+            .get(&(board.to_string(), round))
+            .is_some_and(|g| g.ended_by_move)
+    }
+
+    /// Whether the daemon refused a press on `board` in `round` because its game was over.
+    pub fn press_after_end(&self, board: &str, round: u32) -> bool {
+        self.games
+            .get(&(board.to_string(), round))
+            .is_some_and(|g| g.press_after_end)
+    }
+
+    fn alert(&mut self, payload: &[u8]) {
+        let Ok(alert) = serde_json::from_slice::<Value>(payload) else {
+            return;
+        };
+        let (Some("stray_press"), Some(board), Some(message)) = (
+            alert["kind"].as_str(),
+            alert["board"].as_str(),
+            alert["message"].as_str(),
+        ) else {
+            return;
+        };
+        if !message.contains("the game is over") {
+            return;
+        }
+        let round = self
+            .rows
+            .get(board)
+            .and_then(|r| r.state.as_ref())
+            .and_then(|s| s.round)
+            .unwrap_or(0);
+        self.games
+            .entry((board.to_string(), round))
+            .or_default()
+            .press_after_end = true;
+    }
+
     /// The `move_made` events of the game on `board` in `round`.
     pub fn published_in(&self, board: &str, round: u32) -> u64 {
         self.games
@@ -89,6 +135,10 @@ impl Table {
                 vec![format!("daemon {}", self.status)]
             }
             ["event"] => self.hall_event(payload),
+            ["alert", _] => {
+                self.alert(payload);
+                Vec::new()
+            }
             ["board", b, "availability"] => {
                 self.rows.entry((*b).to_string()).or_default().online = payload == b"online";
                 Vec::new()
@@ -115,6 +165,17 @@ impl Table {
                 let kind = event["event"].as_str().unwrap_or("");
                 if matches!(kind, "flag_fell" | "game_ended") && game.ended_at.is_none() {
                     game.ended_at = event["at"].as_i64().map(Millis);
+                    game.ended_by_move = kind == "game_ended"
+                        && matches!(
+                            event["termination"].as_str(),
+                            Some(
+                                "checkmate"
+                                    | "stalemate"
+                                    | "dead_position"
+                                    | "seventy_five_moves"
+                                    | "fivefold_repetition"
+                            )
+                        );
                 }
                 match kind {
                     "move_made" => {
@@ -456,6 +517,7 @@ mod tests {
         let m = |at: Option<i64>| MadeMove {
             board: "board-001".into(),
             round: 1,
+            made_at: Millis(at.unwrap_or(1_000_000) - 100),
             completed_at: at.map(Millis),
         };
         let made = [
@@ -471,10 +533,37 @@ mod tests {
                 made: 2,
                 published: 1,
                 lost: 1,
-                after_end: 2
+                after_end: 2,
+                at_the_flag: 0,
             }
         );
         assert!(count.line().ends_with("lost: 1"), "{}", count.line());
+        // A press 50 ms before the flag that the daemon refused as after it (its alert
+        // says so): that move is not the game's; it excuses that one move only.
+        let alert = r#"{"id":"board-001-stray-press","board":"board-001","kind":"stray_press","severity":"info",
+            "message":"lever press by black on board board-001 not accepted: the game is over (1-0, black's flag fell)","since":1001001}"#;
+        t.apply(
+            "hallclock/demo/alert/board-001-stray-press",
+            alert.as_bytes(),
+            Millis(0),
+        );
+        let raced = [m(Some(998_000)), m(Some(1_000_000)), m(Some(1_000_950))];
+        let count = crate::demo::count_moves(&raced, &t);
+        assert_eq!((count.made, count.at_the_flag, count.lost), (2, 1, 1));
+        // Without the refusal on MQTT, the same move is lost.
+        let mut quiet = Table::new("demo");
+        quiet.apply(
+            "hallclock/demo/board/board-001/state",
+            STATE.as_bytes(),
+            Millis(0),
+        );
+        quiet.apply(
+            "hallclock/demo/board/board-001/event",
+            flag.as_bytes(),
+            Millis(0),
+        );
+        let count = crate::demo::count_moves(&raced, &quiet);
+        assert_eq!((count.made, count.at_the_flag, count.lost), (3, 0, 3));
     }
 
     #[test]
