@@ -18,6 +18,9 @@
 //!   exact instant the time ran out, as the daemon computed it).
 //! * the daemon's CPU (utime + stime from /proc/<pid>/stat over the window, % of one core)
 //!   and peak RSS (VmHWM) are its own: the simulator and the subscriber live here.
+//! * the daemon's fsyncs per second over the window (`fdatasync` + `fsync` system calls,
+//!   counted in the kernel by `perf stat` on the syscall tracepoints, which adds no stop
+//!   per call as `strace` would); "n/a" where perf or its tracepoints are not available.
 //!
 //! Knobs: `HALLCLOCK_BIN` runs another build of the daemon (default: the one cargo just
 //! built); `PAIRINGS=0` sends the round's pairings in one command instead of chunks of 100;
@@ -526,6 +529,7 @@ struct Row {
     flag: Option<Stats>,
     cpu_pct: f64,
     rss_mb: f64,
+    syncs_per_s: Option<f64>,
     details: String,
 }
 
@@ -728,9 +732,13 @@ async fn run(n: usize, window: Duration, seed: u64, daemon: &Path) -> Row {
     let (sched0, broker_sched0) = (schedstat(pid), schedstat(broker.pid()));
     let me = std::process::id();
     let (bench0, broker0) = (cpu_seconds(me), cpu_seconds(broker.pid()));
+    let syncs = SyncCounter::start(pid);
     let t0 = Instant::now();
     tokio::time::sleep_until((window_start + window).into()).await;
     let elapsed = t0.elapsed().as_secs_f64();
+    let syncs_per_s = syncs
+        .and_then(SyncCounter::stop)
+        .map(|n| n as f64 / elapsed);
     let pct = |a: Option<f64>, b: Option<f64>| match (a, b) {
         (Some(a), Some(b)) => 100.0 * (b - a) / elapsed,
         _ => f64::NAN,
@@ -829,6 +837,7 @@ async fn run(n: usize, window: Duration, seed: u64, daemon: &Path) -> Row {
         threads,
         exit,
         load: (load_start, load_end),
+        syncs_per_s,
         online_after,
         commands,
         notes,
@@ -925,6 +934,7 @@ struct Analysis<'a> {
     threads: String,
     exit: String,
     load: (String, String),
+    syncs_per_s: Option<f64>,
     online_after: Duration,
     commands: (usize, Duration),
     notes: Vec<String>,
@@ -1115,6 +1125,11 @@ fn analyse(a: Analysis<'_>) -> Row {
         "   CPU (% of one core over the window): daemon {:.1}, bench process (simulator + subscriber) {:.1}, mosquitto {:.1}",
         a.cpu_pct, a.bench_pct, a.broker_pct
     );
+    let _ = writeln!(
+        d,
+        "   daemon fsyncs (fdatasync + fsync) over the window: {}",
+        fmt_rate(a.syncs_per_s)
+    );
     let _ = writeln!(d, "   daemon scheduling: {}", a.sched);
     let _ = writeln!(d, "   mosquitto scheduling: {}", a.broker_sched);
     let _ = writeln!(
@@ -1133,6 +1148,7 @@ fn analyse(a: Analysis<'_>) -> Row {
         flag: flag_stats,
         cpu_pct: a.cpu_pct,
         rss_mb: a.rss_mb,
+        syncs_per_s: a.syncs_per_s,
         details: d,
     }
 }
@@ -1183,6 +1199,7 @@ fn failed_row(n: usize, panic: Box<dyn std::any::Any + Send>) -> Row {
         flag: None,
         cpu_pct: f64::NAN,
         rss_mb: f64::NAN,
+        syncs_per_s: None,
         details: format!("\n== {n} boards: FAILED: {why}\n{}", log_warnings(&log)),
     }
 }
@@ -1194,20 +1211,68 @@ fn scratch_dir_path(name: &str) -> PathBuf {
 
 fn table(rows: &[Row]) -> String {
     let mut t = String::from(
-        "| boards | presses measured | press→state p50 / p99 / max (ms) | flags measured | flag→event p50 / p99 / max (ms) | daemon CPU % of one core | peak RSS (MB) |\n|---|---|---|---|---|---|---|\n",
+        "| boards | presses measured | press→state p50 / p99 / max (ms) | flags measured | flag→event p50 / p99 / max (ms) | daemon CPU % of one core | peak RSS (MB) | fsyncs/s |\n|---|---|---|---|---|---|---|---|\n",
     );
     for r in rows {
         let _ = writeln!(
             t,
-            "| {} | {} | {} | {} | {} | {:.1} | {:.1} |",
+            "| {} | {} | {} | {} | {} | {:.1} | {:.1} | {} |",
             r.boards,
             r.presses,
             fmt_stats(r.press),
             r.flags,
             fmt_stats(r.flag),
             r.cpu_pct,
-            r.rss_mb
+            r.rss_mb,
+            fmt_rate(r.syncs_per_s)
         );
     }
     t
+}
+
+fn fmt_rate(r: Option<f64>) -> String {
+    r.map_or("n/a".to_string(), |r| format!("{r:.1}/s"))
+}
+
+/// `perf stat` counting the daemon's fdatasync and fsync calls (in the kernel, on the
+/// syscall tracepoints) until `stop`.
+struct SyncCounter {
+    child: Child,
+}
+
+impl SyncCounter {
+    fn start(pid: u32) -> Option<SyncCounter> {
+        let child = Command::new("perf")
+            .args([
+                "stat",
+                "-x",
+                ",",
+                "-e",
+                "syscalls:sys_enter_fdatasync,syscalls:sys_enter_fsync",
+                "-p",
+            ])
+            .arg(pid.to_string())
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .ok()?;
+        Some(SyncCounter { child })
+    }
+
+    /// The calls counted; `None` if perf could not count them.
+    fn stop(self) -> Option<u64> {
+        // perf prints its counts on SIGINT.
+        let _ = Command::new("kill")
+            .args(["-INT", &self.child.id().to_string()])
+            .status();
+        let out = self.child.wait_with_output().ok()?;
+        let text = String::from_utf8_lossy(&out.stderr);
+        let counts: Vec<u64> = text
+            .lines()
+            .filter(|l| l.contains("syscalls:sys_enter_"))
+            .filter_map(|l| l.split(',').next()?.trim().parse().ok())
+            .collect();
+        (counts.len() == 2).then(|| counts.iter().sum())
+    }
 }

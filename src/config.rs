@@ -163,6 +163,10 @@ pub struct EventDefaults {
     pub default_time: Millis,
     pub flag_mode: FlagMode,
     pub both_absent: BothAbsent,
+    /// 6.6 "unless the rules of the competition say otherwise": paused time before an
+    /// absent player arrives does not count towards the default time. Off by default: the
+    /// text measures lateness from the scheduled start, pauses or not.
+    pub pauses_extend_default_time: bool,
     pub clock: ClockOptions,
     /// A clock reading further than this from the daemon's reckoning raises an alert (6.10).
     pub discrepancy_margin: Millis,
@@ -175,6 +179,7 @@ impl Default for EventDefaults {
             default_time: Millis::from_mins(60),
             flag_mode: FlagMode::Auto,
             both_absent: BothAbsent::BothLose,
+            pauses_extend_default_time: false,
             clock: ClockOptions::default(),
             discrepancy_margin: Millis::from_secs(2),
         }
@@ -188,6 +193,7 @@ impl EventDefaults {
             default_time: self.default_time,
             both_absent: self.both_absent,
             flag_mode: self.flag_mode,
+            pauses_extend_default_time: self.pauses_extend_default_time,
             clock: self.clock,
             discrepancy_margin: self.discrepancy_margin,
             ..Setup::new(white, black, self.time_control.clone(), start)
@@ -932,6 +938,7 @@ impl Config {
         t.string("default_time", &format_duration(d.default_time));
         t.string("flag_mode", name_of(FLAG_MODES, d.flag_mode));
         t.string("both_absent", name_of(BOTH_ABSENT, d.both_absent));
+        t.raw("pauses_extend_default_time", d.pauses_extend_default_time);
         t.string("discrepancy_margin", &format_duration(d.discrepancy_margin));
         t.section("defaults.clock");
         let c = &d.clock;
@@ -1361,6 +1368,7 @@ const DEFAULTS_KEYS: &[&str] = &[
     "default_time",
     "flag_mode",
     "both_absent",
+    "pauses_extend_default_time",
     "clock",
     "discrepancy_margin",
 ];
@@ -1441,6 +1449,13 @@ impl Walk {
             self.field(t, s, "default_time", &mut d.default_time, duration);
             self.field(t, s, "flag_mode", &mut d.flag_mode, one_of(FLAG_MODES));
             self.field(t, s, "both_absent", &mut d.both_absent, one_of(BOTH_ABSENT));
+            self.field(
+                t,
+                s,
+                "pauses_extend_default_time",
+                &mut d.pauses_extend_default_time,
+                boolean,
+            );
             self.field(
                 t,
                 s,

@@ -179,7 +179,7 @@ fn the_shipped_file_documents_every_key() {
             "{section} {key} is not in config/hallclock.toml"
         );
     }
-    assert_eq!(keys, 38);
+    assert_eq!(keys, 39);
 }
 
 #[test]
@@ -1134,4 +1134,87 @@ fn security_is_signed_by_default_and_checked_with_key_paths() {
             .contains("arbiter[0] (IA): id"),
         "{e}"
     );
+}
+
+/// A game set up from `[defaults]` with the given option: Black never comes, White is
+/// there, the arbiter pauses the clocks from minute 1 to minute 6; default time 10 min.
+/// Returns the instant the default passed.
+fn default_instant_with(option: Option<bool>) -> Millis {
+    use hallclock::rules::game::{Event, Game, Input};
+    let dir = TempDir::new();
+    let line = option.map_or(String::new(), |b| {
+        format!("pauses_extend_default_time = {b}\n")
+    });
+    let text = with_state_dir(
+        &dir,
+        &format!("[defaults]\ntime_control = \"5400\"\ndefault_time = \"0:10:00\"\n{line}"),
+    );
+    let (config, _) = ok(&text, &[]);
+    let t0 = Millis(1_700_000_000_000);
+    let mut g = Game::new(config.defaults.setup("W", "B", t0)).unwrap();
+    let step = |g: &mut Game, input: Option<Input>, now: Millis| -> Vec<Event> {
+        let events = match input {
+            Some(i) => g.decide(&i, now).unwrap(),
+            None => g.poll(now),
+        };
+        for e in &events {
+            g.evolve(e);
+        }
+        events
+    };
+    let present = Input::Present {
+        side: Color::White,
+        arbiter: "IA".into(),
+    };
+    step(&mut g, Some(present), t0 - Millis(1));
+    step(&mut g, None, t0);
+    let pause = Input::Pause {
+        arbiter: "IA".into(),
+        reason: "fire alarm".into(),
+    };
+    step(&mut g, Some(pause), t0 + Millis::from_secs(60));
+    let resume = Input::Resume {
+        arbiter: "IA".into(),
+    };
+    step(&mut g, Some(resume), t0 + Millis::from_secs(360));
+    let mut now = t0 + Millis::from_secs(360);
+    while now < t0 + Millis::from_mins(30) {
+        now += Millis(1);
+        if let Some(d) = g.next_deadline() {
+            now = now.max(d);
+        }
+        for e in step(&mut g, None, now) {
+            if let Event::DefaultTimePassed { at, absent } = e {
+                assert_eq!(absent, vec![Color::Black]);
+                return at - t0;
+            }
+        }
+    }
+    panic!("the default never passed");
+}
+
+#[test]
+fn rule_6_6_by_default_a_pause_does_not_move_the_default_instant_set_in_defaults() {
+    assert!(!EventDefaults::default().pauses_extend_default_time);
+    // 6.6's text: 10 min after the scheduled start (and 1 ms, "more than").
+    let expected = Millis::from_mins(10) + Millis(1);
+    assert_eq!(default_instant_with(None), expected);
+    assert_eq!(default_instant_with(Some(false)), expected);
+}
+
+#[test]
+fn rule_6_6_pauses_extend_default_time_in_defaults_moves_the_default_instant() {
+    // The event's rules say otherwise: the 5 min of pause do not count.
+    assert_eq!(
+        default_instant_with(Some(true)),
+        Millis::from_mins(15) + Millis(1)
+    );
+}
+
+#[test]
+fn pauses_extend_default_time_must_be_a_boolean() {
+    let dir = TempDir::new();
+    let text = with_state_dir(&dir, "[defaults]\npauses_extend_default_time = \"yes\"\n");
+    let e = err(&text, &[]);
+    error_at(&e, "defaults.pauses_extend_default_time");
 }

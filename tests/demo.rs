@@ -137,15 +137,15 @@ fn results(stdout: &str) -> Vec<(String, String)> {
         .collect()
 }
 
-#[test]
-#[ignore = "1 of 137 moves not counted as published (seed 3): not yet explained, a move made as the flag fell is the suspect"]
-fn fast_pressing_players_lose_no_move() {
-    // Players press 50–300 ms after moving, often before the board's scan reported the
-    // move; the demo counts the moves made against the move_made events on MQTT.
+/// Players press 50–300 ms after moving, often before the board's scan reported the
+/// move; the demo counts, game by game, the moves completed before the game ended against
+/// the move_made events on MQTT. Seed 3 has a press whose move was still settling on the
+/// board when the opponent's flag fell, and a move made after that flag.
+fn fast_pressing_players_lose_no_move(seed: &str) {
     let run = demo(
-        "no-move-lost",
+        &format!("no-move-lost-{seed}"),
         &[
-            "--boards", "4", "--rounds", "1", "--tc", "20", "--seed", "3",
+            "--boards", "4", "--rounds", "1", "--tc", "20", "--seed", seed,
         ],
         Duration::from_secs(120),
     );
@@ -157,12 +157,22 @@ fn fast_pressing_players_lose_no_move() {
         .unwrap_or_else(|| panic!("no count line:\n{}", run.stdout));
     let played: u64 = line
         .trim_start_matches("moves made by the players: ")
-        .split(',')
+        .split_whitespace()
         .next()
-        .and_then(|n| n.trim().parse().ok())
+        .and_then(|n| n.parse().ok())
         .unwrap_or(0);
     assert!(played > 20, "{line}");
     assert!(line.ends_with("lost: 0"), "{line}");
+}
+
+#[test]
+fn fast_pressing_players_lose_no_move_seed_3() {
+    fast_pressing_players_lose_no_move("3");
+}
+
+#[test]
+fn fast_pressing_players_lose_no_move_seed_5() {
+    fast_pressing_players_lose_no_move("5");
 }
 
 #[test]

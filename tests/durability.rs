@@ -509,3 +509,70 @@ async fn outgoing_queue_bound_raises_an_alert_and_replay_fills_the_gap() {
     );
     rig.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kill_9_then_a_move_pressed_at_once_after_the_restart_is_published() {
+    // The recovered game's position goes to the e-board's move reader at start-up: the
+    // first move after the restart, pressed at once (the press before the board's field
+    // update), is read against it and attached to its press.
+    let dir = scratch_dir("kill9-move");
+    let broker = Broker::start("kill9-move").await;
+    let mut cfg = SimConfig::new(1, dir.join("ports"));
+    cfg.ack_delay = Duration::from_millis(5);
+    let sim = Sim::start(cfg).await.expect("sim");
+    let config = daemon_config(&dir, broker.port, &sim, 1);
+    let mut w = Watcher::connect(broker.port, "kill9-move-watcher").await;
+    let mut daemon = spawn_daemon(&config, &dir.join("daemon-1.log"));
+    let b = board_id(1);
+    let availability = format!("hallclock/{}/board/{b}/availability", common::HALL);
+    w.wait("online", |m| {
+        m.topic == availability && m.text() == "online"
+    })
+    .await;
+    let set = format!("hallclock/{}/set", common::HALL);
+    w.publish(
+        &set,
+        &common::signed(
+            &set,
+            &json!({"transaction": "r1", "action": "start_round", "round": 1,
+               "time_control": "600", "start": now_ms(), "default_time_ms": 600000,
+               "pairings": [{"board": b, "white": "W", "black": "B"}]}),
+        ),
+    )
+    .await;
+    w.event(&b, "clock_started").await;
+    for mv in ["e2e4", "e7e5"] {
+        sim.board(1).play_move(mv).expect("move");
+        tokio::time::sleep(Duration::from_millis(80)).await;
+        sim.board(1).press();
+        let made = w.event(&b, "move_made").await;
+        assert_eq!(made["uci"], mv);
+    }
+    tokio::time::sleep(Duration::from_millis(300)).await;
+
+    daemon.kill().expect("kill -9");
+    let _ = daemon.wait();
+    w.drain();
+    let mut daemon = spawn_daemon(&config, &dir.join("daemon-2.log"));
+    w.wait("online after the restart", |m| {
+        m.topic == availability && m.text() == "online"
+    })
+    .await;
+    // The board is read again (the clock's reading, the board dump) before anyone moves.
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    sim.board(1).play_move("g1f3").expect("move");
+    sim.board(1).press();
+    let made = w.event(&b, "move_made").await;
+    assert_eq!(made["uci"], "g1f3", "{made}");
+    assert_eq!(made["side"], "white", "{made}");
+    sim.board(1).play_move("b8c6").expect("move");
+    tokio::time::sleep(Duration::from_millis(80)).await;
+    sim.board(1).press();
+    let made = w.event(&b, "move_made").await;
+    assert_eq!(made["uci"], "b8c6", "{made}");
+    let fen = "r1bqkbnr/pppp1ppp/2n5/4p3/4P3/5N2/PPPP1PPP/RNBQKB1R w KQkq - 2 3";
+    w.state(&b, "the position after 2... Nc6", |s| s["fen"] == fen)
+        .await;
+    let _ = daemon.kill();
+    let _ = daemon.wait();
+}

@@ -502,13 +502,91 @@ async fn play(
     while let Ok((topic, payload)) = inbox.try_recv() {
         screen.feed(&mut table, &topic, &payload);
     }
-    let played = player::MOVES_PLAYED.load(std::sync::atomic::Ordering::Relaxed);
-    println!(
-        "moves made by the players: {played}, move_made published: {}, lost: {}",
-        table.moves_published,
-        played.saturating_sub(table.moves_published)
-    );
+    let made = player::MOVES_MADE
+        .lock()
+        .map(|m| m.clone())
+        .unwrap_or_else(|e| e.into_inner().clone());
+    println!("{}", count_moves(&made, &table).line());
     Ok(())
+}
+
+/// Moves made against moves published, game by game.
+#[derive(Debug, Default, PartialEq)]
+pub struct MoveCount {
+    /// Moves completed (pressed, or ending the game) before their game ended.
+    pub made: u64,
+    pub published: u64,
+    /// Completed moves of a game that has fewer `move_made` events than them.
+    pub lost: u64,
+    /// Moves not completed before their game ended: made or pressed after the flag fell
+    /// (the clock the player saw had not flagged yet) or never pressed. They are not
+    /// part of the game (6.7a: a move is complete at the press), and the daemon rightly
+    /// refuses them.
+    pub after_end: u64,
+    /// The last move of a game, pressed by the player just before the flag by the
+    /// player's clock, whose press the daemon refused as after the flag (the lever frame
+    /// arrived after the flag's instant): the daemon keeps the official time, so the move
+    /// is not the game's. Only within `AT_THE_FLAG` of the flag, and only with the refusal
+    /// seen on MQTT (a `stray_press` alert "the game is over").
+    pub at_the_flag: u64,
+}
+
+/// How far before the flag's instant a press may have been made and still reach the
+/// daemon after it (the lever frame's trip: the pseudo-terminal, the link task, a loaded
+/// machine).
+pub const AT_THE_FLAG: Millis = Millis(100);
+
+impl MoveCount {
+    pub fn line(&self) -> String {
+        format!(
+            "moves made by the players: {} (and {} not completed before their game ended, {} pressed as the flag fell and refused as after it), move_made published: {}, lost: {}",
+            self.made, self.after_end, self.at_the_flag, self.published, self.lost
+        )
+    }
+}
+
+/// Count, for each game (board and round), the moves its players completed before the
+/// game's end as published (the first `flag_fell` or `game_ended`) and the `move_made`
+/// events it has.
+pub fn count_moves(made: &[player::MadeMove], table: &Table) -> MoveCount {
+    let mut count = MoveCount::default();
+    // Per game: moves completed before the end, and when the last of them was.
+    let mut per_game: std::collections::BTreeMap<(String, u32), (u64, Millis)> = Default::default();
+    for m in made {
+        let end = table.game_end(&m.board, m.round);
+        // A move that ended the game on the board is complete as it is made; the daemon
+        // may see a dead position the player did not and refuse the press after it.
+        let by_move =
+            end.is_some_and(|end| m.made_at < end && table.ended_by_move(&m.board, m.round));
+        let completed = if by_move {
+            Some(m.made_at)
+        } else {
+            m.completed_at
+        };
+        match completed {
+            Some(at) if end.is_none_or(|end| at < end) => {
+                let g = per_game.entry((m.board.clone(), m.round)).or_default();
+                g.0 += 1;
+                g.1 = g.1.max(at);
+            }
+            _ => count.after_end += 1,
+        }
+    }
+    for ((board, round), (mut n, last)) in per_game {
+        let published = table.published_in(&board, round);
+        let flag_race = table
+            .game_end(&board, round)
+            .is_some_and(|end| end - last <= AT_THE_FLAG)
+            && table.press_after_end(&board, round);
+        if n > published && flag_race {
+            n -= 1;
+            count.at_the_flag += 1;
+        }
+        count.made += n;
+        count.lost += n.saturating_sub(published);
+    }
+    count.published = table.moves_published;
+    count
 }
 
 fn daemon_ready(table: &Table, boards: usize) -> bool {
@@ -653,6 +731,7 @@ async fn start_round(
             speed: opts.speed,
             finished: rx,
             rng: StdRng::seed_from_u64(rng.r#gen()),
+            round: number,
         };
         round.players.push(tokio::spawn(seat.play()));
     }

@@ -161,6 +161,8 @@ pub struct Seat {
     /// True once the daemon has published this game as finished.
     pub finished: watch::Receiver<bool>,
     pub rng: StdRng,
+    /// The round, for the count of moves made against moves published.
+    pub round: u32,
 }
 
 const LOOK: Duration = Duration::from_millis(100);
@@ -238,9 +240,13 @@ impl Seat {
                 tracing::warn!(board = self.board.number(), %uci, "the simulated board refused a move: {e}");
                 return;
             }
-            MOVES_PLAYED.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            let made = record_move(&self.board, self.round);
             pos.play_unchecked(m);
             ply += 1;
+            if pos.is_game_over() {
+                // Mate or stalemate: the move is complete as it is made (6.7a).
+                complete_move(made, super::now_ms());
+            }
             // The hand travels to the clock: 50–300 ms, as blitz players press, often
             // before the board's next scan (200 ms) has reported the move. Physical
             // time, not scaled by the demo's speed.
@@ -251,14 +257,44 @@ impl Seat {
                 self.wait(Duration::from_secs(3600)).await;
                 return;
             }
+            complete_move(made, super::now_ms());
             self.board.press();
         }
     }
 }
 
-/// Moves the simulated players made on the boards (all players of the process); the
-/// demo compares it with the `move_made` events it saw on MQTT.
-pub static MOVES_PLAYED: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+/// A move a simulated player made, and when the press completed it (or the move itself,
+/// when it ended the game); `None` when it was never completed (the game ended first).
+#[derive(Debug, Clone)]
+pub struct MadeMove {
+    pub board: String,
+    pub round: u32,
+    /// When the piece was put down.
+    pub made_at: crate::rules::Millis,
+    pub completed_at: Option<crate::rules::Millis>,
+}
+
+/// Every move the simulated players of the process made; the demo compares them with
+/// the `move_made` events it saw on MQTT.
+pub static MOVES_MADE: std::sync::Mutex<Vec<MadeMove>> = std::sync::Mutex::new(Vec::new());
+
+fn record_move(board: &BoardHandle, round: u32) -> usize {
+    let mut moves = MOVES_MADE.lock().unwrap_or_else(|e| e.into_inner());
+    moves.push(MadeMove {
+        board: super::board_id(board.number()),
+        round,
+        made_at: super::now_ms(),
+        completed_at: None,
+    });
+    moves.len() - 1
+}
+
+fn complete_move(index: usize, at: crate::rules::Millis) {
+    let mut moves = MOVES_MADE.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(m) = moves.get_mut(index) {
+        m.completed_at = Some(at);
+    }
+}
 
 /// Between rounds, as players do: the pieces back to the initial position, square by
 /// square, and the clock's levers set so that White's is up (the side that will run;

@@ -19,6 +19,23 @@ struct Row {
     last: String,
     /// A move or an ending arrived since the last line printed for this board.
     changed: bool,
+    /// The move number of the last `move_made` (`12` for `12... Nf6`): shown while the
+    /// position waits for a move owed by a press (the state's FEN is null then).
+    last_number: String,
+}
+
+/// One game (board and round) as the events told it.
+#[derive(Debug, Default, Clone, Copy)]
+struct GameEvents {
+    move_made: u64,
+    /// The first `flag_fell` or `game_ended`: moves completed later are not the game's.
+    ended_at: Option<Millis>,
+    /// A press the daemon refused because the game was over: the player pressed as the
+    /// flag fell, and the lever frame reached the daemon after the flag's instant.
+    press_after_end: bool,
+    /// The game ended on the board (mate, stalemate, a dead position, 9.6): by the move
+    /// itself, without a press (6.7a), whatever the player then did with the lever.
+    ended_by_move: bool,
 }
 
 /// What the subscriber has learnt so far.
@@ -34,6 +51,7 @@ pub struct Table {
     pub news: String,
     /// `move_made` events seen (every move the players made must show up here).
     pub moves_published: u64,
+    games: BTreeMap<(String, u32), GameEvents>,
 }
 
 impl Table {
@@ -46,7 +64,62 @@ impl Table {
             finished_rounds: Vec::new(),
             news: String::new(),
             moves_published: 0,
+            games: BTreeMap::new(),
         }
+    }
+
+    /// When the game on `board` in `round` ended (its first flag or its end), if it did.
+    pub fn game_end(&self, board: &str, round: u32) -> Option<Millis> {
+        self.games
+            .get(&(board.to_string(), round))
+            .and_then(|g| g.ended_at)
+    }
+
+    /// Whether the game on `board` in `round` ended by a move on the board.
+    pub fn ended_by_move(&self, board: &str, round: u32) -> bool {
+        self.games
+            .get(&(board.to_string(), round))
+            .is_some_and(|g| g.ended_by_move)
+    }
+
+    /// Whether the daemon refused a press on `board` in `round` because its game was over.
+    pub fn press_after_end(&self, board: &str, round: u32) -> bool {
+        self.games
+            .get(&(board.to_string(), round))
+            .is_some_and(|g| g.press_after_end)
+    }
+
+    fn alert(&mut self, payload: &[u8]) {
+        let Ok(alert) = serde_json::from_slice::<Value>(payload) else {
+            return;
+        };
+        let (Some("stray_press"), Some(board), Some(message)) = (
+            alert["kind"].as_str(),
+            alert["board"].as_str(),
+            alert["message"].as_str(),
+        ) else {
+            return;
+        };
+        if !message.contains("the game is over") {
+            return;
+        }
+        let round = self
+            .rows
+            .get(board)
+            .and_then(|r| r.state.as_ref())
+            .and_then(|s| s.round)
+            .unwrap_or(0);
+        self.games
+            .entry((board.to_string(), round))
+            .or_default()
+            .press_after_end = true;
+    }
+
+    /// The `move_made` events of the game on `board` in `round`.
+    pub fn published_in(&self, board: &str, round: u32) -> u64 {
+        self.games
+            .get(&(board.to_string(), round))
+            .map_or(0, |g| g.move_made)
     }
 
     /// Take in one MQTT message; returns the lines worth printing when the output is not
@@ -62,6 +135,10 @@ impl Table {
                 vec![format!("daemon {}", self.status)]
             }
             ["event"] => self.hall_event(payload),
+            ["alert", _] => {
+                self.alert(payload);
+                Vec::new()
+            }
             ["board", b, "availability"] => {
                 self.rows.entry((*b).to_string()).or_default().online = payload == b"online";
                 Vec::new()
@@ -83,10 +160,32 @@ impl Table {
                     return Vec::new();
                 };
                 let row = self.rows.entry((*b).to_string()).or_default();
-                match event["event"].as_str().unwrap_or("") {
+                let round = row.state.as_ref().and_then(|s| s.round).unwrap_or(0);
+                let game = self.games.entry(((*b).to_string(), round)).or_default();
+                let kind = event["event"].as_str().unwrap_or("");
+                if matches!(kind, "flag_fell" | "game_ended") && game.ended_at.is_none() {
+                    game.ended_at = event["at"].as_i64().map(Millis);
+                    game.ended_by_move = kind == "game_ended"
+                        && matches!(
+                            event["termination"].as_str(),
+                            Some(
+                                "checkmate"
+                                    | "stalemate"
+                                    | "dead_position"
+                                    | "seventy_five_moves"
+                                    | "fivefold_repetition"
+                            )
+                        );
+                }
+                match kind {
                     "move_made" => {
                         self.moves_published += 1;
+                        game.move_made += 1;
                         row.last = numbered_san(&event);
+                        row.last_number = row
+                            .last
+                            .split_once(' ')
+                            .map_or(String::new(), |(n, _)| n.trim_end_matches('.').to_string());
                     }
                     "pressed" => row.changed = true,
                     "clock_started" => {
@@ -116,6 +215,7 @@ impl Table {
                 for b in &boards {
                     let row = self.rows.entry(b.clone()).or_default();
                     row.last.clear();
+                    row.last_number.clear();
                     row.changed = false;
                 }
                 format!("round {round} started on {} boards", boards.len())
@@ -224,7 +324,7 @@ impl Table {
                 } else {
                     String::new()
                 },
-                move_number(s),
+                move_number(s, row),
                 truncate(&row.last, 14),
                 result
             ));
@@ -289,12 +389,14 @@ fn numbered_san(event: &Value) -> String {
     }
 }
 
-fn move_number(s: &StatePayload) -> String {
-    s.fen
-        .as_deref()
-        .and_then(|f| f.split(' ').nth(5))
-        .map(String::from)
-        .unwrap_or_default()
+/// The move number from the position; while a move is owed by a press (no FEN), the
+/// last move seen and `…` for the one the board has yet to show.
+fn move_number(s: &StatePayload, row: &Row) -> String {
+    match s.fen.as_deref() {
+        Some(f) => f.split(' ').nth(5).map(String::from).unwrap_or_default(),
+        None if s.white.is_some() && s.result.is_none() => format!("{}…", row.last_number),
+        None => String::new(),
+    }
 }
 
 /// What a dashboard shows: the published remaining time, less what has run since `as_of`
@@ -356,6 +458,112 @@ mod tests {
         assert!(lines[1].contains("Ada Morozova"), "{}", lines[1]);
         assert!(lines[1].contains("2:41"), "{}", lines[1]);
         assert!(lines[1].contains("*2:48"), "{}", lines[1]);
+    }
+
+    #[test]
+    fn while_a_move_is_owed_the_move_column_shows_the_last_move_and_an_ellipsis() {
+        let mut t = Table::new("demo");
+        let ev = r#"{"board":"board-001","seq":6,"event":"move_made","at":999000,"side":"white","uci":"g1f3","san":"Nf3",
+            "fen":"rnbqkbnr/pppp1ppp/8/4p3/4P3/5N2/PPPP1PPP/RNBQKB1R b KQkq - 1 2"}"#;
+        t.apply(
+            "hallclock/demo/board/board-001/event",
+            ev.as_bytes(),
+            Millis(0),
+        );
+        let owed = STATE.replace(
+            r#""fen":"rnbqkbnr/pppp1ppp/8/4p3/4P3/5N2/PPPP1PPP/RNBQKB1R b KQkq - 1 2""#,
+            r#""fen":null"#,
+        );
+        assert_ne!(owed, STATE);
+        t.apply(
+            "hallclock/demo/board/board-001/state",
+            owed.as_bytes(),
+            Millis(1_000_000),
+        );
+        let lines = t.render(Millis(1_000_000));
+        assert!(lines[1].contains("   2…  2. Nf3"), "{}", lines[1]);
+        // With the position known, the number comes from it.
+        t.apply(
+            "hallclock/demo/board/board-001/state",
+            STATE.as_bytes(),
+            Millis(1_000_000),
+        );
+        let lines = t.render(Millis(1_000_000));
+        assert!(lines[1].contains("    2  2. Nf3"), "{}", lines[1]);
+    }
+
+    #[test]
+    fn moves_are_counted_per_game_and_those_completed_after_its_end_apart() {
+        use crate::demo::player::MadeMove;
+        let mut t = Table::new("demo");
+        t.apply(
+            "hallclock/demo/board/board-001/state",
+            STATE.as_bytes(),
+            Millis(0),
+        );
+        let ev = r#"{"board":"board-001","seq":6,"event":"move_made","at":999000,"side":"white","uci":"g1f3","san":"Nf3","fen":null}"#;
+        t.apply(
+            "hallclock/demo/board/board-001/event",
+            ev.as_bytes(),
+            Millis(0),
+        );
+        let flag =
+            r#"{"board":"board-001","seq":7,"event":"flag_fell","at":1001000,"side":"black"}"#;
+        t.apply(
+            "hallclock/demo/board/board-001/event",
+            flag.as_bytes(),
+            Millis(0),
+        );
+        let m = |at: Option<i64>| MadeMove {
+            board: "board-001".into(),
+            round: 1,
+            made_at: Millis(at.unwrap_or(1_000_000) - 100),
+            completed_at: at.map(Millis),
+        };
+        let made = [
+            m(Some(998_000)),
+            m(Some(1_000_000)),
+            m(Some(1_002_000)),
+            m(None),
+        ];
+        let count = crate::demo::count_moves(&made, &t);
+        assert_eq!(
+            count,
+            crate::demo::MoveCount {
+                made: 2,
+                published: 1,
+                lost: 1,
+                after_end: 2,
+                at_the_flag: 0,
+            }
+        );
+        assert!(count.line().ends_with("lost: 1"), "{}", count.line());
+        // A press 50 ms before the flag that the daemon refused as after it (its alert
+        // says so): that move is not the game's; it excuses that one move only.
+        let alert = r#"{"id":"board-001-stray-press","board":"board-001","kind":"stray_press","severity":"info",
+            "message":"lever press by black on board board-001 not accepted: the game is over (1-0, black's flag fell)","since":1001001}"#;
+        t.apply(
+            "hallclock/demo/alert/board-001-stray-press",
+            alert.as_bytes(),
+            Millis(0),
+        );
+        let raced = [m(Some(998_000)), m(Some(1_000_000)), m(Some(1_000_950))];
+        let count = crate::demo::count_moves(&raced, &t);
+        assert_eq!((count.made, count.at_the_flag, count.lost), (2, 1, 1));
+        // Without the refusal on MQTT, the same move is lost.
+        let mut quiet = Table::new("demo");
+        quiet.apply(
+            "hallclock/demo/board/board-001/state",
+            STATE.as_bytes(),
+            Millis(0),
+        );
+        quiet.apply(
+            "hallclock/demo/board/board-001/event",
+            flag.as_bytes(),
+            Millis(0),
+        );
+        let count = crate::demo::count_moves(&raced, &quiet);
+        assert_eq!((count.made, count.at_the_flag, count.lost), (3, 0, 3));
     }
 
     #[test]

@@ -287,15 +287,39 @@ pub async fn run(parts: BoardParts) {
     // The alerts that follow the game are rebuilt from the journal (the recovered game),
     // not remembered: a restart shows the same ones, resolved ones stay resolved.
     a.update_game_alerts();
+    // A recovered game: the e-board's move reader starts from its position, or the first
+    // move after the restart is read against nothing and lost. (With a move owed the
+    // position is unknown: the reader then learns it from the board as before. An
+    // adjourned game's position reaches the reader when its envelope is opened.)
+    if a.slot.as_ref().is_some_and(|s| {
+        s.game.result().is_none()
+            && s.game.position().is_some()
+            && !matches!(
+                s.game.phase(),
+                Phase::Paused(crate::rules::game::PausedBy::Adjourned)
+            )
+    }) {
+        a.new_game_on_board().await;
+    }
     a.report_stage().await;
     loop {
-        let deadline = a
+        let mut deadline = a
             .slot
             .as_ref()
             .and_then(|s| s.game.next_deadline())
             .map(|d| a.timebase.instant_of(d));
         let retry = a.retry_storage;
         let attach = a.attach_at;
+        // A flag due while a pressed move is still settling on the board waits for it
+        // (at most MOVE_SETTLE): the flag's verdict (6.9) needs the position, and the
+        // move, completed before the flag, is the game's. The flag keeps its instant.
+        if let (Some(d), Some(at)) = (deadline, attach)
+            && a.slot
+                .as_ref()
+                .is_some_and(|s| s.game.move_owed().is_some())
+        {
+            deadline = Some(d.max(at));
+        }
         tokio::select! {
             () = async {
                 if let Some(at) = attach { tokio::time::sleep_until(at).await }
@@ -1393,12 +1417,14 @@ impl Actor {
             );
             return;
         };
-        // A deadline due now (a flag) comes first.
-        if slot.game.next_deadline().is_some_and(|d| d <= self.now()) {
+        let due = slot.game.next_deadline().is_some_and(|d| d <= self.now());
+        // The opponent's move, owed by their press, is final now that this side pressed;
+        // it came before any deadline now due (attached at the press that completed it).
+        self.attach_owed().await;
+        // A deadline due now (a flag) comes before this press.
+        if due {
             self.on_deadline().await;
         }
-        // The opponent's move, owed by their press, is final now that this side pressed.
-        self.attach_owed().await;
         let mv = self.move_for_press();
         let press = Input::Press {
             side: Some(presser),
@@ -1494,7 +1520,14 @@ impl Actor {
             let _ = self.link.send(LinkCommand::RequestBoard).await;
             return;
         };
-        if let Err(r) = self.decide(Input::Move { mv: mv.uci.clone() }).await {
+        // The press completed the move before a flag now due: the move goes in at the
+        // game's latest event, so the flag that follows is decided on the position.
+        let now = self.now();
+        let at = match self.slot.as_ref().map(|s| &s.game) {
+            Some(g) if g.next_deadline().is_some_and(|d| d <= now) => g.last_event_at(),
+            _ => now,
+        };
+        if let Err(r) = self.decide_at(Input::Move { mv: mv.uci.clone() }, at).await {
             self.raise(
                 AlertKind::MoveRejected,
                 Severity::Warning,

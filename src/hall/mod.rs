@@ -487,6 +487,8 @@ impl Hall {
             || defaults.default_time != self.settings.defaults.default_time
             || defaults.flag_mode != self.settings.defaults.flag_mode
             || defaults.both_absent != self.settings.defaults.both_absent
+            || defaults.pauses_extend_default_time
+                != self.settings.defaults.pauses_extend_default_time
             || defaults.clock != self.settings.defaults.clock
             || defaults.discrepancy_margin != self.settings.defaults.discrepancy_margin
         {

@@ -1507,6 +1507,14 @@ impl Game {
 
     /// 6.7a: a move made on the board, also one owed to a press that came first.
     fn decide_move_input(&self, mv: &str, now: Millis) -> Result<Vec<Event>, Rejection> {
+        // The press that completed an owed move came before the game ended (a flag, a
+        // result set meanwhile): the move is the game's (6.7a).
+        if let Some(owed) = &self.owed
+            && self.position.is_none()
+            && self.result.is_some()
+        {
+            return self.decide_late_move(owed, mv, now);
+        }
         self.reject_unless_playing()?;
         match &self.owed {
             Some(owed) if self.position.is_none() => self.decide_late_move(owed, mv, now),
@@ -1650,7 +1658,7 @@ impl Game {
         }];
         // Only the last owed move leads to the current position; a mate or a draw there
         // ends the game now (6.7a), as it would have at the press.
-        if owed.plies == 1 {
+        if owed.plies == 1 && self.result.is_none() {
             let seen = if pos.is_irreversible(m) {
                 0
             } else {

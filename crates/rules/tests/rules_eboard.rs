@@ -3,7 +3,9 @@
 //! and attached when the board shows it; the position is never lost. Pure core, instants
 //! passed as arguments.
 
-use hallclock_rules::game::{Event, Game, Input, Rejection, Score, Setup, Termination};
+use hallclock_rules::game::{
+    ArbiterResult, Event, Game, Input, Rejection, Score, Setup, Termination,
+};
 use hallclock_rules::time_control::parse;
 use hallclock_rules::{Color, Millis};
 
@@ -115,6 +117,66 @@ fn rule_6_7a_an_owed_move_that_mates_ends_the_game_when_attached() {
     assert!(matches!(e.last(), Some(Event::GameEnded { .. })), "{e:?}");
     let r = g.result().map(|r| (r.score, r.termination.clone()));
     assert_eq!(r, Some((Score::BlackWins, Termination::Checkmate)));
+}
+
+#[test]
+fn rule_6_7a_an_owed_move_is_attached_after_the_game_ended_meanwhile() {
+    // Black moved and pressed (its move not read yet); White's flag fell before the
+    // board showed Black's move, and the arbiter ruled at once. The press completed the
+    // move before the end, so the move is the game's and the result stays as it is.
+    let mut g = started(None);
+    press(&mut g, Color::White, Some("e2e4"), at(1000));
+    press(&mut g, Color::Black, None, at(2000));
+    assert_eq!(g.move_owed(), Some(Color::Black));
+    for e in g.poll(at(302_000)) {
+        g.evolve(&e);
+    }
+    let ruling = Input::SetResult {
+        result: ArbiterResult::Score {
+            score: Score::BlackWins,
+        },
+        arbiter: "IA".into(),
+        reason: "white's flag fell".into(),
+    };
+    apply(&mut g, &ruling, at(302_100)).unwrap();
+    let before = g.result().cloned();
+    assert!(before.is_some());
+    let e = late(&mut g, "e7e5", at(302_200));
+    assert!(
+        matches!(
+            e.as_slice(),
+            [Event::MoveMade {
+                side: Color::Black,
+                ..
+            }]
+        ),
+        "{e:?}"
+    );
+    assert_eq!(g.move_owed(), None);
+    assert!(fen(&g, at(302_200)).is_some_and(|f| f.contains("4p3/4P3")));
+    assert_eq!(g.result().cloned(), before);
+    // Nothing else is owed: a move after the end is refused as before.
+    let r = g
+        .decide(&Input::Move { mv: "g1f3".into() }, at(302_300))
+        .unwrap_err();
+    assert!(matches!(r, Rejection::GameOver { .. }), "{r:?}");
+}
+
+#[test]
+fn rule_6_7a_an_owed_mate_attached_after_the_end_does_not_end_the_game_again() {
+    let mut g = started(Some(
+        "rnbqkbnr/pppp1ppp/8/4p3/6P1/5P2/PPPPP2P/RNBQKBNR b KQkq - 0 2",
+    ));
+    press(&mut g, Color::Black, None, at(1000));
+    let ruling = Input::SetResult {
+        result: ArbiterResult::AgreedDraw,
+        arbiter: "IA".into(),
+        reason: "agreed".into(),
+    };
+    apply(&mut g, &ruling, at(1050)).unwrap();
+    let e = late(&mut g, "d8h4", at(1100));
+    assert_eq!(e.len(), 1, "{e:?}");
+    assert_eq!(g.result().map(|r| r.score), Some(Score::Draw));
 }
 
 #[test]
