@@ -60,6 +60,7 @@ pub fn settings(config: &Config) -> HallSettings {
                 window: crate::auth::DEFAULT_WINDOW,
             }
         }),
+        broadcast: config.broadcast.clone(),
     }
 }
 

@@ -1,0 +1,1 @@
+//! The push to a lichess broadcast round.
