@@ -75,7 +75,8 @@ fn game(seed: u64, moves: usize) -> (Setup, Vec<Event>) {
 }
 
 fn feed(boards: usize, delay: Millis) -> (FeedWriter, Vec<JournaledGame>) {
-    let dir = std::env::temp_dir().join(format!("hallclock-bench-broadcast-{}", std::process::id()));
+    let dir =
+        std::env::temp_dir().join(format!("hallclock-bench-broadcast-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     let games: Vec<JournaledGame> = (0..boards)
         .map(|i| {
@@ -92,7 +93,11 @@ fn feed(boards: usize, delay: Millis) -> (FeedWriter, Vec<JournaledGame>) {
     let w = FeedWriter::recovered(
         &dir,
         delay,
-        games.iter().cloned().enumerate().map(|(i, g)| (i as u64 + 1, g)),
+        games
+            .iter()
+            .cloned()
+            .enumerate()
+            .map(|(i, g)| (i as u64 + 1, g)),
     );
     (w, games)
 }
@@ -151,7 +156,8 @@ fn bench(c: &mut Criterion) {
             Arc::new(|| T0 + Millis(600_000) + Millis(20 * 11_000));
         let delayed = wd.source(mid);
         let r = delayed.round(Which::Round(3)).expect("round");
-        let mut group = c.benchmark_group(format!("broadcast: {boards}-board round, delayed 10 min"));
+        let mut group =
+            c.benchmark_group(format!("broadcast: {boards}-board round, delayed 10 min"));
         group.bench_function("unchanged poll (ETag hit)", |b| {
             b.iter(|| black_box(delayed.round(Which::Round(3)).expect("round").etag == r.etag))
         });
