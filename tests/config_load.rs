@@ -1142,3 +1142,48 @@ fn security_is_signed_by_default_and_checked_with_key_paths() {
         "{e}"
     );
 }
+
+#[test]
+fn broadcast_delay_and_lichess_push_are_read_and_checked() {
+    let dir = TempDir::new();
+    let (config, _) = ok(
+        &with_state_dir(
+            &dir,
+            &format!(
+                "[broadcast]\ndelay_minutes = 15\n[broadcast.lichess]\nround_id = \"AbCd1234\"\ntoken_file = \"/etc/hallclock/lichess.token\"\n{}",
+                board("b1")
+            ),
+        ),
+        &[],
+    );
+    assert_eq!(config.broadcast.delay, Millis::from_mins(15));
+    let l = config.broadcast.lichess.expect("the push is on");
+    assert_eq!(l.base_url, "https://lichess.org");
+    assert_eq!(l.round_id, "AbCd1234");
+    let (config, _) = ok(&with_state_dir(&dir, &board("b1")), &[]);
+    assert_eq!(config.broadcast.delay, Millis::ZERO);
+    assert!(config.broadcast.lichess.is_none(), "off by default");
+    let e = err(
+        &with_state_dir(
+            &dir,
+            "[broadcast]\ndelay_minutes = 61\n[broadcast.lichess]\nround_id = \"a/b\"\nbase_url = \"lichess.org\"\ntoken_file = \"/t\"\n",
+        ),
+        &[],
+    );
+    assert!(
+        error_at(&e, "broadcast.delay_minutes")
+            .message
+            .contains("61 is out of range (0 to 60)"),
+        "{e}"
+    );
+    assert!(
+        error_at(&e, "broadcast.lichess.round_id")
+            .message
+            .contains("'a/b'")
+    );
+    assert!(
+        error_at(&e, "broadcast.lichess.base_url")
+            .message
+            .contains("http")
+    );
+}
