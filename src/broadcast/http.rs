@@ -30,13 +30,16 @@ struct GameText {
     hash: [u8; 32],
 }
 
+/// What a round's body was made of: each game's id, board number and events shown.
+type RoundKey = Vec<(u64, Option<u32>, usize)>;
+
 /// The texts already rendered.
 #[derive(Default)]
 pub struct Cache {
     /// By game id and board (a game moved to another board renders anew).
     games: HashMap<(u64, String), GameText>,
     /// By round: the (game id, board number, events shown) list the body was made of.
-    rounds: HashMap<u32, (Vec<(u64, Option<u32>, usize)>, Rendered)>,
+    rounds: HashMap<u32, (RoundKey, Rendered)>,
 }
 
 fn hex(bytes: &[u8]) -> String {
@@ -80,7 +83,7 @@ pub fn render_round(
     games: &[Arc<FeedGame>],
     cut: Option<Millis>,
 ) -> Rendered {
-    let key: Vec<(u64, Option<u32>, usize)> = games
+    let key: RoundKey = games
         .iter()
         .map(|g| (g.game_id, g.info.board, view::shown(g, cut)))
         .collect();
