@@ -181,8 +181,6 @@ impl FeedWriter {
         self.tx.send_modify(|f| {
             let r = f.rounds.entry(round).or_default();
             r.delay = delay;
-            // A round started again (after a refused start, or replayed) keeps no games
-            // that its boards no longer hold: they arrive again as the boards start them.
             f.current = Some(round);
         });
         Ok(())
