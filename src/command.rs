@@ -268,6 +268,10 @@ pub enum HallAction {
         /// I.1.1: the session's nominal end; every unfinished game is ordered to seal then.
         #[serde(default)]
         session_end: Option<Instant>,
+        /// The broadcast feed's delay for this round (0 to 60 min), instead of the
+        /// event's `[broadcast] delay_minutes`.
+        #[serde(default)]
+        broadcast_delay_minutes: Option<u32>,
     },
     /// I.1.1: adjourn every running game now ("seal all").
     SealAll {

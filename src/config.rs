@@ -60,6 +60,8 @@ pub struct Config {
     pub log: LogConfig,
     pub web: WebConfig,
     pub security: SecurityConfig,
+    /// `[broadcast]` and `[broadcast.lichess]` (docs/BROADCAST.md).
+    pub broadcast: crate::broadcast::BroadcastSettings,
     pub boards: Vec<BoardConfig>,
 }
 
@@ -607,8 +609,46 @@ impl Config {
             ));
         }
         self.validate_security(&mut out);
+        self.validate_broadcast(&mut out);
         self.validate_boards(&mut out);
         out
+    }
+
+    fn validate_broadcast(&self, out: &mut Vec<Problem>) {
+        let b = &self.broadcast;
+        let max = crate::broadcast::minutes(crate::broadcast::MAX_DELAY_MINUTES);
+        if b.delay < Millis::ZERO || b.delay > max {
+            out.push(Problem::error(
+                "broadcast.delay_minutes",
+                format!(
+                    "{} is out of range (0 to {})",
+                    b.delay.0 / 60_000,
+                    crate::broadcast::MAX_DELAY_MINUTES
+                ),
+            ));
+        }
+        let Some(l) = &b.lichess else { return };
+        if !l.base_url.starts_with("http://") && !l.base_url.starts_with("https://") {
+            out.push(Problem::error(
+                "broadcast.lichess.base_url",
+                format!("'{}' is not an http:// or https:// URL", l.base_url),
+            ));
+        }
+        if l.round_id.is_empty() || !l.round_id.chars().all(|c| c.is_ascii_alphanumeric()) {
+            out.push(Problem::error(
+                "broadcast.lichess.round_id",
+                format!(
+                    "'{}' is not a lichess round id (letters and digits, from the round's URL)",
+                    l.round_id
+                ),
+            ));
+        }
+        if l.token_file.as_os_str().is_empty() {
+            out.push(Problem::error(
+                "broadcast.lichess.token_file",
+                "missing: the file with the organiser's token (scope study:write)",
+            ));
+        }
     }
 
     fn validate_hall(&self, out: &mut Vec<Problem>) {
@@ -972,6 +1012,18 @@ impl Config {
         t.string("commands", name_of(COMMANDS, self.security.commands));
         t.path("arbiters", &self.security.arbiters);
         t.raw("window_secs", self.security.window_secs);
+
+        t.section("broadcast");
+        t.raw("delay_minutes", self.broadcast.delay.0 / 60_000);
+        match &self.broadcast.lichess {
+            None => t.line("# [broadcast.lichess]: not set (no push)"),
+            Some(l) => {
+                t.section("broadcast.lichess");
+                t.string("base_url", &l.base_url);
+                t.string("round_id", &l.round_id);
+                t.path("token_file", &l.token_file);
+            }
+        }
 
         if self.boards.is_empty() {
             t.line("");
@@ -1345,8 +1397,18 @@ struct Walk {
 }
 
 const ROOT_KEYS: &[&str] = &[
-    "hall", "broker", "defaults", "link", "log", "security", "web", "boards",
+    "hall",
+    "broker",
+    "defaults",
+    "link",
+    "log",
+    "security",
+    "web",
+    "broadcast",
+    "boards",
 ];
+const BROADCAST_KEYS: &[&str] = &["delay_minutes", "lichess"];
+const LICHESS_KEYS: &[&str] = &["base_url", "round_id", "token_file"];
 const SECURITY_KEYS: &[&str] = &["commands", "arbiters", "window_secs"];
 const WEB_KEYS: &[&str] = &["enabled", "listen", "secure_cookies"];
 const HALL_KEYS: &[&str] = &["id", "state_dir", "sync_window_ms"];
@@ -1542,6 +1604,25 @@ impl Walk {
             self.field(t, "web", "secure_cookies", &mut w.secure_cookies, boolean);
         }
 
+        if let Some(t) = self.table(root, "", "broadcast") {
+            let b = &mut c.broadcast;
+            self.field(t, "broadcast", "delay_minutes", &mut b.delay, |g| {
+                integer::<u32>(g).map(crate::broadcast::minutes)
+            });
+            if let Some(l) = self.table(t, "broadcast", "lichess") {
+                let s = "broadcast.lichess";
+                let mut lichess = crate::broadcast::LichessSettings {
+                    base_url: "https://lichess.org".into(),
+                    round_id: String::new(),
+                    token_file: PathBuf::new(),
+                };
+                self.field(l, s, "base_url", &mut lichess.base_url, string);
+                self.field(l, s, "round_id", &mut lichess.round_id, string);
+                self.field(l, s, "token_file", &mut lichess.token_file, path);
+                b.lichess = Some(lichess);
+            }
+        }
+
         c.boards = self.boards(root);
         c
     }
@@ -1629,6 +1710,8 @@ impl Walk {
                     "log" => LOG_KEYS,
                     "web" => WEB_KEYS,
                     "security" => SECURITY_KEYS,
+                    "broadcast" => BROADCAST_KEYS,
+                    "broadcast.lichess" => LICHESS_KEYS,
                     _ => &[],
                 };
                 self.unknown_keys(&path, t, known);

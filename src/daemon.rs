@@ -60,6 +60,7 @@ pub fn settings(config: &Config) -> HallSettings {
                 window: crate::auth::DEFAULT_WINDOW,
             }
         }),
+        broadcast: config.broadcast.clone(),
     }
 }
 
@@ -176,6 +177,20 @@ pub async fn run(config: Config, path: std::path::PathBuf) -> Result<(), HallErr
     let arbiters = web_arbiters(&config, &settings.security);
     let running = hall::start(settings)?;
     let web = start_web(&config, &running, arbiters).await;
+    // Off by default; a push that cannot start (no token) does not stop the clocks.
+    let _push =
+        config.broadcast.lichess.as_ref().and_then(|l| {
+            match crate::broadcast::push::spawn(running.broadcast.clone(), l) {
+                Ok(p) => {
+                    tracing::info!(round_id = %l.round_id, "pushing the broadcast to lichess");
+                    Some(p)
+                }
+                Err(e) => {
+                    tracing::error!("no push to lichess: {e}");
+                    None
+                }
+            }
+        });
     // READY only after the broker was tried (a refusal is fine: the hall still runs).
     let _ = tokio::time::timeout(Duration::from_secs(10), running.publisher.first_attempt()).await;
     let mut broker = running.publisher.broker_state();

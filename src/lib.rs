@@ -5,6 +5,7 @@
 //! `cli` holds the command-line seams.
 
 pub mod auth;
+pub mod broadcast;
 pub mod cli;
 pub mod command;
 pub mod config;

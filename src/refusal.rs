@@ -110,6 +110,8 @@ pub enum Refusal {
     // --- values ---
     #[error("round: 0 is out of range (1 or more)")]
     RoundZero,
+    #[error("broadcast_delay_minutes: {minutes} is out of range (0 to 60)")]
+    BroadcastDelayTooLong { minutes: u32 },
     #[error("pairings: at least one board is needed")]
     NoPairings,
     #[error("{at}.board: board '{board}' is paired twice")]
@@ -177,7 +179,7 @@ impl Refusal {
             Refusal::BoardBusy { .. }
             | Refusal::TargetBusy { .. }
             | Refusal::PairedBoardBusy { .. } => "board_busy",
-            Refusal::RoundZero => "out_of_range",
+            Refusal::RoundZero | Refusal::BroadcastDelayTooLong { .. } => "out_of_range",
             Refusal::NoPairings
             | Refusal::PairedTwice { .. }
             | Refusal::NameMissing { .. }

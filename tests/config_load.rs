@@ -154,13 +154,20 @@ fn the_shipped_file_documents_every_key() {
         white: Side::Left,
         number: Some(17),
     });
+    all.broadcast.lichess = Some(hallclock::broadcast::LichessSettings {
+        base_url: "https://lichess.org".into(),
+        round_id: "AbCd1234".into(),
+        token_file: "/etc/hallclock/lichess.token".into(),
+    });
     let mut section = String::new();
     let mut keys = 0;
     for line in all.effective_toml(false).lines() {
         if line.starts_with('[') {
             section = line.to_string();
+            // A table whose presence turns something on ([broadcast.lichess]) is shipped
+            // commented out.
             assert!(
-                text.contains(&format!("\n{line}\n")),
+                text.contains(&format!("\n{line}\n")) || text.contains(&format!("\n# {line}\n")),
                 "section {line} missing"
             );
             continue;
@@ -1217,4 +1224,49 @@ fn pauses_extend_default_time_must_be_a_boolean() {
     let text = with_state_dir(&dir, "[defaults]\npauses_extend_default_time = \"yes\"\n");
     let e = err(&text, &[]);
     error_at(&e, "defaults.pauses_extend_default_time");
+}
+
+#[test]
+fn broadcast_delay_and_lichess_push_are_read_and_checked() {
+    let dir = TempDir::new();
+    let (config, _) = ok(
+        &with_state_dir(
+            &dir,
+            &format!(
+                "[broadcast]\ndelay_minutes = 15\n[broadcast.lichess]\nround_id = \"AbCd1234\"\ntoken_file = \"/etc/hallclock/lichess.token\"\n{}",
+                board("b1")
+            ),
+        ),
+        &[],
+    );
+    assert_eq!(config.broadcast.delay, Millis::from_mins(15));
+    let l = config.broadcast.lichess.expect("the push is on");
+    assert_eq!(l.base_url, "https://lichess.org");
+    assert_eq!(l.round_id, "AbCd1234");
+    let (config, _) = ok(&with_state_dir(&dir, &board("b1")), &[]);
+    assert_eq!(config.broadcast.delay, Millis::ZERO);
+    assert!(config.broadcast.lichess.is_none(), "off by default");
+    let e = err(
+        &with_state_dir(
+            &dir,
+            "[broadcast]\ndelay_minutes = 61\n[broadcast.lichess]\nround_id = \"a/b\"\nbase_url = \"lichess.org\"\ntoken_file = \"/t\"\n",
+        ),
+        &[],
+    );
+    assert!(
+        error_at(&e, "broadcast.delay_minutes")
+            .message
+            .contains("61 is out of range (0 to 60)"),
+        "{e}"
+    );
+    assert!(
+        error_at(&e, "broadcast.lichess.round_id")
+            .message
+            .contains("'a/b'")
+    );
+    assert!(
+        error_at(&e, "broadcast.lichess.base_url")
+            .message
+            .contains("http")
+    );
 }

@@ -1023,6 +1023,7 @@ fn all_refusals() -> Vec<Refusal> {
         Refusal::NotARequest { action: "pause" },
         Refusal::BadValue(t()),
         Refusal::NoHallBoard(t()),
+        Refusal::BroadcastDelayTooLong { minutes: 61 },
     ];
     covers_every_variant(
         &refusals,
@@ -1069,8 +1070,9 @@ fn all_refusals() -> Vec<Refusal> {
             Refusal::NotARequest { .. } => 39,
             Refusal::BadValue(_) => 40,
             Refusal::NoHallBoard(_) => 41,
+            Refusal::BroadcastDelayTooLong { .. } => 42,
         },
-        42,
+        43,
     );
     refusals
 }

@@ -357,6 +357,14 @@ pub async fn run(opts: DemoOptions) -> Result<(), DemoError> {
         ),
         None => "dashboard: not started (see the daemon log)".into(),
     };
+    // The URL a lichess broadcast polls (docs/BROADCAST.md): the current round, board order.
+    let broadcast = match &web {
+        Some(w) => format!(
+            "broadcast PGN: http://{}/broadcast/current/games.pgn   (one game: …/current/game-1.pgn)",
+            w.addr
+        ),
+        None => "broadcast PGN: not served (no web server)".into(),
+    };
 
     let header = vec![
         format!(
@@ -364,6 +372,7 @@ pub async fn run(opts: DemoOptions) -> Result<(), DemoError> {
             opts.boards, opts.hall, opts.time_control
         ),
         dashboard,
+        broadcast,
         format!("watch the MQTT traffic:  mosquitto_sub -h {host} -p {port} -t 'hallclock/#' -v"),
         format!(
             "daemon log: {}   stop: Ctrl-C",

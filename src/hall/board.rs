@@ -153,6 +153,8 @@ pub struct BoardParts {
     /// What the journal held for this board at start-up.
     pub recovered: Option<GameSlot>,
     pub seq: u64,
+    /// The broadcast feed, given each game where `board/<b>/pgn` is published.
+    pub feed: crate::broadcast::FeedWriter,
 }
 
 struct Actor {
@@ -183,6 +185,7 @@ struct Actor {
     published_seq: u64,
     retry_storage: Option<tokio::time::Instant>,
     online: bool,
+    feed: crate::broadcast::FeedWriter,
     /// What the retained PGN last published shows: (game id, events) or `None` (no game).
     /// It changes only with them, so it is rendered and sent only then.
     pgn_shown: std::cell::Cell<Option<Option<(u64, usize)>>>,
@@ -248,6 +251,7 @@ pub async fn run(parts: BoardParts) {
         custody,
         recovered,
         seq,
+        feed,
     } = parts;
     let mut a = Actor {
         id,
@@ -260,6 +264,7 @@ pub async fn run(parts: BoardParts) {
         searches,
         journal,
         custody,
+        feed,
         reported: None,
         pending_seal: None,
         slot: recovered,
@@ -494,9 +499,23 @@ impl Actor {
                     black_fide_id: s.fide.1,
                     ..crate::pgn::GameInfo::default()
                 };
-                crate::pgn::game(s.game.setup(), &s.events, &info)
+                let text = crate::pgn::game(s.game.setup(), &s.events, &info)
                     .render()
-                    .into_bytes()
+                    .into_bytes();
+                if let Some(round) = s.round {
+                    self.feed.game(
+                        crate::broadcast::FeedGame {
+                            game_id: s.id,
+                            board: self.id.clone(),
+                            info,
+                            setup: s.game.setup().clone(),
+                            events: s.events.clone(),
+                            finished: s.game.result().is_some(),
+                        },
+                        round,
+                    );
+                }
+                text
             }
         };
         self.publisher.retained(self.topics.pgn(&self.id), text);

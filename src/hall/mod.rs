@@ -64,6 +64,8 @@ pub struct HallSettings {
     pub heartbeat: std::time::Duration,
     /// Who may command the hall (`[security]`).
     pub security: Security,
+    /// The broadcast feed's delay and push (`[broadcast]`).
+    pub broadcast: crate::broadcast::BroadcastSettings,
 }
 
 /// Errors that stop the daemon from starting.
@@ -116,6 +118,8 @@ struct Hall {
     session: Session,
     /// Every transaction's first reply.
     answers: answers::Answers,
+    /// The broadcast feed: each round's delay is stored here at its start.
+    broadcast: crate::broadcast::FeedWriter,
 }
 
 /// What the hall knows of the session, for the retained `session` topic: what each
@@ -138,6 +142,8 @@ pub struct RunningHall {
     control: mpsc::Sender<Control>,
     /// The latest proof of progress: every board actor and the coordinator answered.
     pub health: tokio::sync::watch::Receiver<Option<Health>>,
+    /// The broadcast feed, for the web server's `broadcast::router` and the push.
+    pub broadcast: crate::broadcast::BroadcastSource,
     stop: Option<oneshot::Sender<()>>,
     task: tokio::task::JoinHandle<()>,
 }
@@ -238,8 +244,14 @@ pub fn start(settings: HallSettings) -> Result<RunningHall, HallError> {
     compact_if_worth_it(&settings.state_dir, &journal_settings.dir);
     let (journal, scan) = crate::store::open_after(journal_settings)?;
     let damage = scan.damage.clone();
-    let mut recovered =
-        crate::store::record::replay(scan.records.into_iter().map(|(r, _, _)| r), scan.damage);
+    let records: Vec<crate::store::Record> = scan.records.into_iter().map(|(r, _, _)| r).collect();
+    // Every round's games, finished ones too, for the broadcast feed.
+    let feed = crate::broadcast::FeedWriter::recovered(
+        &settings.state_dir,
+        settings.broadcast.delay,
+        crate::cli::pgn::games(records.iter().cloned()),
+    );
+    let mut recovered = crate::store::record::replay(records.into_iter(), scan.damage);
     tracing::info!(
         records = recovered.records,
         games = recovered.games.len(),
@@ -308,6 +320,7 @@ pub fn start(settings: HallSettings) -> Result<RunningHall, HallError> {
     let (publisher, mqtt_task) =
         client::spawn(settings.mqtt.clone(), topics.clone(), incoming_tx.clone())?;
     let timebase = Timebase::start();
+    let broadcast = feed.source(Arc::new(move || timebase.now()));
     let (from_boards_tx, from_boards_rx) = mpsc::unbounded_channel();
     if let Some(d) = &damage {
         let alert = crate::mqtt::payload::AlertPayload {
@@ -365,6 +378,7 @@ pub fn start(settings: HallSettings) -> Result<RunningHall, HallError> {
         custody,
         session: Session::default(),
         answers,
+        broadcast: feed,
     };
     for b in &board_settings {
         let slot = recovered.games.remove(&b.id).map(|g| GameSlot {
@@ -394,6 +408,7 @@ pub fn start(settings: HallSettings) -> Result<RunningHall, HallError> {
         intake: incoming_tx,
         control: control_tx,
         health: health_rx,
+        broadcast,
         stop: Some(stop_tx),
         task,
     })
@@ -422,6 +437,7 @@ impl Hall {
             custody: self.custody.clone(),
             recovered,
             seq,
+            feed: self.broadcast.clone(),
         };
         let actor = tokio::spawn(board::run(parts));
         self.boards.insert(
@@ -1018,6 +1034,7 @@ impl Hall {
                 flag_mode,
                 both_absent,
                 session_end,
+                broadcast_delay_minutes,
             } => {
                 let (pairings, from_trf) = match self.trf_pairings(
                     round,
@@ -1042,7 +1059,13 @@ impl Hall {
                 template.both_absent = both_absent.unwrap_or(d.both_absent);
                 template.flag_mode = flag_mode.unwrap_or(d.flag_mode);
                 let r = self
-                    .start_round(round, &pairings, template, &command.arbiter)
+                    .start_round(
+                        round,
+                        &pairings,
+                        template,
+                        broadcast_delay_minutes,
+                        &command.arbiter,
+                    )
                     .await;
                 if r.is_ok()
                     && let (Some(t), Some(current)) = (from_trf, &mut self.round)
@@ -1194,10 +1217,16 @@ impl Hall {
         number: u32,
         pairings: &[Pairing],
         template: Setup,
+        broadcast_delay_minutes: Option<u32>,
         arbiter: &str,
     ) -> Result<(), Refusal> {
         if number == 0 {
             return Err(Refusal::RoundZero);
+        }
+        if let Some(m) = broadcast_delay_minutes
+            && m > crate::broadcast::MAX_DELAY_MINUTES
+        {
+            return Err(Refusal::BroadcastDelayTooLong { minutes: m });
         }
         if pairings.is_empty() {
             return Err(Refusal::NoPairings);
@@ -1254,6 +1283,13 @@ impl Hall {
                 },
             ));
         }
+        // The round's broadcast delay is on disk before any of its games: none is ever
+        // shown undelayed, even across a restart.
+        self.broadcast
+            .start_round(number, broadcast_delay_minutes)
+            .map_err(|e| Refusal::NotStored {
+                reason: e.to_string(),
+            })?;
         // Every board stores its new game at once: the journal groups them into one sync
         // instead of one sync window per board.
         let mut starting = tokio::task::JoinSet::new();

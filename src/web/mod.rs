@@ -38,6 +38,8 @@ struct Inner {
     arbiters: Arc<Arbiters>,
     history: feed::History,
     secure_cookies: bool,
+    /// The hall's broadcast feed (`/broadcast/…`, docs/BROADCAST.md), when there is one.
+    broadcast: Option<crate::broadcast::BroadcastSource>,
 }
 
 /// What every handler shares; cheap to clone.
@@ -56,6 +58,17 @@ impl AppState {
         arbiters: Arc<Arbiters>,
         secure_cookies: bool,
     ) -> AppState {
+        AppState::build(hall, feed, intake, arbiters, secure_cookies, None)
+    }
+
+    fn build(
+        hall: &str,
+        feed: Feed,
+        intake: mpsc::Sender<Incoming>,
+        arbiters: Arc<Arbiters>,
+        secure_cookies: bool,
+        broadcast: Option<crate::broadcast::BroadcastSource>,
+    ) -> AppState {
         let history = feed::History::default();
         history.follow(&feed);
         AppState {
@@ -67,6 +80,7 @@ impl AppState {
                 arbiters,
                 history,
                 secure_cookies,
+                broadcast,
             }),
         }
     }
@@ -78,12 +92,13 @@ impl AppState {
         arbiters: Arc<Arbiters>,
         secure_cookies: bool,
     ) -> AppState {
-        AppState::new(
+        AppState::build(
             hall,
             running.publisher.feed().clone(),
             running.intake.clone(),
             arbiters,
             secure_cookies,
+            Some(running.broadcast.clone()),
         )
     }
 
@@ -136,11 +151,17 @@ pub fn router(state: AppState) -> Router {
         )
         .route("/api/board/{board}/command", post(commands::board))
         .route("/api/hall/command", post(commands::hall));
-    pages
+    let broadcast = state.inner.broadcast.clone();
+    let site = pages
         .merge(api)
         // A 1000-board start_round with names and FIDE ids is well under this.
         .layer(axum::extract::DefaultBodyLimit::max(1 << 20))
-        .with_state(state)
+        .with_state(state);
+    // The broadcast feed: public like /public, read-only, with its own state.
+    match broadcast {
+        Some(source) => site.merge(crate::broadcast::router(source)),
+        None => site,
+    }
 }
 
 /// A running web server.

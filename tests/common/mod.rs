@@ -264,6 +264,7 @@ impl Rig {
             segment_size: 1 << 20,
             heartbeat: Duration::from_secs(1),
             security: test_security(),
+            broadcast: Default::default(),
         };
         let mut settings = settings;
         adjust(&mut settings);

@@ -1,0 +1,220 @@
+//! The feed over HTTP: `/broadcast/round/{n}/games.pgn`, `/broadcast/round/{n}/game-{b}.pgn`
+//! and the same under `/broadcast/current/`. Public and read-only. Strong ETags, so
+//! lichess's polling every 2 s costs a comparison while nothing changed.
+//!
+//! The texts are cached per game (by the number of events shown) and per round (by the
+//! list of games and counts), so a change renders only the game that changed, and an
+//! unchanged poll renders nothing. The round's ETag is a hash over its games' hashes in
+//! board order: the body is exactly those texts joined, so it names the body without
+//! hashing a megabyte on every change.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use axum::Router;
+use axum::extract::{Path, State};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use sha2::{Digest, Sha256};
+
+use super::view::{self, FeedGame};
+use super::{BroadcastSource, NotInFeed, Rendered, Which};
+use crate::rules::Millis;
+
+pub const CONTENT_TYPE: &str = "application/x-chess-pgn; charset=utf-8";
+
+struct GameText {
+    shown: usize,
+    text: Arc<str>,
+    hash: [u8; 32],
+}
+
+/// What a round's body was made of: each game's id, board number and events shown.
+type RoundKey = Vec<(u64, Option<u32>, usize)>;
+
+/// The texts already rendered.
+#[derive(Default)]
+pub struct Cache {
+    /// By game id and board (a game moved to another board renders anew).
+    games: HashMap<(u64, String), GameText>,
+    /// By round: the (game id, board number, events shown) list the body was made of.
+    rounds: HashMap<u32, (RoundKey, Rendered)>,
+}
+
+fn hex(bytes: &[u8]) -> String {
+    use std::fmt::Write;
+    bytes.iter().fold(String::with_capacity(64), |mut s, b| {
+        let _ = write!(s, "{b:02x}");
+        s
+    })
+}
+
+fn lock(cache: &Mutex<Cache>) -> std::sync::MutexGuard<'_, Cache> {
+    // A panic elsewhere left only a cache behind: its texts are still right.
+    cache.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// The game's text with `shown` events, from the cache or rendered now.
+fn game_text(cache: &mut Cache, g: &FeedGame, shown: usize) -> (Arc<str>, [u8; 32]) {
+    let key = (g.game_id, g.board.clone());
+    if let Some(t) = cache.games.get(&key)
+        && t.shown == shown
+    {
+        return (t.text.clone(), t.hash);
+    }
+    let text: Arc<str> = view::text(g, shown).into();
+    let hash: [u8; 32] = Sha256::digest(text.as_bytes()).into();
+    cache.games.insert(
+        key,
+        GameText {
+            shown,
+            text: text.clone(),
+            hash,
+        },
+    );
+    (text, hash)
+}
+
+/// The round's multi-game PGN at `cut`.
+pub fn render_round(
+    cache: &Mutex<Cache>,
+    round: u32,
+    games: &[Arc<FeedGame>],
+    cut: Option<Millis>,
+) -> Rendered {
+    let key: RoundKey = games
+        .iter()
+        .map(|g| (g.game_id, g.info.board, view::shown(g, cut)))
+        .collect();
+    let mut cache = lock(cache);
+    if let Some((k, r)) = cache.rounds.get(&round)
+        && *k == key
+    {
+        return r.clone();
+    }
+    let mut texts = Vec::with_capacity(games.len());
+    let mut hasher = Sha256::new();
+    for (g, (_, _, shown)) in games.iter().zip(&key) {
+        let (text, hash) = game_text(&mut cache, g, *shown);
+        hasher.update(hash);
+        texts.push(text);
+    }
+    let body = view::round_text(texts.iter().map(|t| &**t));
+    let r = Rendered {
+        body: bytes::Bytes::from(body),
+        etag: format!("\"{}\"", hex(&hasher.finalize()[..16])),
+    };
+    cache.rounds.insert(round, (key, r.clone()));
+    r
+}
+
+/// One game's PGN at `cut`.
+pub fn render_game(cache: &Mutex<Cache>, g: &FeedGame, cut: Option<Millis>) -> Rendered {
+    let mut cache = lock(cache);
+    let (text, hash) = game_text(&mut cache, g, view::shown(g, cut));
+    Rendered {
+        body: bytes::Bytes::copy_from_slice(text.as_bytes()),
+        etag: format!("\"{}\"", hex(&hash[..16])),
+    }
+}
+
+/// The broadcast routes, to be merged into the daemon's web server.
+pub fn router(source: BroadcastSource) -> Router {
+    Router::new()
+        .route("/broadcast/round/{round}/{file}", get(round_file))
+        .route("/broadcast/current/{file}", get(current_file))
+        .with_state(source)
+}
+
+async fn round_file(
+    State(source): State<BroadcastSource>,
+    Path((round, file)): Path<(String, String)>,
+    headers: HeaderMap,
+) -> Response {
+    match round.parse::<u32>() {
+        Ok(n) if n > 0 => answer(&source, Which::Round(n), &file, &headers),
+        _ => not_found(format!(
+            "'{}' is not a round number (1, 2, …)",
+            round.escape_debug()
+        )),
+    }
+}
+
+async fn current_file(
+    State(source): State<BroadcastSource>,
+    Path(file): Path<String>,
+    headers: HeaderMap,
+) -> Response {
+    answer(&source, Which::Current, &file, &headers)
+}
+
+/// `games.pgn` or `game-B.pgn` (LiveChess's layout).
+fn answer(source: &BroadcastSource, which: Which, file: &str, headers: &HeaderMap) -> Response {
+    let rendered = if file == "games.pgn" {
+        source.round(which)
+    } else if let Some(b) = file
+        .strip_prefix("game-")
+        .and_then(|f| f.strip_suffix(".pgn"))
+        .and_then(|b| b.parse::<u32>().ok())
+    {
+        source.board(which, b)
+    } else {
+        return not_found(format!(
+            "no file '{}' here: games.pgn (the round) or game-B.pgn (board B)",
+            file.escape_debug()
+        ));
+    };
+    match rendered {
+        Ok(r) => pgn_response(r, headers),
+        Err(
+            e @ (NotInFeed::NoCurrentRound | NotInFeed::NoRound(_) | NotInFeed::NoBoard { .. }),
+        ) => not_found(e.to_string()),
+    }
+}
+
+/// `If-None-Match` lists the tag (weak comparison, RFC 9110 §13.1.2) or is `*`.
+fn matches(headers: &HeaderMap, etag: &str) -> bool {
+    headers
+        .get_all(header::IF_NONE_MATCH)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(','))
+        .map(str::trim)
+        .any(|t| t == "*" || t.trim_start_matches("W/") == etag)
+}
+
+fn pgn_response(r: Rendered, headers: &HeaderMap) -> Response {
+    let etag = HeaderValue::from_str(&r.etag).unwrap_or(HeaderValue::from_static("\"\""));
+    // Every poll asks again: the answer changes with the game (and with the delay).
+    let cache = HeaderValue::from_static("no-cache");
+    if matches(headers, &r.etag) {
+        return (
+            StatusCode::NOT_MODIFIED,
+            [(header::ETAG, etag), (header::CACHE_CONTROL, cache)],
+        )
+            .into_response();
+    }
+    (
+        StatusCode::OK,
+        [
+            (header::CONTENT_TYPE, HeaderValue::from_static(CONTENT_TYPE)),
+            (header::ETAG, etag),
+            (header::CACHE_CONTROL, cache),
+        ],
+        r.body,
+    )
+        .into_response()
+}
+
+fn not_found(text: String) -> Response {
+    (
+        StatusCode::NOT_FOUND,
+        [(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("text/plain; charset=utf-8"),
+        )],
+        format!("{text}\n"),
+    )
+        .into_response()
+}

@@ -1,0 +1,366 @@
+//! The broadcast feed (docs/BROADCAST.md): every round's games as PGN over HTTP, delayed
+//! at the source, optionally pushed to a lichess broadcast round, and archived when the
+//! round ends.
+//!
+//! The board actors hand each game to a [`FeedWriter`] where they publish the retained
+//! `board/<b>/pgn` (so the feed holds exactly the stored events); it keeps them in a
+//! `tokio::sync::watch` of per-round games. [`BroadcastSource`] is the reading end the web
+//! server mounts ([`router`]) and the push task watches. What a delayed feed shows is
+//! computed from the events' own instants ([`view`]), never stored, so a restart neither
+//! leaks nor loses the delay; the round's delay itself is written to
+//! `<state_dir>/broadcast/round-N.delay` when the round starts. MQTT stays live.
+
+mod http;
+pub mod push;
+pub mod view;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use tokio::sync::watch;
+
+use crate::rules::Millis;
+
+pub use http::router;
+pub use view::FeedGame;
+
+/// The longest broadcast delay, in minutes (lichess's own limit is an hour too).
+pub const MAX_DELAY_MINUTES: u32 = 60;
+
+/// `[broadcast]`.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct BroadcastSettings {
+    /// The event's delay (`delay_minutes`); a round may say otherwise at its start.
+    pub delay: Millis,
+    /// `[broadcast.lichess]`: push every change to a lichess broadcast round.
+    pub lichess: Option<LichessSettings>,
+}
+
+/// `[broadcast.lichess]`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LichessSettings {
+    /// `https://lichess.org` unless a test says otherwise.
+    pub base_url: String,
+    /// The lichess broadcast round's id (8 characters in its URL).
+    pub round_id: String,
+    /// A file holding the organiser's token (scope `study:write`), root's alone.
+    pub token_file: PathBuf,
+}
+
+/// A delay in minutes as the feed keeps it.
+pub fn minutes(m: u32) -> Millis {
+    Millis(i64::from(m) * 60_000)
+}
+
+/// One round of the feed: its delay and its games by board (board number, then id).
+#[derive(Debug, Clone, Default)]
+pub struct FeedRound {
+    pub delay: Millis,
+    pub games: BTreeMap<(u32, String), Arc<FeedGame>>,
+}
+
+impl FeedRound {
+    /// Every game has a result (and there is one).
+    pub fn finished(&self) -> bool {
+        !self.games.is_empty() && self.games.values().all(|g| g.finished)
+    }
+}
+
+/// Every round the daemon knows, and the current one.
+#[derive(Debug, Clone, Default)]
+pub struct Feed {
+    pub current: Option<u32>,
+    pub rounds: BTreeMap<u32, FeedRound>,
+}
+
+/// The board order key: the number in the board id, then the id.
+fn board_key(board: &str) -> (u32, String) {
+    (
+        crate::pgn::board_number(board).unwrap_or(u32::MAX),
+        board.to_string(),
+    )
+}
+
+/// Why a round's delay could not be written.
+#[derive(Debug, thiserror::Error)]
+pub enum DelayError {
+    #[error("broadcast_delay_minutes: {0} is out of range (0 to 60)")]
+    TooLong(u32),
+    #[error("the round's broadcast delay could not be stored in {path}: {source}")]
+    NotStored {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+}
+
+/// The writing end, held by the hall and every board actor.
+#[derive(Debug, Clone)]
+pub struct FeedWriter {
+    tx: Arc<watch::Sender<Feed>>,
+    state_dir: PathBuf,
+    /// The event's delay, for rounds that started without one written.
+    default_delay: Millis,
+}
+
+/// Write `bytes` to `path` so that a reader sees the old file or the new one, never a
+/// part: a temporary file, synced, renamed over it, then the directory synced.
+pub fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    use std::io::Write;
+    let dir = path.parent().unwrap_or(Path::new("."));
+    std::fs::create_dir_all(dir)?;
+    let tmp = path.with_extension("tmp");
+    {
+        let mut f = std::fs::File::create(&tmp)?;
+        f.write_all(bytes)?;
+        f.sync_all()?;
+    }
+    std::fs::rename(&tmp, path)?;
+    std::fs::File::open(dir)?.sync_all()
+}
+
+impl FeedWriter {
+    /// The feed as the journal left it: every game of every round (`games` from the
+    /// journal's records), each round's stored delay, the latest round as the current one.
+    /// A finished round whose archive is missing (a crash in between) is archived now.
+    pub fn recovered(
+        state_dir: &Path,
+        default_delay: Millis,
+        games: impl IntoIterator<Item = (u64, crate::cli::pgn::JournaledGame)>,
+    ) -> FeedWriter {
+        let mut feed = Feed::default();
+        for (id, g) in games {
+            let Some(round) = g.round else { continue };
+            let fg = journaled(id, g);
+            let r = feed.rounds.entry(round).or_default();
+            r.games.retain(|_, old| old.game_id != id);
+            r.games.insert(board_key(&fg.board), Arc::new(fg));
+        }
+        for (n, r) in &mut feed.rounds {
+            r.delay = read_delay(state_dir, *n).unwrap_or(default_delay);
+        }
+        feed.current = feed.rounds.keys().next_back().copied();
+        let w = FeedWriter {
+            tx: Arc::new(watch::Sender::new(feed)),
+            state_dir: state_dir.to_path_buf(),
+            default_delay,
+        };
+        let missing: Vec<u32> =
+            w.tx.borrow()
+                .rounds
+                .iter()
+                .filter(|(n, r)| r.finished() && !archive_path(state_dir, **n).exists())
+                .map(|(n, _)| *n)
+                .collect();
+        for n in missing {
+            w.archive(n);
+        }
+        w
+    }
+
+    /// The reading end; `now` is the daemon's clock (the hall's timebase).
+    pub fn source(&self, now: Arc<dyn Fn() -> Millis + Send + Sync>) -> BroadcastSource {
+        BroadcastSource {
+            feed: self.tx.subscribe(),
+            now,
+            cache: Arc::new(Mutex::new(http::Cache::default())),
+        }
+    }
+
+    /// A round starts with `delay_minutes` (or the event's delay): stored before any of
+    /// its games is, so no game of the round is ever shown without its delay.
+    pub fn start_round(&self, round: u32, delay_minutes: Option<u32>) -> Result<(), DelayError> {
+        let delay = match delay_minutes {
+            Some(m) if m > MAX_DELAY_MINUTES => return Err(DelayError::TooLong(m)),
+            Some(m) => minutes(m),
+            None => self.default_delay,
+        };
+        let path = delay_path(&self.state_dir, round);
+        write_atomically(&path, format!("{}\n", delay.0).as_bytes())
+            .map_err(|source| DelayError::NotStored { path, source })?;
+        self.tx.send_modify(|f| {
+            let r = f.rounds.entry(round).or_default();
+            r.delay = delay;
+            f.current = Some(round);
+        });
+        Ok(())
+    }
+
+    /// A board's game as it now stands (called where `board/<b>/pgn` is published).
+    pub fn game(&self, game: FeedGame, round: u32) {
+        let mut finished = false;
+        self.tx.send_modify(|f| {
+            let r = f.rounds.entry(round).or_default();
+            // 6.10: the game left another board.
+            r.games.retain(|_, old| old.game_id != game.game_id);
+            r.games.insert(board_key(&game.board), Arc::new(game));
+            finished = r.finished();
+        });
+        // Every result is in: the archive is (re)written, so a score the arbiter corrects
+        // after the end reaches it too.
+        if finished {
+            self.archive(round);
+        }
+    }
+
+    /// Write the round's whole (undelayed) PGN to `<state_dir>/pgn/round-N.pgn`.
+    fn archive(&self, round: u32) {
+        let games: Vec<Arc<FeedGame>> = match self.tx.borrow().rounds.get(&round) {
+            Some(r) => r.games.values().cloned().collect(),
+            None => return,
+        };
+        let path = archive_path(&self.state_dir, round);
+        let texts: Vec<String> = games
+            .iter()
+            .map(|g| view::text(g, g.events.len()))
+            .collect();
+        let body = view::round_text(texts.iter().map(String::as_str));
+        match write_atomically(&path, body.as_bytes()) {
+            Ok(()) => tracing::info!(round, path = %path.display(), "round archived as PGN"),
+            Err(e) => tracing::error!(
+                round,
+                "the round's PGN could not be archived at {}: {e}; `hallclock pgn --round {round}` prints it from the journal",
+                path.display()
+            ),
+        }
+    }
+}
+
+fn journaled(id: u64, g: crate::cli::pgn::JournaledGame) -> FeedGame {
+    let info = crate::pgn::GameInfo {
+        round: g.round,
+        board: crate::pgn::board_number(&g.board),
+        white_fide_id: g.fide.0,
+        black_fide_id: g.fide.1,
+        ..crate::pgn::GameInfo::default()
+    };
+    let finished = crate::rules::game::Game::new(g.setup.clone())
+        .ok()
+        .map(|mut game| {
+            for e in &g.events {
+                game.evolve(e);
+            }
+            game.result().is_some()
+        })
+        .unwrap_or(false);
+    FeedGame {
+        game_id: id,
+        board: g.board,
+        info,
+        setup: g.setup,
+        events: g.events,
+        finished,
+    }
+}
+
+/// `<state_dir>/broadcast/round-N.delay`: the round's delay in ms.
+fn delay_path(state_dir: &Path, round: u32) -> PathBuf {
+    state_dir
+        .join("broadcast")
+        .join(format!("round-{round}.delay"))
+}
+
+/// `<state_dir>/pgn/round-N.pgn`: a finished round's PGN.
+pub fn archive_path(state_dir: &Path, round: u32) -> PathBuf {
+    state_dir.join("pgn").join(format!("round-{round}.pgn"))
+}
+
+fn read_delay(state_dir: &Path, round: u32) -> Option<Millis> {
+    let text = std::fs::read_to_string(delay_path(state_dir, round)).ok()?;
+    text.trim()
+        .parse::<i64>()
+        .ok()
+        .filter(|ms| (0..=minutes(MAX_DELAY_MINUTES).0).contains(ms))
+        .map(Millis)
+}
+
+/// What the daemon hands the web server and the push task: the feed, its clock, and the
+/// rendered texts (shared by every request, so a poll of an unchanged round renders
+/// nothing).
+#[derive(Clone)]
+pub struct BroadcastSource {
+    feed: watch::Receiver<Feed>,
+    now: Arc<dyn Fn() -> Millis + Send + Sync>,
+    cache: Arc<Mutex<http::Cache>>,
+}
+
+impl std::fmt::Debug for BroadcastSource {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("BroadcastSource").finish_non_exhaustive()
+    }
+}
+
+/// A rendered answer: the body and its strong ETag.
+#[derive(Debug, Clone)]
+pub struct Rendered {
+    pub body: bytes::Bytes,
+    /// `"…"`, quotes included: the hash of the body.
+    pub etag: String,
+}
+
+/// Which round a request means.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Which {
+    Round(u32),
+    Current,
+}
+
+/// Why a feed has nothing to answer.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum NotInFeed {
+    #[error("no round has started yet")]
+    NoCurrentRound,
+    #[error("round {0} has no game in this hall's broadcast")]
+    NoRound(u32),
+    #[error("round {round} has no game on board {board}")]
+    NoBoard { round: u32, board: u32 },
+}
+
+impl BroadcastSource {
+    /// A change in the feed (a new event stored, a round started).
+    pub async fn changed(&mut self) -> bool {
+        self.feed.changed().await.is_ok()
+    }
+
+    pub fn now(&self) -> Millis {
+        (self.now)()
+    }
+
+    fn round_games(&self, which: Which) -> Result<(u32, Millis, Vec<Arc<FeedGame>>), NotInFeed> {
+        let feed = self.feed.borrow();
+        let n = match which {
+            Which::Round(n) => n,
+            Which::Current => feed.current.ok_or(NotInFeed::NoCurrentRound)?,
+        };
+        let r = feed.rounds.get(&n).ok_or(NotInFeed::NoRound(n))?;
+        if r.games.is_empty() {
+            return Err(NotInFeed::NoRound(n));
+        }
+        Ok((n, r.delay, r.games.values().cloned().collect()))
+    }
+
+    /// The round's games in board order, as the feed shows them now (delayed).
+    pub fn round(&self, which: Which) -> Result<Rendered, NotInFeed> {
+        let (n, delay, games) = self.round_games(which)?;
+        let cut = view::cut(self.now(), delay);
+        Ok(http::render_round(&self.cache, n, &games, cut))
+    }
+
+    /// One board's game (by its number), as the feed shows it now (delayed).
+    pub fn board(&self, which: Which, board: u32) -> Result<Rendered, NotInFeed> {
+        let (n, delay, games) = self.round_games(which)?;
+        let g = games
+            .iter()
+            .find(|g| g.info.board == Some(board))
+            .ok_or(NotInFeed::NoBoard { round: n, board })?;
+        let cut = view::cut(self.now(), delay);
+        Ok(http::render_game(&self.cache, g, cut))
+    }
+
+    /// The current round's number and delay.
+    pub fn current(&self) -> Option<(u32, Millis)> {
+        let feed = self.feed.borrow();
+        let n = feed.current?;
+        Some((n, feed.rounds.get(&n).map_or(Millis::ZERO, |r| r.delay)))
+    }
+}
