@@ -454,3 +454,120 @@ async fn an_arbiter_runs_a_round_from_the_browser() {
     rig.stop().await;
     let _ = tokio::time::timeout(Duration::from_secs(5), web.task).await;
 }
+
+/// Issue 14 on the dashboard: the round page takes the pairing program's file, shows the
+/// round's boards in board order for review, and starts the round from it; a file that is
+/// not a TRF is refused with the reader's words before anything starts.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_round_page_starts_a_round_from_the_pairing_programs_file() {
+    let mut rig = Rig::start_with("web-trf", 3, GameDefaults::default()).await;
+    let state = AppState::for_hall(
+        common::HALL,
+        rig.hall.as_ref().expect("the daemon runs"),
+        webcommon::accounts(),
+        false,
+    );
+    let web = hallclock::web::start(
+        &WebSettings {
+            listen: "127.0.0.1:0".parse().unwrap(),
+            secure_cookies: false,
+        },
+        state,
+    )
+    .await
+    .expect("the dashboard listens");
+    let base = format!("http://{}", web.addr);
+    let data = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/trf");
+    let not_trf = std::env::temp_dir().join(format!("not-a-trf-{}.txt", std::process::id()));
+    std::fs::write(&not_trf, "Board 1: Carlsen - Nakamura\n").unwrap();
+
+    let chrome = Chrome::start("web-trf", 1400, 1000).await;
+    let c = &chrome.client;
+    c.goto(&format!("{base}/login")).await.unwrap();
+    chrome
+        .until(
+            "the login form",
+            "document.querySelector('#login input[name=id]')",
+        )
+        .await;
+    chrome
+        .js(&format!(
+            r#"document.querySelector('#login input[name=id]').value = 'chief';
+               document.querySelector('#login input[name=password]').value = '{PASSWORD}';
+               return true;"#
+        ))
+        .await;
+    c.find(fantoccini::Locator::Css("#login button"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    chrome
+        .until("the hall view", "location.pathname === '/'")
+        .await;
+    c.goto(&format!("{base}/round")).await.unwrap();
+    chrome
+        .until("the TRF field", "document.getElementById('trf-file')")
+        .await;
+    chrome
+        .js("document.querySelector('#start-round [name=round]').value = '2'; return true;")
+        .await;
+    let file = c.find(fantoccini::Locator::Css("#trf-file")).await.unwrap();
+    file.send_keys(&not_trf.display().to_string())
+        .await
+        .unwrap();
+    let refused = chrome
+        .until(
+            "the refusal of a file that is not a TRF",
+            "document.querySelector('#trf-review .err') && document.querySelector('#trf-review .err').textContent",
+        )
+        .await;
+    assert!(refused.as_str().unwrap_or("").contains("trf:"), "{refused}");
+    file.clear().await.unwrap();
+    file.send_keys(&data.join("fide-trf26.trf").display().to_string())
+        .await
+        .unwrap();
+    let review = chrome
+        .until(
+            "the review of round 2",
+            "document.querySelectorAll('#trf-review tr.trf-board').length === 4 && document.getElementById('trf-review').textContent",
+        )
+        .await;
+    let review = review.as_str().unwrap_or("").to_string();
+    assert!(review.contains("Dubois, Céline"), "{review}");
+    assert!(review.contains("Sato, Hana"), "{review}");
+    assert!(
+        review.find("Dubois").unwrap_or(usize::MAX) < review.find("Sato").unwrap_or(0),
+        "board order: {review}"
+    );
+    let _ = chrome.shot("round-trf").await;
+    // The file's tag 222 is the time control when the field is empty.
+    chrome
+        .js(r#"
+            const f = document.getElementById('start-round');
+            f.querySelector('[name=time_control]').value = '';
+            const start = new Date(Date.now() + 1000 - new Date().getTimezoneOffset() * 60000);
+            f.querySelector('[name=start]').value = start.toISOString().slice(0, 19);
+            return true;"#)
+        .await;
+    c.find(fantoccini::Locator::Css("#start-round button[type=submit]"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    let reply = chrome.until("the start_round reply", "(document.getElementById('round-reply').textContent.startsWith('ok') || document.getElementById('round-reply').textContent.startsWith('refused')) && document.getElementById('round-reply').textContent").await;
+    assert!(
+        reply.as_str().unwrap_or("").starts_with("ok"),
+        "start_round from the TRF: {reply}"
+    );
+    rig.watcher.event(&board_id(1), "clock_started").await;
+    let s = rig.watcher.latest_state(&board_id(1));
+    assert_eq!(s["white"]["name"], "Dubois, Céline", "{s}");
+    assert_eq!(s["round"], 2, "{s}");
+    let s = rig.watcher.latest_state(&board_id(2));
+    assert_eq!(s["white"]["name"], "Sato, Hana", "{s}");
+    let _ = std::fs::remove_file(&not_trf);
+    chrome.close().await;
+}

@@ -4,8 +4,9 @@
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use serde_json::{Value, json};
+use serde_json::json;
 
+use crate::hall::trf_round::person;
 use crate::mqtt::payload::BoardResult;
 use crate::trf::round::{Order, codes, read_engine_pairs};
 use crate::trf::{Player, ResultCode, Trf};
@@ -98,15 +99,6 @@ impl RoundArgs {
     }
 }
 
-fn person(p: Option<&Player>, rank: u32) -> Value {
-    json!({
-        "name": p.and_then(|p| p.name.clone()),
-        "fide_id": p.and_then(|p| p.fide_id),
-        "rating": p.and_then(|p| p.rating),
-        "rank": rank,
-    })
-}
-
 pub fn run(cmd: TrfCmd) -> ExitCode {
     match cmd {
         TrfCmd::Show {
@@ -172,33 +164,9 @@ fn show(file: &Path, args: &RoundArgs, config: Option<&Path>) -> Result<(), Exit
         } else {
             Order::Players(&order)
         };
-        let plan = trf
-            .round_plan(round, order)
+        let round_lines = crate::hall::trf_round::review(&trf, round, order, &halls)
             .map_err(|e| fail(format!("{}: {e}", file.display()), BAD_INPUT))?;
-        for b in &plan.boards {
-            let mut v = json!({
-                "round": round,
-                "board": b.board,
-                "white": person(trf.player(b.white), b.white),
-                "black": person(trf.player(b.black), b.black),
-            });
-            if let Some(h) = halls.get(&b.board) {
-                v["hall_board"] = json!(h);
-            }
-            if b.is_forfeit() {
-                v["forfeit"] = json!({"white": b.white_result, "black": b.black_result});
-            } else if !b.to_play() {
-                v["result"] = json!({"white": b.white_result, "black": b.black_result});
-            }
-            lines.push(v);
-        }
-        for bye in &plan.byes {
-            lines.push(json!({
-                "round": round,
-                "bye": person(trf.player(bye.player), bye.player),
-                "code": bye.code,
-            }));
-        }
+        lines.extend(round_lines);
     }
     for l in lines {
         println!("{l}");

@@ -7,7 +7,9 @@ use super::BoardSettings;
 use super::board::Refusal;
 use crate::command::Pairing;
 use crate::trf::round::Order;
-use crate::trf::{Trf, TrfTimeControl};
+use serde_json::{Value, json};
+
+use crate::trf::{Player, Trf, TrfError, TrfTimeControl};
 
 /// What a TRF gives a round.
 #[derive(Debug)]
@@ -83,4 +85,52 @@ pub fn from_trf(
         ranks,
         time_control: trf.time_control(),
     })
+}
+
+/// A player as `hallclock trf show` and the dashboard's review print them.
+pub fn person(p: Option<&Player>, rank: u32) -> Value {
+    json!({
+        "name": p.and_then(|p| p.name.clone()),
+        "fide_id": p.and_then(|p| p.fide_id),
+        "rating": p.and_then(|p| p.rating),
+        "rank": rank,
+    })
+}
+
+/// A round of a TRF as the arbiter reviews it before starting (`hallclock trf show`, the
+/// dashboard's round page): one value per board in board order (with its hall board when
+/// `halls` knows the number), forfeits and games already decided marked, then the byes.
+pub fn review(
+    trf: &Trf,
+    round: usize,
+    order: Order,
+    halls: &BTreeMap<u32, String>,
+) -> Result<Vec<Value>, TrfError> {
+    let plan = trf.round_plan(round, order)?;
+    let mut lines = Vec::new();
+    for b in &plan.boards {
+        let mut v = json!({
+            "round": round,
+            "board": b.board,
+            "white": person(trf.player(b.white), b.white),
+            "black": person(trf.player(b.black), b.black),
+        });
+        if let Some(h) = halls.get(&b.board) {
+            v["hall_board"] = json!(h);
+        }
+        if b.is_forfeit() {
+            v["forfeit"] = json!({"white": b.white_result, "black": b.black_result});
+        } else if !b.to_play() {
+            v["result"] = json!({"white": b.white_result, "black": b.black_result});
+        }
+        lines.push(v);
+    }
+    for bye in &plan.byes {
+        lines.push(json!({
+            "round": round,
+            "bye": person(trf.player(bye.player), bye.player),
+            "code": bye.code,
+        }));
+    }
+    Ok(lines)
 }

@@ -124,6 +124,37 @@ pub async fn tc_check(Query(q): Query<TcQuery>) -> Result<Json<Value>, WebError>
     }
 }
 
+#[derive(Debug, Deserialize)]
+pub struct TrfPreview {
+    trf: String,
+    round: u32,
+}
+
+/// `POST /api/trf/preview`: a pairing program's file read as `start_round` reads it, the
+/// round's boards in board order for the arbiter to review before starting. Nothing is
+/// started; the hall maps tournament boards to its own when the round starts.
+pub async fn trf_preview(
+    _who: Arbiter,
+    Json(q): Json<TrfPreview>,
+) -> Result<Json<Value>, WebError> {
+    let bad = |e: crate::trf::TrfError| WebError::BadRequest(format!("trf: {e}"));
+    let trf = crate::trf::Trf::read(q.trf.as_bytes()).map_err(bad)?;
+    let boards = crate::hall::trf_round::review(
+        &trf,
+        q.round as usize,
+        crate::trf::round::Order::Fide,
+        &std::collections::BTreeMap::new(),
+    )
+    .map_err(bad)?;
+    let tc = trf.time_control();
+    Ok(Json(json!({
+        "tournament": trf.name(),
+        "time_control": tc.as_ref().map(|t| t.white.to_string()),
+        "time_control_black": tc.as_ref().and_then(|t| t.black.as_ref()).map(|b| b.to_string()),
+        "boards": boards,
+    })))
+}
+
 /// `POST /api/board/{board}/command`: a `board/<b>/set` body.
 pub async fn board(
     State(state): State<AppState>,

@@ -140,6 +140,7 @@ pub fn router(state: AppState) -> Router {
         .route("/api/logout", post(commands::logout))
         .route("/api/me", get(commands::me))
         .route("/api/tc", get(commands::tc_check))
+        .route("/api/trf/preview", post(commands::trf_preview))
         .route("/api/feed", get(feed::arbiters))
         .route("/api/public/feed", get(feed::public))
         .route("/api/board/{board}/events", get(feed::history))

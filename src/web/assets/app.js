@@ -934,6 +934,38 @@ function roundView() {
   };
   const pasted = /** @type {HTMLTextAreaElement} */ (h("textarea", { name: "pairings_json", placeholder: '[{"board":"board-001","white":"A. Player","black":"B. Player"}, …]' }));
   const reply = h("span", { class: "reply", id: "round-reply" });
+  // The pairing program's file: read here, reviewed through the server's TRF reader, sent
+  // whole with start_round (the hall maps tournament boards to its own boards).
+  let trfText = "";
+  const trfInput = /** @type {HTMLInputElement} */ (h("input", { type: "file", id: "trf-file", name: "trf", accept: ".trf,.txt,text/plain" }));
+  const onlyOurs = /** @type {HTMLInputElement} */ (h("input", { type: "checkbox", name: "only_our_boards" }));
+  const trfReview = h("div", { id: "trf-review" });
+  const reviewTrf = async () => {
+    trfText = "";
+    trfReview.replaceChildren();
+    const f = trfInput.files && trfInput.files[0];
+    if (!f) return;
+    const text = await f.text();
+    const r = await fetch("/api/trf/preview", {
+      method: "POST", credentials: "same-origin",
+      headers: { "content-type": "application/json", "x-csrf-token": store.me ? store.me.csrf : "" },
+      body: JSON.stringify({ trf: text, round: Number(num.value) }),
+    });
+    /** @type {any} */
+    const a = await r.json().catch(() => ({}));
+    if (!r.ok) { trfReview.replaceChildren(h("p", { class: "reply err", text: `${f.name}: ${a.reason || a.error || r.status}` })); return; }
+    trfText = text;
+    const who = (/** @type {any} */ p) => `${p.name || "?"}${p.rating ? ` (${p.rating})` : ""}`;
+    const rows = a.boards.map((/** @type {any} */ b) => b.bye
+      ? h("tr", {}, [h("td", { text: "bye" }), h("td", { text: who(b.bye) }), h("td", { text: b.code || "" })])
+      : h("tr", { class: "trf-board" }, [h("td", { text: String(b.board) }), h("td", { text: who(b.white) }), h("td", { text: who(b.black) }), h("td", { text: b.forfeit ? "forfeit" : b.result ? "decided" : "" })]));
+    trfReview.replaceChildren(
+      h("p", { class: "muted", text: `${a.tournament || f.name}: round ${num.value}, ${a.boards.filter((/** @type {any} */ b) => !b.bye).length} boards in board order${a.time_control ? `, time control ${a.time_control}${a.time_control_black ? ` / ${a.time_control_black}` : ""} (used when the field above is empty)` : ""}` }),
+      h("table", { class: "pairings" }, [h("thead", {}, [h("tr", {}, ["Board", "White", "Black", ""].map((t) => h("th", { text: t })))]), h("tbody", {}, rows)]),
+    );
+  };
+  trfInput.addEventListener("change", reviewTrf);
+  num.addEventListener("change", reviewTrf);
   const checkTc = debounce(async () => {
     const r = await fetch(`/api/tc?tc=${encodeURIComponent(tc.value)}`, { credentials: "same-origin" });
     const a = await r.json().catch(() => ({}));
@@ -956,13 +988,25 @@ function roundView() {
       h("button", { type: "button", text: "A row for every board", onclick: () => { rowsBody.replaceChildren(); for (const b of boards()) addRow(b); } }),
     ]),
     h("div", { class: "field" }, [h("label", { text: "…or paste pairings as JSON (replaces the table)" }), pasted]),
-    h("div", { class: "field" }, [h("label", { text: "Import a pairing file (TRF, from the pairing program): coming with the TRF import" }), h("input", { type: "file", disabled: true, "aria-disabled": "true", title: "TRF import: a later issue" })]),
+    h("div", { class: "field" }, [h("label", { text: "…or import the pairing program's file (TRF16/TRF26): review the boards below, then start (replaces the table)" }), trfInput, " ", h("label", {}, [onlyOurs, " only the boards of this hall"])]),
+    trfReview,
     h("button", { type: "submit", class: "primary", text: "Start round" }), " ", reply,
   ]);
   startForm.addEventListener("submit", async (e) => {
     e.preventDefault();
     /** @type {any[]} */
     let pairings = [];
+    if (trfText) {
+      const startMs = parseLocal(start.value);
+      if (!Number.isFinite(startMs)) { reply.textContent = "scheduled start: not a date and time"; reply.className = "reply err"; return; }
+      /** @type {any} */
+      const body = { action: "start_round", round: Number(num.value), start: startMs, trf: trfText, only_our_boards: onlyOurs.checked };
+      if (tc.value.trim()) body.time_control = tc.value.trim();
+      if (sessionEnd.value) body.session_end = parseLocal(sessionEnd.value);
+      if (/** @type {HTMLSelectElement} */ (flagMode).value) body.flag_mode = /** @type {HTMLSelectElement} */ (flagMode).value;
+      await post(null, body, reply);
+      return;
+    }
     if (pasted.value.trim()) {
       try {
         const v = JSON.parse(pasted.value);
