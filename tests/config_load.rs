@@ -186,7 +186,7 @@ fn the_shipped_file_documents_every_key() {
             "{section} {key} is not in config/hallclock.toml"
         );
     }
-    assert_eq!(keys, 39);
+    assert_eq!(keys, 43);
 }
 
 #[test]

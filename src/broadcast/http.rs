@@ -33,13 +33,40 @@ struct GameText {
 /// What a round's body was made of: each game's id, board number and events shown.
 type RoundKey = Vec<(u64, Option<u32>, usize)>;
 
+/// A round's body as last rendered, and how long it stays right without looking at the
+/// games' events again.
+struct RoundEntry {
+    key: RoundKey,
+    /// The games it was made of: a game that changes is a new `Arc` in the feed.
+    games: Vec<Arc<FeedGame>>,
+    /// The cut it was made at, and the first instant after it at which any game has an
+    /// event not yet shown: a later poll with a cut in `[cut, until)` shows the same body.
+    cut: Option<Millis>,
+    until: Option<Millis>,
+    rendered: Rendered,
+}
+
 /// The texts already rendered.
 #[derive(Default)]
 pub struct Cache {
     /// By game id and board (a game moved to another board renders anew).
     games: HashMap<(u64, String), GameText>,
-    /// By round: the (game id, board number, events shown) list the body was made of.
-    rounds: HashMap<u32, (RoundKey, Rendered)>,
+    /// By round.
+    rounds: HashMap<u32, RoundEntry>,
+}
+
+impl RoundEntry {
+    /// The delayed poll's fast path (the ETag hit behind a 304): the same games, and the
+    /// cut has not reached any game's next event, so nothing shown can have changed.
+    fn still_right(&self, games: &[Arc<FeedGame>], cut: Option<Millis>) -> bool {
+        let (Some(then), Some(now)) = (self.cut, cut) else {
+            return false;
+        };
+        then <= now
+            && self.until.is_none_or(|u| now < u)
+            && self.games.len() == games.len()
+            && self.games.iter().zip(games).all(|(a, b)| Arc::ptr_eq(a, b))
+    }
 }
 
 fn hex(bytes: &[u8]) -> String {
@@ -83,15 +110,31 @@ pub fn render_round(
     games: &[Arc<FeedGame>],
     cut: Option<Millis>,
 ) -> Rendered {
+    let mut cache = lock(cache);
+    if let Some(e) = cache.rounds.get(&round)
+        && e.still_right(games, cut)
+    {
+        return e.rendered.clone();
+    }
     let key: RoundKey = games
         .iter()
         .map(|g| (g.game_id, g.info.board, view::shown(g, cut)))
         .collect();
-    let mut cache = lock(cache);
-    if let Some((k, r)) = cache.rounds.get(&round)
-        && *k == key
+    // The earliest event any game has after the cut: until then this body stands.
+    let until = cut.and_then(|_| {
+        games
+            .iter()
+            .zip(&key)
+            .filter_map(|(g, (_, _, shown))| g.events.get(*shown).map(|e| e.at()))
+            .min()
+    });
+    if let Some(e) = cache.rounds.get_mut(&round)
+        && e.key == key
     {
-        return r.clone();
+        e.games = games.to_vec();
+        e.cut = cut;
+        e.until = until;
+        return e.rendered.clone();
     }
     let mut texts = Vec::with_capacity(games.len());
     let mut hasher = Sha256::new();
@@ -105,7 +148,16 @@ pub fn render_round(
         body: bytes::Bytes::from(body),
         etag: format!("\"{}\"", hex(&hasher.finalize()[..16])),
     };
-    cache.rounds.insert(round, (key, r.clone()));
+    cache.rounds.insert(
+        round,
+        RoundEntry {
+            key,
+            games: games.to_vec(),
+            cut,
+            until,
+            rendered: r.clone(),
+        },
+    );
     r
 }
 
