@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use common::{Rig, board_id};
 use hallclock::hall::GameDefaults;
-use hallclock::web::{AppState, WebSettings};
+use hallclock::web::AppState;
 use serde_json::Value;
 use webcommon::{Chrome, PASSWORD, http, login};
 
@@ -45,15 +45,7 @@ async fn an_arbiter_runs_a_round_from_the_browser() {
         webcommon::accounts(),
         false,
     );
-    let web = hallclock::web::start(
-        &WebSettings {
-            listen: "127.0.0.1:0".parse().unwrap(),
-            secure_cookies: false,
-        },
-        state,
-    )
-    .await
-    .expect("the dashboard listens");
+    let web = webcommon::serve(state).await;
     let addr = web.addr;
     let base = format!("http://{addr}");
 
@@ -467,15 +459,7 @@ async fn the_round_page_starts_a_round_from_the_pairing_programs_file() {
         webcommon::accounts(),
         false,
     );
-    let web = hallclock::web::start(
-        &WebSettings {
-            listen: "127.0.0.1:0".parse().unwrap(),
-            secure_cookies: false,
-        },
-        state,
-    )
-    .await
-    .expect("the dashboard listens");
+    let web = webcommon::serve(state).await;
     let base = format!("http://{}", web.addr);
     let data = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/trf");
     let not_trf = std::env::temp_dir().join(format!("not-a-trf-{}.txt", std::process::id()));

@@ -6,10 +6,12 @@
 //! Ignored by default (it takes ~30 s of a shared machine): run with
 //! `cargo test --test web_feed_load -- --ignored --nocapture`.
 
+mod webcommon;
+
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use hallclock::web::{AppState, WebSettings};
+use hallclock::web::AppState;
 use serde_json::json;
 
 const BOARDS: usize = 1000;
@@ -75,15 +77,7 @@ async fn fifty_dashboards_on_a_1000_board_hall() {
         std::sync::Arc::new(hallclock::auth::Arbiters::default()),
         false,
     );
-    let web = hallclock::web::start(
-        &WebSettings {
-            listen: "127.0.0.1:0".parse().unwrap(),
-            secure_cookies: false,
-        },
-        app,
-    )
-    .await
-    .unwrap();
+    let web = webcommon::serve(app).await;
     let mut seq = 1;
     traffic(&publisher, 2, &mut seq).await;
     let c0 = cpu_seconds();

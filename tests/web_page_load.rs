@@ -10,7 +10,7 @@ mod webcommon;
 
 use std::time::Duration;
 
-use hallclock::web::{AppState, WebSettings};
+use hallclock::web::AppState;
 use serde_json::json;
 use webcommon::{Chrome, PASSWORD};
 
@@ -65,15 +65,7 @@ async fn page_script_time_with_200_running_boards() {
         webcommon::accounts(),
         false,
     );
-    let web = hallclock::web::start(
-        &WebSettings {
-            listen: "127.0.0.1:0".parse().unwrap(),
-            secure_cookies: false,
-        },
-        state_,
-    )
-    .await
-    .unwrap();
+    let web = webcommon::serve(state_).await;
     let base_url = format!("http://{}", web.addr);
     let chrome = Chrome::start("web-page-load", 1600, 1000).await;
     chrome

@@ -14,6 +14,19 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 pub const PASSWORD: &str = "correct horse";
 
+/// The dashboard on a free local port, plain HTTP, serving `state`, as the daemon starts it.
+pub async fn serve(state: hallclock::web::AppState) -> hallclock::web::RunningWeb {
+    hallclock::web::start(
+        &hallclock::web::WebSettings {
+            listen: "127.0.0.1:0".parse().expect("an address"),
+            secure_cookies: false,
+        },
+        state,
+    )
+    .await
+    .expect("the dashboard listens")
+}
+
 /// The dashboard's accounts: a chief, an arbiter for board-002 only, a viewer, and an
 /// arbiter with no password (signs MQTT commands only). Few iterations: a debug build.
 pub fn accounts() -> Arc<Arbiters> {
