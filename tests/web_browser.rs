@@ -36,16 +36,21 @@ async fn clock(chrome: &Chrome, board: &str, color: &str) -> f64 {
     secs(v.as_str().unwrap_or(""))
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn an_arbiter_runs_a_round_from_the_browser() {
-    let mut rig = Rig::start_with("web-browser", BOARDS, GameDefaults::default()).await;
+/// The rig's hall on the dashboard, with the test accounts.
+async fn dashboard(rig: &Rig) -> hallclock::web::RunningWeb {
     let state = AppState::for_hall(
         common::HALL,
         rig.hall.as_ref().expect("the daemon runs"),
         webcommon::accounts(),
         false,
     );
-    let web = webcommon::serve(state).await;
+    webcommon::serve(state).await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_arbiter_runs_a_round_from_the_browser() {
+    let mut rig = Rig::start_with("web-browser", BOARDS, GameDefaults::default()).await;
+    let web = dashboard(&rig).await;
     let addr = web.addr;
     let base = format!("http://{addr}");
 
@@ -453,13 +458,7 @@ async fn an_arbiter_runs_a_round_from_the_browser() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_round_page_starts_a_round_from_the_pairing_programs_file() {
     let mut rig = Rig::start_with("web-trf", 3, GameDefaults::default()).await;
-    let state = AppState::for_hall(
-        common::HALL,
-        rig.hall.as_ref().expect("the daemon runs"),
-        webcommon::accounts(),
-        false,
-    );
-    let web = webcommon::serve(state).await;
+    let web = dashboard(&rig).await;
     let base = format!("http://{}", web.addr);
     let data = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/trf");
     let not_trf = std::env::temp_dir().join(format!("not-a-trf-{}.txt", std::process::id()));
