@@ -1237,10 +1237,10 @@ impl Game {
                 }
             }
             Phase::Paused(PausedBy::Adjourned) => self.on_resumption_start(due),
-            Phase::Paused(_) if self.default_deadline_while_paused() == Some(due) => {
-                self.on_default_time(due)
-            }
-            Phase::Paused(_) | Phase::Finished => Vec::new(),
+            // While paused the only deadline `next_deadline` gives is the default's, and
+            // `poll` calls this with that instant alone: no other timer to tell apart.
+            Phase::Paused(_) => self.on_default_time(due),
+            Phase::Finished => Vec::new(),
         }
     }
 

@@ -1552,6 +1552,32 @@ fn rule_6_6_flag_and_default_due_at_the_same_instant_the_default_decides() {
 }
 
 #[test]
+fn rule_6_6_an_absent_players_flag_before_the_default_time_is_a_flag() {
+    // 3:00 on the clock and an hour of default time: absent White's flag falls at 3:00,
+    // long before the default instant, and that flag (6.9) ends the game, not a default.
+    let mut s = setup("180");
+    s.default_time = Millis::from_mins(60);
+    let mut d = Driver::new(s);
+    d.present(Color::Black, T0 - Millis(1));
+    d.advance(T0);
+    let e = d.advance(at(181.0));
+    assert_eq!(flags(&e).len(), 1, "{e:?}");
+    assert!(
+        !e.iter().any(|e| matches!(e, Event::DefaultTimePassed { .. })),
+        "{e:?}"
+    );
+    assert_eq!(
+        d.result(),
+        Some((
+            Score::BlackWins,
+            Termination::Flag {
+                side: Color::White
+            }
+        ))
+    );
+}
+
+#[test]
 fn rule_6_13_time_can_always_be_taken_off_a_clock_above_the_24_h_cap() {
     // 48 h: more than an arbiter may set, but a control may give it.
     let mut d = Driver::started(setup("172800"));
