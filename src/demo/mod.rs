@@ -515,7 +515,11 @@ async fn play(
         .lock()
         .map(|m| m.clone())
         .unwrap_or_else(|e| e.into_inner().clone());
-    println!("{}", count_moves(&made, &table).line());
+    let count = count_moves(&made, &table);
+    for game in &count.odd_games {
+        println!("{game}");
+    }
+    println!("{}", count.line());
     Ok(())
 }
 
@@ -538,6 +542,10 @@ pub struct MoveCount {
     /// is not the game's. Only within `AT_THE_FLAG` of the flag, and only with the refusal
     /// seen on MQTT (a `stray_press` alert "the game is over").
     pub at_the_flag: u64,
+    /// Each game whose completed moves and `move_made` events differ, in words: which
+    /// game, by how many, and how its last move stood to its end, so that a count that is
+    /// off names the game to look up in the journal.
+    pub odd_games: Vec<String>,
 }
 
 /// How far before the flag's instant a press may have been made and still reach the
@@ -583,9 +591,8 @@ pub fn count_moves(made: &[player::MadeMove], table: &Table) -> MoveCount {
     }
     for ((board, round), (mut n, last)) in per_game {
         let published = table.published_in(&board, round);
-        let flag_race = table
-            .game_end(&board, round)
-            .is_some_and(|end| end - last <= AT_THE_FLAG)
+        let end = table.game_end(&board, round);
+        let flag_race = end.is_some_and(|end| end - last <= AT_THE_FLAG)
             && table.press_after_end(&board, round);
         if n > published && flag_race {
             n -= 1;
@@ -593,6 +600,24 @@ pub fn count_moves(made: &[player::MadeMove], table: &Table) -> MoveCount {
         }
         count.made += n;
         count.lost += n.saturating_sub(published);
+        if n != published {
+            let before_end = match end {
+                Some(end) => format!(
+                    "its last completed {} ms before the end ({})",
+                    (end - last).0,
+                    table.ended_how(&board, round)
+                ),
+                None => "no end seen".to_string(),
+            };
+            let refused = if table.press_after_end(&board, round) {
+                "a press refused as after the end"
+            } else {
+                "no press refused"
+            };
+            count.odd_games.push(format!(
+                "{board} round {round}: {n} moves completed, {published} move_made; {before_end}; {refused}"
+            ));
+        }
     }
     count.published = table.moves_published;
     count

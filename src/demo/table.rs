@@ -25,11 +25,14 @@ struct Row {
 }
 
 /// One game (board and round) as the events told it.
-#[derive(Debug, Default, Clone, Copy)]
+#[derive(Debug, Default, Clone)]
 struct GameEvents {
     move_made: u64,
     /// The first `flag_fell` or `game_ended`: moves completed later are not the game's.
     ended_at: Option<Millis>,
+    /// That end in words (`black's flag fell`, `checkmate`), for the demo's account of a
+    /// game whose counts differ.
+    ended_how: String,
     /// A press the daemon refused because the game was over: the player pressed as the
     /// flag fell, and the lever frame reached the daemon after the flag's instant.
     press_after_end: bool,
@@ -73,6 +76,13 @@ impl Table {
         self.games
             .get(&(board.to_string(), round))
             .and_then(|g| g.ended_at)
+    }
+
+    /// How the game on `board` in `round` ended, in words; empty while it goes on.
+    pub fn ended_how(&self, board: &str, round: u32) -> &str {
+        self.games
+            .get(&(board.to_string(), round))
+            .map_or("", |g| g.ended_how.as_str())
     }
 
     /// Whether the game on `board` in `round` ended by a move on the board.
@@ -165,6 +175,12 @@ impl Table {
                 let kind = event["event"].as_str().unwrap_or("");
                 if matches!(kind, "flag_fell" | "game_ended") && game.ended_at.is_none() {
                     game.ended_at = event["at"].as_i64().map(Millis);
+                    game.ended_how = match kind {
+                        "flag_fell" => {
+                            format!("{}'s flag fell", event["side"].as_str().unwrap_or("?"))
+                        }
+                        _ => event["termination"].as_str().unwrap_or("ended").to_string(),
+                    };
                     game.ended_by_move = kind == "game_ended"
                         && matches!(
                             event["termination"].as_str(),
@@ -535,6 +551,11 @@ mod tests {
                 lost: 1,
                 after_end: 2,
                 at_the_flag: 0,
+                odd_games: vec![
+                    "board-001 round 1: 2 moves completed, 1 move_made; its last completed \
+                     1000 ms before the end (black's flag fell); no press refused"
+                        .into()
+                ],
             }
         );
         assert!(count.line().ends_with("lost: 1"), "{}", count.line());
