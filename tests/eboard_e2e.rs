@@ -28,6 +28,10 @@ async fn rig(name: &str, boards: usize) -> Rig {
 }
 
 async fn round(rig: &mut Rig, boards: usize, fen: Option<&str>) {
+    round_tc(rig, boards, fen, "300+2").await
+}
+
+async fn round_tc(rig: &mut Rig, boards: usize, fen: Option<&str>, tc: &str) {
     let pairings: Vec<Value> = (1..=boards)
         .map(|n| {
             let mut p =
@@ -40,7 +44,7 @@ async fn round(rig: &mut Rig, boards: usize, fen: Option<&str>) {
         .collect();
     let r = rig
         .hall_command(json!({
-            "action": "start_round", "round": 1, "time_control": "300+2",
+            "action": "start_round", "round": 1, "time_control": tc,
             "start": now_ms(), "pairings": pairings,
         }))
         .await;
@@ -319,6 +323,65 @@ async fn a_piece_lifted_and_held_is_no_alert_until_it_stays_in_the_air() {
         .wait("irregular cleared", |m| {
             m.topic == topic && m.text().is_empty()
         })
+        .await;
+    rig.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_flag_before_the_pressed_move_is_read_is_decided_when_the_board_shows_it() {
+    // 3 s a side. Black lifts its pawn and presses with it in the hand (the board shows
+    // no move yet); White's flag falls 2.7 s later with Black's move unread: "result
+    // pending: the position is not known". When the pawn lands on e5 the move is the
+    // game's, and the flag is decided in that position (6.9): 0-1, the alert cleared.
+    let mut rig = rig("flag-unread", 1).await;
+    round_tc(&mut rig, 1, None, "3").await;
+    let b = board_id(1);
+    rig.sim.board(1).play_move("e2e4").unwrap();
+    tokio::time::sleep(Duration::from_millis(400)).await; // read and settled
+    rig.sim.board(1).press();
+    let white = rig.watcher.event(&b, "move_made").await;
+    assert_eq!(white["uci"], "e2e4", "{white}");
+    rig.watcher.event(&b, "pressed").await;
+    rig.sim.board(1).lift("e7").unwrap();
+    rig.sim.board(1).press();
+    let flag = rig.watcher.event(&b, "flag_fell").await;
+    assert_eq!(flag["side"], "white", "{flag}");
+    let pending = rig.watcher.event(&b, "result_pending").await;
+    assert!(
+        pending["reason"]
+            .as_str()
+            .is_some_and(|r| r.contains("not known")),
+        "{pending}"
+    );
+    let topic = rig.topic(&format!("alert/{b}-result-pending"));
+    rig.watcher
+        .wait("result-pending alert", |m| {
+            m.topic == topic && !m.text().is_empty()
+        })
+        .await;
+    rig.sim.board(1).place("e5", 'p').unwrap();
+    let mv = rig.watcher.event(&b, "move_made").await;
+    assert_eq!(
+        (mv["side"].as_str(), mv["uci"].as_str()),
+        (Some("black"), Some("e7e5"))
+    );
+    let ended = rig.watcher.event(&b, "game_ended").await;
+    assert_eq!(
+        (
+            ended["score"].as_str(),
+            ended["termination"].as_str(),
+            ended["side"].as_str()
+        ),
+        (Some("0-1"), Some("flag"), Some("white")),
+        "{ended}"
+    );
+    rig.watcher
+        .wait("result-pending alert cleared", |m| {
+            m.topic == topic && m.text().is_empty()
+        })
+        .await;
+    rig.watcher
+        .state(&b, "the result 0-1", |s| s["result"]["score"] == "0-1")
         .await;
     rig.stop().await;
 }

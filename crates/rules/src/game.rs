@@ -1324,7 +1324,12 @@ impl Game {
     /// 6.9: the flagged side loses, unless the opponent cannot mate by any series of
     /// legal moves. The intended winner is always the opponent of the flagged side.
     fn flag_verdict(&self, at: Millis, side: Color) -> Event {
-        let Some(pos) = &self.position else {
+        self.flag_verdict_on(self.position.as_ref(), at, side)
+    }
+
+    /// As [`Game::flag_verdict`], in `position` (`None`: not known).
+    fn flag_verdict_on(&self, position: Option<&Chess>, at: Millis, side: Color) -> Event {
+        let Some(pos) = position else {
             return Event::ResultPending {
                 at,
                 side,
@@ -1667,9 +1672,29 @@ impl Game {
             };
             if let Some((score, termination)) = self.ending_after_seen(&after, seen) {
                 events.push(self.ended(now, score, termination));
+            } else if let Some(verdict) = self.flag_verdict_when_known(&after, now) {
+                events.push(verdict);
             }
         }
         Ok(events)
+    }
+
+    /// 6.9 for a flag that fell while this move was owed: its verdict waited for the
+    /// position ("result pending: the position is not known"), and the move just read
+    /// gives the position the flag fell in. Decided now, as the arbiter's `confirm_flag`
+    /// would; a verdict still unknown there leaves the flag pending. Not in claim mode
+    /// (the arbiter decides there). A pending flag always fell after the owed press: it
+    /// stops the clock and presses are refused until the arbiter acts (`set_time` of
+    /// the flagged side clears it, a result ends the game).
+    fn flag_verdict_when_known(&self, after: &Chess, now: Millis) -> Option<Event> {
+        let pending = self.pending_flag.as_ref()?;
+        if self.setup.flag_mode != FlagMode::Auto {
+            return None;
+        }
+        match self.flag_verdict_on(Some(after), now, pending.side) {
+            ended @ Event::GameEnded { .. } => Some(ended),
+            _ => None,
+        }
     }
 
     /// 5.1, 5.2.2, 9.6: does the position after a move end the game?

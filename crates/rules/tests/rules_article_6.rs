@@ -1563,17 +1563,13 @@ fn rule_6_6_an_absent_players_flag_before_the_default_time_is_a_flag() {
     let e = d.advance(at(181.0));
     assert_eq!(flags(&e).len(), 1, "{e:?}");
     assert!(
-        !e.iter().any(|e| matches!(e, Event::DefaultTimePassed { .. })),
+        !e.iter()
+            .any(|e| matches!(e, Event::DefaultTimePassed { .. })),
         "{e:?}"
     );
     assert_eq!(
         d.result(),
-        Some((
-            Score::BlackWins,
-            Termination::Flag {
-                side: Color::White
-            }
-        ))
+        Some((Score::BlackWins, Termination::Flag { side: Color::White }))
     );
 }
 

@@ -4,7 +4,7 @@
 //! passed as arguments.
 
 use hallclock_rules::game::{
-    ArbiterResult, Event, Game, Input, Rejection, Score, Setup, Termination,
+    ArbiterResult, Event, FlagMode, Game, Input, Rejection, Score, Setup, Termination,
 };
 use hallclock_rules::time_control::parse;
 use hallclock_rules::{Color, Millis};
@@ -15,10 +15,19 @@ fn at(ms: i64) -> Millis {
     T0 + Millis(ms)
 }
 
-fn started(fen: Option<&str>) -> Game {
+fn setup(fen: Option<&str>) -> Setup {
     let mut s = Setup::new("White", "Black", parse("300").unwrap(), T0);
     s.default_time = Millis::from_mins(60);
     s.fen = fen.map(String::from);
+    s
+}
+
+fn started(fen: Option<&str>) -> Game {
+    started_from(setup(fen))
+}
+
+/// Both players present, started at T0.
+fn started_from(s: Setup) -> Game {
     let mut g = Game::new(s).unwrap();
     for side in Color::ALL {
         let present = Input::Present {
@@ -52,6 +61,10 @@ fn press(g: &mut Game, side: Color, mv: Option<&str>, now: Millis) -> Vec<Event>
 fn late(g: &mut Game, mv: &str, now: Millis) -> Vec<Event> {
     let input = Input::Move { mv: mv.into() };
     apply(g, &input, now).unwrap_or_else(|r| panic!("{input:?} rejected: {r}"))
+}
+
+fn at_ms(ms: i64) -> Millis {
+    at(ms)
 }
 
 fn fen(g: &Game, now: Millis) -> Option<String> {
@@ -160,6 +173,83 @@ fn rule_6_7a_an_owed_move_is_attached_after_the_game_ended_meanwhile() {
         .decide(&Input::Move { mv: "g1f3".into() }, at(302_300))
         .unwrap_err();
     assert!(matches!(r, Rejection::GameOver { .. }), "{r:?}");
+}
+
+#[test]
+fn rule_6_9_a_flag_while_the_pressed_move_is_unread_is_decided_when_the_move_is_read() {
+    // Black pressed (its move not read yet) and White's flag fell: the position is not
+    // known, so 6.9 waits. When the board shows Black's move, the flag is decided in
+    // the position it fell in: Black can mate, Black wins.
+    let mut g = started(None);
+    press(&mut g, Color::White, Some("e2e4"), at(1000));
+    press(&mut g, Color::Black, None, at(2000));
+    let flag = g.poll(at(302_000));
+    for e in &flag {
+        g.evolve(e);
+    }
+    assert!(
+        matches!(
+            flag.last(),
+            Some(Event::ResultPending {
+                side: Color::White,
+                ..
+            })
+        ),
+        "{flag:?}"
+    );
+    assert_eq!(g.result(), None);
+    let e = late(&mut g, "e7e5", at(302_100));
+    assert!(
+        matches!(
+            e[0],
+            Event::MoveMade {
+                side: Color::Black,
+                ..
+            }
+        ),
+        "{e:?}"
+    );
+    assert!(
+        matches!(e.get(1), Some(Event::GameEnded { at, .. }) if *at == at_ms(302_100)),
+        "{e:?}"
+    );
+    assert_eq!(
+        g.result().map(|r| (r.score, r.termination.clone())),
+        Some((Score::BlackWins, Termination::Flag { side: Color::White }))
+    );
+    assert!(g.view(at(302_100)).pending_flag.is_none());
+
+    // The same with a lone king for Black after its move: Black cannot mate, a draw.
+    let mut g = started(Some("k7/8/8/8/8/8/8/KQ6 b - - 0 1"));
+    press(&mut g, Color::Black, None, at(1000));
+    for e in g.poll(at(302_000)) {
+        g.evolve(&e);
+    }
+    assert_eq!(g.result(), None);
+    late(&mut g, "a8a7", at(302_100));
+    assert_eq!(
+        g.result().map(|r| (r.score, r.termination.clone())),
+        Some((
+            Score::Draw,
+            Termination::FlagOpponentCannotMate { side: Color::White }
+        ))
+    );
+}
+
+#[test]
+fn rule_6_8_in_claim_mode_a_flag_while_the_move_is_unread_stays_for_the_arbiter() {
+    let mut claim = setup(None);
+    claim.flag_mode = FlagMode::Claim;
+    let mut g = started_from(claim);
+    press(&mut g, Color::White, Some("e2e4"), at(1000));
+    press(&mut g, Color::Black, None, at(2000));
+    for e in g.poll(at(302_000)) {
+        g.evolve(&e);
+    }
+    let e = late(&mut g, "e7e5", at(302_100));
+    assert_eq!(e.len(), 1, "{e:?}");
+    assert_eq!(g.result(), None);
+    assert!(g.view(at(302_100)).pending_flag.is_some());
 }
 
 #[test]
