@@ -1266,12 +1266,13 @@ impl Game {
     /// 6.6 / I.10: who is absent loses; both absent as configured.
     pub(super) fn default_result(&self, at: Millis, absent: Vec<Color>) -> Option<Event> {
         let score = match absent.as_slice() {
-            [] => None,
             [one] => Some(Score::win_for(one.other())),
-            _ => match self.setup.both_absent {
+            [_, _] => match self.setup.both_absent {
                 BothAbsent::BothLose => Some(Score::BothLose),
                 BothAbsent::Arbiter => None,
             },
+            // Nobody absent: no default.
+            _ => None,
         };
         score.map(|score| self.ended(at, score, Termination::Default { absent }))
     }
@@ -1512,19 +1513,14 @@ impl Game {
 
     /// 6.7a: a move made on the board, also one owed to a press that came first.
     fn decide_move_input(&self, mv: &str, now: Millis) -> Result<Vec<Event>, Rejection> {
-        // The press that completed an owed move came before the game ended (a flag, a
-        // result set meanwhile): the move is the game's (6.7a).
-        if let Some(owed) = &self.owed
-            && self.position.is_none()
-            && self.result.is_some()
-        {
+        // An owed move always has the position unknown (`Owed` holds it; `evolve` keeps
+        // the two exclusive). The press that completed it came before whatever happened
+        // since (a flag, a result set meanwhile, a pause): the move is the game's (6.7a).
+        if let Some(owed) = &self.owed {
             return self.decide_late_move(owed, mv, now);
         }
         self.reject_unless_playing()?;
-        match &self.owed {
-            Some(owed) if self.position.is_none() => self.decide_late_move(owed, mv, now),
-            _ => self.decide_move(mv, now),
-        }
+        self.decide_move(mv, now)
     }
 
     /// 6.12b: a player stopped the clocks to summon the arbiter.
@@ -1867,7 +1863,8 @@ impl Game {
                 match self.owed.take() {
                     // A move attached after its press: played on the position it was
                     // made in; the position is known again once nothing is owed.
-                    Some(o) if self.position.is_none() => {
+                    // (`owed` is only ever held while the position is unknown.)
+                    Some(o) => {
                         self.position = Some(o.position);
                         self.repetitions = o.repetitions;
                         self.play_uci(uci);
@@ -1881,10 +1878,7 @@ impl Game {
                             });
                         }
                     }
-                    owed => {
-                        self.owed = owed;
-                        self.play_uci(uci);
-                    }
+                    None => self.play_uci(uci),
                 }
             }
             Event::Pressed {

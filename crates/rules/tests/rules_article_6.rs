@@ -967,6 +967,23 @@ fn rule_6_10_clock_reading_far_from_the_reckoning_is_reported_not_adopted() {
         at(10.0),
     );
     assert!(e.is_empty(), "within the 2 s margin: {e:?}");
+    // Exactly the margin off is still within it; a millisecond more is not.
+    let e = d.input(
+        Input::ClockReading {
+            white: Millis(288_000),
+            black: Millis::from_secs(300),
+        },
+        at(10.0),
+    );
+    assert!(e.is_empty(), "2 s off, the margin itself: {e:?}");
+    let e = d.input(
+        Input::ClockReading {
+            white: Millis(287_999),
+            black: Millis::from_secs(300),
+        },
+        at(10.0),
+    );
+    assert!(matches!(e[0], Event::ClockDiscrepancy { .. }), "{e:?}");
 }
 
 #[test]
@@ -1047,6 +1064,25 @@ fn rule_6_11_both_flags_order_unknown_game_continues() {
     // Play continues; no flag falls by itself.
     d.press(at(11.0));
     assert!(d.advance(at(999.0)).is_empty());
+}
+
+#[test]
+fn rule_6_11_one_clock_at_zero_is_no_double_flag() {
+    // Only White's display at 0:00 (Black has 5:00): not 6.11's case, a reading the
+    // reckoning (4:50 for White) does not explain.
+    let mut d = Driver::started(setup("300"));
+    let e = d.input(
+        Input::ClockReading {
+            white: Millis::ZERO,
+            black: Millis::from_secs(300),
+        },
+        at(10.0),
+    );
+    assert!(
+        matches!(e.as_slice(), [Event::ClockDiscrepancy { .. }]),
+        "{e:?}"
+    );
+    assert!(!d.game.view(at(10.0)).both_flags_order_unknown);
 }
 
 #[test]

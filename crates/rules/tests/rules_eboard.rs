@@ -253,6 +253,74 @@ fn rule_6_8_in_claim_mode_a_flag_while_the_move_is_unread_stays_for_the_arbiter(
 }
 
 #[test]
+fn rule_9_6_1_an_owed_move_counts_only_its_own_repetitions() {
+    // Five different positions since the last pawn move, then a late knight move that
+    // repeats none of them: no fivefold repetition, the game goes on.
+    let mut g = started(None);
+    for (i, mv) in ["e2e4", "e7e5", "g1f3", "b8c6", "f1c4", "g8f6"]
+        .iter()
+        .enumerate()
+    {
+        let side = if i % 2 == 0 {
+            Color::White
+        } else {
+            Color::Black
+        };
+        press(&mut g, side, Some(mv), at(1000 * (i as i64 + 1)));
+    }
+    press(&mut g, Color::White, None, at(7000));
+    let e = late(&mut g, "f3g5", at(7100));
+    assert!(matches!(e.as_slice(), [Event::MoveMade { .. }]), "{e:?}");
+    assert_eq!(g.result(), None);
+}
+
+#[test]
+fn rule_6_7a_an_owed_move_read_during_a_pause_is_attached() {
+    // Black pressed (its move not read yet) and the arbiter stopped the clocks at once:
+    // the press completed the move before the pause, so the move is the game's.
+    let mut g = started(None);
+    press(&mut g, Color::White, Some("e2e4"), at(1000));
+    press(&mut g, Color::Black, None, at(2000));
+    let pause = Input::Pause {
+        arbiter: "IA".into(),
+        reason: "a dispute on board 1".into(),
+    };
+    apply(&mut g, &pause, at(2050)).unwrap();
+    let e = late(&mut g, "e7e5", at(2200));
+    assert!(
+        matches!(
+            e.as_slice(),
+            [Event::MoveMade {
+                side: Color::Black,
+                ..
+            }]
+        ),
+        "{e:?}"
+    );
+    assert_eq!(g.move_owed(), None);
+    assert!(fen(&g, at(2200)).is_some_and(|f| f.contains("4p3/4P3")));
+}
+
+#[test]
+fn rule_9_1_a_move_by_the_offering_side_keeps_its_draw_offer_the_opponents_declines_it() {
+    // 9.1.2.2: White offers after moving and before pressing; White's own move does not
+    // touch the offer, Black's move instead of an answer declines it.
+    let mut g = started(None);
+    let offer = Input::DrawOffer {
+        side: Color::White,
+        arbiter: "IA".into(),
+    };
+    apply(&mut g, &offer, at(500)).unwrap();
+    press(&mut g, Color::White, Some("e2e4"), at(1000));
+    assert_eq!(
+        g.view(at(1000)).draw_offer.map(|o| o.side),
+        Some(Color::White)
+    );
+    press(&mut g, Color::Black, Some("e7e5"), at(2000));
+    assert_eq!(g.view(at(2000)).draw_offer, None);
+}
+
+#[test]
 fn rule_6_7a_an_owed_mate_attached_after_the_end_does_not_end_the_game_again() {
     let mut g = started(Some(
         "rnbqkbnr/pppp1ppp/8/4p3/6P1/5P2/PPPPP2P/RNBQKBNR b KQkq - 0 2",
