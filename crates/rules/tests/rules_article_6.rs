@@ -1067,6 +1067,29 @@ fn rule_6_11_both_flags_order_unknown_game_continues() {
 }
 
 #[test]
+fn rule_6_13_setting_a_flagged_clock_to_zero_leaves_the_flag() {
+    // 6.11's double flag, then the arbiter sets White's clock to 0:00 (in range): no
+    // time was given back, so neither the flags nor the order question go away.
+    let mut d = Driver::started(setup("300"));
+    d.input(
+        Input::ClockReading {
+            white: Millis::ZERO,
+            black: Millis::ZERO,
+        },
+        at(10.0),
+    );
+    d.input(arbiter_input("set", Color::White, 0), at(11.0));
+    let v = d.game.view(at(11.0));
+    assert!(v.both_flags_order_unknown);
+    assert!(v.white.flagged_at.is_some());
+    // A second given back lifts White's flag.
+    d.input(arbiter_input("set", Color::White, 1000), at(12.0));
+    let v = d.game.view(at(12.0));
+    assert!(!v.both_flags_order_unknown);
+    assert!(v.white.flagged_at.is_none());
+}
+
+#[test]
 fn rule_6_11_one_clock_at_zero_is_no_double_flag() {
     // Only White's display at 0:00 (Black has 5:00): not 6.11's case, a reading the
     // reckoning (4:50 for White) does not explain.
