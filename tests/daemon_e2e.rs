@@ -169,6 +169,8 @@ async fn pause_resume_and_presses_during_a_pause_are_alerts() {
             .contains("not accepted"),
         "{alert}"
     );
+    // The refusal's kind for programs, as a response's `error`.
+    assert_eq!(alert["error"], "paused", "{alert}");
     let r = rig.board_command(&b, json!({"action": "resume"})).await;
     assert_eq!(r["status"], "ok", "{r}");
     let s = rig

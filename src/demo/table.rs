@@ -562,7 +562,7 @@ mod tests {
         // A press 50 ms before the flag that the daemon refused as after it (its alert
         // says so): that move is not the game's; it excuses that one move only.
         let alert = r#"{"id":"board-001-stray-press","board":"board-001","kind":"stray_press","severity":"info",
-            "message":"lever press by black on board board-001 not accepted: the game is over (1-0, black's flag fell)","since":1001001}"#;
+            "message":"lever press by black on board board-001 not accepted: the game is over (1-0, black's flag fell)","since":1001001,"error":"game_over"}"#;
         t.apply(
             "hallclock/demo/alert/board-001-stray-press",
             alert.as_bytes(),

@@ -375,6 +375,18 @@ impl Actor {
     /// Raise an alert that dates from `since` (an alert rebuilt from the journal keeps
     /// the instant of the event that caused it).
     fn raise_since(&mut self, kind: AlertKind, severity: Severity, message: String, since: Millis) {
+        self.raise_with(kind, severity, message, since, None);
+    }
+
+    /// Raise an alert; `error` is the code of the refusal it reports, if any.
+    fn raise_with(
+        &mut self,
+        kind: AlertKind,
+        severity: Severity,
+        message: String,
+        since: Millis,
+        error: Option<String>,
+    ) {
         self.resolved.remove(&kind);
         if self.alerts.get(&kind) == Some(&message) {
             return;
@@ -394,6 +406,7 @@ impl Actor {
             severity,
             message: message.clone(),
             since,
+            error,
         };
         self.publisher
             .json_retained(self.topics.alert(&payload.id), &payload);
@@ -1565,13 +1578,16 @@ impl Actor {
     async fn stray_press(&mut self, presser: Color, r: &Refusal) {
         // The lever moved and the turn did not: it is now the other way round.
         self.lever_reversed = !self.lever_reversed;
-        self.raise(
+        let now = self.now();
+        self.raise_with(
             AlertKind::StrayPress,
             Severity::Info,
             format!(
                 "lever press by {presser} on board {} not accepted: {}",
                 self.id, r
             ),
+            now,
+            Some(r.code()),
         );
         let text = match self.slot.as_ref().map(|s| s.game.phase()) {
             Some(Phase::Paused(crate::rules::game::PausedBy::Adjourned)) => None,

@@ -336,6 +336,7 @@ pub fn start(settings: HallSettings) -> Result<RunningHall, HallError> {
                 d.dropped_bytes
             ),
             since: timebase.now(),
+            error: None,
         };
         tracing::error!("{}", alert.message);
         publisher.json_retained(topics.alert("journal"), &alert);
@@ -355,6 +356,7 @@ pub fn start(settings: HallSettings) -> Result<RunningHall, HallError> {
                     "sealed moves cannot be kept or opened ({e}); the games go on, seal and open_envelope are refused until the custody key is restored"
                 ),
                 since: timebase.now(),
+                error: None,
             };
             tracing::error!("{}", alert.message);
             publisher.json_retained(topics.alert("custody"), &alert);
@@ -1436,6 +1438,7 @@ impl Hall {
             severity: crate::mqtt::payload::Severity::Warning,
             message,
             since: self.timebase.now(),
+            error: None,
         };
         self.publisher
             .json_retained(self.topics.alert(&alert.id), &alert);

@@ -473,6 +473,7 @@ async fn run(
                                 "the broker was unreachable and the outgoing queue ({max_queued} messages) overflowed: {dropped} event(s) were not published; dashboards should ask for a replay (every event is in the journal)"
                             ),
                             since: crate::hall::timebase::Timebase::start().now(),
+                            error: None,
                         };
                         dropped = 0;
                         serde_json::to_vec(&alert).unwrap_or_default()

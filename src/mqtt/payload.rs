@@ -364,6 +364,10 @@ pub struct AlertPayload {
     pub severity: Severity,
     pub message: String,
     pub since: Millis,
+    /// A `stray_press` alert's refusal, as a program reads it: the same code as a
+    /// response's `error` (`game_over`, `frozen`, `not_your_turn`, …). Absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
