@@ -101,12 +101,15 @@ fn initial_and_increment(tc: &TimeControl) -> (Duration, Duration) {
     }
 }
 
+/// The demo's clock: one monotonic timebase anchored to UTC once per process, as the
+/// daemon's is. The count of moves compares the players' instants with the daemon's;
+/// the wall clock can be slewed by NTP by tens of milliseconds over a long run, the
+/// monotonic clock both run on cannot (their anchors differ by a millisecond or so).
 fn now_ms() -> Millis {
-    let ms = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_millis() as i64)
-        .unwrap_or(0);
-    Millis(ms)
+    static CLOCK: std::sync::OnceLock<crate::hall::timebase::Timebase> = std::sync::OnceLock::new();
+    CLOCK
+        .get_or_init(crate::hall::timebase::Timebase::start)
+        .now()
 }
 
 pub fn board_id(n: usize) -> String {
@@ -532,7 +535,8 @@ pub struct MoveCount {
     /// Completed moves of a game that has fewer `move_made` events than them.
     pub lost: u64,
     /// Moves not completed before their game ended: made or pressed after the flag fell
-    /// (the clock the player saw had not flagged yet) or never pressed. They are not
+    /// (the clock the player saw had not flagged yet), pressed on a clock that already
+    /// showed 0:00 (its reckoning ahead of the official time), or never pressed. They are not
     /// part of the game (6.7a: a move is complete at the press), and the daemon rightly
     /// refuses them.
     pub after_end: u64,

@@ -236,11 +236,14 @@ impl Seat {
                 return;
             };
             let uci = m.to_uci(CastlingMode::Standard).to_string();
+            // The instant the piece lands, taken before the board can report it: a scan
+            // right after `play_move` must not see the move before it was "made".
+            let put_down = super::now_ms();
             if let Err(e) = self.board.play_move(&uci) {
                 tracing::warn!(board = self.board.number(), %uci, "the simulated board refused a move: {e}");
                 return;
             }
-            let made = record_move(&self.board, self.round);
+            let made = record_move(&self.board, self.round, put_down);
             pos.play_unchecked(m);
             ply += 1;
             if pos.is_game_over() {
@@ -257,7 +260,19 @@ impl Seat {
                 self.wait(Duration::from_secs(3600)).await;
                 return;
             }
-            complete_move(made, super::now_ms());
+            // The press completes the move only on a clock still running: one that has
+            // already shown this player's flag (its own reckoning, to the display's
+            // resolution, can be ahead of the daemon's official time) stopped at 0:00,
+            // and the lever does nothing there. The player presses all the same.
+            let view = self.board.clock_display();
+            let at_zero = match view.running {
+                Some(Side::Left) => view.left.to_millis() == 0,
+                Some(Side::Right) => view.right.to_millis() == 0,
+                None => false,
+            };
+            if !(view.flagged_left || view.flagged_right || at_zero) {
+                complete_move(made, super::now_ms());
+            }
             self.board.press();
         }
     }
@@ -278,12 +293,12 @@ pub struct MadeMove {
 /// the `move_made` events it saw on MQTT.
 pub static MOVES_MADE: std::sync::Mutex<Vec<MadeMove>> = std::sync::Mutex::new(Vec::new());
 
-fn record_move(board: &BoardHandle, round: u32) -> usize {
+fn record_move(board: &BoardHandle, round: u32, made_at: crate::rules::Millis) -> usize {
     let mut moves = MOVES_MADE.lock().unwrap_or_else(|e| e.into_inner());
     moves.push(MadeMove {
         board: super::board_id(board.number()),
         round,
-        made_at: super::now_ms(),
+        made_at,
         completed_at: None,
     });
     moves.len() - 1
