@@ -1235,6 +1235,36 @@ fn rule_6_12b_player_stops_the_clock_to_summon_the_arbiter() {
 }
 
 #[test]
+fn rule_6_12_a_press_while_paused_says_who_stopped_the_clocks_and_why() {
+    let press = Input::Press {
+        side: None,
+        mv: None,
+    };
+    let mut d = Driver::started(setup("300"));
+    d.input(Input::PlayerPause { side: None }, at(5.0));
+    let r = d.try_input(press.clone(), at(6.0)).unwrap_err();
+    assert_eq!(
+        r,
+        Rejection::Paused {
+            by: "stopped by white to summon the arbiter".into()
+        }
+    );
+    let mut d = Driver::started(setup("300"));
+    d.input(
+        Input::Pause {
+            arbiter: "IA Schmid".into(),
+            reason: "noise in the hall".into(),
+        },
+        at(5.0),
+    );
+    let r = d.try_input(press, at(6.0)).unwrap_err();
+    assert_eq!(
+        r.to_string(),
+        "the clocks are stopped (paused by arbiter IA Schmid: noise in the hall); only the arbiter restarts them (6.12c)"
+    );
+}
+
+#[test]
 fn rule_6_12c_only_the_arbiter_resumes() {
     let mut d = Driver::started(setup("300"));
     d.input(Input::PlayerPause { side: None }, at(5.0));
