@@ -950,39 +950,19 @@ fn rule_6_10_replacement_clock_continues_with_the_arbiters_times() {
 #[test]
 fn rule_6_10_clock_reading_far_from_the_reckoning_is_reported_not_adopted() {
     let mut d = Driver::started(setup("300"));
-    let e = d.input(
-        Input::ClockReading {
-            white: Millis::from_secs(280),
-            black: Millis::from_secs(300),
-        },
-        at(10.0),
-    );
+    let reading = |white: Millis| Input::ClockReading {
+        white,
+        black: Millis::from_secs(300),
+    };
+    let e = d.input(reading(Millis::from_secs(280)), at(10.0));
     assert!(matches!(e[0], Event::ClockDiscrepancy { .. }));
     assert_eq!(d.remaining(Color::White, at(10.0)), Millis::from_secs(290));
-    let e = d.input(
-        Input::ClockReading {
-            white: Millis(289_000),
-            black: Millis::from_secs(300),
-        },
-        at(10.0),
-    );
+    let e = d.input(reading(Millis(289_000)), at(10.0));
     assert!(e.is_empty(), "within the 2 s margin: {e:?}");
     // Exactly the margin off is still within it; a millisecond more is not.
-    let e = d.input(
-        Input::ClockReading {
-            white: Millis(288_000),
-            black: Millis::from_secs(300),
-        },
-        at(10.0),
-    );
+    let e = d.input(reading(Millis(288_000)), at(10.0));
     assert!(e.is_empty(), "2 s off, the margin itself: {e:?}");
-    let e = d.input(
-        Input::ClockReading {
-            white: Millis(287_999),
-            black: Millis::from_secs(300),
-        },
-        at(10.0),
-    );
+    let e = d.input(reading(Millis(287_999)), at(10.0));
     assert!(matches!(e[0], Event::ClockDiscrepancy { .. }), "{e:?}");
 }
 

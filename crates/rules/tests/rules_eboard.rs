@@ -67,6 +67,23 @@ fn at_ms(ms: i64) -> Millis {
     at(ms)
 }
 
+/// Black's owed 1... e5 is read at `now`: attached alone, and the position is known again.
+fn attach_black_e7e5(g: &mut Game, now: Millis) {
+    let e = late(g, "e7e5", now);
+    assert!(
+        matches!(
+            e.as_slice(),
+            [Event::MoveMade {
+                side: Color::Black,
+                ..
+            }]
+        ),
+        "{e:?}"
+    );
+    assert_eq!(g.move_owed(), None);
+    assert!(fen(g, now).is_some_and(|f| f.contains("4p3/4P3")));
+}
+
 fn fen(g: &Game, now: Millis) -> Option<String> {
     g.view(now).fen
 }
@@ -154,19 +171,7 @@ fn rule_6_7a_an_owed_move_is_attached_after_the_game_ended_meanwhile() {
     apply(&mut g, &ruling, at(302_100)).unwrap();
     let before = g.result().cloned();
     assert!(before.is_some());
-    let e = late(&mut g, "e7e5", at(302_200));
-    assert!(
-        matches!(
-            e.as_slice(),
-            [Event::MoveMade {
-                side: Color::Black,
-                ..
-            }]
-        ),
-        "{e:?}"
-    );
-    assert_eq!(g.move_owed(), None);
-    assert!(fen(&g, at(302_200)).is_some_and(|f| f.contains("4p3/4P3")));
+    attach_black_e7e5(&mut g, at(302_200));
     assert_eq!(g.result().cloned(), before);
     // Nothing else is owed: a move after the end is refused as before.
     let r = g
@@ -286,19 +291,7 @@ fn rule_6_7a_an_owed_move_read_during_a_pause_is_attached() {
         reason: "a dispute on board 1".into(),
     };
     apply(&mut g, &pause, at(2050)).unwrap();
-    let e = late(&mut g, "e7e5", at(2200));
-    assert!(
-        matches!(
-            e.as_slice(),
-            [Event::MoveMade {
-                side: Color::Black,
-                ..
-            }]
-        ),
-        "{e:?}"
-    );
-    assert_eq!(g.move_owed(), None);
-    assert!(fen(&g, at(2200)).is_some_and(|f| f.contains("4p3/4P3")));
+    attach_black_e7e5(&mut g, at(2200));
 }
 
 #[test]
