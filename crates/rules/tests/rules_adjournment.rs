@@ -1812,3 +1812,48 @@ fn rule_i_12_1_a_stated_move_is_not_counter_sealed() {
     assert_eq!(d.stage(rat(60)), Some(Stage::Resumed));
     assert_eq!(d.game.clock().running(), Some(Color::White));
 }
+
+#[test]
+fn rule_i_1_2_a_seal_committed_while_the_clocks_are_stopped_charges_no_more_time() {
+    let mut d = Driver::new(setup(None));
+    d.input(
+        Input::SetSessionEnd {
+            end: Some(at(3600)),
+            arbiter: "schedule".into(),
+        },
+        at(-60),
+    );
+    d.present(Color::White, at(-30));
+    d.present(Color::Black, at(-30));
+    d.play("e4", at(10));
+    d.input(
+        Input::Adjourn {
+            arbiter: "IA".into(),
+            resumption: None,
+        },
+        at(1000),
+    );
+    d.seal("e5", 1, at(1100));
+    // 6.12a: the arbiter stops the clocks; paused time never counts, not even the time
+    // I.1.2 would charge up to the nominal end.
+    d.input(
+        Input::Pause {
+            arbiter: "IA".into(),
+            reason: "dispute".into(),
+        },
+        at(1150),
+    );
+    let ev = d.commit(at(1200));
+    let Event::SealCommitted {
+        charged_to,
+        charged_ms,
+        remaining_ms,
+        ..
+    } = &ev[0]
+    else {
+        panic!("{ev:?}")
+    };
+    assert_eq!(*charged_to, at(1200));
+    assert_eq!(*charged_ms, Millis::ZERO);
+    assert_eq!(*remaining_ms, s(7200 - 1140));
+}
