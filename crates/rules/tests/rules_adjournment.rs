@@ -1857,3 +1857,30 @@ fn rule_i_1_2_a_seal_committed_while_the_clocks_are_stopped_charges_no_more_time
     assert_eq!(*charged_ms, Millis::ZERO);
     assert_eq!(*remaining_ms, s(7200 - 1140));
 }
+
+#[test]
+fn rule_i_13_the_corrected_time_is_the_clocks_from_then_on() {
+    let mut d = Driver::adjourned();
+    d.present(Color::White, rat(-60));
+    d.present(Color::Black, rat(-60));
+    d.advance(R0);
+    let correct = |side, remaining| Input::CorrectTime {
+        side,
+        remaining,
+        arbiter: "IA".into(),
+        reason: "scoresheet".into(),
+    };
+    // A clock standing still (Black's, before the opening)...
+    let ev = d.input(correct(Color::Black, s(3000)), rat(5));
+    assert!(
+        matches!(ev[0], Event::TimeCorrected { previous_ms, .. } if previous_ms == s(3520)),
+        "{ev:?}"
+    );
+    assert_eq!(d.remaining(Color::Black, rat(5)), s(3000));
+    // ...and the running one (White's, after it): the time it ran so far is replaced.
+    d.open("Nc6", 7, rat(10)).unwrap();
+    d.input(correct(Color::White, s(7000)), rat(20));
+    assert_eq!(d.remaining(Color::White, rat(30)), s(7000 - 10));
+    d.play("Bb5", rat(30));
+    assert_eq!(d.remaining(Color::Black, rat(90)), s(3000 - 60));
+}
