@@ -1884,3 +1884,34 @@ fn rule_i_13_the_corrected_time_is_the_clocks_from_then_on() {
     d.play("Bb5", rat(30));
     assert_eq!(d.remaining(Color::Black, rat(90)), s(3000 - 60));
 }
+
+#[test]
+fn rule_i_2_a_second_envelope_records_the_time_used_in_every_session() {
+    let mut d = Driver::adjourned();
+    d.input(
+        Input::ScheduleResumption {
+            resumption: Resumption {
+                start: R0,
+                end: Some(rat(600)),
+                place: "Hall B".into(),
+            },
+            arbiter: "IA".into(),
+        },
+        at(3900),
+    );
+    d.present(Color::White, rat(-60));
+    d.present(Color::Black, rat(-60));
+    d.advance(R0);
+    d.open("Nc6", 7, rat(10)).unwrap();
+    d.play("Bb5", rat(30));
+    // The second session ends: Black seals again.
+    d.advance(rat(600));
+    d.seal("a6", 8, rat(610));
+    d.commit(rat(620));
+    let e = d.game.view(rat(620)).adjournment.unwrap().envelopes[1].clone();
+    assert_eq!((e.sealer, e.counter_seal), (Color::Black, false));
+    // 3680 s in the first session, 590 s in the second.
+    assert_eq!(e.black_time.used_ms, s(3680 + 590));
+    assert_eq!(e.black_time.remaining_ms, s(3520 - 590));
+    assert_eq!(e.white_time.used_ms, s(40 + 20));
+}
