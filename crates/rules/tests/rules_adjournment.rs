@@ -6,7 +6,8 @@ use hallclock_rules::adjournment::{
     commitment,
 };
 use hallclock_rules::game::{
-    ArbiterResult, Event, Game, Input, PausedBy, Phase, Rejection, Score, Setup, Termination,
+    ArbiterResult, Event, FlagMode, Game, Input, PausedBy, Phase, Rejection, Score, Setup,
+    Termination,
 };
 use hallclock_rules::time_control::parse;
 use hallclock_rules::{Color, Millis};
@@ -1870,6 +1871,8 @@ fn rule_i_13_the_corrected_time_is_the_clocks_from_then_on() {
         arbiter: "IA".into(),
         reason: "scoresheet".into(),
     };
+    let window = |d: &Driver, t| d.game.view(t).adjournment.unwrap().correction_window;
+    assert!(window(&d, R0));
     // A clock standing still (Black's, before the opening)...
     let ev = d.input(correct(Color::Black, s(3000)), rat(5));
     assert!(
@@ -1879,9 +1882,11 @@ fn rule_i_13_the_corrected_time_is_the_clocks_from_then_on() {
     assert_eq!(d.remaining(Color::Black, rat(5)), s(3000));
     // ...and the running one (White's, after it): the time it ran so far is replaced.
     d.open("Nc6", 7, rat(10)).unwrap();
+    assert!(window(&d, rat(10)), "open until the first move");
     d.input(correct(Color::White, s(7000)), rat(20));
     assert_eq!(d.remaining(Color::White, rat(30)), s(7000 - 10));
     d.play("Bb5", rat(30));
+    assert!(!window(&d, rat(30)));
     assert_eq!(d.remaining(Color::Black, rat(90)), s(3000 - 60));
 }
 
@@ -1914,4 +1919,69 @@ fn rule_i_2_a_second_envelope_records_the_time_used_in_every_session() {
     assert_eq!(e.black_time.used_ms, s(3680 + 590));
     assert_eq!(e.black_time.remaining_ms, s(3520 - 590));
     assert_eq!(e.white_time.used_ms, s(40 + 20));
+}
+
+#[test]
+fn rule_i_13_a_time_corrected_above_zero_lifts_the_flag_it_caused() {
+    let mut st = setup(None);
+    st.flag_mode = FlagMode::Claim;
+    let mut d = Driver::new(st);
+    d.present(Color::White, at(-30));
+    d.present(Color::Black, at(-30));
+    d.play("e4", at(10));
+    // Black's clock set wrong (100 s instead of 7190 s): it falls while Black seals.
+    d.input(
+        Input::SetTime {
+            side: Color::Black,
+            remaining: s(100),
+            arbiter: "IA".into(),
+            reason: "clock set by hand".into(),
+        },
+        at(20),
+    );
+    d.input(
+        Input::Adjourn {
+            arbiter: "IA".into(),
+            resumption: Some(Resumption {
+                start: R0,
+                end: None,
+                place: "Hall B".into(),
+            }),
+        },
+        at(30),
+    );
+    d.advance(at(200));
+    assert!(d.game.view(at(200)).pending_flag.is_some());
+    d.seal("e5", 1, at(210));
+    d.commit(at(220));
+    d.present(Color::White, rat(-60));
+    d.present(Color::Black, rat(-60));
+    d.advance(R0);
+    let correct = |remaining| Input::CorrectTime {
+        side: Color::Black,
+        remaining,
+        arbiter: "IA".into(),
+        reason: "scoresheet shows 1:58 used".into(),
+    };
+    // Corrected to 0:00 the flag stands...
+    d.input(correct(Millis::ZERO), rat(5));
+    let v = d.game.view(rat(5));
+    assert!(v.black.flagged_at.is_some() && v.pending_flag.is_some());
+    // ...above it, it is lifted with the claim it was waiting for (as 6.13's set_time).
+    d.input(correct(s(7082)), rat(6));
+    let v = d.game.view(rat(6));
+    assert_eq!((v.black.flagged_at, v.pending_flag), (None, None));
+    assert_eq!(
+        d.try_input(
+            Input::ConfirmFlag {
+                arbiter: "IA".into()
+            },
+            rat(7)
+        ),
+        Err(Rejection::NoPendingFlag)
+    );
+    d.open("e5", 1, rat(10)).unwrap();
+    d.play("Nf3", rat(20));
+    assert_eq!(d.game.clock().running(), Some(Color::Black));
+    assert_eq!(d.remaining(Color::Black, rat(30)), s(7082 - 10));
 }

@@ -1019,6 +1019,9 @@ impl Game {
                     e.status = EnvelopeStatus::Lost;
                 }
             }
+            // As 6.13's arbiter times: a time above zero lifts the flag and its pending
+            // claim (a flag the wrong time caused must not be confirmed after the
+            // correction), and a clock frozen by it runs again.
             Event::TimeCorrected {
                 at,
                 side,
@@ -1026,11 +1029,7 @@ impl Game {
                 ..
             } => {
                 self.clock.settle(*at);
-                let s = self.clock.side_mut(*side);
-                s.remaining = *remaining_ms;
-                if *remaining_ms > Millis::ZERO {
-                    s.flagged_at = None;
-                }
+                self.set_remaining(*side, *remaining_ms, *at);
             }
             Event::ResultAwaitsEnvelope { at, absent, .. } => {
                 self.adj.awaiting_result = Some(absent.clone());
