@@ -1985,3 +1985,48 @@ fn rule_i_13_a_time_corrected_above_zero_lifts_the_flag_it_caused() {
     assert_eq!(d.game.clock().running(), Some(Color::Black));
     assert_eq!(d.remaining(Color::Black, rat(30)), s(7082 - 10));
 }
+
+#[test]
+fn rule_i_9_1_an_envelope_opened_while_the_clocks_are_stopped_starts_no_clock() {
+    let mut d = Driver::adjourned();
+    d.present(Color::White, rat(-60));
+    d.advance(R0);
+    // 6.12a: the arbiter has stopped the clocks; the opening does not start them.
+    d.input(
+        Input::Pause {
+            arbiter: "IA".into(),
+            reason: "light".into(),
+        },
+        rat(10),
+    );
+    d.open("Nc6", 7, rat(20)).unwrap();
+    assert_eq!(d.game.clock().running(), None);
+    assert_eq!(d.remaining(Color::White, rat(100)), s(7160));
+    // 6.12c: the resume does.
+    d.input(
+        Input::Resume {
+            arbiter: "IA".into(),
+        },
+        rat(100),
+    );
+    assert_eq!(d.game.clock().running(), Some(Color::White));
+    assert_eq!(d.remaining(Color::White, rat(160)), s(7160 - 60));
+}
+
+#[test]
+fn rule_i_12_1_the_stated_move_keeps_the_absent_responders_clock_running() {
+    let mut d = Driver::adjourned();
+    d.input(
+        Input::EnvelopeLost {
+            arbiter: "IA".into(),
+            reason: "not in the safe".into(),
+        },
+        at(9000),
+    );
+    // I.11: White is not there; White's clock runs from the resumption.
+    d.advance(R0);
+    assert_eq!(d.game.clock().running(), Some(Color::White));
+    d.input(Input::Move { mv: "Nc6".into() }, rat(300));
+    assert_eq!(d.game.clock().running(), Some(Color::White));
+    assert_eq!(d.remaining(Color::White, rat(400)), s(7160 - 400));
+}
