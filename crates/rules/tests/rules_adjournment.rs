@@ -6,7 +6,8 @@ use hallclock_rules::adjournment::{
     commitment,
 };
 use hallclock_rules::game::{
-    ArbiterResult, Event, Game, Input, PausedBy, Phase, Rejection, Score, Setup, Termination,
+    ArbiterResult, Event, FlagMode, Game, Input, PausedBy, Phase, Rejection, Score, Setup,
+    Termination,
 };
 use hallclock_rules::time_control::parse;
 use hallclock_rules::{Color, Millis};
@@ -1465,4 +1466,567 @@ fn replay_of_a_whole_adjournment_is_exact() {
         let json = serde_json::to_string(e).unwrap();
         assert_eq!(&serde_json::from_str::<Event>(&json).unwrap(), e, "{json}");
     }
+}
+
+// --- Edges the mutation run found untested (docs/RULES-COVERAGE.md, "Mutation testing") ---
+
+#[test]
+fn rule_i_1_1_only_a_game_in_play_is_adjourned() {
+    let adjourn = Input::Adjourn {
+        arbiter: "IA".into(),
+        resumption: None,
+    };
+    let mut d = Driver::new(setup(None));
+    assert_eq!(
+        d.try_input(adjourn.clone(), at(-10)),
+        Err(Rejection::NotStarted { start: T0 })
+    );
+    assert_eq!(d.stage(at(-10)), None);
+    // Adjourned already: the refusal says when the game resumes.
+    let mut d = Driver::adjourned();
+    assert_eq!(
+        d.try_input(adjourn, at(4000)),
+        Err(Rejection::Adjourned { resumes: Some(R0) })
+    );
+}
+
+#[test]
+fn rule_i_1_1_only_the_sealers_press_commits_the_sealed_move() {
+    let mut d = Driver::to_the_session_end(None);
+    d.seal("Nc6", 7, at(3700));
+    let press = |side| Input::Press {
+        side: Some(side),
+        mv: None,
+    };
+    assert_eq!(
+        d.try_input(press(Color::White), at(3710)),
+        Err(Rejection::NotYourTurn {
+            side: Color::White,
+            running: Color::Black
+        })
+    );
+    assert_eq!(d.stage(at(3710)), Some(Stage::Sealing));
+    let ev = d.input(press(Color::Black), at(3720));
+    assert!(
+        matches!(
+            ev[0],
+            Event::SealCommitted {
+                side: Color::Black,
+                ..
+            }
+        ),
+        "{ev:?}"
+    );
+    assert_eq!(d.stage(at(3720)), Some(Stage::Adjourned));
+}
+
+#[test]
+fn rule_i_2_without_a_known_position_the_move_number_is_the_clocks() {
+    let mut d = Driver::new(setup(None));
+    d.input(
+        Input::SetSessionEnd {
+            end: Some(at(3600)),
+            arbiter: "schedule".into(),
+        },
+        at(-60),
+    );
+    d.present(Color::White, at(-30));
+    d.present(Color::Black, at(-30));
+    // A clock without an e-board: the presses carry no moves.
+    for t in [10, 30, 60] {
+        d.input(
+            Input::Press {
+                side: None,
+                mv: None,
+            },
+            at(t),
+        );
+    }
+    d.advance(at(3600));
+    d.seal("Nc6", 7, at(3700));
+    d.commit(at(3720));
+    let e = d.game.view(at(3720)).adjournment.unwrap().envelopes[0].clone();
+    assert_eq!(e.fen, None);
+    assert_eq!(e.sealer, Color::Black);
+    assert_eq!(e.move_number, 2, "Black has completed one move");
+}
+
+/// The sealed move (Black's 2nd) completes Black's period of `quota` moves, or the
+/// counter-sealed reply (White's 3rd) White's.
+fn adjourned_with_quota(quota: u32) -> Driver {
+    let mut st = setup(None);
+    st.tc = parse(&format!("{quota}/7200:3600")).unwrap();
+    let mut d = Driver::new(st);
+    d.input(
+        Input::SetSessionEnd {
+            end: Some(at(3600)),
+            arbiter: "schedule".into(),
+        },
+        at(-60),
+    );
+    d.present(Color::White, at(-30));
+    d.present(Color::Black, at(-30));
+    d.play("e4", at(10));
+    d.play("e5", at(30));
+    d.play("Nf3", at(60));
+    d.advance(at(3600));
+    d.seal("Nc6", 7, at(3700));
+    d.commit(at(3720));
+    d.schedule(at(3800));
+    d
+}
+
+#[test]
+fn rule_i_2_a_sealed_move_that_completes_the_period_records_the_time_it_adds() {
+    let mut d = adjourned_with_quota(2);
+    let e = d.game.view(at(3800)).adjournment.unwrap().envelopes[0].clone();
+    // 7200 - 20 - 3660 left after the seal, and the next period's hour (6.2b).
+    assert_eq!(e.black_time.remaining_ms, s(3520 + 3600));
+    // I.5: the times on the envelope are the ones the resumption restores.
+    let ev = d.advance(R0);
+    let Event::ResumptionStarted { black_ms, .. } = &ev[0] else {
+        panic!("{ev:?}")
+    };
+    assert_eq!(*black_ms, e.black_time.remaining_ms);
+}
+
+#[test]
+fn rule_i_9_3_the_counter_seal_envelope_records_the_times_at_the_counter_seal() {
+    let counter_sealed = |quota| {
+        let mut d = adjourned_with_quota(quota);
+        d.present(Color::White, rat(-60));
+        d.advance(R0);
+        d.open("Nc6", 7, rat(30)).unwrap();
+        d.input(
+            Input::CounterSeal {
+                mv: "Bb5".into(),
+                nonce: nonce(21),
+            },
+            rat(90),
+        );
+        let e = d.game.view(rat(90)).adjournment.unwrap().envelopes[1].clone();
+        (d, e)
+    };
+    let (_, e) = counter_sealed(40);
+    assert_eq!(e.sealer, Color::White);
+    // White used 10 + 30 s in the first session and 60 s from the opening to the
+    // counter-seal.
+    assert_eq!(e.white_time.used_ms, s(100));
+    assert_eq!(e.white_time.remaining_ms, s(7100));
+    assert_eq!(e.black_time.used_ms, s(3680));
+    assert_eq!(e.black_time.remaining_ms, s(3520));
+    // The reply completes White's period of 3 moves: the envelope has the hour it adds.
+    let (d, e) = counter_sealed(3);
+    assert_eq!(e.white_time.remaining_ms, s(7100 + 3600));
+    assert_eq!(
+        d.remaining(Color::White, rat(90)),
+        e.white_time.remaining_ms
+    );
+}
+
+#[test]
+fn rule_i_4_a_standing_offer_is_answered_not_countered() {
+    let mut d = Driver::adjourned();
+    let offer = |side| Input::DrawOffer {
+        side,
+        arbiter: "IA".into(),
+    };
+    d.input(offer(Color::White), at(4000));
+    // Made again by the same player: it is the same offer.
+    assert_eq!(d.try_input(offer(Color::White), at(4100)), Ok(Vec::new()));
+    // The opponent answers it (draw_reply) rather than offering in turn.
+    let r = d.try_input(offer(Color::Black), at(4200));
+    assert!(
+        matches!(&r, Err(Rejection::NotInThisStage { reason }) if reason.contains("draw_reply")),
+        "{r:?}"
+    );
+    let standing = d.game.view(at(4200)).draw_offer.map(|o| (o.side, o.at));
+    assert_eq!(standing, Some((Color::White, at(4000))));
+}
+
+#[test]
+fn rule_i_9_2_only_the_responders_lever_records_the_arrival() {
+    let mut d = Driver::adjourned();
+    d.advance(R0);
+    let press = |side| Input::Press {
+        side: Some(side),
+        mv: None,
+    };
+    // The sealer's side of the lever: no arrival of the responder, the clock runs on.
+    assert_eq!(
+        d.try_input(press(Color::Black), rat(200)),
+        Err(Rejection::EnvelopeNotOpened)
+    );
+    assert_eq!(d.game.clock().running(), Some(Color::White));
+    let ev = d.input(press(Color::White), rat(300));
+    assert!(
+        matches!(
+            ev[0],
+            Event::PlayerPresent {
+                side: Color::White,
+                ..
+            }
+        ),
+        "{ev:?}"
+    );
+    assert_eq!(d.game.clock().running(), None);
+}
+
+#[test]
+fn rule_i_9_3_a_reply_played_on_the_board_runs_the_absent_sealers_clock_as_usual() {
+    let mut d = Driver::adjourned();
+    d.present(Color::White, rat(-60));
+    d.advance(R0);
+    d.open("Nc6", 7, rat(30)).unwrap();
+    // White plays the reply instead of counter-sealing it; Black arrives later.
+    d.play("Bb5", rat(90));
+    d.present(Color::Black, rat(600));
+    assert_eq!(d.game.clock().running(), Some(Color::Black));
+    assert_eq!(d.remaining(Color::Black, rat(700)), s(3520 - 610));
+    // 6.12a: after a pause the clock runs again.
+    d.input(
+        Input::Pause {
+            arbiter: "IA".into(),
+            reason: "light".into(),
+        },
+        rat(700),
+    );
+    d.input(
+        Input::Resume {
+            arbiter: "IA".into(),
+        },
+        rat(800),
+    );
+    assert_eq!(d.game.clock().running(), Some(Color::Black));
+    assert_eq!(d.remaining(Color::Black, rat(900)), s(3520 - 710));
+}
+
+#[test]
+fn rule_i_10_a_press_after_the_default_time_is_no_arrival() {
+    let mut d = Driver::adjourned();
+    d.present(Color::Black, rat(-10));
+    let ev = d.advance(rat(3600) + Millis(1));
+    assert!(
+        matches!(ev.last(), Some(Event::ResultAwaitsEnvelope { .. })),
+        "{ev:?}"
+    );
+    assert_eq!(d.game.clock().running(), None);
+    // The late responder's lever, with the clocks already stopped: too late to arrive.
+    assert_eq!(
+        d.try_input(
+            Input::Press {
+                side: None,
+                mv: None
+            },
+            rat(3700)
+        ),
+        Err(Rejection::EnvelopeNotOpened)
+    );
+    d.open("Nc6", 7, rat(3710)).unwrap();
+    assert_eq!(
+        d.result(),
+        Some((
+            Score::BlackWins,
+            Termination::Default {
+                absent: vec![Color::White]
+            }
+        ))
+    );
+}
+
+#[test]
+fn rule_i_14_the_resumption_session_ends_after_it_starts() {
+    let refused = Err(Rejection::OutOfRange {
+        field: "end",
+        value: R0.0,
+        allowed: format!("after the start ({})", R0.0),
+    });
+    let resumption = |end| Resumption {
+        start: R0,
+        end: Some(end),
+        place: "Hall B".into(),
+    };
+    let mut d = Driver::new(setup(None));
+    d.present(Color::White, at(-30));
+    d.present(Color::Black, at(-30));
+    d.play("e4", at(10));
+    // With the order: refused whole, the game is not adjourned.
+    let adjourn = |r| Input::Adjourn {
+        arbiter: "IA".into(),
+        resumption: Some(r),
+    };
+    assert_eq!(d.try_input(adjourn(resumption(R0)), at(100)), refused);
+    assert_eq!(d.stage(at(100)), None);
+    // Scheduled on its own: refused, nothing scheduled.
+    d.input(
+        Input::Adjourn {
+            arbiter: "IA".into(),
+            resumption: None,
+        },
+        at(100),
+    );
+    let schedule = |r| Input::ScheduleResumption {
+        resumption: r,
+        arbiter: "IA".into(),
+    };
+    assert_eq!(d.try_input(schedule(resumption(R0)), at(110)), refused);
+    assert_eq!(d.game.view(at(110)).adjournment.unwrap().resumption, None);
+    // One millisecond is a session.
+    d.input(schedule(resumption(R0 + Millis(1))), at(120));
+    let r = d
+        .game
+        .view(at(120))
+        .adjournment
+        .unwrap()
+        .resumption
+        .unwrap();
+    assert_eq!(r.end, Some(R0 + Millis(1)));
+}
+
+#[test]
+fn rule_i_12_1_a_stated_move_is_not_counter_sealed() {
+    let mut d = Driver::adjourned();
+    d.input(
+        Input::EnvelopeLost {
+            arbiter: "IA".into(),
+            reason: "not in the safe".into(),
+        },
+        at(9000),
+    );
+    d.present(Color::White, rat(-60));
+    d.advance(R0);
+    // The stated move comes from the e-board; nothing recorded Black's presence.
+    d.input(Input::Move { mv: "Nc6".into() }, rat(20));
+    assert_eq!(d.stage(rat(20)), Some(Stage::Resumed));
+    // I.9.3's counter-seal answers an opened envelope; White replies on the board.
+    let r = d.try_input(
+        Input::CounterSeal {
+            mv: "Bb5".into(),
+            nonce: nonce(21),
+        },
+        rat(60),
+    );
+    assert!(
+        matches!(&r, Err(Rejection::NotInThisStage { reason }) if reason.contains("opened sealed move")),
+        "{r:?}"
+    );
+    assert_eq!(d.stage(rat(60)), Some(Stage::Resumed));
+    assert_eq!(d.game.clock().running(), Some(Color::White));
+}
+
+#[test]
+fn rule_i_1_2_a_seal_committed_while_the_clocks_are_stopped_charges_no_more_time() {
+    let mut d = Driver::new(setup(None));
+    d.input(
+        Input::SetSessionEnd {
+            end: Some(at(3600)),
+            arbiter: "schedule".into(),
+        },
+        at(-60),
+    );
+    d.present(Color::White, at(-30));
+    d.present(Color::Black, at(-30));
+    d.play("e4", at(10));
+    d.input(
+        Input::Adjourn {
+            arbiter: "IA".into(),
+            resumption: None,
+        },
+        at(1000),
+    );
+    d.seal("e5", 1, at(1100));
+    // 6.12a: the arbiter stops the clocks; paused time never counts, not even the time
+    // I.1.2 would charge up to the nominal end.
+    d.input(
+        Input::Pause {
+            arbiter: "IA".into(),
+            reason: "dispute".into(),
+        },
+        at(1150),
+    );
+    let ev = d.commit(at(1200));
+    let Event::SealCommitted {
+        charged_to,
+        charged_ms,
+        remaining_ms,
+        ..
+    } = &ev[0]
+    else {
+        panic!("{ev:?}")
+    };
+    assert_eq!(*charged_to, at(1200));
+    assert_eq!(*charged_ms, Millis::ZERO);
+    assert_eq!(*remaining_ms, s(7200 - 1140));
+}
+
+#[test]
+fn rule_i_13_the_corrected_time_is_the_clocks_from_then_on() {
+    let mut d = Driver::adjourned();
+    d.present(Color::White, rat(-60));
+    d.present(Color::Black, rat(-60));
+    d.advance(R0);
+    let correct = |side, remaining| Input::CorrectTime {
+        side,
+        remaining,
+        arbiter: "IA".into(),
+        reason: "scoresheet".into(),
+    };
+    let window = |d: &Driver, t| d.game.view(t).adjournment.unwrap().correction_window;
+    assert!(window(&d, R0));
+    // A clock standing still (Black's, before the opening)...
+    let ev = d.input(correct(Color::Black, s(3000)), rat(5));
+    assert!(
+        matches!(ev[0], Event::TimeCorrected { previous_ms, .. } if previous_ms == s(3520)),
+        "{ev:?}"
+    );
+    assert_eq!(d.remaining(Color::Black, rat(5)), s(3000));
+    // ...and the running one (White's, after it): the time it ran so far is replaced.
+    d.open("Nc6", 7, rat(10)).unwrap();
+    assert!(window(&d, rat(10)), "open until the first move");
+    d.input(correct(Color::White, s(7000)), rat(20));
+    assert_eq!(d.remaining(Color::White, rat(30)), s(7000 - 10));
+    d.play("Bb5", rat(30));
+    assert!(!window(&d, rat(30)));
+    assert_eq!(d.remaining(Color::Black, rat(90)), s(3000 - 60));
+}
+
+#[test]
+fn rule_i_2_a_second_envelope_records_the_time_used_in_every_session() {
+    let mut d = Driver::adjourned();
+    d.input(
+        Input::ScheduleResumption {
+            resumption: Resumption {
+                start: R0,
+                end: Some(rat(600)),
+                place: "Hall B".into(),
+            },
+            arbiter: "IA".into(),
+        },
+        at(3900),
+    );
+    d.present(Color::White, rat(-60));
+    d.present(Color::Black, rat(-60));
+    d.advance(R0);
+    d.open("Nc6", 7, rat(10)).unwrap();
+    d.play("Bb5", rat(30));
+    // The second session ends: Black seals again.
+    d.advance(rat(600));
+    d.seal("a6", 8, rat(610));
+    d.commit(rat(620));
+    let e = d.game.view(rat(620)).adjournment.unwrap().envelopes[1].clone();
+    assert_eq!((e.sealer, e.counter_seal), (Color::Black, false));
+    // 3680 s in the first session, 590 s in the second.
+    assert_eq!(e.black_time.used_ms, s(3680 + 590));
+    assert_eq!(e.black_time.remaining_ms, s(3520 - 590));
+    assert_eq!(e.white_time.used_ms, s(40 + 20));
+}
+
+#[test]
+fn rule_i_13_a_time_corrected_above_zero_lifts_the_flag_it_caused() {
+    let mut st = setup(None);
+    st.flag_mode = FlagMode::Claim;
+    let mut d = Driver::new(st);
+    d.present(Color::White, at(-30));
+    d.present(Color::Black, at(-30));
+    d.play("e4", at(10));
+    // Black's clock set wrong (100 s instead of 7190 s): it falls while Black seals.
+    d.input(
+        Input::SetTime {
+            side: Color::Black,
+            remaining: s(100),
+            arbiter: "IA".into(),
+            reason: "clock set by hand".into(),
+        },
+        at(20),
+    );
+    d.input(
+        Input::Adjourn {
+            arbiter: "IA".into(),
+            resumption: Some(Resumption {
+                start: R0,
+                end: None,
+                place: "Hall B".into(),
+            }),
+        },
+        at(30),
+    );
+    d.advance(at(200));
+    assert!(d.game.view(at(200)).pending_flag.is_some());
+    d.seal("e5", 1, at(210));
+    d.commit(at(220));
+    d.present(Color::White, rat(-60));
+    d.present(Color::Black, rat(-60));
+    d.advance(R0);
+    let correct = |remaining| Input::CorrectTime {
+        side: Color::Black,
+        remaining,
+        arbiter: "IA".into(),
+        reason: "scoresheet shows 1:58 used".into(),
+    };
+    // Corrected to 0:00 the flag stands...
+    d.input(correct(Millis::ZERO), rat(5));
+    let v = d.game.view(rat(5));
+    assert!(v.black.flagged_at.is_some() && v.pending_flag.is_some());
+    // ...above it, it is lifted with the claim it was waiting for (as 6.13's set_time).
+    d.input(correct(s(7082)), rat(6));
+    let v = d.game.view(rat(6));
+    assert_eq!((v.black.flagged_at, v.pending_flag), (None, None));
+    assert_eq!(
+        d.try_input(
+            Input::ConfirmFlag {
+                arbiter: "IA".into()
+            },
+            rat(7)
+        ),
+        Err(Rejection::NoPendingFlag)
+    );
+    d.open("e5", 1, rat(10)).unwrap();
+    d.play("Nf3", rat(20));
+    assert_eq!(d.game.clock().running(), Some(Color::Black));
+    assert_eq!(d.remaining(Color::Black, rat(30)), s(7082 - 10));
+}
+
+#[test]
+fn rule_i_9_1_an_envelope_opened_while_the_clocks_are_stopped_starts_no_clock() {
+    let mut d = Driver::adjourned();
+    d.present(Color::White, rat(-60));
+    d.advance(R0);
+    // 6.12a: the arbiter has stopped the clocks; the opening does not start them.
+    d.input(
+        Input::Pause {
+            arbiter: "IA".into(),
+            reason: "light".into(),
+        },
+        rat(10),
+    );
+    d.open("Nc6", 7, rat(20)).unwrap();
+    assert_eq!(d.game.clock().running(), None);
+    assert_eq!(d.remaining(Color::White, rat(100)), s(7160));
+    // 6.12c: the resume does.
+    d.input(
+        Input::Resume {
+            arbiter: "IA".into(),
+        },
+        rat(100),
+    );
+    assert_eq!(d.game.clock().running(), Some(Color::White));
+    assert_eq!(d.remaining(Color::White, rat(160)), s(7160 - 60));
+}
+
+#[test]
+fn rule_i_12_1_the_stated_move_keeps_the_absent_responders_clock_running() {
+    let mut d = Driver::adjourned();
+    d.input(
+        Input::EnvelopeLost {
+            arbiter: "IA".into(),
+            reason: "not in the safe".into(),
+        },
+        at(9000),
+    );
+    // I.11: White is not there; White's clock runs from the resumption.
+    d.advance(R0);
+    assert_eq!(d.game.clock().running(), Some(Color::White));
+    d.input(Input::Move { mv: "Nc6".into() }, rat(300));
+    assert_eq!(d.game.clock().running(), Some(Color::White));
+    assert_eq!(d.remaining(Color::White, rat(400)), s(7160 - 400));
 }

@@ -907,6 +907,28 @@ fn rule_6_9_flag_with_unknown_position_is_pending_arbiter() {
 }
 
 #[test]
+fn rule_6_9_confirming_a_flag_whose_verdict_is_unknown_says_why() {
+    let mut d = Driver::started(setup("60"));
+    d.press(at(1.0));
+    d.press(at(2.0));
+    d.advance(at(100.0));
+    // The position is still unknown: the confirmation cannot apply 6.9 yet.
+    match d.try_input(
+        Input::ConfirmFlag {
+            arbiter: "IA".into(),
+        },
+        at(101.0),
+    ) {
+        Err(Rejection::VerdictUnknown { reason }) => {
+            assert!(reason.contains("position is not known"), "{reason}")
+        }
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(d.game.result(), None);
+    assert!(d.game.view(at(101.0)).pending_flag.is_some());
+}
+
+#[test]
 fn rule_6_9_intended_winner_is_the_opponent_even_when_a_move_is_pending() {
     // White moved but did not press: the board has black to move while white's clock
     // runs out. The intended winner is black (lone king: cannot mate), not the side to

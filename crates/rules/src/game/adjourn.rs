@@ -166,12 +166,14 @@ impl Game {
     /// I.10 / A10 at resumption: when an envelope is still unopened, whether the sealed
     /// move ended the game decides, so the result waits for the opening. `None`: the
     /// ordinary default (6.6) applies.
+    ///
+    /// Default time passes only with someone absent (`default_pending`), so `absent` is
+    /// never empty here and is not tested for it: no input could reach that branch.
     pub(super) fn on_resumption_default(&self, at: Millis, absent: &[Color]) -> Option<Vec<Event>> {
         if !matches!(
             self.adj.stage,
             Some(Stage::AwaitingOpening | Stage::AwaitingCounterOpening)
-        ) || absent.is_empty()
-        {
+        ) {
             return None;
         }
         let envelope = self
@@ -640,9 +642,10 @@ impl Game {
             .as_ref()
             .ok_or(Rejection::SealFirst { side: sealer })?;
         // I.1.2: adjourned before the session's end, the sealer is deemed to have sealed
-        // at the nominal end time.
+        // at the nominal end time; at or after it, the charge runs to now. `max` rather
+        // than a test `end > now`, whose boundary (`end == now`) no input can tell apart.
         let charged_to = match self.adj.session_end {
-            Some(end) if end > now && self.clock.running() == Some(sealer) => end,
+            Some(end) if self.clock.running() == Some(sealer) => end.max(now),
             _ => now,
         };
         let charged = self.clock.charge(charged_to).main;
@@ -1016,6 +1019,9 @@ impl Game {
                     e.status = EnvelopeStatus::Lost;
                 }
             }
+            // As 6.13's arbiter times: a time above zero lifts the flag and its pending
+            // claim (a flag the wrong time caused must not be confirmed after the
+            // correction), and a clock frozen by it runs again.
             Event::TimeCorrected {
                 at,
                 side,
@@ -1023,11 +1029,7 @@ impl Game {
                 ..
             } => {
                 self.clock.settle(*at);
-                let s = self.clock.side_mut(*side);
-                s.remaining = *remaining_ms;
-                if *remaining_ms > Millis::ZERO {
-                    s.flagged_at = None;
-                }
+                self.set_remaining(*side, *remaining_ms, *at);
             }
             Event::ResultAwaitsEnvelope { at, absent, .. } => {
                 self.adj.awaiting_result = Some(absent.clone());
