@@ -284,6 +284,9 @@ struct Round {
     players: Vec<JoinHandle<()>>,
     /// Boards whose pending flag the demo's arbiter has already ruled on.
     ruled: Vec<String>,
+    /// Pending flags seen, with when: the arbiter walks to the board first (the daemon
+    /// may still decide the flag itself, when the pressed move shows on the board).
+    pending: Vec<(String, &'static str, tokio::time::Instant)>,
 }
 
 impl Round {
@@ -466,7 +469,7 @@ async fn play(
                         return Err(e);
                     }
                     mark_finished(r, &topic, &payload);
-                    rule_on_pending_flag(r, arbiter, &topic, &payload).await;
+                    note_pending_flag(r, &topic, &payload);
                     if table.finished_rounds.contains(&r.number) {
                         r.stop();
                         round = None;
@@ -496,6 +499,9 @@ async fn play(
                     }
                     // Some board is slow to answer: start anyway, it joins when it can.
                     next_round_at = Some(tokio::time::Instant::now());
+                }
+                if let Some(r) = &mut round {
+                    rule_on_pending_flags(r, arbiter).await;
                 }
                 if screen.live {
                     screen.draw(header, &table, now_ms());
@@ -668,10 +674,11 @@ fn mark_finished(r: &Round, topic: &str, payload: &[u8]) {
     }
 }
 
-/// A flag whose result waits for the arbiter (the daemon could not settle 6.9, e.g. a
-/// press reached it before the move did and the position is unknown): the demo's arbiter
-/// rules as a hall's would, over MQTT, so that the round can finish.
-async fn rule_on_pending_flag(r: &mut Round, arbiter: &Arbiter<'_>, topic: &str, payload: &[u8]) {
+/// A board's state with a flag whose result waits for the arbiter (the daemon could not
+/// settle 6.9: the 6.9 search undecided, or the position unknown, a press having reached
+/// it before the move did): noted, for [`rule_on_pending_flags`]. A state with a result
+/// (the daemon decided the flag when the move showed) takes the board off the list.
+fn note_pending_flag(r: &mut Round, topic: &str, payload: &[u8]) {
     let Some(board) = topic
         .strip_prefix(&format!("hallclock/{}/board/", r.hall))
         .and_then(|t| t.strip_suffix("/state"))
@@ -679,14 +686,39 @@ async fn rule_on_pending_flag(r: &mut Round, arbiter: &Arbiter<'_>, topic: &str,
         return;
     };
     let v: Value = serde_json::from_slice(payload).unwrap_or(Value::Null);
-    if v["round"] != r.number || !v["result"].is_null() || r.ruled.iter().any(|b| b == board) {
+    if v["round"] != r.number {
         return;
     }
-    let score = match v["pending_flag"]["side"].as_str() {
+    let score: &'static str = match v["pending_flag"]["side"].as_str() {
         Some("white") => "0-1",
         Some("black") => "1-0",
-        _ => return,
+        _ => "",
     };
+    if !v["result"].is_null() || score.is_empty() {
+        r.pending.retain(|(b, _, _)| b != board);
+        return;
+    }
+    if !r.pending.iter().any(|(b, _, _)| b == board) {
+        r.pending
+            .push((board.to_string(), score, tokio::time::Instant::now()));
+    }
+}
+
+/// The demo's arbiter rules on the flags pending for a second or more, as a hall's would
+/// once at the board, over MQTT, so that the round can finish.
+async fn rule_on_pending_flags(r: &mut Round, arbiter: &Arbiter<'_>) {
+    let due: Vec<(String, &'static str)> = r
+        .pending
+        .iter()
+        .filter(|(b, _, since)| since.elapsed() >= Duration::from_secs(1) && !r.ruled.contains(b))
+        .map(|(b, score, _)| (b.clone(), *score))
+        .collect();
+    for (board, score) in due {
+        rule_on_pending_flag(r, arbiter, &board, score).await;
+    }
+}
+
+async fn rule_on_pending_flag(r: &mut Round, arbiter: &Arbiter<'_>, board: &str, score: &str) {
     r.ruled.push(board.to_string());
     let command = json!({
         "transaction": format!("{}-{board}-flag", r.transaction),
@@ -755,6 +787,7 @@ async fn start_round(
         finished: Vec::new(),
         players: Vec::new(),
         ruled: Vec::new(),
+        pending: Vec::new(),
     };
     for b in sim.boards() {
         let (tx, rx) = watch::channel(false);
