@@ -263,17 +263,12 @@ impl Seat {
             // The press completes the move only on a clock still running: one that has
             // already shown this player's flag (its own reckoning, to the display's
             // resolution, can be ahead of the daemon's official time) stopped at 0:00,
-            // and the lever does nothing there. The player presses all the same.
-            let view = self.board.clock_display();
-            let at_zero = match view.running {
-                Some(Side::Left) => view.left.to_millis() == 0,
-                Some(Side::Right) => view.right.to_millis() == 0,
-                None => false,
-            };
-            if !(view.flagged_left || view.flagged_right || at_zero) {
-                complete_move(made, super::now_ms());
+            // and the lever does nothing there. The simulated clock says which, at the
+            // press itself (a look at the display first would race the flag).
+            let at = super::now_ms();
+            if self.board.press() {
+                complete_move(made, at);
             }
-            self.board.press();
         }
     }
 }

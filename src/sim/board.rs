@@ -368,10 +368,11 @@ impl SimBoard {
         }
     }
 
-    /// The player whose lever is up presses it.
-    pub fn press(&mut self, now: Instant) {
-        self.clock.press(now);
+    /// The player whose lever is up presses it; whether a clock was running then.
+    pub fn press(&mut self, now: Instant) -> bool {
+        let running = self.clock.press(now);
         self.poll(now);
+        running
     }
 
     /// A clock button: an unsolicited ACK (ack1 = 88) in the update modes (§6).

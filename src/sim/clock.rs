@@ -154,14 +154,18 @@ impl SimClock {
 
     /// The player whose lever is up presses it: the other lever goes up. A running clock
     /// switches sides only when the host allowed it (SETNRUN flag 08); otherwise the host
-    /// decides and the lever only reports (dgt-protocol.md §6).
-    pub fn press(&mut self, now: Instant) {
+    /// decides and the lever only reports (dgt-protocol.md §6). Returns whether a clock
+    /// was running at the press (not stopped, not at 0:00): a press on a stopped clock
+    /// completes nothing the player can see.
+    pub fn press(&mut self, now: Instant) -> bool {
         self.poll(now);
         self.lever_high = self.lever_high.other();
-        if self.running.is_some() && self.switch_at_lever {
+        let running = self.running.is_some();
+        if running && self.switch_at_lever {
             self.settle(now);
             self.running = Some(self.lever_high);
         }
+        running
     }
 
     /// Applies a flag fall that happened by `now`: the side blocks at 0:00 and the clock

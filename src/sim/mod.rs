@@ -142,9 +142,10 @@ impl BoardHandle {
         r
     }
 
-    /// The player whose lever is up presses it.
-    pub fn press(&self) {
-        self.with(|b, now| b.press(now));
+    /// The player whose lever is up presses it; whether the clock was running then (a
+    /// clock stopped at a flag or by the host takes no press).
+    pub fn press(&self) -> bool {
+        self.with(|b, now| b.press(now))
     }
 
     /// Plays a move given in UCI (`e2e4`): parsed here, once.
