@@ -489,6 +489,19 @@ mod tests {
     }
 
     #[test]
+    fn rule_6_2a_describe_says_for_the_game_or_for_every_quota() {
+        assert_eq!(parse("5400").unwrap().describe(), "1 h 30 min for the game");
+        assert_eq!(
+            parse("40/7200").unwrap().describe(),
+            "2 h for every 40 moves"
+        );
+        assert_eq!(
+            parse("40/7200:20/3600").unwrap().describe(),
+            "2 h for 40 moves; then 1 h for every 20 moves"
+        );
+    }
+
+    #[test]
     fn rule_6_2c_delay_mode() {
         assert_eq!(
             parse("5400+5d").unwrap(),
