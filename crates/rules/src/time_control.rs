@@ -502,6 +502,18 @@ mod tests {
     }
 
     #[test]
+    fn rule_6_2a_describe_names_only_the_units_that_are_there() {
+        assert_eq!(human(0), "0 s");
+        assert_eq!(human(5), "5 s");
+        assert_eq!(human(60), "1 min");
+        assert_eq!(human(65), "1 min 5 s");
+        assert_eq!(human(3600), "1 h");
+        assert_eq!(human(3605), "1 h 5 s");
+        assert_eq!(human(3665), "1 h 1 min 5 s");
+        assert_eq!(parse("*65").unwrap().describe(), "hourglass of 1 min 5 s");
+    }
+
+    #[test]
     fn rule_6_2c_delay_mode() {
         assert_eq!(
             parse("5400+5d").unwrap(),
