@@ -514,6 +514,39 @@ mod tests {
     }
 
     #[test]
+    fn rule_6_2a_the_largest_numbers_are_accepted_and_one_more_is_not() {
+        assert_eq!(parse("*864000").unwrap(), TimeControl::Hourglass(MAX_SECS));
+        assert_eq!(
+            parse("864000").unwrap(),
+            TimeControl::Periods(vec![p(None, MAX_SECS, Bonus::None)])
+        );
+        assert_eq!(
+            parse("1000/864000+864000d").unwrap(),
+            TimeControl::Periods(vec![p(Some(MAX_MOVES), MAX_SECS, Bonus::Delay(MAX_SECS))])
+        );
+        assert_eq!(
+            err("*864001"),
+            "number too large (at most 864000) at column 2"
+        );
+        assert_eq!(
+            err("864001"),
+            "number too large (at most 864000) at column 1"
+        );
+        assert_eq!(
+            err("40/864001"),
+            "number too large (at most 864000) at column 4"
+        );
+        assert_eq!(
+            err("300+864001"),
+            "number too large (at most 864000) at column 5"
+        );
+        assert_eq!(
+            err("1001/300"),
+            "number too large (at most 1000) at column 1"
+        );
+    }
+
+    #[test]
     fn rule_6_2c_delay_mode() {
         assert_eq!(
             parse("5400+5d").unwrap(),
