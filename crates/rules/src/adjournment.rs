@@ -262,7 +262,9 @@ pub fn decode_hex(s: &str) -> Result<Vec<u8>, String> {
     s.as_bytes()
         .chunks(2)
         .map(|pair| match (digit(pair[0]), digit(pair[1])) {
-            (Some(h), Some(l)) => Ok(h << 4 | l),
+            // `+`, not `|`: the two digits' bits never overlap, so `|`, `^` and `+` all
+            // agree and a test could not tell a swap of them apart.
+            (Some(h), Some(l)) => Ok(h * 16 + l),
             _ => Err("the nonce must be hex (0-9, a-f)".to_string()),
         })
         .collect()
@@ -414,7 +416,8 @@ fn long_algebraic(pos: &Chess, t: &str) -> Option<SealedVerdict> {
                 })
                 .map(|m| San::from_move(pos, *m).to_string())
                 .collect();
-            if promotions.len() > 1 && promotion.is_none() {
+            // Promotions come four at a time (Q, R, B, N), so any fit is four of them.
+            if !promotions.is_empty() && promotion.is_none() {
                 SealedVerdict::Ambiguous {
                     candidates: promotions,
                 }
@@ -575,6 +578,135 @@ mod tests {
             read(None, "Bg1-f3", En),
             SealedVerdict::Meaningless { .. }
         ));
+    }
+
+    #[test]
+    fn rule_i_8_verdicts_describe_themselves() {
+        let legal = SealedVerdict::Legal {
+            uci: "g1f3".into(),
+            san: "Nf3".into(),
+        };
+        assert_eq!(legal.describe(), "legal (Nf3)");
+        let ambiguous = SealedVerdict::Ambiguous {
+            candidates: vec!["Nbd2".into(), "Nfd2".into()],
+        };
+        assert_eq!(ambiguous.describe(), "ambiguous (Nbd2 or Nfd2)");
+        let meaningless = SealedVerdict::Meaningless {
+            reason: "nothing is written".into(),
+        };
+        assert_eq!(meaningless.describe(), "meaningless (nothing is written)");
+        let illegal = SealedVerdict::Illegal {
+            reason: "no legal move fits Nf5".into(),
+        };
+        assert_eq!(illegal.describe(), "illegal (no legal move fits Nf5)");
+    }
+
+    #[test]
+    fn rule_i_8_2_a_wrong_letter_names_the_event_letters() {
+        assert_eq!(
+            read(None, "Nf3", NotationLanguage::Es),
+            SealedVerdict::Meaningless {
+                reason: "'N' is not a piece letter here (R D T A C)".into()
+            }
+        );
+        assert_eq!(
+            read(None, "Xf3", NotationLanguage::En),
+            SealedVerdict::Meaningless {
+                reason: "'X' is not a piece letter here (K Q R B N)".into()
+            }
+        );
+    }
+
+    #[test]
+    fn rule_i_8_2_a_long_move_cut_short_is_meaningless() {
+        // A square cut after its file must not be read as a square.
+        for text in ["e2e", "e2-e", "Ng1-f"] {
+            assert!(
+                matches!(
+                    read(None, text, NotationLanguage::En),
+                    SealedVerdict::Meaningless { .. }
+                ),
+                "{text}"
+            );
+        }
+    }
+
+    #[test]
+    fn rule_i_8_long_algebraic_promotion_to_each_piece() {
+        let promo = "4k3/P7/8/8/8/8/8/4K3 w - - 0 1";
+        for (text, want) in [
+            ("a7-a8=Q", "a8=Q"),
+            ("a7a8q", "a8=Q"),
+            ("a7-a8R", "a8=R"),
+            ("a7a8r", "a8=R"),
+            ("a7-a8=B", "a8=B"),
+            ("a7a8b", "a8=B"),
+            ("a7-a8N", "a8=N"),
+            ("a7a8=n", "a8=N"),
+        ] {
+            assert_eq!(san(&read(Some(promo), text, NotationLanguage::En)), want);
+        }
+    }
+
+    #[test]
+    fn rule_i_8_1_an_unnamed_promotion_lists_only_that_pawn_s_four_moves() {
+        // Another pawn can promote (h7) and another piece can reach a8 (the knight on
+        // b6): neither is a candidate for a7-a8.
+        let fen = "4k3/P6P/1N6/8/8/8/8/4K3 w - - 0 1";
+        assert_eq!(
+            read(Some(fen), "a7-a8", NotationLanguage::En),
+            SealedVerdict::Ambiguous {
+                candidates: vec!["a8=Q".into(), "a8=R".into(), "a8=B".into(), "a8=N".into()]
+            }
+        );
+    }
+
+    #[test]
+    fn rule_i_8_1_a_rank_names_the_knight() {
+        let fen = "4k3/8/8/8/8/1N6/8/1N2K3 w - - 0 1";
+        assert_eq!(san(&read(Some(fen), "N1d2", NotationLanguage::En)), "N1d2");
+        assert_eq!(san(&read(Some(fen), "N3d2", NotationLanguage::En)), "N3d2");
+    }
+
+    #[test]
+    fn rule_i_2_the_nonce_is_16_to_64_bytes() {
+        assert!(commitment(&"00".repeat(MIN_NONCE_BYTES), "e4").is_ok());
+        assert!(commitment(&"00".repeat(MIN_NONCE_BYTES - 1), "e4").is_err());
+        assert!(commitment(&"00".repeat(MAX_NONCE_BYTES), "e4").is_ok());
+        assert!(commitment(&"00".repeat(MAX_NONCE_BYTES + 1), "e4").is_err());
+        assert!(commitment(&"00".repeat(MAX_NONCE_BYTES * 2), "e4").is_err());
+    }
+
+    #[test]
+    fn rule_i_2_the_nonce_may_be_upper_case_hex() {
+        assert_eq!(
+            decode_hex("ABCDEF0aFf").unwrap(),
+            [0xab, 0xcd, 0xef, 0x0a, 0xff]
+        );
+        assert_eq!(
+            decode_hex("0123456789").unwrap(),
+            [0x01, 0x23, 0x45, 0x67, 0x89]
+        );
+        assert!(decode_hex("0G").is_err());
+    }
+
+    #[test]
+    fn rule_i_2_the_sealed_text_is_1_to_32_characters() {
+        assert_eq!(
+            check_move_text(""),
+            Err("the sealed move is empty".to_string())
+        );
+        assert!(check_move_text("  ").is_err());
+        assert_eq!(check_move_text("e4"), Ok(()));
+        // Characters, not bytes: 32 two-byte letters are still a move's length.
+        assert_eq!(check_move_text(&"é".repeat(MAX_MOVE_TEXT)), Ok(()));
+        assert_eq!(check_move_text(&"x".repeat(MAX_MOVE_TEXT)), Ok(()));
+        let long = format!("a sealed move is at most {MAX_MOVE_TEXT} characters");
+        assert_eq!(
+            check_move_text(&"x".repeat(MAX_MOVE_TEXT + 1)),
+            Err(long.clone())
+        );
+        assert_eq!(check_move_text(&"x".repeat(MAX_MOVE_TEXT * 2)), Err(long));
     }
 
     #[test]

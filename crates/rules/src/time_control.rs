@@ -489,6 +489,64 @@ mod tests {
     }
 
     #[test]
+    fn rule_6_2a_describe_says_for_the_game_or_for_every_quota() {
+        assert_eq!(parse("5400").unwrap().describe(), "1 h 30 min for the game");
+        assert_eq!(
+            parse("40/7200").unwrap().describe(),
+            "2 h for every 40 moves"
+        );
+        assert_eq!(
+            parse("40/7200:20/3600").unwrap().describe(),
+            "2 h for 40 moves; then 1 h for every 20 moves"
+        );
+    }
+
+    #[test]
+    fn rule_6_2a_describe_names_only_the_units_that_are_there() {
+        assert_eq!(human(0), "0 s");
+        assert_eq!(human(5), "5 s");
+        assert_eq!(human(60), "1 min");
+        assert_eq!(human(65), "1 min 5 s");
+        assert_eq!(human(3600), "1 h");
+        assert_eq!(human(3605), "1 h 5 s");
+        assert_eq!(human(3665), "1 h 1 min 5 s");
+        assert_eq!(parse("*65").unwrap().describe(), "hourglass of 1 min 5 s");
+    }
+
+    #[test]
+    fn rule_6_2a_the_largest_numbers_are_accepted_and_one_more_is_not() {
+        assert_eq!(parse("*864000").unwrap(), TimeControl::Hourglass(MAX_SECS));
+        assert_eq!(
+            parse("864000").unwrap(),
+            TimeControl::Periods(vec![p(None, MAX_SECS, Bonus::None)])
+        );
+        assert_eq!(
+            parse("1000/864000+864000d").unwrap(),
+            TimeControl::Periods(vec![p(Some(MAX_MOVES), MAX_SECS, Bonus::Delay(MAX_SECS))])
+        );
+        assert_eq!(
+            err("*864001"),
+            "number too large (at most 864000) at column 2"
+        );
+        assert_eq!(
+            err("864001"),
+            "number too large (at most 864000) at column 1"
+        );
+        assert_eq!(
+            err("40/864001"),
+            "number too large (at most 864000) at column 4"
+        );
+        assert_eq!(
+            err("300+864001"),
+            "number too large (at most 864000) at column 5"
+        );
+        assert_eq!(
+            err("1001/300"),
+            "number too large (at most 1000) at column 1"
+        );
+    }
+
+    #[test]
     fn rule_6_2c_delay_mode() {
         assert_eq!(
             parse("5400+5d").unwrap(),
