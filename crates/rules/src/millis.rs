@@ -292,5 +292,14 @@ mod tests {
     fn arithmetic_saturates_instead_of_wrapping() {
         assert_eq!(Millis(i64::MAX) + Millis(1), Millis(i64::MAX));
         assert_eq!(Millis(-5).non_negative(), Millis::ZERO);
+        // A hostile i64::MIN has no negation: it saturates (issue 10's overflow edge).
+        assert_eq!(-Millis(5), Millis(-5));
+        assert_eq!(-Millis(i64::MIN), Millis(i64::MAX));
+    }
+
+    #[test]
+    fn as_i64_is_the_milliseconds() {
+        assert_eq!(Millis(-1_234).as_i64(), -1_234);
+        assert_eq!(Millis::from_mins(2).as_i64(), 120_000);
     }
 }
