@@ -298,6 +298,35 @@ mod tests {
     }
 
     #[test]
+    fn day_numbers_and_dates_agree_day_by_day_for_eight_centuries() {
+        // An independent calendar: step one day at a time with the Gregorian leap rule
+        // (1600 and 2000 leap, 1700/1800/1900/2100 not), from 1600-01-01 (day -135140,
+        // as Python's datetime counts it) to 2400-12-31 (day 157419).
+        let leap = |y: i64| (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
+        let month_days = |y: i64, m: i64| match m {
+            2 if leap(y) => 29,
+            2 => 28,
+            4 | 6 | 9 | 11 => 30,
+            _ => 31,
+        };
+        let (mut y, mut m, mut d) = (1600, 1, 1);
+        for z in -135_140..=157_419 {
+            assert_eq!(civil_from_days(z), (y, m, d), "day {z}");
+            assert_eq!(days_from_civil(y, m, d), z, "{y}-{m}-{d}");
+            d += 1;
+            if d > month_days(y, m) {
+                d = 1;
+                m += 1;
+                if m > 12 {
+                    m = 1;
+                    y += 1;
+                }
+            }
+        }
+        assert_eq!((y, m, d), (2401, 1, 1));
+    }
+
+    #[test]
     fn as_i64_is_the_milliseconds() {
         assert_eq!(Millis(-1_234).as_i64(), -1_234);
         assert_eq!(Millis::from_mins(2).as_i64(), 120_000);
