@@ -327,6 +327,51 @@ mod tests {
     }
 
     #[test]
+    fn durations_read_as_scripts_and_commands_write_them() {
+        let ok = [
+            ("1:30:00", 5_400_000),
+            ("5:00.5", 300_500),
+            ("0:00.123", 123),
+            ("0:00.05", 50),
+            ("-0:30", -30_000),
+            ("+2:00", 120_000),
+            ("-1:00:00.250", -3_600_250),
+            // M:SS takes any minutes; H:MM:SS wants the minutes below 60.
+            ("90:00", 5_400_000),
+            ("1:59:59.999", 7_199_999),
+            ("123456:00", 7_407_360_000),
+        ];
+        for (text, ms) in ok {
+            assert_eq!(parse_duration(text), Ok(Millis(ms)), "{text}");
+        }
+        let bad = [
+            "",
+            "-",
+            "1",
+            "1:2:3:4",
+            "1::00",
+            ":00",
+            "1234567:00",
+            "1:60:00",
+            "0:60",
+            "a:00",
+            "0:00.1234",
+            "0:00.1a",
+            "--0:30",
+            "+-0:30",
+            "0:-30",
+            "1:30:00 ",
+        ];
+        for text in bad {
+            assert!(parse_duration(text).is_err(), "{text:?} was accepted");
+        }
+        assert_eq!(
+            parse_duration("0:60").unwrap_err(),
+            "'0:60' is not a duration: expected milliseconds or [-]H:MM:SS[.mmm] or [-]M:SS[.mmm]"
+        );
+    }
+
+    #[test]
     fn as_i64_is_the_milliseconds() {
         assert_eq!(Millis(-1_234).as_i64(), -1_234);
         assert_eq!(Millis::from_mins(2).as_i64(), 120_000);
