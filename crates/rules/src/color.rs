@@ -95,3 +95,24 @@ impl<T> ByColor<T> {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sides_read_as_scripts_and_commands_write_them() {
+        for (text, side) in [
+            ("white", Color::White),
+            ("w", Color::White),
+            ("black", Color::Black),
+            ("b", Color::Black),
+        ] {
+            assert_eq!(text.parse::<Color>(), Ok(side), "{text}");
+        }
+        assert_eq!(
+            "White".parse::<Color>(),
+            Err("'White' is not a side: expected 'white' or 'black'".to_string())
+        );
+    }
+}
