@@ -372,6 +372,81 @@ mod tests {
     }
 
     #[test]
+    fn dates_and_instants_read_and_print_one_way() {
+        // The values are Python's datetime (UTC) for the same texts.
+        const DAY: Millis = Millis(1_795_996_800_000); // 2026-11-30
+        assert_eq!(parse_date("2026-11-30"), Ok(DAY));
+        assert_eq!(parse_date("2024-02-29"), Ok(Millis(1_709_164_800_000)));
+        for text in [
+            "",
+            "2026-11",
+            "2026-11-30-1",
+            "26-11-30",
+            "2026-1-30",
+            "2026-11-3",
+            "2026-13-01",
+            "2026-00-10",
+            "2026-11-00",
+            "2026-11-32",
+            "2025-02-29",
+            "2026-11-3x",
+            "x026-11-30",
+        ] {
+            assert!(parse_date(text).is_err(), "{text:?} was accepted");
+        }
+        assert_eq!(
+            parse_date("2026-13-01").unwrap_err(),
+            "'2026-13-01' is not a date: expected YYYY-MM-DD"
+        );
+        let t = Millis(1_796_047_392_345); // 2026-11-30 14:03:12.345
+        for text in [
+            "14:03:12.345",
+            "2026-11-30 14:03:12.345",
+            "2026-11-30T14:03:12.345Z",
+        ] {
+            assert_eq!(parse_instant(text, DAY), Ok(t), "{text}");
+        }
+        assert_eq!(parse_instant("00:00:00", DAY), Ok(DAY));
+        assert_eq!(
+            parse_instant("23:59:59.999", DAY),
+            Ok(DAY + Millis(86_399_999))
+        );
+        for text in [
+            "24:00:00",
+            "14:03",
+            "-14:03:12",
+            "+14:03:12",
+            "14:60:00",
+            "2026-11-31 10:00:00",
+            "14:03:12.3456",
+        ] {
+            assert!(parse_instant(text, DAY).is_err(), "{text:?} was accepted");
+        }
+        assert_eq!(format_instant(t, DAY), "14:03:12.345");
+        assert_eq!(
+            format_instant(t, DAY - Millis(86_400_000)),
+            "2026-11-30 14:03:12.345"
+        );
+        assert_eq!(format_iso(t), "2026-11-30T14:03:12.345Z");
+        assert_eq!(
+            format_iso(Millis(-62_135_596_800_000)),
+            "0001-01-01T00:00:00.000Z"
+        );
+        assert_eq!(
+            format_iso(Millis(253_402_300_799_999)),
+            "9999-12-31T23:59:59.999Z"
+        );
+        assert_eq!(
+            format_iso(Millis(253_402_300_800_000)),
+            "253402300800000 ms"
+        );
+        assert_eq!(
+            format_iso(Millis(-62_135_596_800_001)),
+            "-62135596800001 ms"
+        );
+    }
+
+    #[test]
     fn as_i64_is_the_milliseconds() {
         assert_eq!(Millis(-1_234).as_i64(), -1_234);
         assert_eq!(Millis::from_mins(2).as_i64(), 120_000);
