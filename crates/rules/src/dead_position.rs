@@ -295,6 +295,18 @@ mod tests {
     const LOCKED_WALL: &str = "5b2/p7/Pp3k2/1Pp1pBp1/2P1P1P1/5K2/8/8 w - - 0 1";
 
     #[test]
+    fn rule_6_9_the_static_test_alone_proves_a_lone_king_cannot_mate() {
+        // The shortcut before chasolver: a lone king (whatever the other side has) or
+        // material that cannot mate on both sides; nothing else is proven by it.
+        let lone = position("4k3/8/8/8/8/8/8/QQ2K3 w - - 0 1");
+        assert!(insufficient_material(&lone, Color::Black));
+        assert!(!insufficient_material(&lone, Color::White));
+        let bare = position("4k3/8/8/8/8/8/8/4K1N1 w - - 0 1");
+        assert!(insufficient_material(&bare, Color::White));
+        assert!(!insufficient_material(&position(LOCKED_WALL), Color::Black));
+    }
+
+    #[test]
     fn rule_6_9_king_and_knight_cannot_mate_a_bare_king() {
         let proof = assert_cannot("8/8/8/8/8/4k3/8/4K1N1 w - - 0 1", Color::White);
         assert_eq!(proof, MateProof::InsufficientMaterial);
