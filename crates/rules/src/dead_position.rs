@@ -307,6 +307,17 @@ mod tests {
     }
 
     #[test]
+    fn rule_5_2_2_a_locked_wall_across_the_board_is_dead_after_the_move() {
+        // Every pawn blocked, no capture anywhere, each king kept off the wall's squares
+        // by the other side's pawns: neither side can ever mate. Not insufficient
+        // material, so only chasolver's fast check proves it (after every move).
+        let wall = position("4k3/8/1p1p1p1p/pPpPpPpP/P1P1P1P1/8/8/4K3 w - - 0 1");
+        assert!(!insufficient_material(&wall, Color::White));
+        assert!(is_dead_position(&wall));
+        assert!(cannot_mate_fast(&wall, Color::White));
+    }
+
+    #[test]
     fn rule_6_9_king_and_knight_cannot_mate_a_bare_king() {
         let proof = assert_cannot("8/8/8/8/8/4k3/8/4K1N1 w - - 0 1", Color::White);
         assert_eq!(proof, MateProof::InsufficientMaterial);
