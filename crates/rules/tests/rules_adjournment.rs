@@ -166,7 +166,13 @@ impl Driver {
 
     /// 1. e4 e5 2. Nf3 with both present; session end at 1 h: Black must seal.
     fn to_the_session_end(fen: Option<&str>) -> Driver {
-        let mut d = Driver::new(setup(fen));
+        Driver::to_the_session_end_from(Driver::new(setup(fen)))
+    }
+
+    /// As [`Driver::to_the_session_end`], from a driver set up by the test (its own
+    /// control, the event's adjournment rules) before anything was played.
+    fn to_the_session_end_from(mut d: Driver) -> Driver {
+        let fen = d.game.setup().fen.clone();
         d.input(
             Input::SetSessionEnd {
                 end: Some(at(3600)),
@@ -188,7 +194,12 @@ impl Driver {
     /// Black seals 2...Nc6 (nonce 7) at 3700 s and stops the clock at 3720 s; the
     /// resumption is the next day at R0.
     fn adjourned() -> Driver {
-        let mut d = Driver::to_the_session_end(None);
+        Driver::adjourned_from(Driver::new(setup(None)))
+    }
+
+    /// As [`Driver::adjourned`], from a driver set up by the test.
+    fn adjourned_from(d: Driver) -> Driver {
+        let mut d = Driver::to_the_session_end_from(d);
         d.seal("Nc6", 7, at(3700));
         d.commit(at(3720));
         d.schedule(at(3800));
@@ -1179,22 +1190,7 @@ fn rule_a10_one_hour_default_with_exceptions() {
     // The late player is the responder: no exception, no opening needed.
     let mut d = Driver::new(setup(None));
     a10(&mut d);
-    d.input(
-        Input::SetSessionEnd {
-            end: Some(at(3600)),
-            arbiter: "schedule".into(),
-        },
-        at(-60),
-    );
-    d.present(Color::White, at(-30));
-    d.present(Color::Black, at(-30));
-    d.play("e4", at(10));
-    d.play("e5", at(30));
-    d.play("Nf3", at(60));
-    d.advance(at(3600));
-    d.seal("Nc6", 7, at(3700));
-    d.commit(at(3720));
-    d.schedule(at(3800));
+    let mut d = Driver::adjourned_from(d);
     d.present(Color::Black, rat(-10));
     d.advance(R0);
     // I.10: "after" the default time: at the default instant itself the player is in time.
@@ -1556,24 +1552,7 @@ fn rule_i_2_without_a_known_position_the_move_number_is_the_clocks() {
 fn adjourned_with_quota(quota: u32) -> Driver {
     let mut st = setup(None);
     st.tc = parse(&format!("{quota}/7200:3600")).unwrap();
-    let mut d = Driver::new(st);
-    d.input(
-        Input::SetSessionEnd {
-            end: Some(at(3600)),
-            arbiter: "schedule".into(),
-        },
-        at(-60),
-    );
-    d.present(Color::White, at(-30));
-    d.present(Color::Black, at(-30));
-    d.play("e4", at(10));
-    d.play("e5", at(30));
-    d.play("Nf3", at(60));
-    d.advance(at(3600));
-    d.seal("Nc6", 7, at(3700));
-    d.commit(at(3720));
-    d.schedule(at(3800));
-    d
+    Driver::adjourned_from(Driver::new(st))
 }
 
 #[test]
