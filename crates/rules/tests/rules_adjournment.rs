@@ -197,6 +197,24 @@ impl Driver {
         Driver::adjourned_from(Driver::new(setup(None)))
     }
 
+    /// The arbiter announces (at 3900 s) a resumption session from R0 to `end` in Hall B,
+    /// and both players are there a minute early.
+    fn resumption_ending(&mut self, end: Millis) {
+        self.input(
+            Input::ScheduleResumption {
+                resumption: Resumption {
+                    start: R0,
+                    end: Some(end),
+                    place: "Hall B".into(),
+                },
+                arbiter: "IA".into(),
+            },
+            at(3900),
+        );
+        self.present(Color::White, rat(-60));
+        self.present(Color::Black, rat(-60));
+    }
+
     /// As [`Driver::adjourned`], from a driver set up by the test.
     fn adjourned_from(d: Driver) -> Driver {
         let mut d = Driver::to_the_session_end_from(d);
@@ -1395,19 +1413,7 @@ fn rule_a12_afterwards_only_as_an_arbiter_adjustment() {
 fn rule_i_14_resumption_session_has_a_start_and_an_end() {
     let mut d = Driver::adjourned();
     // A shorter session than the default schedule's, announced in advance.
-    d.input(
-        Input::ScheduleResumption {
-            resumption: Resumption {
-                start: R0,
-                end: Some(rat(1800)),
-                place: "Hall B".into(),
-            },
-            arbiter: "IA".into(),
-        },
-        at(3900),
-    );
-    d.present(Color::White, rat(-60));
-    d.present(Color::Black, rat(-60));
+    d.resumption_ending(rat(1800));
     assert_eq!(d.game.next_deadline(), Some(R0), "timer ResumptionStart");
     d.advance(R0);
     d.open("Nc6", 7, rat(10)).unwrap();
@@ -1872,19 +1878,7 @@ fn rule_i_13_the_corrected_time_is_the_clocks_from_then_on() {
 #[test]
 fn rule_i_2_a_second_envelope_records_the_time_used_in_every_session() {
     let mut d = Driver::adjourned();
-    d.input(
-        Input::ScheduleResumption {
-            resumption: Resumption {
-                start: R0,
-                end: Some(rat(600)),
-                place: "Hall B".into(),
-            },
-            arbiter: "IA".into(),
-        },
-        at(3900),
-    );
-    d.present(Color::White, rat(-60));
-    d.present(Color::Black, rat(-60));
+    d.resumption_ending(rat(600));
     d.advance(R0);
     d.open("Nc6", 7, rat(10)).unwrap();
     d.play("Bb5", rat(30));
