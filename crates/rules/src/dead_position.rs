@@ -307,6 +307,34 @@ mod tests {
     }
 
     #[test]
+    fn rule_6_9_a_helpmate_that_does_not_replay_is_not_trusted() {
+        // The solver's line is checked move by move in shakmaty: an illegal move is named
+        // with its ply, and a mate by the wrong side is no proof that `winner` can mate.
+        let start = Chess::default();
+        let line = |ucis: &[&str]| -> Vec<chess::ChessMove> {
+            ucis.iter()
+                .map(|u| chess::ChessMove::from_str(u).expect("test move"))
+                .collect()
+        };
+        match verify_helpmate(&start, Color::White, &line(&["e2e4", "e2e4"])) {
+            Err(Undecided::HelpmateDoesNotVerify { ply, uci, .. }) => {
+                assert_eq!((ply, uci.as_str()), (2, "e2e4"));
+            }
+            other => panic!("{other:?}"),
+        }
+        // Fool's mate: Black mates, so it proves nothing for White.
+        let fools = line(&["f2f3", "e7e5", "g2g4", "d8h4"]);
+        assert!(matches!(
+            verify_helpmate(&start, Color::White, &fools),
+            Err(Undecided::HelpmateDoesNotVerify { ply: 4, .. })
+        ));
+        assert!(matches!(
+            verify_helpmate(&start, Color::Black, &fools),
+            Ok(MateVerdict::CanMate { .. })
+        ));
+    }
+
+    #[test]
     fn rule_5_2_2_a_locked_wall_across_the_board_is_dead_after_the_move() {
         // Every pawn blocked, no capture anywhere, each king kept off the wall's squares
         // by the other side's pawns: neither side can ever mate. Not insufficient

@@ -156,6 +156,20 @@ mod tests {
     }
 
     #[test]
+    fn an_empty_fen_a_seventh_field_and_a_ninth_rank_are_named() {
+        assert_eq!(error(""), "FEN: it is empty");
+        assert_eq!(
+            error("8/8/8/8/8/4k3/8/4K1N1 w - - 0 1 x"),
+            "FEN: 7 fields, at most 6 expected"
+        );
+        // shakmaty reads a ninth rank as a pocket: said as the ranks it is.
+        assert_eq!(
+            error("8/8/8/8/8/4k3/8/4K1N1/8 w - - 0 1"),
+            "piece placement (field 1): 9 ranks, not 8"
+        );
+    }
+
+    #[test]
     fn variant_notation_is_refused() {
         assert_eq!(
             error("8/8/8/8/8/4k3/8/4K1N1[Qq] w - - 0 1"),
