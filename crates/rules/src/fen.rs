@@ -170,6 +170,16 @@ mod tests {
     }
 
     #[test]
+    fn a_malformed_pocket_is_named_as_variant_notation() {
+        // Seven slashes: a pocket, not a ninth rank.
+        let e = error("8/8/8/8/8/4k3/8/4K1N1[Qx] w - - 0 1");
+        assert!(
+            e.starts_with("FEN: ") && e.ends_with(" (variant notation)"),
+            "{e}"
+        );
+    }
+
+    #[test]
     fn variant_notation_is_refused() {
         assert_eq!(
             error("8/8/8/8/8/4k3/8/4K1N1[Qq] w - - 0 1"),
