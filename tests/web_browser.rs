@@ -493,8 +493,22 @@ async fn the_round_page_starts_a_round_from_the_pairing_programs_file() {
     chrome
         .until("the TRF field", "document.getElementById('trf-file')")
         .await;
+    // The form fills itself from the feed's snapshot unless the arbiter has typed in it:
+    // wait for that, then type the round (a script's `value =` alone is no typing, and a
+    // snapshot arriving late on a loaded machine would set the round back to 1).
     chrome
-        .js("document.querySelector('#start-round [name=round]').value = '2'; return true;")
+        .until(
+            "the form filled from the feed",
+            "document.querySelectorAll('#pairing-rows tr').length > 0",
+        )
+        .await;
+    chrome
+        .js(
+            r#"const n = document.querySelector('#start-round [name=round]');
+               n.value = '2';
+               n.dispatchEvent(new Event('input', { bubbles: true }));
+               return true;"#,
+        )
         .await;
     let file = c.find(fantoccini::Locator::Css("#trf-file")).await.unwrap();
     file.send_keys(&not_trf.display().to_string())
