@@ -278,13 +278,13 @@ async fn start_mosquitto(dir: &Path) -> (Proc, u16) {
 const BENCH_ARBITER: &str = "bench";
 const BENCH_KEY: &str = "62656e6368206b65793a207468652068616c6c2773206c6f6164206d65617375";
 
-fn bench_key() -> hallclock::auth::Key {
-    hallclock::auth::Key::from_hex(BENCH_KEY).expect("the bench key")
+fn bench_key() -> hallclock::intake::auth::Key {
+    hallclock::intake::auth::Key::from_hex(BENCH_KEY).expect("the bench key")
 }
 
 fn daemon_config(dir: &Path, port: u16, boards: &[BoardHandle]) -> PathBuf {
     let arbiters = dir.join("arbiters.toml");
-    hallclock::auth::Arbiters::parse(&format!(
+    hallclock::intake::auth::Arbiters::parse(&format!(
         "[[arbiter]]\nid = \"{BENCH_ARBITER}\"\nname = \"IA Bench\"\nrole = \"chief\"\nkey = \"{BENCH_KEY}\"\n"
     ))
     .and_then(|a| a.save(&arbiters))
@@ -476,7 +476,7 @@ impl Subscriber {
 
     /// A command, signed as the bench's arbiter.
     async fn publish(&self, topic: String, payload: Value) {
-        let signed = hallclock::auth::sign_now(
+        let signed = hallclock::intake::auth::sign_now(
             BENCH_ARBITER,
             &bench_key(),
             &topic,

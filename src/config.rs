@@ -261,8 +261,8 @@ impl Default for SecurityConfig {
     fn default() -> Self {
         SecurityConfig {
             commands: Commands::Signed,
-            arbiters: PathBuf::from(crate::auth::DEFAULT_ARBITERS),
-            window_secs: (crate::auth::DEFAULT_WINDOW.0 / 1000) as u32,
+            arbiters: PathBuf::from(crate::intake::auth::DEFAULT_ARBITERS),
+            window_secs: (crate::intake::auth::DEFAULT_WINDOW.0 / 1000) as u32,
         }
     }
 }
@@ -280,11 +280,13 @@ const COMMANDS: &[(&str, Commands)] = &[("signed", Commands::Signed), ("open", C
 
 impl Config {
     /// What the hall is started with: the accounts read from `security.arbiters`.
-    pub fn security(&self) -> Result<crate::auth::Security, crate::auth::ArbitersError> {
+    pub fn security(
+        &self,
+    ) -> Result<crate::intake::auth::Security, crate::intake::auth::ArbitersError> {
         match self.security.commands {
-            Commands::Open => Ok(crate::auth::Security::Open),
-            Commands::Signed => Ok(crate::auth::Security::Signed {
-                arbiters: crate::auth::Arbiters::load(&self.security.arbiters)?,
+            Commands::Open => Ok(crate::intake::auth::Security::Open),
+            Commands::Signed => Ok(crate::intake::auth::Security::Signed {
+                arbiters: crate::intake::auth::Arbiters::load(&self.security.arbiters)?,
                 window: Millis(i64::from(self.security.window_secs) * 1000),
             }),
         }
@@ -303,11 +305,11 @@ impl Config {
                 "security.commands",
                 "\"open\": anyone who can publish on the broker commands the hall, under any name; use \"signed\" outside a lab",
             )),
-            Commands::Signed => match crate::auth::Arbiters::load(&s.arbiters) {
+            Commands::Signed => match crate::intake::auth::Arbiters::load(&s.arbiters) {
                 // No file yet (a fresh install): the clocks run, and every command is
                 // refused, saying why, until `hallclock arbiter add` makes one; the daemon
                 // says so at start. A file that exists must be right.
-                Err(crate::auth::ArbitersError::Read { source, .. })
+                Err(crate::intake::auth::ArbitersError::Read { source, .. })
                     if source.kind() == std::io::ErrorKind::NotFound => {}
                 Err(e) => out.push(Problem::error("security.arbiters", e.to_string())),
                 Ok(a) if a.accounts().next().is_none() => out.push(Problem::warning(

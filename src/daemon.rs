@@ -55,9 +55,9 @@ pub fn settings(config: &Config) -> HallSettings {
             tracing::error!(
                 "{e}: every command will be refused; add accounts with `hallclock arbiter add`"
             );
-            crate::auth::Security::Signed {
-                arbiters: crate::auth::Arbiters::default(),
-                window: crate::auth::DEFAULT_WINDOW,
+            crate::intake::auth::Security::Signed {
+                arbiters: crate::intake::auth::Arbiters::default(),
+                window: crate::intake::auth::DEFAULT_WINDOW,
             }
         }),
         broadcast: config.broadcast.clone(),
@@ -67,11 +67,14 @@ pub fn settings(config: &Config) -> HallSettings {
 /// Who may log in to the dashboard: the hall's arbiters (those with a password). With
 /// `commands = "open"` the hall holds no accounts, so the file is read for the dashboard
 /// alone, when there is one.
-pub fn web_arbiters(config: &Config, security: &crate::auth::Security) -> crate::auth::Arbiters {
+pub fn web_arbiters(
+    config: &Config,
+    security: &crate::intake::auth::Security,
+) -> crate::intake::auth::Arbiters {
     match security {
-        crate::auth::Security::Signed { arbiters, .. } => arbiters.clone(),
-        crate::auth::Security::Open => {
-            crate::auth::Arbiters::load(&config.security.arbiters).unwrap_or_default()
+        crate::intake::auth::Security::Signed { arbiters, .. } => arbiters.clone(),
+        crate::intake::auth::Security::Open => {
+            crate::intake::auth::Arbiters::load(&config.security.arbiters).unwrap_or_default()
         }
     }
 }
@@ -82,7 +85,7 @@ pub fn web_arbiters(config: &Config, security: &crate::auth::Security) -> crate:
 pub async fn start_web(
     config: &Config,
     running: &hall::RunningHall,
-    arbiters: crate::auth::Arbiters,
+    arbiters: crate::intake::auth::Arbiters,
 ) -> Option<crate::web::RunningWeb> {
     let w = &config.web;
     if !w.enabled {

@@ -4,22 +4,22 @@
 //! protocol without I/O; `link` and `sim` are the serial shell and the simulated board;
 //! `cli` holds the command-line seams.
 
-pub mod auth;
+pub mod alert;
 pub mod broadcast;
 pub mod cli;
-pub mod command;
 pub mod config;
 pub mod custody;
 pub mod daemon;
 pub mod demo;
 pub mod dgt;
 pub mod hall;
+pub mod intake;
 pub mod link;
 pub mod mqtt;
-pub mod refusal;
 pub mod script;
 pub mod sim;
 pub mod store;
+pub mod timebase;
 pub mod tty;
 pub mod web;
 

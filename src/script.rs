@@ -7,7 +7,8 @@
 
 use serde::Deserialize;
 
-use crate::command::ResultName;
+use crate::intake::command::ResultName;
+use crate::intake::json::StrictError;
 use serde_json::{Map, Value};
 
 use crate::rules::adjournment::{
@@ -562,10 +563,17 @@ impl Parser {
         }
         let mut steps = Vec::new();
         let last = self.last.unwrap_or(Millis(i64::MIN));
-        let mut obj: Map<String, Value> = match serde_json::from_str::<Strict>(text) {
-            Ok(Strict(Value::Object(o))) => o,
+        let mut obj: Map<String, Value> = match crate::intake::json::read(text.as_bytes()) {
+            Ok(Value::Object(o)) => o,
             Ok(_) => return Err(err(line, "expected a JSON object")),
-            Err(e) => {
+            Err(StrictError::Duplicate { key, column, .. }) => {
+                return Err(ScriptError {
+                    line,
+                    column: Some(column),
+                    message: format!("\"{key}\" is given twice"),
+                });
+            }
+            Err(StrictError::Syntax(e)) => {
                 // The position is given as the script's line and column, not serde's.
                 let message = e.to_string();
                 let message = message
@@ -722,75 +730,6 @@ pub fn parse_bytes(bytes: &[u8]) -> Result<Script, ScriptError> {
     }
     let (setup, date) = parser.finish()?;
     Ok(Script { setup, date, steps })
-}
-
-/// A JSON value in which no object has a key twice (serde_json keeps the last silently).
-struct Strict(Value);
-
-impl<'de> Deserialize<'de> for Strict {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        d.deserialize_any(StrictVisitor).map(Strict)
-    }
-}
-
-struct StrictVisitor;
-
-impl<'de> serde::de::Visitor<'de> for StrictVisitor {
-    type Value = Value;
-
-    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-        f.write_str("a JSON value")
-    }
-
-    fn visit_bool<E>(self, v: bool) -> Result<Value, E> {
-        Ok(Value::Bool(v))
-    }
-
-    fn visit_i64<E>(self, v: i64) -> Result<Value, E> {
-        Ok(Value::from(v))
-    }
-
-    fn visit_u64<E>(self, v: u64) -> Result<Value, E> {
-        Ok(Value::from(v))
-    }
-
-    fn visit_f64<E>(self, v: f64) -> Result<Value, E> {
-        Ok(Value::from(v))
-    }
-
-    fn visit_str<E>(self, v: &str) -> Result<Value, E> {
-        Ok(Value::String(v.to_string()))
-    }
-
-    fn visit_string<E>(self, v: String) -> Result<Value, E> {
-        Ok(Value::String(v))
-    }
-
-    fn visit_unit<E>(self) -> Result<Value, E> {
-        Ok(Value::Null)
-    }
-
-    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
-        let mut v = Vec::new();
-        while let Some(Strict(e)) = seq.next_element()? {
-            v.push(e);
-        }
-        Ok(Value::Array(v))
-    }
-
-    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
-        let mut m = Map::new();
-        while let Some(key) = map.next_key::<String>()? {
-            if m.contains_key(&key) {
-                return Err(serde::de::Error::custom(format!(
-                    "\"{key}\" is given twice"
-                )));
-            }
-            let Strict(v) = map.next_value()?;
-            m.insert(key, v);
-        }
-        Ok(Value::Object(m))
-    }
 }
 
 /// One line of output.

@@ -9,7 +9,7 @@ use std::process::Command;
 use std::time::Duration;
 
 use common::{Rig, board_id, key_of, now_ms, signed, signed_as};
-use hallclock::auth::{Arbiters, Security, envelope, sign_now};
+use hallclock::intake::auth::{Arbiters, Security, envelope, sign_now};
 use hallclock::link::testing::scratch_dir;
 use hallclock::rules::Millis;
 use serde_json::{Value, json};

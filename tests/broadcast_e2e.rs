@@ -26,7 +26,7 @@ async fn serve(rig: &Rig) -> u16 {
     let state = hallclock::web::AppState::for_hall(
         "hall",
         hall,
-        std::sync::Arc::new(hallclock::auth::Arbiters::default()),
+        std::sync::Arc::new(hallclock::intake::auth::Arbiters::default()),
         false,
     );
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();

@@ -287,7 +287,7 @@ async fn duplicate_keys_and_far_instants_are_refused_and_change_nothing() {
         now_ms()
     );
     // Signed as sent, so the signature is good and the parser sees the duplicate.
-    let signed = hallclock::auth::envelope("chief", &common::key_of("chief"), &set, &dup);
+    let signed = hallclock::intake::auth::envelope("chief", &common::key_of("chief"), &set, &dup);
     rig.watcher.publish(&set, &signed).await;
     let r = response(&mut rig.watcher, &resp, "dup-1").await;
     assert_eq!(r["error"], "duplicate_key", "{r}");

@@ -14,12 +14,14 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use hallclock::command::{BoardAction, HallAction, Instant, ResultName, check_instants, parse};
+use hallclock::intake::command::{
+    BoardAction, HallAction, Instant, ResultName, check_instants, parse,
+};
+use hallclock::intake::refusal::Refusal;
 use hallclock::mqtt::payload::{
     AlertKind, AlertPayload, BoardResult, EventPayload, HallEvent, InfoPayload, OFFLINE, ONLINE,
     ResponsePayload, ResponseStatus, StatePayload,
 };
-use hallclock::refusal::Refusal;
 use hallclock::rules::adjournment::{
     AdjournmentRules, DrawOffer, Edition, Envelope, EnvelopeStatus, EnvelopeTime, NotationLanguage,
     Opening, Resumption, SealedVerdict, Stage, commitment,
@@ -37,7 +39,7 @@ use serde_json::{Value, json};
 const DOC: &str = include_str!("../docs/MQTT-API.md");
 const ASYNCAPI: &str = include_str!("../docs/asyncapi.yaml");
 /// The daemon's refusals: each variant's `#[error("template")]` is its reason.
-const REFUSAL_SOURCE: &str = include_str!("../src/refusal.rs");
+const REFUSAL_SOURCE: &str = include_str!("../src/intake/refusal.rs");
 
 // ---------------------------------------------------------------------------------------
 // The examples of the document
@@ -2273,7 +2275,7 @@ fn the_documented_signature_is_the_daemons() {
         .and_then(|rest| rest.split("\n```").next())
         .expect("MQTT-API.md shows a signed envelope");
     let v: Value = serde_json::from_str(block).unwrap();
-    let key = hallclock::auth::Key::from_hex(
+    let key = hallclock::intake::auth::Key::from_hex(
         "8f2c1e5b7a9d3f60c4e8b2a1d7f5c3e9a0b6d4f2e8c1a7b5d3f9e0c2a4b6d8f1",
     )
     .unwrap();
@@ -2285,22 +2287,27 @@ fn the_documented_signature_is_the_daemons() {
         key.sign(topic, payload.as_bytes())
     );
     // And the daemon lets it in at the instant it was signed.
-    let mut arbiters = hallclock::auth::Arbiters::default();
+    let mut arbiters = hallclock::intake::auth::Arbiters::default();
     arbiters
-        .add("ia-schmid", "IA Schmid", hallclock::auth::Role::Chief, None)
+        .add(
+            "ia-schmid",
+            "IA Schmid",
+            hallclock::intake::auth::Role::Chief,
+            None,
+        )
         .unwrap();
     let text = arbiters.to_toml().replace(
         &arbiters.get("ia-schmid").unwrap().key.to_hex(),
         &key.to_hex(),
     );
-    let security = hallclock::auth::Security::Signed {
-        arbiters: hallclock::auth::Arbiters::parse(&text).unwrap(),
+    let security = hallclock::intake::auth::Security::Signed {
+        arbiters: hallclock::intake::auth::Arbiters::parse(&text).unwrap(),
         window: Millis(30_000),
     };
     let admitted = security
         .admit(topic, block.as_bytes(), Millis(1_796_047_200_000))
         .unwrap();
-    let c = hallclock::command::parse_as::<BoardAction>(
+    let c = hallclock::intake::command::parse_as::<BoardAction>(
         &admitted.command,
         Some(("ia-schmid", "IA Schmid")),
     )

@@ -74,7 +74,7 @@ async fn fifty_dashboards_on_a_1000_board_hall() {
         "load",
         publisher.feed().clone(),
         intake,
-        std::sync::Arc::new(hallclock::auth::Arbiters::default()),
+        std::sync::Arc::new(hallclock::intake::auth::Arbiters::default()),
         false,
     );
     let web = webcommon::serve(app).await;

@@ -6,8 +6,8 @@ use std::sync::Arc;
 
 use axum::body::{Body, to_bytes};
 use axum::http::{Request, StatusCode, header};
-use hallclock::auth::{Arbiters, Role};
-use hallclock::mqtt::Incoming;
+use hallclock::intake::Incoming;
+use hallclock::intake::auth::{Arbiters, Role};
 use hallclock::web::{AppState, router};
 use tokio::sync::mpsc;
 use tower::ServiceExt;

@@ -18,7 +18,7 @@ use hyper_util::rt::TokioIo;
 use tokio::sync::watch;
 
 use super::{BroadcastSource, LichessSettings, Which};
-use crate::command::log_safe;
+use crate::intake::command::log_safe;
 
 /// At most one push a second.
 pub const DEBOUNCE: Duration = Duration::from_secs(1);

@@ -6,7 +6,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use crate::auth::{Arbiters, ArbitersError, Key, Role};
+use crate::intake::auth::{Arbiters, ArbitersError, Key, Role};
 
 #[derive(Debug, clap::Subcommand)]
 pub enum ArbiterCmd {
@@ -64,7 +64,7 @@ pub enum ArbiterCmd {
 #[derive(Debug, clap::Args)]
 pub struct FileArgs {
     /// The arbiters file (`[security] arbiters` of the configuration).
-    #[arg(long, default_value = crate::auth::DEFAULT_ARBITERS)]
+    #[arg(long, default_value = crate::intake::auth::DEFAULT_ARBITERS)]
     pub file: PathBuf,
 }
 
@@ -132,7 +132,7 @@ fn read_password(id: &str) -> Result<String, ArbitersError> {
     if stdin.is_terminal() && line("again: ")? != first {
         return Err(ArbitersError::Invalid("the two passwords differ".into()));
     }
-    crate::auth::check_password(&first).map_err(ArbitersError::Invalid)?;
+    crate::intake::auth::check_password(&first).map_err(ArbitersError::Invalid)?;
     Ok(first)
 }
 

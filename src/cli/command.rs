@@ -9,7 +9,7 @@ use std::time::Duration;
 use rumqttc::{AsyncClient, Event, MqttOptions, Packet, QoS};
 use serde_json::Value;
 
-use crate::auth::Key;
+use crate::intake::auth::Key;
 
 #[derive(Debug, clap::Args)]
 pub struct CommandArgs {
@@ -119,12 +119,12 @@ async fn send(args: CommandArgs) -> Result<Value, String> {
                 // is as fresh as it can be.
                 Ok(Event::Incoming(Packet::SubAck(_))) if !sent => {
                     sent = true;
-                    let signed = crate::auth::sign_now(
+                    let signed = crate::intake::auth::sign_now(
                         &args.arbiter,
                         &key,
                         &set,
                         command.clone(),
-                        crate::hall::timebase::Timebase::start().now(),
+                        crate::timebase::Timebase::start().now(),
                     );
                     client
                         .publish(&set, QoS::AtLeastOnce, false, signed)

@@ -106,10 +106,8 @@ fn initial_and_increment(tc: &TimeControl) -> (Duration, Duration) {
 /// the wall clock can be slewed by NTP by tens of milliseconds over a long run, the
 /// monotonic clock both run on cannot (their anchors differ by a millisecond or so).
 fn now_ms() -> Millis {
-    static CLOCK: std::sync::OnceLock<crate::hall::timebase::Timebase> = std::sync::OnceLock::new();
-    CLOCK
-        .get_or_init(crate::hall::timebase::Timebase::start)
-        .now()
+    static CLOCK: std::sync::OnceLock<crate::timebase::Timebase> = std::sync::OnceLock::new();
+    CLOCK.get_or_init(crate::timebase::Timebase::start).now()
 }
 
 pub fn board_id(n: usize) -> String {
@@ -247,16 +245,16 @@ fn console(host: &str, port: u16, hall: &str) -> (AsyncClient, Inbox, JoinHandle
 /// The demo's arbiter: an account in the demo's own arbiters file, and its key.
 struct Signer {
     id: &'static str,
-    key: crate::auth::Key,
+    key: crate::intake::auth::Key,
     /// The dashboard password, printed with the dashboard's address.
     password: String,
 }
 
 impl Signer {
-    fn create(dir: &std::path::Path) -> Result<Signer, crate::auth::ArbitersError> {
-        let mut arbiters = crate::auth::Arbiters::default();
+    fn create(dir: &std::path::Path) -> Result<Signer, crate::intake::auth::ArbitersError> {
+        let mut arbiters = crate::intake::auth::Arbiters::default();
         let id = "demo-chief";
-        let key = arbiters.add(id, "Demo Arbiter", crate::auth::Role::Chief, None)?;
+        let key = arbiters.add(id, "Demo Arbiter", crate::intake::auth::Role::Chief, None)?;
         let password = crate::web::session::token()[..12].to_string();
         arbiters.set_password(id, &password)?;
         arbiters.save(&dir.join("arbiters.toml"))?;
@@ -265,7 +263,7 @@ impl Signer {
 
     /// A command as published: signed, with the time it was signed.
     fn sign(&self, topic: &str, command: Value) -> Vec<u8> {
-        crate::auth::sign_now(self.id, &self.key, topic, command, now_ms())
+        crate::intake::auth::sign_now(self.id, &self.key, topic, command, now_ms())
     }
 }
 

@@ -8,9 +8,9 @@ use std::time::Duration;
 
 use tokio::sync::{Semaphore, mpsc, oneshot};
 
-use crate::command::{BoardAction, Command};
 use crate::custody::{Custody, Secret};
 use crate::dgt::{BoardEvent, ClockButton, ClockSide, ClockTime};
+use crate::intake::input::BoardAct;
 use crate::link::{ClockCommandError, LinkCommand, LinkEvent, RunSide};
 use crate::mqtt::Publisher;
 use crate::mqtt::payload::{
@@ -22,7 +22,7 @@ use crate::rules::placement::{Placement, Side};
 use crate::rules::{Color, Millis};
 use crate::store::{JournalHandle, Record};
 
-use super::timebase::Timebase;
+use crate::timebase::Timebase;
 
 /// How long the e-board must be still before a move read from it is taken as final.
 /// A sliding piece is reported square by square (a1a2, then a1a3), one board scan apart
@@ -52,7 +52,7 @@ pub struct GameSlot {
     pub events: Vec<Event>,
 }
 
-pub use crate::refusal::Refusal;
+pub use crate::intake::refusal::Refusal;
 
 /// Messages from the hall to a board actor.
 #[derive(Debug)]
@@ -62,8 +62,9 @@ pub enum ToBoard {
         slot: Box<GameSlot>,
         reply: oneshot::Sender<Result<(), Refusal>>,
     },
-    Command {
-        command: Command<BoardAction>,
+    /// An arbiter's command, as the intake mapped it.
+    Act {
+        act: BoardAct,
         reply: oneshot::Sender<Result<(), Refusal>>,
     },
     /// 6.10, source side: hand the unfinished game over (the board becomes idle).
@@ -393,10 +394,10 @@ impl Actor {
         }
         match severity {
             Severity::Critical | Severity::Warning => {
-                tracing::warn!(board = %self.id, alert = kind.slug(), "{}", crate::command::log_safe(&message))
+                tracing::warn!(board = %self.id, alert = kind.slug(), "{}", crate::intake::command::log_safe(&message))
             }
             Severity::Info => {
-                tracing::info!(board = %self.id, alert = kind.slug(), "{}", crate::command::log_safe(&message))
+                tracing::info!(board = %self.id, alert = kind.slug(), "{}", crate::intake::command::log_safe(&message))
             }
         }
         let payload = AlertPayload {
@@ -1010,8 +1011,8 @@ impl Actor {
                 let r = self.start_game(*slot).await;
                 let _ = reply.send(r);
             }
-            ToBoard::Command { command, reply } => {
-                let r = self.on_command(command).await;
+            ToBoard::Act { act, reply } => {
+                let r = self.on_act(act).await;
                 let _ = reply.send(r);
             }
             ToBoard::TakeGame { reply } => {
@@ -1197,117 +1198,22 @@ impl Actor {
             .await;
     }
 
-    async fn on_command(&mut self, c: Command<BoardAction>) -> Result<(), Refusal> {
-        let arbiter = c.arbiter.clone();
-        let reason = c.reason.clone();
-        let input = match c.action {
-            BoardAction::SwapSides {} => {
+    async fn on_act(&mut self, act: BoardAct) -> Result<(), Refusal> {
+        let input = match act {
+            BoardAct::SwapSides { arbiter } => {
                 self.placement = self.placement.swapped();
-                tracing::info!(board = %self.id, white = ?self.placement.white, arbiter = %crate::command::log_safe(&arbiter), "clock turned round (6.4)");
+                tracing::info!(board = %self.id, white = ?self.placement.white, arbiter = %crate::intake::command::log_safe(&arbiter), "clock turned round (6.4)");
                 self.publish_state();
                 self.program_clock(None).await;
                 return Ok(());
             }
-            BoardAction::ReplaceClock { to: Some(_), .. } => {
-                return Err(Refusal::Internal {
-                    reason: "replace_clock to another board is handled by the hall".into(),
-                });
-            }
-            BoardAction::ReplaceClock {
-                to: None,
-                white_ms,
-                black_ms,
-            } => Input::ReplaceClock {
-                device: self.id.clone(),
-                white: white_ms,
-                black: black_ms,
-                arbiter,
-                reason,
-            },
-            BoardAction::Pause {} => Input::Pause { arbiter, reason },
-            BoardAction::Resume {} => Input::Resume { arbiter },
-            BoardAction::Present { side } => Input::Present { side, arbiter },
-            BoardAction::SetTime { side, remaining_ms } => Input::SetTime {
+            BoardAct::Seal {
                 side,
-                remaining: remaining_ms,
-                arbiter,
-                reason,
-            },
-            BoardAction::AddTime { side, delta_ms } => Input::AddTime {
-                side,
-                delta: delta_ms,
-                arbiter,
-                reason,
-            },
-            BoardAction::SetMoves {
-                side,
-                moves,
-                period,
-            } => Input::SetMoves {
-                side,
-                moves,
-                period,
-                arbiter,
-                reason,
-            },
-            BoardAction::SetResult { result, side } => Input::SetResult {
-                result: result.to_result(side).map_err(Refusal::BadResult)?,
-                arbiter,
-                reason,
-            },
-            BoardAction::ConfirmFlag {} => Input::ConfirmFlag { arbiter },
-            BoardAction::SetPosition { fen } => Input::SetPosition {
-                fen,
-                arbiter,
-                reason,
-            },
-            BoardAction::SetSessionEnd { end } => Input::SetSessionEnd {
-                end: end.map(|e| e.0),
-                arbiter,
-            },
-            BoardAction::SetAdjournmentRules { rules } => {
-                Input::SetAdjournmentRules { rules, arbiter }
-            }
-            BoardAction::Adjourn { resumption } => Input::Adjourn {
-                arbiter,
-                resumption: resumption.map(|r| r.to_core()),
-            },
-            BoardAction::ScheduleResumption { resumption } => Input::ScheduleResumption {
-                resumption: resumption.to_core(),
-                arbiter,
-            },
-            BoardAction::Seal { side, mv } => {
-                return self.seal_secret(side, mv.0, false, false).await;
-            }
-            BoardAction::CounterSeal { mv } => {
-                return self.seal_secret(None, mv.0, false, true).await;
-            }
-            BoardAction::OpenEnvelope {} => return self.open_envelope(arbiter).await,
-            BoardAction::CommitSeal {} => Input::CommitSeal {
-                arbiter: Some(arbiter),
-            },
-            BoardAction::VerifyEnvelope {} => Input::VerifyEnvelope { arbiter },
-            BoardAction::DrawOffer { side } => Input::DrawOffer { side, arbiter },
-            BoardAction::DrawReply { accept } => Input::DrawReply { accept, arbiter },
-            BoardAction::EnvelopeLost {} => Input::EnvelopeLost { arbiter, reason },
-            BoardAction::CorrectTime { side, remaining_ms } => Input::CorrectTime {
-                side,
-                remaining: remaining_ms,
-                arbiter,
-                reason,
-            },
-            BoardAction::AcknowledgeAlert { alert } => {
-                if alert != AlertKind::ClockDiscrepancy {
-                    return Err(Refusal::BadValue(format!(
-                        "only a clock_discrepancy alert is acknowledged; a {} alert clears when its cause does",
-                        serde_json::to_value(alert)
-                            .ok()
-                            .and_then(|v| v.as_str().map(String::from))
-                            .unwrap_or_default()
-                    )));
-                }
-                Input::AcknowledgeDiscrepancy { arbiter }
-            }
+                text,
+                counter,
+            } => return self.seal_secret(side, text, false, counter).await,
+            BoardAct::OpenEnvelope { arbiter } => return self.open_envelope(arbiter).await,
+            BoardAct::Rules(input) => input,
         };
         let r = self.decide(input).await;
         if r.is_ok() {

@@ -2,9 +2,7 @@
 //! command intake, rounds (start, end, summary), hall-wide pause/resume, moving a game to
 //! another board (6.10).
 
-pub mod answers;
 pub mod board;
-pub mod timebase;
 pub mod trf_round;
 
 use std::collections::{BTreeMap, HashMap};
@@ -13,10 +11,11 @@ use std::sync::Arc;
 
 use tokio::sync::{Semaphore, mpsc, oneshot};
 
-use crate::auth::{Admitted, Security};
-use crate::command::{self, BadCommand, BoardAction, Command, HallAction, Pairing, log_safe};
+use crate::intake::auth::Security;
+use crate::intake::command::{self, BoardAction, Command, HallAction, Pairing, log_safe};
+use crate::intake::{Door, Incoming, Intake, Raw, Taken, Target, input};
 use crate::link::{LinkConfig, spawn as spawn_link};
-use crate::mqtt::client::{self, Incoming, MqttError, MqttSettings, Publisher};
+use crate::mqtt::client::{self, MqttError, MqttSettings, Publisher};
 use crate::mqtt::payload::{
     BoardInfo, BoardResult, DefaultsInfo, HallEvent, InfoPayload, RoundInfo, SessionEvent,
     SessionPayload, Topics,
@@ -26,9 +25,9 @@ use crate::rules::adjournment::Stage;
 use crate::rules::game::{FlagMode, Game, GameResult, Input, Setup, Termination};
 use crate::rules::placement::{Placement, Side};
 
-use answers::ReplyTo;
+use crate::intake::answers::{self, ReplyTo};
+use crate::timebase::Timebase;
 use board::{BoardParts, FromBoard, GameSlot, Refusal, StageNote, ToBoard};
-use timebase::Timebase;
 
 /// One board of the hall.
 #[derive(Debug, Clone)]
@@ -116,8 +115,8 @@ struct Hall {
     custody: Arc<crate::custody::Custody>,
     /// The playing session: its nominal end, the resumption, and every board's stage.
     session: Session,
-    /// Every transaction's first reply.
-    answers: answers::Answers,
+    /// The command pipeline: who may command, every transaction's first reply.
+    intake: Intake,
     /// The broadcast feed: each round's delay is stored here at its start.
     broadcast: crate::broadcast::FeedWriter,
 }
@@ -317,10 +316,24 @@ pub fn start(settings: HallSettings) -> Result<RunningHall, HallError> {
         });
     let topics = Topics::new(&settings.hall);
     let (incoming_tx, incoming_rx) = mpsc::channel(256);
-    let (publisher, mqtt_task) =
-        client::spawn(settings.mqtt.clone(), topics.clone(), incoming_tx.clone())?;
+    // The hall's one timebase: the connection's disconnection instants are on it too.
     let timebase = Timebase::start();
+    let (publisher, mqtt_task) = client::spawn(
+        settings.mqtt.clone(),
+        topics.clone(),
+        incoming_tx.clone(),
+        timebase,
+    )?;
     let broadcast = feed.source(Arc::new(move || timebase.now()));
+    let intake = Intake::new(
+        settings.security.clone(),
+        answers::Replier {
+            answers,
+            journal: journal.clone(),
+            outbox: Arc::new(publisher.clone()),
+        },
+    );
+
     let (from_boards_tx, from_boards_rx) = mpsc::unbounded_channel();
     if let Some(d) = &damage {
         let alert = crate::mqtt::payload::AlertPayload {
@@ -379,7 +392,7 @@ pub fn start(settings: HallSettings) -> Result<RunningHall, HallError> {
         journal,
         custody,
         session: Session::default(),
-        answers,
+        intake,
         broadcast: feed,
     };
     for b in &board_settings {
@@ -609,13 +622,13 @@ impl Hall {
                     let _ = reply.send(done);
                 },
                 msg = incoming.recv() => match msg {
-                    Some(Incoming::Hall(payload)) => self.on_hall_command(&payload).await,
-                    Some(Incoming::Board { board, payload }) => self.on_board_command(board, &payload).await,
+                    Some(Incoming::Hall(payload)) => self.on_command(None, Raw::Mqtt(payload), None).await,
+                    Some(Incoming::Board { board, payload }) => self.on_command(Some(board), Raw::Mqtt(payload), None).await,
                     Some(Incoming::Web { board, payload, identity, reply }) => {
-                        self.on_web_command(board, payload, identity, reply).await;
+                        self.on_command(board, Raw::Session { payload, identity }, Some(reply)).await;
                     }
                     Some(Incoming::Ask(payload)) => self.on_ask(&payload).await,
-                    Some(Incoming::TooLarge { response, bad }) => self.respond_bad(ReplyTo::Topic(response), bad),
+                    Some(Incoming::TooLarge { response, bad }) => self.intake.refuse_bad(ReplyTo::Topic(response), bad),
                     Some(Incoming::StaleAlert { payload }) => self.on_stale_alert(&payload).await,
                     None => break,
                 },
@@ -662,127 +675,51 @@ impl Hall {
         self.publisher.json_retained(self.topics.info(), &info);
     }
 
-    /// A reply to a command that was not claimed (refused before it could act).
-    fn respond(&self, to: ReplyTo, transaction: &str, action: &str, r: Result<(), Refusal>) {
-        let payload = answers::response(transaction, action, &r);
-        if let Ok(bytes) = serde_json::to_vec(&payload) {
-            to.send(&self.publisher, bytes);
-        }
-    }
-
-    fn replier(&self) -> answers::Replier {
-        answers::Replier {
-            answers: self.answers.clone(),
-            journal: self.journal.clone(),
-            publisher: self.publisher.clone(),
-        }
-    }
-
-    /// The reply to a claimed command: remembered, journaled, then published.
-    fn reply(
-        &self,
-        key: answers::Key,
-        topic: ReplyTo,
-        transaction: &str,
-        action: &str,
-        r: Result<(), Refusal>,
+    /// Every command, from every door, takes the intake's one pipeline (read, admit,
+    /// parse, bound, claim, authorize); what passes is applied here and answered through
+    /// its claim.
+    async fn on_command(
+        &mut self,
+        board: Option<String>,
+        raw: Raw,
+        asker: Option<oneshot::Sender<Vec<u8>>>,
     ) {
-        let payload = answers::response(transaction, action, &r);
-        let replier = self.replier();
-        tokio::spawn(async move { replier.reply(key, topic, payload).await });
-    }
-
-    /// Who sent it (the signature, the account, the time): before anything is parsed.
-    fn admit(
-        &self,
-        reply_to: ReplyTo,
-        set_topic: &str,
-        payload: &[u8],
-    ) -> Option<(Admitted, ReplyTo)> {
-        match self
-            .settings
-            .security
-            .admit(set_topic, payload, self.timebase.now())
-        {
-            Ok(a) => Some((a, reply_to)),
-            Err(t) => {
-                tracing::warn!(topic = ?set_topic, transaction = ?t.transaction, refusal = ?t.refusal, "command refused at the gate");
-                self.respond(reply_to, &t.transaction, &t.action, Err(t.refusal));
-                None
-            }
-        }
-    }
-
-    /// What every proven command passes before it acts, from MQTT or a web session alike:
-    /// the sender's role for this command (`may`), then the claim of its transaction.
-    /// `None` when it was refused or seen before (answered here already).
-    #[allow(clippy::too_many_arguments)]
-    fn authorize(
-        &self,
-        admitted: &Admitted,
-        may: impl FnOnce(&crate::auth::Identity) -> Result<(), Refusal>,
-        arbiter: &str,
-        transaction: &str,
-        set_topic: &str,
-        reply_to: ReplyTo,
-        action: &str,
-    ) -> Option<(answers::Key, ReplyTo)> {
-        if let Some(id) = &admitted.identity
-            && let Err(e) = may(id)
-        {
-            tracing::warn!(topic = ?set_topic, transaction = ?transaction, action, arbiter = %id.id, refusal = ?e, "command refused: forbidden");
-            self.respond(reply_to, transaction, action, Err(e));
-            return None;
-        }
-        self.claim(admitted, arbiter, transaction, set_topic, reply_to, action)
-    }
-
-    /// Claim the transaction; `None` when it was seen before (answered here already).
-    fn claim(
-        &self,
-        admitted: &Admitted,
-        arbiter: &str,
-        transaction: &str,
-        set_topic: &str,
-        reply_to: ReplyTo,
-        action: &str,
-    ) -> Option<(answers::Key, ReplyTo)> {
-        let who = match &admitted.identity {
-            Some(id) => id.id.clone(),
-            None => format!("open:{arbiter}"),
+        let (target, set_topic, response) = match board {
+            Some(b) => (
+                Target::Board(b.clone()),
+                self.board_set_topic(&b),
+                self.topics.board_response(&b),
+            ),
+            None => (
+                Target::Hall,
+                self.topics.hall_set(),
+                self.topics.hall_response(),
+            ),
         };
-        let key = (who, transaction.to_string());
-        let digest = crate::auth::digest(set_topic, &admitted.command);
-        match self.answers.claim(&key, &digest, reply_to) {
-            answers::Claim::New(reply_to) => Some((key, reply_to)),
-            answers::Claim::InFlight => None,
-            answers::Claim::Repeat(first, reply_to) => {
-                tracing::info!(transaction = ?transaction, "transaction seen before: its first reply again, nothing applied");
-                reply_to.send(&self.publisher, first);
-                None
+        let reply_to = match asker {
+            Some(tx) => ReplyTo::Asker {
+                topic: response,
+                tx,
+            },
+            None => ReplyTo::Topic(response),
+        };
+        let door = Door {
+            target: target.clone(),
+            set_topic,
+            reply_to,
+        };
+        let now = self.timebase.now();
+        match target {
+            Target::Board(board) => {
+                if let Some(taken) = self.intake.take::<BoardAction>(door, raw, now) {
+                    self.apply_board(board, taken).await;
+                }
             }
-            answers::Claim::Reused(reply_to) => {
-                let refusal = Refusal::Replayed {
-                    transaction: transaction.into(),
-                    arbiter: key.0,
-                };
-                tracing::warn!(transaction = ?transaction, "command refused: replayed");
-                self.respond(reply_to, transaction, action, Err(refusal));
-                None
+            Target::Hall => {
+                if let Some(taken) = self.intake.take::<HallAction>(door, raw, now) {
+                    self.apply_hall(taken).await;
+                }
             }
-        }
-    }
-
-    fn respond_bad(&self, topic: ReplyTo, bad: BadCommand) {
-        tracing::info!(transaction = %log_safe(&bad.transaction), reason = %log_safe(&bad.reason), "command refused");
-        self.respond(topic, &bad.transaction, &bad.action, Err(bad.refusal()));
-    }
-
-    async fn on_board_command(&mut self, board: String, payload: &[u8]) {
-        let topic = ReplyTo::Topic(self.topics.board_response(&board));
-        let set_topic = self.board_set_topic(&board);
-        if let Some((admitted, topic)) = self.admit(topic, &set_topic, payload) {
-            self.board_intake(board, admitted, topic).await;
         }
     }
 
@@ -790,75 +727,16 @@ impl Hall {
         format!("{}/board/{board}/set", self.topics.base())
     }
 
-    /// A command from a dashboard session: the session proved who sent it (the signature
-    /// would), and from here it takes the MQTT command's path, answers and all.
-    async fn on_web_command(
-        &mut self,
-        board: Option<String>,
-        payload: Vec<u8>,
-        identity: crate::auth::Identity,
-        tx: oneshot::Sender<Vec<u8>>,
-    ) {
-        let admitted = Admitted {
-            identity: Some(identity),
-            command: payload,
-        };
-        match board {
-            Some(board) => {
-                let topic = self.topics.board_response(&board);
-                self.board_intake(board, admitted, ReplyTo::Asker { topic, tx })
-                    .await;
-            }
-            None => {
-                let topic = self.topics.hall_response();
-                self.hall_intake(admitted, ReplyTo::Asker { topic, tx })
-                    .await;
-            }
-        }
-    }
-
-    /// A board command whose sender is proven: parsed, checked, claimed, applied.
-    async fn board_intake(&mut self, board: String, admitted: Admitted, topic: ReplyTo) {
-        let set_topic = self.board_set_topic(&board);
-        let command = match command::parse_as::<BoardAction>(&admitted.command, signer(&admitted)) {
-            Ok(c) => c,
-            Err(bad) => return self.respond_bad(topic, bad),
-        };
-        let (transaction, action) = (command.transaction.clone(), command.action.name());
-        if let Err(why) = command::check_instants(&command.action.instants(), self.timebase.now()) {
-            return self.respond(topic, &transaction, action, Err(Refusal::OutOfRange(why)));
-        }
+    /// A board command that passed the intake: to its board (or, for 6.10 onto another
+    /// board, moved by the hall), answered through its claim.
+    async fn apply_board(&mut self, board: String, taken: Taken<BoardAction>) {
+        let Taken { command, claim } = taken;
         let Some(entry) = self.boards.get(&board) else {
-            return self.respond(
-                topic,
-                &transaction,
-                action,
-                Err(Refusal::UnknownBoard {
-                    board: board.clone(),
-                    known: self.boards.keys().cloned().collect::<Vec<_>>().join(", "),
-                }),
-            );
+            let known = self.boards.keys().cloned().collect::<Vec<_>>().join(", ");
+            return claim.answer_soon(Err(Refusal::UnknownBoard { board, known }));
         };
         let inbox = entry.inbox.clone();
-        let may = |id: &crate::auth::Identity| {
-            id.may_command_board(&board)?;
-            match &command.action {
-                BoardAction::ReplaceClock { to: Some(to), .. } => id.may_command_board(to),
-                _ => Ok(()),
-            }
-        };
-        let Some((key, topic)) = self.authorize(
-            &admitted,
-            may,
-            &command.arbiter,
-            &transaction,
-            &set_topic,
-            topic,
-            action,
-        ) else {
-            return;
-        };
-        tracing::info!(board = %log_safe(&board), transaction = %log_safe(&transaction), action, arbiter = %log_safe(&command.arbiter), "arbiter command");
+        tracing::info!(board = %log_safe(&board), transaction = %log_safe(&command.transaction), action = claim.action(), arbiter = %log_safe(&command.arbiter), "arbiter command");
         if let BoardAction::ReplaceClock {
             to: Some(to),
             white_ms,
@@ -868,19 +746,20 @@ impl Hall {
             let r = self
                 .move_game(&board, to, *white_ms, *black_ms, &command)
                 .await;
-            return self.reply(key, topic, &transaction, action, r);
+            return claim.answer_soon(r);
         }
-        let replier = self.replier();
+        let act = match input::board_act(command, &board) {
+            Ok(act) => act,
+            Err(e) => return claim.answer_soon(Err(e)),
+        };
         // A command may wait on a 6.9 search; don't hold up the other boards.
         tokio::spawn(async move {
             let (reply, rx) = oneshot::channel();
-            let r = match inbox.send(ToBoard::Command { command, reply }).await {
+            let r = match inbox.send(ToBoard::Act { act, reply }).await {
                 Ok(()) => rx.await.unwrap_or(Err(Refusal::BoardStopped)),
                 Err(_) => Err(Refusal::BoardStopped),
             };
-            replier
-                .reply(key, topic, answers::response(&transaction, action, &r))
-                .await;
+            claim.answer(r).await;
         });
     }
 
@@ -969,7 +848,7 @@ impl Hall {
         let topic = ReplyTo::Topic(self.topics.hall_response());
         let command = match command::parse::<HallAction>(payload) {
             Ok(c) => c,
-            Err(bad) => return self.respond_bad(topic, bad),
+            Err(bad) => return self.intake.refuse_bad(topic, bad),
         };
         let action = command.action.name();
         tracing::info!(transaction = %log_safe(&command.transaction), action, arbiter = %log_safe(&command.arbiter), "request");
@@ -981,47 +860,14 @@ impl Hall {
             } => self.replay(board, *from_seq, reply_to).await,
             _ => Err(Refusal::NotARequest { action }),
         };
-        self.respond(topic, &command.transaction, action, r);
+        self.intake.respond(topic, &command.transaction, action, r);
     }
 
-    async fn on_hall_command(&mut self, payload: &[u8]) {
-        let topic = ReplyTo::Topic(self.topics.hall_response());
-        let set_topic = self.topics.hall_set();
-        if let Some((admitted, topic)) = self.admit(topic, &set_topic, payload) {
-            self.hall_intake(admitted, topic).await;
-        }
-    }
-
-    /// A hall command whose sender is proven: parsed, checked, claimed, applied.
-    async fn hall_intake(&mut self, admitted: Admitted, topic: ReplyTo) {
-        let set_topic = self.topics.hall_set();
-        let command = match command::parse_as::<HallAction>(&admitted.command, signer(&admitted)) {
-            Ok(c) => c,
-            Err(bad) => return self.respond_bad(topic, bad),
-        };
-        let (transaction, action) = (command.transaction.clone(), command.action.name());
-        let reads = matches!(command.action, HallAction::Replay { .. });
-        let Some((key, topic)) = self.authorize(
-            &admitted,
-            |id| id.may_command_hall(action, reads),
-            &command.arbiter,
-            &transaction,
-            &set_topic,
-            topic,
-            action,
-        ) else {
-            return;
-        };
+    /// A hall command that passed the intake, answered through its claim.
+    async fn apply_hall(&mut self, taken: Taken<HallAction>) {
+        let Taken { command, claim } = taken;
+        let (transaction, action) = (command.transaction.clone(), claim.action());
         tracing::info!(transaction = %log_safe(&transaction), action, arbiter = %log_safe(&command.arbiter), "hall command");
-        if let Err(why) = command::check_instants(&command.action.instants(), self.timebase.now()) {
-            return self.reply(
-                key,
-                topic,
-                &transaction,
-                action,
-                Err(Refusal::OutOfRange(why)),
-            );
-        }
         let r = match command.action.clone() {
             HallAction::StartRound {
                 round,
@@ -1046,7 +892,8 @@ impl Hall {
                     only_our_boards,
                 ) {
                     Ok(p) => p,
-                    Err(e) => return self.respond(topic, &transaction, action, Err(e)),
+                    // The claim is answered like any outcome: a resend gets this refusal.
+                    Err(e) => return claim.answer_soon(Err(e)),
                 };
                 // The event's defaults, with what this round (or its TRF) says otherwise.
                 let d = &self.settings.defaults;
@@ -1116,25 +963,15 @@ impl Hall {
                     HallAction::Pause {} => BoardAction::Pause {},
                     _ => BoardAction::Resume {},
                 };
-                let mut applied = 0;
-                for entry in self.boards.values() {
-                    let c = Command {
-                        transaction: transaction.clone(),
-                        arbiter: command.arbiter.clone(),
-                        reason: command.reason.clone(),
-                        action: board_action.clone(),
-                    };
-                    let r = Self::ask(&entry.inbox, |reply| ToBoard::Command { command: c, reply })
-                        .await;
-                    if matches!(r, Some(Ok(()))) {
-                        applied += 1;
-                    }
-                }
+                let boards: Vec<String> = self.boards.keys().cloned().collect();
+                let applied = self
+                    .on_boards(&boards, &command, |_| board_action.clone())
+                    .await;
                 tracing::info!(applied, action, "hall-wide");
                 applied_somewhere(applied, action)
             }
         };
-        self.reply(key, topic, &transaction, action, r);
+        claim.answer_soon(r);
     }
 
     /// Send a board's journaled events from `from_seq` to the asker's `reply/<id>` topic,
@@ -1457,13 +1294,14 @@ impl Hall {
             let Some(entry) = self.boards.get(board) else {
                 continue;
             };
-            let c = Command {
-                transaction: command.transaction.clone(),
-                arbiter: command.arbiter.clone(),
-                reason: command.reason.clone(),
-                action: make(board),
+            let act = match input::board_act(input::for_board(command, make(board)), board) {
+                Ok(act) => act,
+                Err(r) => {
+                    tracing::info!(%board, error = %r.code(), reason = %log_safe(&r.to_string()), "hall command not applied to this board");
+                    continue;
+                }
             };
-            match Self::ask(&entry.inbox, |reply| ToBoard::Command { command: c, reply }).await {
+            match Self::ask(&entry.inbox, |reply| ToBoard::Act { act, reply }).await {
                 Some(Ok(())) => applied += 1,
                 Some(Err(r)) => {
                     tracing::info!(%board, error = %r.code(), reason = %log_safe(&r.to_string()), "hall command not applied to this board")
@@ -1618,14 +1456,6 @@ fn valid_reply_id(id: &str) -> bool {
         && id
             .bytes()
             .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
-}
-
-/// The proven sender's id and name, for the command parser.
-fn signer(admitted: &Admitted) -> Option<(&str, &str)> {
-    admitted
-        .identity
-        .as_ref()
-        .map(|i| (i.id.as_str(), i.name.as_str()))
 }
 
 /// A hall-wide command succeeds when at least one board applied it.

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 
 use super::BoardSettings;
 use super::board::Refusal;
-use crate::command::Pairing;
+use crate::intake::command::Pairing;
 use crate::trf::round::Order;
 use serde_json::{Value, json};
 

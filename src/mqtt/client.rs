@@ -12,6 +12,8 @@ use rumqttc::{
 use tokio::sync::{mpsc, oneshot};
 
 use super::payload::{OFFLINE, ONLINE, Topics};
+use crate::intake::Incoming;
+use crate::timebase::Timebase;
 
 /// How to reach the broker.
 #[derive(Debug, Clone)]
@@ -45,36 +47,11 @@ pub enum Outgoing {
     Shutdown(oneshot::Sender<()>),
 }
 
-/// A command that arrived on a `set` topic, or through the web dashboard.
-#[derive(Debug)]
-pub enum Incoming {
-    Hall(Vec<u8>),
-    Board {
-        board: String,
-        payload: Vec<u8>,
-    },
-    /// A `set` body from a logged-in arbiter (`board`: `None` for the hall). The session
-    /// proved the identity, as a signature would; the response (its JSON bytes) goes back
-    /// to the asker only.
-    Web {
-        board: Option<String>,
-        payload: Vec<u8>,
-        identity: crate::auth::Identity,
-        reply: oneshot::Sender<Vec<u8>>,
-    },
-    /// A retained alert on the broker that this run has not published (left by an
-    /// earlier run): the hall decides whether it still stands.
-    StaleAlert {
-        payload: Vec<u8>,
-    },
-    /// Over [`MAX_COMMAND_BYTES`](crate::command::MAX_COMMAND_BYTES): only the answer to
-    /// give is handed on, never the payload.
-    TooLarge {
-        response: String,
-        bad: crate::command::BadCommand,
-    },
-    /// A request on the `ask` topic (read-only: `replay`).
-    Ask(Vec<u8>),
+/// Answers go out on the publisher, whatever door their command came in by.
+impl crate::intake::Outbox for Publisher {
+    fn message(&self, topic: String, payload: Vec<u8>) {
+        Publisher::message(self, topic, payload);
+    }
 }
 
 /// How the connection to the broker is, for the log and systemd's STATUS.
@@ -220,6 +197,7 @@ pub fn spawn(
     settings: MqttSettings,
     topics: Topics,
     incoming: mpsc::Sender<Incoming>,
+    timebase: Timebase,
 ) -> Result<(Publisher, tokio::task::JoinHandle<()>), MqttError> {
     let mut opts = MqttOptions::new(&settings.client_id, &settings.host, settings.port);
     // Incoming: rumqttc drops the connection on a packet over its limit, and a retained one
@@ -287,7 +265,7 @@ pub fn spawn(
         rx,
         incoming,
         (attempted_tx, broker_tx),
-        feed.clone(),
+        (feed.clone(), timebase),
     ));
     Ok((
         Publisher {
@@ -328,7 +306,8 @@ async fn run(
         tokio::sync::watch::Sender<bool>,
         tokio::sync::watch::Sender<BrokerState>,
     ),
-    feed: super::feed::Feed,
+    // The local feed, and the hall's clock for the instants this task reports.
+    (feed, timebase): (super::feed::Feed, Timebase),
 ) {
     // rumqttc's request channel; we never let it fill (we do not send while offline).
     let (client, mut eventloop) = AsyncClient::new(opts, 16_384);
@@ -472,7 +451,7 @@ async fn run(
                             message: format!(
                                 "the broker was unreachable and the outgoing queue ({max_queued} messages) overflowed: {dropped} event(s) were not published; dashboards should ask for a replay (every event is in the journal)"
                             ),
-                            since: crate::hall::timebase::Timebase::start().now(),
+                            since: timebase.now(),
                             error: None,
                         };
                         dropped = 0;
@@ -504,7 +483,7 @@ async fn run(
                     // twice: commands are never retained. It is cleared, so that it does
                     // not come back with every subscription (ours and the next daemon's).
                     tracing::warn!(
-                        topic = %crate::command::log_safe(&p.topic),
+                        topic = %crate::intake::command::log_safe(&p.topic),
                         bytes = p.payload.len(),
                         "retained command ignored and cleared (commands must not be retained)"
                     );
@@ -518,14 +497,14 @@ async fn run(
                 Ok(Event::Incoming(Packet::Publish(p))) => {
                     let board = topics.board_of_set_topic(&p.topic).map(str::to_string);
                     let hall = p.topic == topics.hall_set() || p.topic == topics.ask();
-                    let msg = if p.payload.len() > crate::command::MAX_COMMAND_BYTES {
+                    let msg = if p.payload.len() > crate::intake::command::MAX_COMMAND_BYTES {
                         let response = match &board {
                             Some(b) => Some(topics.board_response(b)),
                             None => hall.then(|| topics.hall_response()),
                         };
                         response.map(|response| Incoming::TooLarge {
                             response,
-                            bad: crate::command::too_large(&p.payload),
+                            bad: crate::intake::command::too_large(&p.payload),
                         })
                     } else if p.topic == topics.hall_set() {
                         Some(Incoming::Hall(p.payload.to_vec()))

@@ -1,9 +1,9 @@
 //! MQTT: the topic scheme and payloads (DESIGN.md §5, docs/MQTT-API.md) and the connection
-//! task. The commands it carries are parsed by `crate::command`, shared with the web.
+//! task. The commands it carries are parsed by `crate::intake::command`, shared with the web.
 
 pub mod client;
 pub mod feed;
 pub mod payload;
 
-pub use client::{Incoming, MqttSettings, Publisher};
+pub use client::{MqttSettings, Publisher};
 pub use payload::Topics;

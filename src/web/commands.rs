@@ -14,8 +14,8 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 use tokio::sync::oneshot;
 
-use crate::auth::Identity;
-use crate::mqtt::Incoming;
+use crate::intake::Incoming;
+use crate::intake::auth::Identity;
 use crate::mqtt::payload::{ResponsePayload, ResponseStatus};
 use crate::rules::time_control;
 

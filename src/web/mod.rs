@@ -16,10 +16,10 @@ use axum::routing::{get, post};
 use tokio::sync::mpsc;
 
 use crate::hall::RunningHall;
-use crate::mqtt::Incoming;
+use crate::intake::Incoming;
 use crate::mqtt::feed::Feed;
 
-use crate::auth::Arbiters;
+use crate::intake::auth::Arbiters;
 
 /// `[web]`: where the dashboard listens.
 #[derive(Debug, Clone)]

@@ -12,7 +12,7 @@ use axum::http::request::Parts;
 use axum::http::{HeaderMap, Method, header};
 use rand::RngCore;
 
-use crate::auth::Identity;
+use crate::intake::auth::Identity;
 
 use super::AppState;
 use super::error::WebError;

@@ -8,8 +8,8 @@ use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
-use hallclock::auth::{Arbiters, Key, Role, Security};
 use hallclock::hall::{self, BoardSettings, GameDefaults, HallSettings, RunningHall};
+use hallclock::intake::auth::{Arbiters, Key, Role, Security};
 use hallclock::link::testing::{fast_config, scratch_dir};
 use hallclock::mqtt::MqttSettings;
 use hallclock::rules::placement::Side;
@@ -90,13 +90,13 @@ pub fn test_security() -> Security {
         .collect::<String>();
     Security::Signed {
         arbiters: Arbiters::parse(&text).expect("the test arbiters parse"),
-        window: hallclock::auth::DEFAULT_WINDOW,
+        window: hallclock::intake::auth::DEFAULT_WINDOW,
     }
 }
 
 /// `command` for `topic` as `arbiter` signs it now.
 pub fn signed_as(arbiter: &str, topic: &str, command: &Value) -> Vec<u8> {
-    hallclock::auth::sign_now(
+    hallclock::intake::auth::sign_now(
         arbiter,
         &key_of(arbiter),
         topic,

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use fantoccini::{Client, ClientBuilder};
-use hallclock::auth::{Arbiters, Role};
+use hallclock::intake::auth::{Arbiters, Role};
 use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 

@@ -4,7 +4,8 @@
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
-use crate::refusal::Refusal;
+use super::json::StrictError;
+use super::refusal::Refusal;
 use crate::rules::adjournment::{AdjournmentRules, Resumption};
 use crate::rules::game::{ArbiterResult, BothAbsent, FlagMode, Score};
 use crate::rules::millis::{format_iso, parse_instant};
@@ -121,7 +122,7 @@ pub enum BoardAction {
     /// 6.10: the arbiter has dealt with the alert (only `clock_discrepancy` waits for
     /// this; the others clear when their cause does): the official times stand.
     AcknowledgeAlert {
-        alert: crate::mqtt::payload::AlertKind,
+        alert: crate::alert::AlertKind,
     },
 }
 
@@ -431,87 +432,6 @@ pub fn peek_transaction(payload: &[u8]) -> String {
     found.unwrap_or_default()
 }
 
-/// serde_json keeps the last of two equal keys silently; a command saying `side` twice is
-/// ambiguous, so it is refused with where the key repeats (`pairings[3].white`).
-fn duplicate_key(payload: &[u8]) -> Option<String> {
-    use serde::de::{DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
-    struct Walk<'a> {
-        path: String,
-        found: &'a mut Option<String>,
-    }
-    impl<'de> DeserializeSeed<'de> for Walk<'_> {
-        type Value = ();
-        fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
-            d.deserialize_any(self)
-        }
-    }
-    impl<'de> Visitor<'de> for Walk<'_> {
-        type Value = ();
-        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-            f.write_str("JSON")
-        }
-        fn visit_bool<E>(self, _: bool) -> Result<(), E> {
-            Ok(())
-        }
-        fn visit_i64<E>(self, _: i64) -> Result<(), E> {
-            Ok(())
-        }
-        fn visit_u64<E>(self, _: u64) -> Result<(), E> {
-            Ok(())
-        }
-        fn visit_f64<E>(self, _: f64) -> Result<(), E> {
-            Ok(())
-        }
-        fn visit_str<E>(self, _: &str) -> Result<(), E> {
-            Ok(())
-        }
-        fn visit_unit<E>(self) -> Result<(), E> {
-            Ok(())
-        }
-        fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
-            let mut i = 0;
-            loop {
-                let path = format!("{}[{i}]", self.path);
-                let seed = Walk {
-                    path,
-                    found: &mut *self.found,
-                };
-                if seq.next_element_seed(seed)?.is_none() {
-                    return Ok(());
-                }
-                i += 1;
-            }
-        }
-        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
-            let mut keys = std::collections::HashSet::new();
-            while let Some(key) = map.next_key::<String>()? {
-                let path = if self.path.is_empty() {
-                    key.clone()
-                } else {
-                    format!("{}.{key}", self.path)
-                };
-                if !keys.insert(key) {
-                    *self.found = Some(path);
-                    return Err(serde::de::Error::custom("duplicate key"));
-                }
-                map.next_value_seed(Walk {
-                    path,
-                    found: &mut *self.found,
-                })?;
-            }
-            Ok(())
-        }
-    }
-    let mut found = None;
-    let mut de = serde_json::Deserializer::from_slice(payload);
-    let _ = Walk {
-        path: String::new(),
-        found: &mut found,
-    }
-    .deserialize(&mut de);
-    found
-}
-
 /// A client's text made safe for one log line: control characters (newlines, ANSI
 /// escapes) and backslashes escaped, so a command cannot forge or colour log lines.
 pub fn log_safe(s: &str) -> String {
@@ -631,23 +551,24 @@ pub fn parse_as<A: for<'de> Deserialize<'de>>(
     if payload.len() > MAX_COMMAND_BYTES {
         return Err(too_large(payload));
     }
-    let value: Value =
-        serde_json::from_slice(payload).map_err(|e| bad("", "", format!("not JSON: {e}")))?;
-    if let Some(at) = duplicate_key(payload) {
-        let transaction = value
-            .get("transaction")
-            .and_then(Value::as_str)
-            .unwrap_or("");
-        let action = value.get("action").and_then(Value::as_str).unwrap_or("");
-        return Err(BadCommand {
-            kind: BadKind::DuplicateKey,
-            ..bad(
-                transaction,
-                action,
-                format!("{at}: the key appears twice; give each key once"),
-            )
-        });
-    }
+    let value = match super::json::read(payload) {
+        Ok(v) => v,
+        Err(e @ StrictError::Duplicate { .. }) => {
+            // Which command it was, for the response: serde's lenient reading (the last
+            // of the two keys) is good enough to echo the transaction and the action.
+            let lenient: Value = serde_json::from_slice(payload).unwrap_or_default();
+            let transaction = lenient
+                .get("transaction")
+                .and_then(Value::as_str)
+                .unwrap_or("");
+            let action = lenient.get("action").and_then(Value::as_str).unwrap_or("");
+            return Err(BadCommand {
+                kind: BadKind::DuplicateKey,
+                ..bad(transaction, action, e.to_string())
+            });
+        }
+        Err(StrictError::Syntax(e)) => return Err(bad("", "", format!("not JSON: {e}"))),
+    };
     let Value::Object(mut obj) = value else {
         return Err(bad("", "", "expected a JSON object".into()));
     };

@@ -6,11 +6,13 @@
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex};
 
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use sha2::{Digest as _, Sha256};
 use tokio::sync::oneshot;
 
-use crate::mqtt::Publisher;
-use crate::mqtt::payload::{ResponsePayload, ResponseStatus};
-use crate::refusal::Refusal;
+use super::Outbox;
+use super::refusal::Refusal;
 use crate::store::{JournalHandle, Record};
 
 /// Replies remembered at most; the oldest are forgotten first (a day of a 1000-board
@@ -21,7 +23,8 @@ const KEEP: usize = 200_000;
 pub type Key = (String, String);
 
 /// Where a command's reply goes: its `response` topic (MQTT), or the web request that
-/// sent it (which still names the topic, for the journal).
+/// sent it (which still names the topic: the journal records it, and the reply is also
+/// published there, so a program watching the topic sees every answer, whatever the door).
 #[derive(Debug)]
 pub enum ReplyTo {
     Topic(String),
@@ -39,11 +42,12 @@ impl ReplyTo {
     }
 
     /// The reply, as the bytes MQTT would carry.
-    pub fn send(self, publisher: &Publisher, bytes: Vec<u8>) {
+    pub fn send(self, outbox: &dyn Outbox, bytes: Vec<u8>) {
         match self {
-            ReplyTo::Topic(topic) => publisher.message(topic, bytes),
-            // An asker that gave up (its request was cancelled) needs no answer.
-            ReplyTo::Asker { tx, .. } => {
+            ReplyTo::Topic(topic) => outbox.message(topic, bytes),
+            ReplyTo::Asker { topic, tx } => {
+                outbox.message(topic, bytes.clone());
+                // An asker that gave up (its request was cancelled) needs no answer.
                 let _ = tx.send(bytes);
             }
         }
@@ -124,7 +128,7 @@ impl Answers {
     }
 
     /// Look the transaction up; a new one is marked as being applied.
-    pub fn claim(&self, key: &Key, digest: &str, reply_to: ReplyTo) -> Claim {
+    pub fn claim(&self, key: &Key, digest: &Digest, reply_to: ReplyTo) -> Claim {
         let mut t = self.0.lock().unwrap_or_else(|p| p.into_inner());
         match t.map.get_mut(key) {
             None => {
@@ -132,14 +136,14 @@ impl Answers {
                 self.insert(
                     key.clone(),
                     Answer::Pending {
-                        digest: digest.into(),
+                        digest: digest.current.clone(),
                         waiting: Vec::new(),
                     },
                 );
                 Claim::New(reply_to)
             }
             Some(Answer::Pending { digest: d, .. } | Answer::Done { digest: d, .. })
-                if d != digest =>
+                if !digest.matches(d) =>
             {
                 Claim::Reused(reply_to)
             }
@@ -180,6 +184,108 @@ impl Answers {
     }
 }
 
+/// `response` / `board/<b>/response`: the answer to a command.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ResponsePayload {
+    pub transaction: String,
+    pub action: String,
+    pub status: ResponseStatus,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    /// The kind of error, for programs (`unknown_board`, `not_your_turn`, ...).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ResponseStatus {
+    Ok,
+    Error,
+}
+
+/// What a transaction is remembered by: the topic and the command, without `ts` (when it
+/// was signed) and `sig`, its keys in order. A client that re-signs its retry sends other
+/// bytes for the same command; this is the same for both.
+#[derive(Debug, Clone)]
+pub struct Digest {
+    /// `v2:` and the hex SHA-256 of the topic and the command's canonical JSON.
+    pub current: String,
+    /// The digest before v2 (the command's bytes as sent), for answers journaled by an
+    /// older version: a byte-identical resend of one still gets its first reply.
+    legacy: String,
+}
+
+impl Digest {
+    fn matches(&self, stored: &str) -> bool {
+        stored == self.current || (!stored.starts_with(DIGEST_V2) && stored == self.legacy)
+    }
+}
+
+const DIGEST_V2: &str = "v2:";
+
+/// The digest of `command` (the command's JSON, as admitted) on `topic`.
+pub fn digest(topic: &str, command: &[u8]) -> Digest {
+    let hash = |body: &[u8]| {
+        let mut h = Sha256::new();
+        h.update(topic.as_bytes());
+        h.update(b"\n");
+        h.update(body);
+        hex(&h.finalize())
+    };
+    let canonical = match serde_json::from_slice::<Value>(command) {
+        Ok(Value::Object(mut o)) => {
+            o.remove("ts");
+            o.remove("sig");
+            let mut out = String::new();
+            canonical_json(&Value::Object(o), &mut out);
+            out.into_bytes()
+        }
+        // Not an object: it never gets this far (the parser refuses it); keep the bytes.
+        _ => command.to_vec(),
+    };
+    Digest {
+        current: format!("{DIGEST_V2}{}", hash(&canonical)),
+        legacy: hash(command),
+    }
+}
+
+/// JSON with every object's keys sorted, so the key order a client happens to write does
+/// not make a resend another command.
+fn canonical_json(v: &Value, out: &mut String) {
+    match v {
+        Value::Object(o) => {
+            let mut keys: Vec<&String> = o.keys().collect();
+            keys.sort();
+            out.push('{');
+            for (i, k) in keys.into_iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                out.push_str(&Value::String(k.clone()).to_string());
+                out.push(':');
+                canonical_json(&o[k], out);
+            }
+            out.push('}');
+        }
+        Value::Array(a) => {
+            out.push('[');
+            for (i, e) in a.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                canonical_json(e, out);
+            }
+            out.push(']');
+        }
+        other => out.push_str(&other.to_string()),
+    }
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
 /// The response payload of a command's outcome.
 pub fn response(transaction: &str, action: &str, r: &Result<(), Refusal>) -> ResponsePayload {
     let (status, reason, error) = match r {
@@ -201,7 +307,13 @@ pub fn response(transaction: &str, action: &str, r: &Result<(), Refusal>) -> Res
 pub struct Replier {
     pub answers: Answers,
     pub journal: JournalHandle,
-    pub publisher: Publisher,
+    pub outbox: Arc<dyn Outbox>,
+}
+
+impl std::fmt::Debug for Replier {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Replier")
+    }
 }
 
 impl Replier {
@@ -224,9 +336,9 @@ impl Replier {
             );
         }
         let waiting = self.answers.done(&key, bytes.clone());
-        to.send(&self.publisher, bytes.clone());
+        to.send(self.outbox.as_ref(), bytes.clone());
         for t in waiting {
-            t.send(&self.publisher, bytes.clone());
+            t.send(self.outbox.as_ref(), bytes.clone());
         }
     }
 }
@@ -235,20 +347,71 @@ impl Replier {
 mod tests {
     use super::*;
 
+    fn d(command: &str) -> Digest {
+        digest("hallclock/h/set", command.as_bytes())
+    }
+
     #[test]
     fn a_transaction_is_claimed_once() {
         let a = Answers::default();
         let k = ("ia".to_string(), "t1".to_string());
         let r = || ReplyTo::Topic("r".into());
-        assert!(matches!(a.claim(&k, "d1", r()), Claim::New(_)));
-        assert!(matches!(a.claim(&k, "d1", r()), Claim::InFlight));
-        assert!(matches!(a.claim(&k, "d2", r()), Claim::Reused(_)));
+        let (d1, d2) = (d(r#"{"action":"pause"}"#), d(r#"{"action":"resume"}"#));
+        assert!(matches!(a.claim(&k, &d1, r()), Claim::New(_)));
+        assert!(matches!(a.claim(&k, &d1, r()), Claim::InFlight));
+        assert!(matches!(a.claim(&k, &d2, r()), Claim::Reused(_)));
         let waiting = a.done(&k, b"reply".to_vec());
         assert_eq!(
             waiting.iter().map(ReplyTo::topic).collect::<Vec<_>>(),
             ["r"]
         );
-        assert!(matches!(a.claim(&k, "d1", r()), Claim::Repeat(b, _) if b == b"reply"));
-        assert!(matches!(a.claim(&k, "d2", r()), Claim::Reused(_)));
+        assert!(matches!(a.claim(&k, &d1, r()), Claim::Repeat(b, _) if b == b"reply"));
+        assert!(matches!(a.claim(&k, &d2, r()), Claim::Reused(_)));
+    }
+
+    #[test]
+    fn a_re_signed_retry_is_the_same_command() {
+        let first = d(
+            r#"{"transaction":"t","action":"add_time","side":"black","delta_ms":30000,"ts":1000}"#,
+        );
+        // Signed again later, keys in another order: the same command.
+        let retry = d(
+            r#"{"ts":2000,"delta_ms":30000,"action":"add_time","side":"black","transaction":"t"}"#,
+        );
+        assert_eq!(first.current, retry.current);
+        assert!(retry.matches(&first.current));
+        // `sig` is never part of what was commanded either.
+        assert_eq!(first.current, d(r#"{"transaction":"t","action":"add_time","side":"black","delta_ms":30000,"sig":"ab"}"#).current);
+        // Another amount is another command; so is another topic.
+        let other = d(
+            r#"{"transaction":"t","action":"add_time","side":"black","delta_ms":60000,"ts":1000}"#,
+        );
+        assert!(!other.matches(&first.current));
+        let elsewhere = digest(
+            "hallclock/h/board/b1/set",
+            br#"{"transaction":"t","action":"add_time","side":"black","delta_ms":30000,"ts":1000}"#,
+        );
+        assert!(!elsewhere.matches(&first.current));
+        // Nested objects are canonical too.
+        assert_eq!(
+            d(r#"{"resumption":{"start":1,"place":"x"}}"#).current,
+            d(r#"{"resumption":{"place":"x","start":1}}"#).current
+        );
+        assert_ne!(
+            d(r#"{"pairings":[{"board":"a"},{"board":"b"}]}"#).current,
+            d(r#"{"pairings":[{"board":"b"},{"board":"a"}]}"#).current
+        );
+    }
+
+    #[test]
+    fn an_answer_journaled_by_an_older_version_matches_its_byte_identical_resend() {
+        let bytes = r#"{"transaction":"t","action":"pause","ts":1000}"#;
+        let now = d(bytes);
+        // Before v2 the digest was the plain hash of the topic and the bytes.
+        assert!(now.matches(&now.legacy));
+        assert!(now.current.starts_with("v2:"));
+        assert!(!d(r#"{"transaction":"t","action":"pause","ts":2000}"#).matches(&now.legacy));
+        // A v2 digest is never compared as a legacy one.
+        assert!(!now.matches("v2:00"));
     }
 }

@@ -17,7 +17,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use sha2::Sha256;
 
-use crate::refusal::Refusal;
+use crate::intake::refusal::Refusal;
 use crate::rules::Millis;
 
 type HmacSha256 = Hmac<Sha256>;
@@ -812,16 +812,6 @@ pub fn sign_now(arbiter: &str, key: &Key, topic: &str, mut command: Value, now: 
         o.insert("ts".into(), Value::from(now.0));
     }
     envelope(arbiter, key, topic, &command.to_string())
-}
-
-/// The digest a transaction is remembered by: the topic and the command's bytes.
-pub fn digest(topic: &str, command: &[u8]) -> String {
-    use sha2::Digest;
-    let mut h = Sha256::new();
-    h.update(topic.as_bytes());
-    h.update(b"\n");
-    h.update(command);
-    hex_encode(&h.finalize())
 }
 
 #[cfg(test)]

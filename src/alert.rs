@@ -1,0 +1,73 @@
+//! What an alert is about and how urgent it is: the vocabulary shared by the board actor
+//! (which raises them), the intake (`acknowledge_alert` names one), MQTT and the web. A
+//! leaf: it imports nothing of the house.
+
+use serde::{Deserialize, Serialize};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AlertKind {
+    /// The board's port is gone or silent (6.10).
+    Offline,
+    /// The port cannot be opened, or is not a DGT board.
+    Port,
+    /// The clock refuses commands: not in computer mode (DGT3000 mode 25).
+    ClockMode,
+    /// A clock command failed (no ACK after the resends).
+    ClockCommand,
+    /// The clock shows times that disagree with the official time (6.10).
+    ClockDiscrepancy,
+    /// A player stopped the clocks to summon the arbiter (6.12b).
+    PlayerPause,
+    /// A lever press that the rules did not accept (no game running, paused, ...).
+    StrayPress,
+    /// A flag fell and the result waits for the arbiter (6.8 claim mode, 6.9 unknown).
+    ResultPending,
+    /// Both flags down, order unknown (6.11).
+    BothFlags,
+    /// The e-board shows a position no legal move explains.
+    Irregular,
+    /// An e-board move the rules refused; the press was recorded without it.
+    MoveRejected,
+    /// The journal cannot be written (disk full, I/O error), or was found damaged.
+    Storage,
+    /// A DGT board (known by its serial number) came up on another board's port: its
+    /// game followed it.
+    BoardMoved,
+    /// The broker was unreachable so long that the bounded outgoing queue overflowed:
+    /// the oldest events were dropped from it (they are in the journal: `replay`).
+    OutgoingQueue,
+    /// The players show a result with the kings on the centre squares (DGT's gesture):
+    /// not a move; the arbiter records the result (`set_result`).
+    ResultShown,
+}
+
+impl AlertKind {
+    pub fn slug(self) -> &'static str {
+        match self {
+            AlertKind::Offline => "offline",
+            AlertKind::Port => "port",
+            AlertKind::ClockMode => "clock-mode",
+            AlertKind::ClockCommand => "clock-command",
+            AlertKind::ClockDiscrepancy => "clock-discrepancy",
+            AlertKind::PlayerPause => "player-pause",
+            AlertKind::StrayPress => "stray-press",
+            AlertKind::ResultPending => "result-pending",
+            AlertKind::BothFlags => "both-flags",
+            AlertKind::Irregular => "irregular",
+            AlertKind::MoveRejected => "move-rejected",
+            AlertKind::Storage => "storage",
+            AlertKind::BoardMoved => "board-moved",
+            AlertKind::OutgoingQueue => "outgoing-queue",
+            AlertKind::ResultShown => "result-shown",
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Severity {
+    Info,
+    Warning,
+    Critical,
+}

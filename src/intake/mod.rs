@@ -1,0 +1,334 @@
+//! The one way in for every command, whatever its door (MQTT signed or open, a dashboard
+//! session), in one order for board and hall commands alike:
+//!
+//! ```text
+//! read strictly ─▶ admit (who) ─▶ parse (typed) ─▶ bound (instants) ─▶ claim ─▶ authorize ─▶ apply ─▶ answer
+//!  json.rs          auth.rs        command.rs       command.rs          answers.rs  auth.rs     (hall)    answers.rs
+//! ```
+//!
+//! Everything up to the claim is answered here, and is not remembered: a command refused
+//! before its transaction is claimed may be sent again, corrected, under the same
+//! transaction. From the claim on, the transaction's answer is remembered and journaled:
+//! [`Intake::take`] hands the caller a [`Claimed`] token, `#[must_use]`, that only
+//! answering consumes — a refusal after the claim (a forbidden command, an unknown board,
+//! a TRF that does not read) is that transaction's answer too, so a resend gets it.
+//!
+//! Idempotency is by `(arbiter, transaction)`, and what must match for a resend to be "the
+//! same command" is the command without `ts` and `sig` ([`answers::digest`]): a client that
+//! re-signs its retry (a new `ts`) gets the first reply; a different command under a used
+//! transaction is refused as `replayed`.
+//!
+//! The hall applies (the step between authorize and answer); what an accepted board command
+//! means for the rules is mapped here, in [`input`], so the board actor receives a typed act,
+//! not the wire's vocabulary.
+
+pub mod answers;
+pub mod auth;
+pub mod command;
+pub mod input;
+pub mod json;
+pub mod refusal;
+
+use serde::de::DeserializeOwned;
+use tokio::sync::oneshot;
+
+use crate::rules::Millis;
+use answers::{Answers, Claim, Key, Replier, ReplyTo};
+use auth::{Admitted, Identity, Security};
+use command::{BadCommand, BoardAction, Command, HallAction, Instant, log_safe};
+use refusal::Refusal;
+
+/// A command (or request) as a door hands it to the hall.
+#[derive(Debug)]
+pub enum Incoming {
+    /// Published on the hall's `set` topic.
+    Hall(Vec<u8>),
+    /// Published on `board/<board>/set`.
+    Board { board: String, payload: Vec<u8> },
+    /// A `set` body from a logged-in arbiter (`board`: `None` for the hall). The session
+    /// proved the identity, as a signature would; the response (its JSON bytes) goes back
+    /// to the asker, and is also published on the response topic.
+    Web {
+        board: Option<String>,
+        payload: Vec<u8>,
+        identity: Identity,
+        reply: oneshot::Sender<Vec<u8>>,
+    },
+    /// A retained alert on the broker that this run has not published (left by an
+    /// earlier run): the hall decides whether it still stands.
+    StaleAlert { payload: Vec<u8> },
+    /// Over [`MAX_COMMAND_BYTES`](command::MAX_COMMAND_BYTES): only the answer to give is
+    /// handed on, never the payload.
+    TooLarge { response: String, bad: BadCommand },
+    /// A request on the `ask` topic (read-only: `replay`).
+    Ask(Vec<u8>),
+}
+
+/// Where answers are published (the MQTT publisher; a test's recorder). The intake does not
+/// know the transport, so the web does not depend on MQTT's types through it.
+pub trait Outbox: Send + Sync {
+    fn message(&self, topic: String, payload: Vec<u8>);
+}
+
+/// What a command is addressed to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Target {
+    Hall,
+    Board(String),
+}
+
+/// How the command arrived: its bytes as the door read them.
+#[derive(Debug)]
+pub enum Raw {
+    /// An MQTT payload: a signed envelope, or (`commands = "open"`) the command itself.
+    Mqtt(Vec<u8>),
+    /// A dashboard session's command: who sent it is proven by the session.
+    Session {
+        payload: Vec<u8>,
+        identity: Identity,
+    },
+}
+
+/// A command's way in: where it is addressed, the topic it was (or would have been)
+/// published on — signatures and transaction digests are over it — and where its answer
+/// goes.
+#[derive(Debug)]
+pub struct Door {
+    pub target: Target,
+    pub set_topic: String,
+    pub reply_to: ReplyTo,
+}
+
+/// What a command's action tells the pipeline: its name for the answer, the instants to
+/// bound, and the role it needs.
+pub trait Action: DeserializeOwned {
+    fn name(&self) -> &'static str;
+    fn instants(&self) -> Vec<(&'static str, Instant)>;
+    fn may(&self, who: &Identity, target: &Target) -> Result<(), Refusal>;
+}
+
+impl Action for BoardAction {
+    fn name(&self) -> &'static str {
+        BoardAction::name(self)
+    }
+    fn instants(&self) -> Vec<(&'static str, Instant)> {
+        BoardAction::instants(self)
+    }
+    fn may(&self, who: &Identity, target: &Target) -> Result<(), Refusal> {
+        if let Target::Board(board) = target {
+            who.may_command_board(board)?;
+        }
+        match self {
+            // 6.10 onto another board: the arbiter must have that board too.
+            BoardAction::ReplaceClock { to: Some(to), .. } => who.may_command_board(to),
+            _ => Ok(()),
+        }
+    }
+}
+
+impl Action for HallAction {
+    fn name(&self) -> &'static str {
+        HallAction::name(self)
+    }
+    fn instants(&self) -> Vec<(&'static str, Instant)> {
+        HallAction::instants(self)
+    }
+    fn may(&self, who: &Identity, _: &Target) -> Result<(), Refusal> {
+        let reads = matches!(self, HallAction::Replay { .. });
+        who.may_command_hall(self.name(), reads)
+    }
+}
+
+/// A command that passed every step up to apply, with the token its answer consumes.
+#[derive(Debug)]
+pub struct Taken<A> {
+    pub command: Command<A>,
+    pub claim: Claimed,
+}
+
+/// The claim of a transaction: answering it ([`Claimed::answer`]) journals and publishes
+/// the reply, and answers every resend that arrived meanwhile. Dropped unanswered (a bug),
+/// it answers `internal` itself, so no resend waits for ever.
+#[must_use = "a claimed transaction must be answered: its resends wait for that answer"]
+#[derive(Debug)]
+pub struct Claimed {
+    key: Key,
+    transaction: String,
+    action: &'static str,
+    reply_to: Option<ReplyTo>,
+    replier: Replier,
+}
+
+impl Claimed {
+    pub fn transaction(&self) -> &str {
+        &self.transaction
+    }
+
+    pub fn action(&self) -> &'static str {
+        self.action
+    }
+
+    /// Answer: remembered, journaled, then published to the asker and to every resend.
+    pub async fn answer(mut self, r: Result<(), Refusal>) {
+        let Some(to) = self.reply_to.take() else {
+            return;
+        };
+        let payload = answers::response(&self.transaction, self.action, &r);
+        self.replier.reply(self.key.clone(), to, payload).await;
+    }
+
+    /// Answer without waiting for the journal (the coordinator's loop goes on).
+    pub fn answer_soon(self, r: Result<(), Refusal>) {
+        tokio::spawn(self.answer(r));
+    }
+}
+
+impl Drop for Claimed {
+    fn drop(&mut self) {
+        let Some(to) = self.reply_to.take() else {
+            return;
+        };
+        tracing::error!(transaction = %log_safe(&self.transaction), action = self.action, "a claimed command was never answered: answering internal");
+        let r = Err(Refusal::Internal {
+            reason: "the command was not answered".into(),
+        });
+        let payload = answers::response(&self.transaction, self.action, &r);
+        let (replier, key) = (self.replier.clone(), self.key.clone());
+        if let Ok(rt) = tokio::runtime::Handle::try_current() {
+            rt.spawn(async move { replier.reply(key, to, payload).await });
+        }
+    }
+}
+
+/// The pipeline's state: who may command, and the transactions' answers.
+pub struct Intake {
+    security: Security,
+    answers: Answers,
+    replier: Replier,
+}
+
+impl Intake {
+    pub fn new(security: Security, replier: Replier) -> Intake {
+        Intake {
+            security,
+            answers: replier.answers.clone(),
+            replier,
+        }
+    }
+
+    pub fn security(&self) -> &Security {
+        &self.security
+    }
+
+    /// A reply to a command refused before its claim: sent, not remembered.
+    pub fn refuse(&self, to: ReplyTo, transaction: &str, action: &str, refusal: Refusal) {
+        let payload = answers::response(transaction, action, &Err(refusal));
+        if let Ok(bytes) = serde_json::to_vec(&payload) {
+            to.send(self.replier.outbox.as_ref(), bytes);
+        }
+    }
+
+    /// A reply to a request that is never claimed (`ask`: reads only).
+    pub fn respond(&self, to: ReplyTo, transaction: &str, action: &str, r: Result<(), Refusal>) {
+        let payload = answers::response(transaction, action, &r);
+        if let Ok(bytes) = serde_json::to_vec(&payload) {
+            to.send(self.replier.outbox.as_ref(), bytes);
+        }
+    }
+
+    /// A command refused by what it is (malformed, too large): sent, not remembered.
+    pub fn refuse_bad(&self, to: ReplyTo, bad: BadCommand) {
+        tracing::info!(transaction = %log_safe(&bad.transaction), reason = %log_safe(&bad.reason), "command refused");
+        self.refuse(to, &bad.transaction, &bad.action, bad.refusal());
+    }
+
+    /// read → admit → parse → bound → claim → authorize. `None` when the command was
+    /// answered here: refused, or seen before (its first reply again, or the reply of the
+    /// copy being applied).
+    pub fn take<A: Action>(&self, door: Door, raw: Raw, now: Millis) -> Option<Taken<A>> {
+        let Door {
+            target,
+            set_topic,
+            reply_to,
+        } = door;
+        // Read and admit: who sent it, before anything of the command is believed.
+        let admitted = match raw {
+            Raw::Mqtt(bytes) => match self.security.admit(&set_topic, &bytes, now) {
+                Ok(a) => a,
+                Err(t) => {
+                    tracing::warn!(topic = %log_safe(&set_topic), transaction = %log_safe(&t.transaction), refusal = ?t.refusal, "command refused at the gate");
+                    self.refuse(reply_to, &t.transaction, &t.action, t.refusal);
+                    return None;
+                }
+            },
+            Raw::Session { payload, identity } => Admitted {
+                identity: Some(identity),
+                command: payload,
+            },
+        };
+        // Parse: the typed command (strict JSON, duplicate keys refused).
+        let signer = admitted
+            .identity
+            .as_ref()
+            .map(|i| (i.id.as_str(), i.name.as_str()));
+        let command = match command::parse_as::<A>(&admitted.command, signer) {
+            Ok(c) => c,
+            Err(bad) => {
+                self.refuse_bad(reply_to, bad);
+                return None;
+            }
+        };
+        let action = command.action.name();
+        // Bound: every instant it names within a day back and two weeks ahead.
+        if let Err(why) = command::check_instants(&command.action.instants(), now) {
+            self.refuse(
+                reply_to,
+                &command.transaction,
+                action,
+                Refusal::OutOfRange(why),
+            );
+            return None;
+        }
+        // Claim: from here on the transaction's answer is remembered.
+        let who = match &admitted.identity {
+            Some(id) => id.id.clone(),
+            None => format!("open:{}", command.arbiter),
+        };
+        let key: Key = (who, command.transaction.clone());
+        let digest = answers::digest(&set_topic, &admitted.command);
+        let reply_to = match self.answers.claim(&key, &digest, reply_to) {
+            Claim::New(reply_to) => reply_to,
+            Claim::InFlight => return None,
+            Claim::Repeat(first, reply_to) => {
+                tracing::info!(transaction = %log_safe(&command.transaction), "transaction seen before: its first reply again, nothing applied");
+                reply_to.send(self.replier.outbox.as_ref(), first);
+                return None;
+            }
+            Claim::Reused(reply_to) => {
+                tracing::warn!(transaction = %log_safe(&command.transaction), "command refused: replayed");
+                let refusal = Refusal::Replayed {
+                    transaction: command.transaction.clone(),
+                    arbiter: key.0,
+                };
+                self.refuse(reply_to, &command.transaction, action, refusal);
+                return None;
+            }
+        };
+        let claim = Claimed {
+            key,
+            transaction: command.transaction.clone(),
+            action,
+            reply_to: Some(reply_to),
+            replier: self.replier.clone(),
+        };
+        // Authorize: the sender's role for this command and its target.
+        if let Some(id) = &admitted.identity
+            && let Err(e) = command.action.may(id, &target)
+        {
+            tracing::warn!(topic = %log_safe(&set_topic), transaction = %log_safe(&command.transaction), action, arbiter = %log_safe(&id.id), refusal = ?e, "command refused: forbidden");
+            claim.answer_soon(Err(e));
+            return None;
+        }
+        Some(Taken { command, claim })
+    }
+}

@@ -1,0 +1,204 @@
+//! Exactly once at the edges (issue 20): a command sent again — a client that lost the
+//! reply and re-signs its retry, a QoS 1 redelivery, a dashboard request repeated — is
+//! applied once and answered with its first reply, through either door (signed MQTT, a
+//! dashboard session), against a real Mosquitto; and a command refused after its
+//! transaction was claimed answers its resend instead of leaving it waiting.
+
+mod common;
+mod webcommon;
+
+use std::time::Duration;
+
+use common::{HALL, Rig, board_id, key_of, now_ms};
+use hallclock::intake::auth::envelope;
+use hallclock::web::AppState;
+use serde_json::{Value, json};
+use webcommon::{PASSWORD, http, login};
+
+/// `command` with `ts`, signed by the chief arbiter for `topic`: what a client sends,
+/// and sends again with a later `ts` when it retries.
+fn signed_at(topic: &str, command: &Value, ts: i64) -> Vec<u8> {
+    let mut c = command.clone();
+    c["ts"] = Value::from(ts);
+    envelope("chief", &key_of("chief"), topic, &c.to_string())
+}
+
+/// The next response on `topic` to `transaction` (each response is taken once).
+async fn response(rig: &mut Rig, topic: &str, transaction: &str) -> Value {
+    rig.watcher
+        .wait(&format!("response {transaction} on {topic}"), |m| {
+            m.topic == topic && m.json()["transaction"] == transaction
+        })
+        .await
+        .json()
+}
+
+/// How many events of `kind` `board` has published so far.
+fn events(rig: &mut Rig, board: &str, kind: &str) -> usize {
+    let topic = format!("hallclock/{HALL}/board/{board}/event");
+    rig.watcher
+        .drain()
+        .iter()
+        .filter(|m| m.topic == topic && m.json()["event"] == kind)
+        .count()
+}
+
+/// A command answered after the ones before it: what they published has arrived.
+async fn barrier(rig: &mut Rig, board: &str) {
+    let r = rig
+        .board_command(board, json!({"action": "present", "side": "white"}))
+        .await;
+    assert_eq!(r["status"], "ok", "{r}");
+    tokio::time::sleep(Duration::from_millis(200)).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_re_signed_retry_gets_the_first_reply_and_is_applied_once() {
+    let mut rig = Rig::start("resigned-retry", 1).await;
+    let r = rig.start_round(1, "600", 0, json!({})).await;
+    assert_eq!(r["status"], "ok", "{r}");
+    let b = board_id(1);
+    let set = rig.topic(&format!("board/{b}/set"));
+    let resp = rig.topic(&format!("board/{b}/response"));
+
+    // A board command; its reply is lost, so the client signs it again a second later.
+    let add = json!({"transaction": "retry-1", "action": "add_time", "side": "black",
+                     "delta_ms": 30_000, "reason": "7.5.5"});
+    let t0 = now_ms();
+    rig.watcher.publish(&set, &signed_at(&set, &add, t0)).await;
+    let first = response(&mut rig, &resp, "retry-1").await;
+    assert_eq!(first["status"], "ok", "{first}");
+    rig.watcher
+        .publish(&set, &signed_at(&set, &add, t0 + 1000))
+        .await;
+    let again = response(&mut rig, &resp, "retry-1").await;
+    assert_eq!(again, first, "a re-signed retry gets the first reply");
+    // The same fields in another order, signed later still: the same command.
+    let reordered = format!(
+        r#"{{"reason":"7.5.5","delta_ms":30000,"side":"black","action":"add_time","transaction":"retry-1","ts":{}}}"#,
+        t0 + 2000
+    );
+    rig.watcher
+        .publish(&set, &envelope("chief", &key_of("chief"), &set, &reordered))
+        .await;
+    let third = response(&mut rig, &resp, "retry-1").await;
+    assert_eq!(third, first, "key order is not a different command");
+    // Another command under the used transaction is a replay, whatever its `ts`.
+    let other = json!({"transaction": "retry-1", "action": "add_time", "side": "black",
+                       "delta_ms": 60_000, "reason": "7.5.5"});
+    rig.watcher
+        .publish(&set, &signed_at(&set, &other, t0 + 3000))
+        .await;
+    let replayed = response(&mut rig, &resp, "retry-1").await;
+    assert_eq!(replayed["error"], "replayed", "{replayed}");
+    barrier(&mut rig, &b).await;
+    assert_eq!(events(&mut rig, &b, "time_added"), 1, "+30 s once");
+
+    // The hall's door takes the same path: a hall-wide pause, retried re-signed.
+    let hall_set = rig.topic("set");
+    let hall_resp = rig.topic("response");
+    let pause = json!({"transaction": "retry-2", "action": "pause", "reason": "light failure"});
+    let t1 = now_ms();
+    rig.watcher
+        .publish(&hall_set, &signed_at(&hall_set, &pause, t1))
+        .await;
+    let first = response(&mut rig, &hall_resp, "retry-2").await;
+    assert_eq!(first["status"], "ok", "{first}");
+    rig.watcher
+        .publish(&hall_set, &signed_at(&hall_set, &pause, t1 + 1500))
+        .await;
+    let again = response(&mut rig, &hall_resp, "retry-2").await;
+    assert_eq!(
+        again, first,
+        "the hall's first reply, not a second pause's refusal"
+    );
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(events(&mut rig, &b, "paused"), 1, "paused once");
+    rig.stop().await;
+}
+
+/// A `start_round` whose TRF does not read, with its transaction.
+fn bad_trf_round(transaction: &str) -> Value {
+    json!({"transaction": transaction, "action": "start_round", "round": 1,
+           "start": now_ms() + 60_000, "trf": "012 not a tournament report\n001 nonsense"})
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_refused_start_round_answers_its_resend() {
+    let mut rig = Rig::start("refused-resend", 1).await;
+    let set = rig.topic("set");
+    let resp = rig.topic("response");
+    // Byte for byte the same twice, as a QoS 1 redelivery is.
+    let bytes = signed_at(&set, &bad_trf_round("trf-1"), now_ms());
+    rig.watcher.publish(&set, &bytes).await;
+    let first = response(&mut rig, &resp, "trf-1").await;
+    assert_eq!(first["error"], "bad_value", "{first}");
+    assert!(
+        first["reason"].as_str().unwrap_or("").starts_with("trf: "),
+        "the TRF's own refusal: {first}"
+    );
+    rig.watcher.publish(&set, &bytes).await;
+    let again = response(&mut rig, &resp, "trf-1").await;
+    assert_eq!(again, first, "the resend is answered with the refusal");
+    // And answered again after a restart: the refusal was journaled as the answer.
+    rig.restart_daemon().await;
+    rig.watcher.publish(&set, &bytes).await;
+    let after = response(&mut rig, &resp, "trf-1").await;
+    assert_eq!(after, first);
+    // Nothing was started.
+    let r = rig.start_round(1, "600", 1000, json!({})).await;
+    assert_eq!(r["status"], "ok", "a round still starts: {r}");
+    rig.stop().await;
+}
+
+/// The rig's hall on a dashboard of its own.
+async fn dashboard(rig: &Rig) -> hallclock::web::RunningWeb {
+    let state = AppState::for_hall(
+        HALL,
+        rig.hall.as_ref().expect("the daemon runs"),
+        webcommon::accounts(),
+        false,
+    );
+    webcommon::serve(state).await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_repeated_dashboard_request_is_applied_once_and_its_reply_is_on_mqtt_too() {
+    let mut rig = Rig::start("web-once", 1).await;
+    let r = rig.start_round(1, "600", 0, json!({})).await;
+    assert_eq!(r["status"], "ok", "{r}");
+    let web = dashboard(&rig).await;
+    let b = board_id(1);
+    let (status, cookie, csrf) = login(web.addr, "chief", PASSWORD).await;
+    assert_eq!(status, 200);
+    let headers = [
+        ("Cookie", cookie.as_str()),
+        ("x-csrf-token", csrf.as_str()),
+        ("Content-Type", "application/json"),
+    ];
+    let path = format!("/api/board/{b}/command");
+    let body = json!({"transaction": "web-once-1", "action": "add_time", "side": "white",
+                      "delta_ms": 30_000, "reason": "7.5.5"})
+    .to_string();
+    let (s1, _, first) = http(web.addr, "POST", &path, &headers, &body).await;
+    assert_eq!(s1, 200, "{first}");
+    let (s2, _, again) = http(web.addr, "POST", &path, &headers, &body).await;
+    assert_eq!((s2, &again), (200, &first), "the first reply again");
+    // The reply is on the board's response topic as well, for a program that watches it.
+    let resp = rig.topic(&format!("board/{b}/response"));
+    let on_mqtt = response(&mut rig, &resp, "web-once-1").await;
+    assert_eq!(
+        on_mqtt,
+        serde_json::from_str::<Value>(&first).unwrap_or_default()
+    );
+    barrier(&mut rig, &b).await;
+    assert_eq!(events(&mut rig, &b, "time_added"), 1, "+30 s once");
+
+    // A refused round from the round page, sent twice: answered twice, the same.
+    let body = bad_trf_round("web-trf-1").to_string();
+    let (s1, _, first) = http(web.addr, "POST", "/api/hall/command", &headers, &body).await;
+    assert_ne!(s1, 200, "{first}");
+    let (s2, _, again) = http(web.addr, "POST", "/api/hall/command", &headers, &body).await;
+    assert_eq!((s2, &again), (s1, &first), "the refusal, not a wait");
+    rig.stop().await;
+}
