@@ -9,10 +9,10 @@ use std::sync::Arc;
 
 use criterion::{Criterion, black_box, criterion_group, criterion_main};
 use hallclock::broadcast::{FeedGame, FeedWriter, Which};
-use hallclock::cli::pgn::JournaledGame;
 use hallclock::rules::Millis;
 use hallclock::rules::game::{Event, Game, Input, Setup};
 use hallclock::rules::time_control::parse;
+use hallclock::store::JournaledGame;
 use shakmaty::Position;
 
 const T0: Millis = Millis(1_800_000_000_000);
@@ -81,12 +81,21 @@ fn feed(boards: usize, delay: Millis) -> (FeedWriter, Vec<JournaledGame>) {
     let games: Vec<JournaledGame> = (0..boards)
         .map(|i| {
             let (setup, events) = game(i as u64, 20 + i % 41);
+            let game = hallclock::rules::game::Game::new(setup.clone())
+                .ok()
+                .map(|mut g| {
+                    for e in &events {
+                        g.evolve(e);
+                    }
+                    g
+                });
             JournaledGame {
                 board: format!("board-{:03}", i + 1),
                 round: Some(3),
                 fide: (None, None),
                 setup,
                 events,
+                game,
             }
         })
         .collect();

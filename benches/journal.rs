@@ -9,7 +9,8 @@ use std::time::{Duration, Instant};
 use hallclock::rules::Millis;
 use hallclock::rules::game::{Game, Input, Setup};
 use hallclock::rules::time_control::parse;
-use hallclock::store::record::{read_dir, recover};
+use hallclock::store::record::read_dir;
+use hallclock::store::recover;
 use hallclock::store::{JournalSettings, Record, open_after};
 
 const T0: Millis = Millis(1_800_000_000_000);

@@ -139,10 +139,13 @@ fn imported_paths(module: &[String], code: &str) -> Vec<Vec<String>> {
     out
 }
 
-#[test]
-fn no_two_source_files_import_each_other() {
-    // (crate root, module path) -> the modules it imports.
-    let mut modules: BTreeMap<(PathBuf, Vec<String>), BTreeSet<Vec<String>>> = BTreeMap::new();
+/// (crate root, module path) -> the modules its code imports (the longest prefix of each
+/// path that is a module file of that crate; a module's own parent and children left out:
+/// a `mod.rs` re-exports its children, a child uses its parent).
+type Graph = BTreeMap<(PathBuf, Vec<String>), BTreeSet<Vec<String>>>;
+
+fn house() -> Graph {
+    let mut modules: Graph = BTreeMap::new();
     let mut sources = Vec::new();
     for root in roots() {
         let mut files = Vec::new();
@@ -159,15 +162,15 @@ fn no_two_source_files_import_each_other() {
         "the walk found the sources: {}",
         modules.len()
     );
+    let related = |a: &[String], b: &[String]| a.starts_with(b) || b.starts_with(a);
     for (root, module, code) in &sources {
         for path in imported_paths(module, code) {
-            // The longest prefix that is a module file of this crate.
             let target = (1..=path.len())
                 .rev()
                 .map(|n| path[..n].to_vec())
                 .find(|p| modules.contains_key(&(root.clone(), p.clone())));
             if let Some(t) = target
-                && &t != module
+                && !related(&t, module)
             {
                 modules
                     .get_mut(&(root.clone(), module.clone()))
@@ -176,22 +179,189 @@ fn no_two_source_files_import_each_other() {
             }
         }
     }
-    let related = |a: &[String], b: &[String]| a.starts_with(b) || b.starts_with(a);
+    modules
+}
+
+/// Every cycle of `edges` (as its strongly connected components of more than one node),
+/// each named by its members in order.
+fn cycles<N: Ord + Clone>(edges: &BTreeMap<N, BTreeSet<N>>) -> Vec<Vec<N>> {
+    // Tarjan's algorithm, iteratively (the house is small, but recursion is not needed).
+    let nodes: Vec<&N> = edges.keys().collect();
+    let index_of: BTreeMap<&N, usize> = nodes.iter().enumerate().map(|(i, n)| (*n, i)).collect();
+    let succ: Vec<Vec<usize>> = nodes
+        .iter()
+        .map(|n| {
+            edges[*n]
+                .iter()
+                .filter_map(|m| index_of.get(m).copied())
+                .collect()
+        })
+        .collect();
+    let n = nodes.len();
+    let (mut index, mut low, mut on) = (vec![usize::MAX; n], vec![0; n], vec![false; n]);
+    let (mut stack, mut next, mut out) = (Vec::new(), 0, Vec::new());
+    for start in 0..n {
+        if index[start] != usize::MAX {
+            continue;
+        }
+        let mut work = vec![(start, 0usize)];
+        while let Some(&mut (v, ref mut i)) = work.last_mut() {
+            if *i == 0 && index[v] == usize::MAX {
+                index[v] = next;
+                low[v] = next;
+                next += 1;
+                stack.push(v);
+                on[v] = true;
+            }
+            if let Some(&w) = succ[v].get(*i) {
+                *i += 1;
+                if index[w] == usize::MAX {
+                    work.push((w, 0));
+                } else if on[w] {
+                    low[v] = low[v].min(index[w]);
+                }
+                continue;
+            }
+            work.pop();
+            if let Some(&(u, _)) = work.last() {
+                low[u] = low[u].min(low[v]);
+            }
+            if low[v] == index[v] {
+                let mut component = Vec::new();
+                while let Some(w) = stack.pop() {
+                    on[w] = false;
+                    component.push(nodes[w].clone());
+                    if w == v {
+                        break;
+                    }
+                }
+                if component.len() > 1 {
+                    component.reverse();
+                    out.push(component);
+                }
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn the_cycle_finder_finds_a_circle_of_any_length_and_nothing_else() {
+    let graph = |edges: &[(u8, u8)]| {
+        let mut g: BTreeMap<u8, BTreeSet<u8>> = BTreeMap::new();
+        for &(a, b) in edges {
+            g.entry(a).or_default().insert(b);
+            g.entry(b).or_default();
+        }
+        g
+    };
+    assert!(cycles(&graph(&[(1, 2), (2, 3), (1, 3)])).is_empty());
+    assert_eq!(cycles(&graph(&[(1, 2), (2, 1)])).len(), 1);
+    let five = cycles(&graph(&[(1, 2), (2, 3), (3, 4), (4, 5), (5, 1), (5, 6)]));
+    assert_eq!(five.len(), 1);
+    assert_eq!(five[0].len(), 5, "{five:?}");
+    assert_eq!(
+        cycles(&graph(&[(1, 2), (2, 1), (3, 4), (4, 5), (5, 3)])).len(),
+        2
+    );
+}
+
+#[test]
+fn no_source_files_import_each_other_in_a_circle_of_any_length() {
+    let house = house();
+    let mut by_root: BTreeMap<PathBuf, BTreeMap<Vec<String>, BTreeSet<Vec<String>>>> =
+        BTreeMap::new();
+    for ((root, module), deps) in &house {
+        by_root
+            .entry(root.clone())
+            .or_default()
+            .insert(module.clone(), deps.clone());
+    }
     let mut circles = Vec::new();
-    for ((root, a), deps) in &modules {
-        for b in deps {
-            if a < b
-                && !related(a, b)
-                && modules
-                    .get(&(root.clone(), b.clone()))
-                    .is_some_and(|d| d.contains(a))
+    for graph in by_root.values() {
+        for c in cycles(graph) {
+            let names: Vec<String> = c.iter().map(|m| m.join("::")).collect();
+            circles.push(names.join(" -> "));
+        }
+    }
+    assert!(circles.is_empty(), "source files in a circle: {circles:#?}");
+}
+
+/// The daemon's rooms (its top-level modules), each with the rooms it imports.
+fn rooms() -> BTreeMap<String, BTreeSet<String>> {
+    let base = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut rooms: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for ((root, module), deps) in house() {
+        if root != base || module.is_empty() {
+            continue;
+        }
+        let from = module[0].clone();
+        let entry = rooms.entry(from.clone()).or_default();
+        for d in deps {
+            if let Some(to) = d.first()
+                && *to != from
             {
-                circles.push(format!("{} <-> {}", a.join("::"), b.join("::")));
+                entry.insert(to.clone());
+            }
+        }
+    }
+    rooms
+}
+
+#[test]
+fn no_room_imports_the_command_line() {
+    let offenders: Vec<String> = rooms()
+        .into_iter()
+        .filter(|(room, deps)| room != "cli" && deps.contains("cli"))
+        .map(|(room, _)| room)
+        .collect();
+    assert!(
+        offenders.is_empty(),
+        "cli/ is the outermost seam; these rooms import it: {offenders:?}"
+    );
+}
+
+/// ARCHITECTURE.md's layering: the ```layers block, top first, one layer a line.
+fn layers() -> Vec<Vec<String>> {
+    let doc = Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/ARCHITECTURE.md");
+    let text = std::fs::read_to_string(doc).unwrap();
+    let start = text
+        .find("```layers\n")
+        .expect("ARCHITECTURE.md has a ```layers block");
+    let body = &text[start + "```layers\n".len()..];
+    let end = body.find("```").expect("the layers block ends");
+    body[..end]
+        .lines()
+        .map(|l| l.split('#').next().unwrap_or(""))
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| l.split_whitespace().map(String::from).collect())
+        .collect()
+}
+
+#[test]
+fn every_room_imports_only_rooms_below_it_and_no_rooms_form_a_circle() {
+    let rooms = rooms();
+    let layers = layers();
+    let layer_of = |room: &str| layers.iter().position(|l| l.iter().any(|r| r == room));
+    let unplaced: Vec<&String> = rooms.keys().filter(|r| layer_of(r).is_none()).collect();
+    assert!(
+        unplaced.is_empty(),
+        "rooms missing from ARCHITECTURE.md's layers: {unplaced:?}"
+    );
+    let mut upward = Vec::new();
+    for (room, deps) in &rooms {
+        for d in deps {
+            if let (Some(a), Some(b)) = (layer_of(room), layer_of(d))
+                && b <= a
+            {
+                upward.push(format!("{room} -> {d}"));
             }
         }
     }
     assert!(
-        circles.is_empty(),
-        "source files that import each other: {circles:?}"
+        upward.is_empty(),
+        "imports of a room in the same layer or one above (ARCHITECTURE.md's layers): {upward:?}"
     );
+    let circles = cycles(&rooms);
+    assert!(circles.is_empty(), "rooms in a circle: {circles:?}");
 }

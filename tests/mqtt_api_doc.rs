@@ -1682,7 +1682,7 @@ fn validate(api: &Value, schema: &Value, v: &Value, at: &str) -> Result<(), Stri
                 // The one pattern in use: ids.
                 assert_eq!(rule, "^[a-z0-9-]+$", "{at}: unsupported pattern");
                 if let Some(s) = v.as_str()
-                    && !hallclock::mqtt::payload::valid_id(s)
+                    && !hallclock::id::valid(s)
                 {
                     return Err(format!("{at}: {v} is not an id"));
                 }

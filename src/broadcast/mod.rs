@@ -126,7 +126,7 @@ impl FeedWriter {
     pub fn recovered(
         state_dir: &Path,
         default_delay: Millis,
-        games: impl IntoIterator<Item = (u64, crate::cli::pgn::JournaledGame)>,
+        games: impl IntoIterator<Item = (u64, crate::store::JournaledGame)>,
     ) -> FeedWriter {
         let mut feed = Feed::default();
         for (id, g) in games {
@@ -226,7 +226,7 @@ impl FeedWriter {
     }
 }
 
-fn journaled(id: u64, g: crate::cli::pgn::JournaledGame) -> FeedGame {
+fn journaled(id: u64, g: crate::store::JournaledGame) -> FeedGame {
     let info = crate::pgn::GameInfo {
         round: g.round,
         board: crate::pgn::board_number(&g.board),
@@ -234,22 +234,13 @@ fn journaled(id: u64, g: crate::cli::pgn::JournaledGame) -> FeedGame {
         black_fide_id: g.fide.1,
         ..crate::pgn::GameInfo::default()
     };
-    let finished = crate::rules::game::Game::new(g.setup.clone())
-        .ok()
-        .map(|mut game| {
-            for e in &g.events {
-                game.evolve(e);
-            }
-            game.result().is_some()
-        })
-        .unwrap_or(false);
     FeedGame {
         game_id: id,
+        finished: g.finished(),
         board: g.board,
         info,
         setup: g.setup,
         events: g.events,
-        finished,
     }
 }
 

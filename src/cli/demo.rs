@@ -52,7 +52,7 @@ fn parse_broker(s: &str) -> Result<(String, u16), String> {
 }
 
 fn parse_hall(s: &str) -> Result<String, String> {
-    if crate::mqtt::payload::valid_id(s) {
+    if crate::id::valid(s) {
         Ok(s.to_string())
     } else {
         Err(format!(

@@ -4,7 +4,8 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use crate::store::record::{read_dir, replay};
+use crate::store::record::read_dir;
+use crate::store::replay;
 
 #[derive(Debug, clap::Subcommand)]
 pub enum JournalCmd {

@@ -5,8 +5,8 @@ use std::io::Write;
 use std::process::ExitCode;
 
 use crate::pgn::{self, GameInfo, PgnGame};
-use crate::rules::game::{Event, Setup};
-use crate::store::Record;
+use crate::store::JournaledGame;
+use crate::store::games::games;
 
 use super::journal::JournalAt;
 
@@ -26,56 +26,6 @@ pub struct PgnArgs {
     pub site: Option<String>,
     #[command(flatten)]
     pub at: JournalAt,
-}
-
-/// A game as the journal has it: the board it is on now, its setup and its events.
-#[derive(Debug, Clone)]
-pub struct JournaledGame {
-    pub board: String,
-    pub round: Option<u32>,
-    pub fide: (Option<u64>, Option<u64>),
-    pub setup: Setup,
-    pub events: Vec<Event>,
-}
-
-/// Every game of the journal by id, following 6.10 moves to the board that has it now.
-pub fn games(records: impl IntoIterator<Item = Record>) -> BTreeMap<u64, JournaledGame> {
-    let mut games: BTreeMap<u64, JournaledGame> = BTreeMap::new();
-    for r in records {
-        match r {
-            Record::GameCreated {
-                board,
-                game,
-                round,
-                fide,
-                setup,
-            } => {
-                games.insert(
-                    game,
-                    JournaledGame {
-                        board,
-                        round,
-                        fide,
-                        setup: *setup,
-                        events: Vec::new(),
-                    },
-                );
-            }
-            Record::GameMoved { game, to, .. } => {
-                if let Some(g) = games.get_mut(&game) {
-                    g.board = to;
-                }
-            }
-            Record::Event { game, event, .. } => {
-                if let Some(g) = games.get_mut(&game) {
-                    g.events.push(event);
-                }
-            }
-            // Answers to commands (idempotency) are no part of a game.
-            Record::Answered { .. } => {}
-        }
-    }
-    games
 }
 
 /// Round `round`'s games (or one board's), in board order: by the number in the board id,

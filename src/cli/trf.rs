@@ -235,7 +235,7 @@ fn outcomes(round: usize, from: &From) -> Result<Vec<Outcome>, ExitCode> {
                 None => super::config::load(config)?.hall.state_dir,
             };
             let dir = state.join("journal");
-            let r = crate::store::record::recover(&dir)
+            let r = crate::store::recover(&dir)
                 .map_err(|e| fail(format!("cannot read {}: {e}", dir.display()), 1))?;
             Ok(r.games
                 .values()

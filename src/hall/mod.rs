@@ -76,8 +76,8 @@ pub enum HallError {
     Store(#[from] crate::store::StoreError),
     #[error("board id '{0}' appears twice")]
     DuplicateBoard(String),
-    #[error("'{0}' is not a valid id: use lowercase letters, digits and '-'")]
-    BadId(String),
+    #[error(transparent)]
+    BadId(#[from] crate::id::BadId),
 }
 
 struct BoardEntry {
@@ -193,40 +193,13 @@ impl RunningHall {
     }
 }
 
-/// Records of finished games that no board holds any more are moved to the archive at
-/// start-up, so that start-up stays fast however long the event runs.
-fn compact_if_worth_it(state_dir: &std::path::Path, journal: &std::path::Path) {
-    let Ok(scan) = crate::store::read_dir(journal) else {
-        return;
-    };
-    if scan.damage.is_some() || scan.records.len() < 20_000 {
-        return;
-    }
-    let records: Vec<crate::store::Record> = scan.records.into_iter().map(|(r, _, _)| r).collect();
-    let recovered = crate::store::record::replay(records.iter().cloned(), None);
-    let suffix = Timebase::start().now().0.to_string();
-    match crate::store::record::compact(state_dir, &records, &recovered.games, &suffix) {
-        Ok(Some(kept)) => tracing::info!(
-            before = records.len(),
-            kept,
-            "journal compacted: finished games moved to the archive"
-        ),
-        Ok(None) => {}
-        Err(e) => tracing::warn!("journal compaction skipped: {e}"),
-    }
-}
-
 /// Start the daemon's tasks: the MQTT connection, a link and an actor per board, and the
 /// coordinator.
 pub fn start(settings: HallSettings) -> Result<RunningHall, HallError> {
     let mut seen = HashMap::new();
-    if !crate::mqtt::payload::valid_id(&settings.hall) {
-        return Err(HallError::BadId(settings.hall.clone()));
-    }
+    crate::id::Id::parse(&settings.hall)?;
     for b in &settings.boards {
-        if !crate::mqtt::payload::valid_id(&b.id) {
-            return Err(HallError::BadId(b.id.clone()));
-        }
+        crate::id::Id::parse(&b.id)?;
         if seen.insert(b.id.clone(), ()).is_some() {
             return Err(HallError::DuplicateBoard(b.id.clone()));
         }
@@ -235,22 +208,20 @@ pub fn start(settings: HallSettings) -> Result<RunningHall, HallError> {
     let mut journal_settings = crate::store::JournalSettings::new(&settings.state_dir);
     journal_settings.sync_window = settings.sync_window;
     journal_settings.segment_size = settings.segment_size;
-    // A compaction interrupted by a crash left its new journal complete: use it.
-    let interrupted = settings.state_dir.join("journal.compacting");
-    if interrupted.exists() && !journal_settings.dir.exists() {
-        let _ = std::fs::rename(&interrupted, &journal_settings.dir);
-    }
-    compact_if_worth_it(&settings.state_dir, &journal_settings.dir);
-    let (journal, scan) = crate::store::open_after(journal_settings)?;
-    let damage = scan.damage.clone();
-    let records: Vec<crate::store::Record> = scan.records.into_iter().map(|(r, _, _)| r).collect();
+    // The hall's one timebase: games, answers and the connection's instants are on it.
+    let timebase = Timebase::start();
+    let crate::store::startup::Started {
+        journal,
+        games,
+        mut recovered,
+    } = crate::store::startup::start(&settings.state_dir, journal_settings, timebase.now())?;
+    let damage = recovered.damage.clone();
     // Every round's games, finished ones too, for the broadcast feed.
     let feed = crate::broadcast::FeedWriter::recovered(
         &settings.state_dir,
         settings.broadcast.delay,
-        crate::cli::pgn::games(records.iter().cloned()),
+        games,
     );
-    let mut recovered = crate::store::record::replay(records.into_iter(), scan.damage);
     tracing::info!(
         records = recovered.records,
         games = recovered.games.len(),
@@ -316,8 +287,6 @@ pub fn start(settings: HallSettings) -> Result<RunningHall, HallError> {
         });
     let topics = Topics::new(&settings.hall);
     let (incoming_tx, incoming_rx) = mpsc::channel(256);
-    // The hall's one timebase: the connection's disconnection instants are on it too.
-    let timebase = Timebase::start();
     let (publisher, mqtt_task) = client::spawn(
         settings.mqtt.clone(),
         topics.clone(),

@@ -310,7 +310,7 @@ impl Arbiters {
                 id: a.id.clone(),
                 message,
             };
-            if !crate::mqtt::payload::valid_id(&a.id) {
+            if !crate::id::valid(&a.id) {
                 return Err(bad("id: use lowercase letters, digits and '-'".into()));
             }
             if a.name.trim().is_empty() || a.name.chars().any(char::is_control) {

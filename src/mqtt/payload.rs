@@ -100,14 +100,6 @@ impl Topics {
     }
 }
 
-/// `[a-z0-9-]+`: hall and board ids are topic levels.
-pub fn valid_id(id: &str) -> bool {
-    !id.is_empty()
-        && id
-            .bytes()
-            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
-}
-
 /// `board/<b>/state`, retained: everything a display needs to show the board and count
 /// down by itself (`remaining_ms` as of `as_of`, and which side runs).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -1,14 +1,13 @@
 //! Journal records, their framing, and reading a journal back (recovery, dump, verify,
 //! replay).
 
-use std::collections::BTreeMap;
 use std::fs;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use crate::rules::game::{Event, Game, Setup};
+use crate::rules::game::{Event, Setup};
 
 /// One journaled fact.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -168,156 +167,4 @@ pub fn read_dir(dir: &Path) -> std::io::Result<Scan> {
         scan.end = Some((seg.clone(), at as u64));
     }
     Ok(scan)
-}
-
-/// A game rebuilt from the journal.
-#[derive(Debug, Clone)]
-pub struct RecoveredGame {
-    pub game_id: u64,
-    pub game: Game,
-    pub round: Option<u32>,
-    pub fide: (Option<u64>, Option<u64>),
-    /// The game's events in order (the board's PGN is made from them).
-    pub events: Vec<Event>,
-}
-
-/// The state of the hall as the journal left it.
-#[derive(Debug, Default)]
-pub struct Recovered {
-    /// The current game of each board (finished or not).
-    pub games: BTreeMap<String, RecoveredGame>,
-    /// The last event sequence number published for each board.
-    pub seqs: BTreeMap<String, u64>,
-    pub next_game_id: u64,
-    pub records: usize,
-    pub damage: Option<Damage>,
-    /// Records that could not be applied (a game whose setup no longer validates).
-    pub problems: Vec<String>,
-    /// Every command's first reply, in order (idempotent transactions).
-    pub answered: Vec<Record>,
-}
-
-/// Replay the journal: each game is exactly the fold of its events (decide/evolve).
-pub fn recover(dir: &Path) -> std::io::Result<Recovered> {
-    let scan = read_dir(dir)?;
-    Ok(replay(
-        scan.records.into_iter().map(|(r, _, _)| r),
-        scan.damage,
-    ))
-}
-
-pub fn replay(records: impl Iterator<Item = Record>, damage: Option<Damage>) -> Recovered {
-    let mut out = Recovered {
-        damage,
-        next_game_id: 1,
-        ..Recovered::default()
-    };
-    // Games by id, and which board holds which game.
-    let mut games: BTreeMap<u64, RecoveredGame> = BTreeMap::new();
-    let mut boards: BTreeMap<String, u64> = BTreeMap::new();
-    for r in records {
-        out.records += 1;
-        match r {
-            Record::GameCreated {
-                board,
-                game,
-                round,
-                fide,
-                setup,
-            } => {
-                out.next_game_id = out.next_game_id.max(game + 1);
-                match Game::new(*setup) {
-                    Ok(g) => {
-                        games.insert(
-                            game,
-                            RecoveredGame {
-                                game_id: game,
-                                game: g,
-                                round,
-                                fide,
-                                events: Vec::new(),
-                            },
-                        );
-                        boards.insert(board, game);
-                    }
-                    Err(e) => out.problems.push(format!(
-                        "game {game} on {board}: setup no longer valid: {e}"
-                    )),
-                }
-            }
-            Record::GameMoved { game, from, to } => {
-                if boards.get(&from) == Some(&game) {
-                    boards.remove(&from);
-                }
-                boards.insert(to, game);
-            }
-            Record::Event {
-                board,
-                seq,
-                game,
-                event,
-            } => {
-                let s = out.seqs.entry(board).or_insert(0);
-                *s = (*s).max(seq);
-                if let Some(g) = games.get_mut(&game) {
-                    g.game.evolve(&event);
-                    g.events.push(event);
-                }
-            }
-            answered @ Record::Answered { .. } => out.answered.push(answered),
-        }
-    }
-    for (board, game) in boards {
-        if let Some(g) = games.get(&game) {
-            out.games.insert(board, g.clone());
-        }
-    }
-    out
-}
-
-/// Compaction: rewrite the journal with only the records of the games that are still
-/// current on some board (their creation, moves and events, `seq` numbers unchanged), and
-/// move the old segments into `<state_dir>/archive/journal-<suffix>/`. Finished rounds
-/// stay readable there (`hallclock journal dump --state-dir` on the archive's parent).
-/// Returns how many records were kept, or `None` when there was nothing to compact.
-pub fn compact(
-    state_dir: &Path,
-    records: &[Record],
-    current: &BTreeMap<String, RecoveredGame>,
-    suffix: &str,
-) -> std::io::Result<Option<usize>> {
-    let live: std::collections::BTreeSet<u64> = current.values().map(|g| g.game_id).collect();
-    let keep: Vec<&Record> = records
-        .iter()
-        .filter(|r| match r {
-            Record::GameCreated { game, .. }
-            | Record::GameMoved { game, .. }
-            | Record::Event { game, .. } => live.contains(game),
-            // The journal's horizon for repeated transactions ends at a compaction.
-            Record::Answered { .. } => false,
-        })
-        .collect();
-    if keep.len() == records.len() {
-        return Ok(None);
-    }
-    let journal = state_dir.join("journal");
-    let fresh = state_dir.join("journal.compacting");
-    let _ = fs::remove_dir_all(&fresh);
-    fs::create_dir_all(&fresh)?;
-    let mut bytes = Vec::new();
-    for r in &keep {
-        let payload = serde_json::to_vec(r).map_err(std::io::Error::other)?;
-        bytes.extend_from_slice(&frame(&payload));
-    }
-    let seg = fresh.join("segment-000001.log");
-    fs::write(&seg, &bytes)?;
-    fs::File::open(&seg)?.sync_all()?;
-    let archive = state_dir.join("archive");
-    fs::create_dir_all(&archive)?;
-    // Two renames: the old journal into the archive, the new one into place. A crash in
-    // between leaves no `journal/`, and the next start finds `journal.compacting` whole.
-    fs::rename(&journal, archive.join(format!("journal-{suffix}")))?;
-    fs::rename(&fresh, &journal)?;
-    fs::File::open(state_dir)?.sync_all()?;
-    Ok(Some(keep.len()))
 }
