@@ -13,9 +13,8 @@
 use bytes::{Buf, BytesMut};
 use tokio_util::codec::{Decoder, Encoder};
 
-use super::message::{
-    Command, CommandDecode, DgtMessage, EncodeError, HEADER_LEN, MAX_FRAME_LEN, fixed_frame_len,
-};
+use super::command::{Command, CommandDecode, EncodeError};
+use super::message::{DgtMessage, HEADER_LEN, MAX_FRAME_LEN, fixed_frame_len};
 
 /// The error of both codecs: I/O from the transport, or a value that cannot be encoded.
 #[derive(Debug, thiserror::Error)]
@@ -226,11 +225,12 @@ pub fn decode_all(bytes: &[u8]) -> Vec<DgtMessage> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::dgt::message::{FieldUpdate, Piece};
+    use crate::dgt::message::FieldUpdate;
+    use crate::dgt::square::Piece;
 
     fn e2_empty() -> DgtMessage {
         DgtMessage::FieldUpdate(FieldUpdate {
-            field: crate::dgt::message::Field::new(52).unwrap(),
+            field: crate::dgt::square::Field::new(52).unwrap(),
             piece: Piece::Empty,
         })
     }
@@ -287,7 +287,7 @@ mod tests {
         buf.extend_from_slice(&[0x00]);
         assert_eq!(
             c.decode(&mut buf).unwrap(),
-            Some(Command::clock(crate::dgt::message::ClockCommand::Version))
+            Some(Command::clock(crate::dgt::command::ClockCommand::Version))
         );
     }
 }
