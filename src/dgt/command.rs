@@ -1,6 +1,6 @@
-//! Host → board: [`Command`] (dgt-protocol.md §3, §5), including the clock sub-commands
+//! Host → board: [`DgtCommand`] (dgt-protocol.md §3, §5), including the clock sub-commands
 //! it wraps ([`ClockCommand`], with [`SetTime`], [`RunFlags`] and [`ClockText`]).
-//! [`Command::encode`] writes the bytes the host sends; [`Command::decode`] parses one
+//! [`DgtCommand::encode`] writes the bytes the host sends; [`DgtCommand::decode`] parses one
 //! command from the front of a byte slice (the simulator's direction) and reports a broken
 //! clock frame as a [`CommandError`].
 //!
@@ -94,7 +94,7 @@ pub mod cmd {
 /// One host → board command (§3, §5).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
-pub enum Command {
+pub enum DgtCommand {
     /// `40`: → IDLE, no reply.
     Reset,
     /// `41`: one BWTIME.
@@ -501,49 +501,49 @@ impl ClockCommand {
     }
 }
 
-/// What [`Command::decode`] found at the front of a byte slice.
+/// What [`DgtCommand::decode`] found at the front of a byte slice.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum CommandDecode {
     /// A command and the number of bytes it used.
-    Command(Command, usize),
+    Command(DgtCommand, usize),
     /// The slice ends inside a length-prefixed frame; wait for more bytes.
     Incomplete,
 }
 
-impl Command {
-    const SIMPLE: [(u8, Command); 16] = [
-        (cmd::RESET, Command::Reset),
-        (cmd::SEND_CLOCK, Command::SendClock),
-        (cmd::SEND_BOARD, Command::SendBoard),
-        (cmd::SEND_UPDATE, Command::SendUpdate),
-        (cmd::SEND_UPDATE_BOARD, Command::SendUpdateBoard),
-        (cmd::RETURN_SERIAL_NUMBER, Command::ReturnSerialNumber),
-        (cmd::RETURN_BUS_ADDRESS, Command::ReturnBusAddress),
-        (cmd::SEND_TRADEMARK, Command::SendTrademark),
+impl DgtCommand {
+    const SIMPLE: [(u8, DgtCommand); 16] = [
+        (cmd::RESET, DgtCommand::Reset),
+        (cmd::SEND_CLOCK, DgtCommand::SendClock),
+        (cmd::SEND_BOARD, DgtCommand::SendBoard),
+        (cmd::SEND_UPDATE, DgtCommand::SendUpdate),
+        (cmd::SEND_UPDATE_BOARD, DgtCommand::SendUpdateBoard),
+        (cmd::RETURN_SERIAL_NUMBER, DgtCommand::ReturnSerialNumber),
+        (cmd::RETURN_BUS_ADDRESS, DgtCommand::ReturnBusAddress),
+        (cmd::SEND_TRADEMARK, DgtCommand::SendTrademark),
         (
             cmd::REQUEST_HARDWARE_VERSION,
-            Command::RequestHardwareVersion,
+            DgtCommand::RequestHardwareVersion,
         ),
-        (cmd::SEND_EE_MOVES, Command::SendEeMoves),
-        (cmd::TO_BUS_MODE, Command::ToBusMode),
-        (cmd::SEND_UPDATE_NICE, Command::SendUpdateNice),
-        (cmd::SEND_BATTERY_STATUS, Command::SendBatteryStatus),
-        (cmd::SEND_VERSION, Command::SendVersion),
-        (cmd::START_BOOTLOADER, Command::StartBootloader),
+        (cmd::SEND_EE_MOVES, DgtCommand::SendEeMoves),
+        (cmd::TO_BUS_MODE, DgtCommand::ToBusMode),
+        (cmd::SEND_UPDATE_NICE, DgtCommand::SendUpdateNice),
+        (cmd::SEND_BATTERY_STATUS, DgtCommand::SendBatteryStatus),
+        (cmd::SEND_VERSION, DgtCommand::SendVersion),
+        (cmd::START_BOOTLOADER, DgtCommand::StartBootloader),
         (
             cmd::RETURN_LONG_SERIAL_NUMBER,
-            Command::ReturnLongSerialNumber,
+            DgtCommand::ReturnLongSerialNumber,
         ),
     ];
 
-    /// Shorthand for `Command::Clock { command }`.
-    pub fn clock(command: ClockCommand) -> Command {
-        Command::Clock { command }
+    /// Shorthand for `DgtCommand::Clock { command }`.
+    pub fn clock(command: ClockCommand) -> DgtCommand {
+        DgtCommand::Clock { command }
     }
 
     /// Appends the command's bytes to `dst`. On error nothing is written.
     pub fn encode(&self, dst: &mut BytesMut) -> Result<(), EncodeError> {
-        let simple = Command::SIMPLE
+        let simple = DgtCommand::SIMPLE
             .iter()
             .find(|(_, c)| c == self)
             .map(|(b, _)| *b);
@@ -552,7 +552,7 @@ impl Command {
             return Ok(());
         }
         match self {
-            Command::Clock { command } => {
+            DgtCommand::Clock { command } => {
                 let data = command.data()?;
                 // LEN counts 03, CMD, the data and the final 00 (§5.1).
                 let len = data.len() + 3;
@@ -568,7 +568,7 @@ impl Command {
                 dst.put_slice(&data);
                 dst.put_u8(0x00);
             }
-            Command::Framed { id, data } => {
+            DgtCommand::Framed { id, data } => {
                 if data.len() > 0xff {
                     return Err(EncodeError::TooLong {
                         what: "framed command data",
@@ -579,8 +579,8 @@ impl Command {
                 dst.put_slice(&[*id, data.len() as u8]);
                 dst.put_slice(data);
             }
-            Command::Other { byte } => dst.put_u8(*byte),
-            Command::Invalid { bytes, .. } => dst.put_slice(bytes),
+            DgtCommand::Other { byte } => dst.put_u8(*byte),
+            DgtCommand::Invalid { bytes, .. } => dst.put_slice(bytes),
             _ => {}
         }
         Ok(())
@@ -594,11 +594,11 @@ impl Command {
     }
 
     /// Parses one command from the front of `src` (what a board does with its input).
-    /// Never fails: malformed clock frames become [`Command::Invalid`], unknown bytes
-    /// [`Command::Other`]. `None` for an empty slice.
+    /// Never fails: malformed clock frames become [`DgtCommand::Invalid`], unknown bytes
+    /// [`DgtCommand::Other`]. `None` for an empty slice.
     pub fn decode(src: &[u8]) -> Option<CommandDecode> {
         let &first = src.first()?;
-        if let Some((_, c)) = Command::SIMPLE.iter().find(|(b, _)| *b == first) {
+        if let Some((_, c)) = DgtCommand::SIMPLE.iter().find(|(b, _)| *b == first) {
             return Some(CommandDecode::Command(c.clone(), 1));
         }
         let framed = matches!(
@@ -606,7 +606,7 @@ impl Command {
             cmd::CLOCK_MESSAGE | cmd::I2C_CLOCK_MESSAGE | cmd::SET_LEDS | cmd::DEVELOPER_KEY
         );
         if !framed {
-            return Some(CommandDecode::Command(Command::Other { byte: first }, 1));
+            return Some(CommandDecode::Command(DgtCommand::Other { byte: first }, 1));
         }
         let Some(&len) = src.get(1) else {
             return Some(CommandDecode::Incomplete);
@@ -617,14 +617,14 @@ impl Command {
         };
         let command = if first == cmd::CLOCK_MESSAGE {
             match Self::parse_clock(frame) {
-                Ok(command) => Command::Clock { command },
-                Err(error) => Command::Invalid {
+                Ok(command) => DgtCommand::Clock { command },
+                Err(error) => DgtCommand::Invalid {
                     bytes: frame.to_vec(),
                     error,
                 },
             }
         } else {
-            Command::Framed {
+            DgtCommand::Framed {
                 id: first,
                 data: frame[2..].to_vec(),
             }
@@ -716,7 +716,7 @@ mod tests {
 
     #[test]
     fn setnrun_worked_example_9_2() {
-        let c = Command::clock(ClockCommand::SetAndRun {
+        let c = DgtCommand::clock(ClockCommand::SetAndRun {
             left: SetTime::from_seconds(5400).unwrap(),
             right: SetTime::from_seconds(3599).unwrap(),
             flags: RunFlags::LEFT,
@@ -732,16 +732,16 @@ mod tests {
     #[test]
     fn other_host_frames_9_3() {
         let text = ClockText::new("e2e4").unwrap();
-        let c = Command::clock(ClockCommand::Ascii { text, beep: 3 });
+        let c = DgtCommand::clock(ClockCommand::Ascii { text, beep: 3 });
         assert_eq!(
             c.to_bytes().unwrap(),
             [
                 0x2b, 0x0c, 0x03, 0x0c, 0x65, 0x32, 0x65, 0x34, 0x20, 0x20, 0x20, 0x20, 0x03, 0x00
             ]
         );
-        let c = Command::clock(ClockCommand::Beep { duration: 0x10 });
+        let c = DgtCommand::clock(ClockCommand::Beep { duration: 0x10 });
         assert_eq!(c.to_bytes().unwrap(), [0x2b, 0x04, 0x03, 0x0b, 0x10, 0x00]);
-        let c = Command::clock(ClockCommand::Display {
+        let c = DgtCommand::clock(ClockCommand::Display {
             segments: [0x3f; 6],
             icons: 0,
             beep: 1,
@@ -756,11 +756,11 @@ mod tests {
 
     #[test]
     fn clock_frame_decode_reports_structure_errors() {
-        let got = Command::decode(&[0x2b, 0x03, 0x04, 0x03, 0x00]);
+        let got = DgtCommand::decode(&[0x2b, 0x03, 0x04, 0x03, 0x00]);
         assert!(matches!(
             got,
             Some(CommandDecode::Command(
-                Command::Invalid {
+                DgtCommand::Invalid {
                     error: CommandError::ClockMarker { offset: 2, .. },
                     ..
                 },
@@ -768,7 +768,7 @@ mod tests {
             ))
         ));
         assert_eq!(
-            Command::decode(&[0x2b, 0x03, 0x03]),
+            DgtCommand::decode(&[0x2b, 0x03, 0x03]),
             Some(CommandDecode::Incomplete)
         );
     }

@@ -6,7 +6,7 @@
 //!   with the encoding and decoding of one complete message ([`PayloadError`]).
 //! * [`clock`]: what the clock reports inside those messages: readings ([`ClockTime`]),
 //!   ACKs ([`ClockAck`]), buttons; and the clock sub-command ids.
-//! * [`command`]: [`Command`] (host → board) and the clock sub-commands it carries
+//! * [`command`]: [`DgtCommand`] (host → board) and the clock sub-commands it carries
 //!   ([`ClockCommand`]), encoded and decoded ([`EncodeError`], [`CommandError`]).
 //! * [`codec`]: tokio_util codecs over the byte stream, [`HostCodec`] for the daemon and
 //!   [`BoardCodec`] for the simulator; resynchronisation after garbage.
@@ -26,7 +26,8 @@ pub use board_state::{BoardEvent, BoardState, Orientation};
 pub use clock::{ClockAck, ClockButton, ClockSide, ClockStatus, ClockTime, SideTime};
 pub use codec::{BoardCodec, CodecError, DecodeStats, HostCodec, decode_all};
 pub use command::{
-    ClockCommand, ClockText, Command, CommandDecode, CommandError, EncodeError, RunFlags, SetTime,
+    ClockCommand, ClockText, CommandDecode, CommandError, DgtCommand, EncodeError, RunFlags,
+    SetTime,
 };
 pub use message::{
     BatteryStatus, BoardDump, DgtMessage, EeEvent, EeMoves, FieldUpdate, PayloadError,
