@@ -4,8 +4,9 @@
 use bytes::BytesMut;
 use hallclock::dgt::message::{BoardDump, FieldUpdate, id};
 use hallclock::dgt::{
-    BatteryStatus, BoardCodec, ClockAck, ClockCommand, ClockStatus, ClockText, ClockTime, Command,
-    DgtMessage, EeMoves, Field, HostCodec, Piece, RunFlags, SetTime, SideTime, decode_all,
+    BatteryStatus, BoardCodec, ClockAck, ClockCommand, ClockStatus, ClockText, ClockTime,
+    DgtCommand, DgtMessage, EeMoves, Field, HostCodec, Piece, RunFlags, SetTime, SideTime,
+    decode_all,
 };
 use proptest::collection::vec;
 use proptest::prelude::*;
@@ -146,27 +147,27 @@ fn clock_command() -> impl Strategy<Value = ClockCommand> {
     ]
 }
 
-fn command() -> impl Strategy<Value = Command> {
-    let simple: Vec<Command> = (0x40u8..=0x4e)
+fn command() -> impl Strategy<Value = DgtCommand> {
+    let simple: Vec<DgtCommand> = (0x40u8..=0x4e)
         .chain([0x55])
-        .filter_map(|b| match Command::decode(&[b]) {
+        .filter_map(|b| match DgtCommand::decode(&[b]) {
             Some(hallclock::dgt::CommandDecode::Command(c, 1)) => Some(c),
             _ => None,
         })
         .collect();
     prop_oneof![
         proptest::sample::select(simple),
-        clock_command().prop_map(Command::clock),
+        clock_command().prop_map(DgtCommand::clock),
         (
             proptest::sample::select(vec![0x2cu8, 0x60, 0x63]),
             vec(any::<u8>(), 0..30)
         )
-            .prop_map(|(id, data)| Command::Framed { id, data }),
+            .prop_map(|(id, data)| DgtCommand::Framed { id, data }),
         any::<u8>()
             .prop_filter("a command byte", |b| {
                 !matches!(b, 0x40..=0x4e | 0x55 | 0x2b | 0x2c | 0x60 | 0x63)
             })
-            .prop_map(|byte| Command::Other { byte }),
+            .prop_map(|byte| DgtCommand::Other { byte }),
     ]
 }
 
@@ -259,7 +260,7 @@ proptest! {
         prop_assert_eq!(&got, &cmds);
         for c in &cmds {
             let json = serde_json::to_string(c).expect("serialises");
-            let back: Command = serde_json::from_str(&json).expect("deserialises");
+            let back: DgtCommand = serde_json::from_str(&json).expect("deserialises");
             prop_assert_eq!(&back, c);
         }
     }
@@ -298,7 +299,7 @@ fn out_of_range_values_do_not_encode() {
         .to_bytes()
         .is_err()
     );
-    let c = Command::clock(ClockCommand::SetAndRun {
+    let c = DgtCommand::clock(ClockCommand::SetAndRun {
         left: SetTime {
             hours: 10,
             ..SetTime::default()

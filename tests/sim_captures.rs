@@ -13,7 +13,7 @@ use std::time::Duration;
 use base64::Engine;
 use bytes::BytesMut;
 use hallclock::dgt::{
-    ClockCommand, ClockTime, Command, DgtMessage, HostCodec, RunFlags, SetTime, decode_all,
+    ClockCommand, ClockTime, DgtCommand, DgtMessage, HostCodec, RunFlags, SetTime, decode_all,
 };
 use hallclock::link::port;
 use hallclock::link::testing::scratch_dir;
@@ -160,7 +160,7 @@ struct Host {
 }
 
 impl Host {
-    async fn send(&mut self, cmd: Command) {
+    async fn send(&mut self, cmd: DgtCommand) {
         let mut out = BytesMut::new();
         self.codec.encode(cmd, &mut out).unwrap();
         tokio::time::timeout(WAIT, self.stream.write_all(&out))
@@ -189,14 +189,14 @@ impl Host {
 
     async fn clock(&mut self, left: u32, right: u32, flags: RunFlags) {
         let acks = self.seen.acks.len();
-        self.send(Command::clock(ClockCommand::SetAndRun {
+        self.send(DgtCommand::clock(ClockCommand::SetAndRun {
             left: SetTime::from_seconds(left).unwrap(),
             right: SetTime::from_seconds(right).unwrap(),
             flags,
         }))
         .await;
         self.until("SETNRUN ack", |t| t.acks.len() > acks).await;
-        self.send(Command::clock(ClockCommand::End)).await;
+        self.send(DgtCommand::clock(ClockCommand::End)).await;
         self.until("END ack", |t| t.acks.len() > acks + 1).await;
     }
 }
@@ -232,14 +232,14 @@ async fn replay(name: &str) {
         rx: BytesMut::new(),
         seen: Tokens::default(),
     };
-    host.send(Command::Reset).await;
+    host.send(DgtCommand::Reset).await;
     if first & 0x02 != 0 {
         // The capture starts with the right lever up; the players set it so before.
         board.press();
     }
-    host.send(Command::SendBoard).await;
+    host.send(DgtCommand::SendBoard).await;
     host.until("board dump", |t| !t.tokens.is_empty()).await;
-    host.send(Command::SendUpdateNice).await;
+    host.send(DgtCommand::SendUpdateNice).await;
     // The capture's starting clock: 3:02 both sides, stopped (times do not matter).
     host.clock(182, 182, RunFlags::PAUSE).await;
 

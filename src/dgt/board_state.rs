@@ -29,7 +29,8 @@ use shakmaty::{
     Board, CastlingMode, Chess, EnPassantMode, Move, Position, Square, fen::Fen, san::SanPlus,
 };
 
-use super::message::{BoardDump, DgtMessage, Field, FieldUpdate, Piece};
+use super::message::{BoardDump, DgtMessage, FieldUpdate};
+use super::square::{Field, Piece};
 
 /// How the board lies relative to the game.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
@@ -522,7 +523,6 @@ fn fen(pos: &Chess) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::dgt::message::Field;
 
     fn start_dump(orientation: Orientation) -> BoardDump {
         let mut board = [Piece::Empty; 64];

@@ -1,8 +1,8 @@
 //! tokio_util codecs for the DGT serial stream, in both roles.
 //!
 //! * [`HostCodec`] (the daemon's side): decodes board → host [`DgtMessage`]s, encodes
-//!   host → board [`Command`]s.
-//! * [`BoardCodec`] (the simulator's side): decodes [`Command`]s, encodes [`DgtMessage`]s.
+//!   host → board [`DgtCommand`]s.
+//! * [`BoardCodec`] (the simulator's side): decodes [`DgtCommand`]s, encodes [`DgtMessage`]s.
 //!
 //! Both tolerate any chunking of the input. [`HostCodec`] resynchronises after garbage by
 //! the rule every robust client uses (§2.2): a byte with the high bit set starts a
@@ -13,9 +13,8 @@
 use bytes::{Buf, BytesMut};
 use tokio_util::codec::{Decoder, Encoder};
 
-use super::message::{
-    Command, CommandDecode, DgtMessage, EncodeError, HEADER_LEN, MAX_FRAME_LEN, fixed_frame_len,
-};
+use super::command::{CommandDecode, DgtCommand, EncodeError};
+use super::message::{DgtMessage, HEADER_LEN, MAX_FRAME_LEN, fixed_frame_len};
 
 /// The error of both codecs: I/O from the transport, or a value that cannot be encoded.
 #[derive(Debug, thiserror::Error)]
@@ -148,23 +147,23 @@ impl Decoder for HostCodec {
     }
 }
 
-impl Encoder<Command> for HostCodec {
+impl Encoder<DgtCommand> for HostCodec {
     type Error = CodecError;
-    fn encode(&mut self, item: Command, dst: &mut BytesMut) -> Result<(), CodecError> {
+    fn encode(&mut self, item: DgtCommand, dst: &mut BytesMut) -> Result<(), CodecError> {
         Ok(item.encode(dst)?)
     }
 }
 
-impl Encoder<&Command> for HostCodec {
+impl Encoder<&DgtCommand> for HostCodec {
     type Error = CodecError;
-    fn encode(&mut self, item: &Command, dst: &mut BytesMut) -> Result<(), CodecError> {
+    fn encode(&mut self, item: &DgtCommand, dst: &mut BytesMut) -> Result<(), CodecError> {
         Ok(item.encode(dst)?)
     }
 }
 
 /// The simulator's codec: host → board commands in, board → host messages out.
 /// Host → board bytes have no resynchronisation marker; like a real board it takes the
-/// stream byte by byte, and bytes that are no command come out as [`Command::Other`].
+/// stream byte by byte, and bytes that are no command come out as [`DgtCommand::Other`].
 #[derive(Debug, Default)]
 pub struct BoardCodec;
 
@@ -176,11 +175,11 @@ impl BoardCodec {
 }
 
 impl Decoder for BoardCodec {
-    type Item = Command;
+    type Item = DgtCommand;
     type Error = CodecError;
 
-    fn decode(&mut self, src: &mut BytesMut) -> Result<Option<Command>, CodecError> {
-        match Command::decode(src) {
+    fn decode(&mut self, src: &mut BytesMut) -> Result<Option<DgtCommand>, CodecError> {
+        match DgtCommand::decode(src) {
             Some(CommandDecode::Command(c, used)) => {
                 src.advance(used);
                 Ok(Some(c))
@@ -189,7 +188,7 @@ impl Decoder for BoardCodec {
         }
     }
 
-    fn decode_eof(&mut self, src: &mut BytesMut) -> Result<Option<Command>, CodecError> {
+    fn decode_eof(&mut self, src: &mut BytesMut) -> Result<Option<DgtCommand>, CodecError> {
         let c = self.decode(src)?;
         if c.is_none() {
             src.clear();
@@ -226,11 +225,12 @@ pub fn decode_all(bytes: &[u8]) -> Vec<DgtMessage> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::dgt::message::{FieldUpdate, Piece};
+    use crate::dgt::message::FieldUpdate;
+    use crate::dgt::square::Piece;
 
     fn e2_empty() -> DgtMessage {
         DgtMessage::FieldUpdate(FieldUpdate {
-            field: crate::dgt::message::Field::new(52).unwrap(),
+            field: crate::dgt::square::Field::new(52).unwrap(),
             piece: Piece::Empty,
         })
     }
@@ -282,12 +282,14 @@ mod tests {
     fn board_codec_splits_commands() {
         let mut c = BoardCodec::new();
         let mut buf = BytesMut::from(&[0x40u8, 0x2b, 0x03, 0x03, 0x09][..]);
-        assert_eq!(c.decode(&mut buf).unwrap(), Some(Command::Reset));
+        assert_eq!(c.decode(&mut buf).unwrap(), Some(DgtCommand::Reset));
         assert_eq!(c.decode(&mut buf).unwrap(), None);
         buf.extend_from_slice(&[0x00]);
         assert_eq!(
             c.decode(&mut buf).unwrap(),
-            Some(Command::clock(crate::dgt::message::ClockCommand::Version))
+            Some(DgtCommand::clock(
+                crate::dgt::command::ClockCommand::Version
+            ))
         );
     }
 }

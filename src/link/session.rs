@@ -13,7 +13,7 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use crate::dgt::{
-    BoardState, ClockAck, ClockCommand, ClockStatus, ClockText, Command, DgtMessage, RunFlags,
+    BoardState, ClockAck, ClockCommand, ClockStatus, ClockText, DgtCommand, DgtMessage, RunFlags,
     SetTime,
 };
 
@@ -117,7 +117,7 @@ pub enum SessionEnd {
 pub struct Session {
     cfg: LinkConfig,
     phase: Phase,
-    transmit: VecDeque<Command>,
+    transmit: VecDeque<DgtCommand>,
     events: VecDeque<LinkEvent>,
     serial: Option<String>,
     version: Option<(u8, u8)>,
@@ -184,7 +184,7 @@ impl Session {
         self.phase == Phase::Online
     }
 
-    pub fn poll_transmit(&mut self) -> Option<Command> {
+    pub fn poll_transmit(&mut self) -> Option<DgtCommand> {
         self.transmit.pop_front()
     }
 
@@ -236,7 +236,7 @@ impl Session {
                     // The field updates may have missed a change: the dump shows the board
                     // as it is, and a dump is judged as settled.
                     self.board_settle_stage = SettleStage::DumpAsked;
-                    self.transmit.push_back(Command::SendBoard);
+                    self.transmit.push_back(DgtCommand::SendBoard);
                     self.board_settle_at = Some(now + self.cfg.board_settle);
                 }
                 _ => {
@@ -274,7 +274,7 @@ impl Session {
                     return;
                 }
                 if now >= self.next_probe {
-                    self.transmit.push_back(Command::ReturnSerialNumber);
+                    self.transmit.push_back(DgtCommand::ReturnSerialNumber);
                     self.next_probe = now + self.cfg.probe_interval;
                 }
             }
@@ -288,9 +288,9 @@ impl Session {
     fn identify(&mut self, attempt: u32, now: Instant) {
         // §1 recommended order: reset to single-board IDLE, then ask who it is.
         self.transmit.extend([
-            Command::Reset,
-            Command::ReturnSerialNumber,
-            Command::SendVersion,
+            DgtCommand::Reset,
+            DgtCommand::ReturnSerialNumber,
+            DgtCommand::SendVersion,
         ]);
         self.phase = Phase::Identifying {
             attempt,
@@ -300,11 +300,11 @@ impl Session {
 
     fn after_identified(&mut self, now: Instant) {
         self.transmit
-            .extend([Command::SendBoard, Command::SendUpdateNice]);
+            .extend([DgtCommand::SendBoard, DgtCommand::SendUpdateNice]);
         // The version request is a clock command: it is answered only in UPDATE(_NICE),
         // which `4b` has just selected.
         self.transmit
-            .push_back(Command::clock(ClockCommand::Version));
+            .push_back(DgtCommand::clock(ClockCommand::Version));
         self.in_flight = Some(InFlight {
             command: ClockCommand::Version,
             name: "version",
@@ -319,7 +319,7 @@ impl Session {
     fn go_online(&mut self, now: Instant) {
         self.phase = Phase::Online;
         self.next_probe = now + self.cfg.probe_interval;
-        self.transmit.push_back(Command::SendClock);
+        self.transmit.push_back(DgtCommand::SendClock);
         self.events.push_back(LinkEvent::Online(BoardIdentity {
             path: self.cfg.path.clone(),
             serial: self.serial.clone().unwrap_or_default(),
@@ -347,7 +347,8 @@ impl Session {
         if f.sends <= self.cfg.max_resends {
             f.sends += 1;
             f.sent_at = now;
-            self.transmit.push_back(Command::clock(f.command.clone()));
+            self.transmit
+                .push_back(DgtCommand::clock(f.command.clone()));
             return;
         }
         let attempts = f.sends;
@@ -372,7 +373,7 @@ impl Session {
     pub fn handle_command(&mut self, command: LinkCommand, now: Instant) {
         let name = command.name();
         if let LinkCommand::RequestBoard = command {
-            self.transmit.push_back(Command::SendBoard);
+            self.transmit.push_back(DgtCommand::SendBoard);
             return;
         }
         if let LinkCommand::NewGame { start, orientation } = command {
@@ -380,7 +381,7 @@ impl Session {
             self.board_settle_at = None;
             self.board_settle_stage = SettleStage::Quiet;
             // The new game reads moves only after a full dump (field updates need a base).
-            self.transmit.push_back(Command::SendBoard);
+            self.transmit.push_back(DgtCommand::SendBoard);
             return;
         }
         if self.phase == Phase::Online && self.clock.is_none() {
@@ -442,7 +443,7 @@ impl Session {
         let Some((command, name)) = self.queue.pop_front() else {
             return;
         };
-        self.transmit.push_back(Command::clock(command.clone()));
+        self.transmit.push_back(DgtCommand::clock(command.clone()));
         self.in_flight = Some(InFlight {
             command,
             name,
@@ -690,7 +691,7 @@ mod tests {
         })
     }
 
-    fn drain(s: &mut Session) -> Vec<Command> {
+    fn drain(s: &mut Session) -> Vec<DgtCommand> {
         std::iter::from_fn(|| s.poll_transmit()).collect()
     }
 
@@ -705,9 +706,9 @@ mod tests {
         assert_eq!(
             drain(&mut s),
             [
-                Command::Reset,
-                Command::ReturnSerialNumber,
-                Command::SendVersion
+                DgtCommand::Reset,
+                DgtCommand::ReturnSerialNumber,
+                DgtCommand::SendVersion
             ]
         );
         s.handle_message(
@@ -726,9 +727,9 @@ mod tests {
         assert_eq!(
             drain(&mut s),
             [
-                Command::SendBoard,
-                Command::SendUpdateNice,
-                Command::clock(ClockCommand::Version)
+                DgtCommand::SendBoard,
+                DgtCommand::SendUpdateNice,
+                DgtCommand::clock(ClockCommand::Version)
             ]
         );
         s.handle_message(
@@ -740,7 +741,7 @@ mod tests {
             }),
             t0,
         );
-        assert_eq!(drain(&mut s), [Command::SendClock]);
+        assert_eq!(drain(&mut s), [DgtCommand::SendClock]);
         s
     }
 
@@ -779,7 +780,7 @@ mod tests {
         s.handle_command(LinkCommand::ShowTimes, t0);
         let sent = drain(&mut s);
         let [
-            Command::Clock {
+            DgtCommand::Clock {
                 command: ClockCommand::SetAndRun { left, right, flags },
             },
         ] = &sent[..]
@@ -793,9 +794,9 @@ mod tests {
         // One command in flight: nothing more until the ACK.
         assert!(drain(&mut s).is_empty());
         s.handle_message(ack(0x0a), t0);
-        assert_eq!(drain(&mut s), [Command::clock(ClockCommand::End)]);
+        assert_eq!(drain(&mut s), [DgtCommand::clock(ClockCommand::End)]);
         s.handle_message(ack(0x03), t0);
-        assert_eq!(drain(&mut s), [Command::clock(ClockCommand::End)]);
+        assert_eq!(drain(&mut s), [DgtCommand::clock(ClockCommand::End)]);
     }
 
     #[test]
@@ -818,7 +819,7 @@ mod tests {
             s.handle_timeout(now);
             let resent: Vec<_> = drain(&mut s)
                 .into_iter()
-                .filter(|c| matches!(c, Command::Clock { .. }))
+                .filter(|c| matches!(c, DgtCommand::Clock { .. }))
                 .collect();
             assert_eq!(resent, first);
         }
@@ -843,9 +844,9 @@ mod tests {
         // END still follows the SETNRUN whose ACK may merely have been lost.
         let next: Vec<_> = drain(&mut s)
             .into_iter()
-            .filter(|c| matches!(c, Command::Clock { .. }))
+            .filter(|c| matches!(c, DgtCommand::Clock { .. }))
             .collect();
-        assert_eq!(next, [Command::clock(ClockCommand::End)]);
+        assert_eq!(next, [DgtCommand::clock(ClockCommand::End)]);
     }
 
     #[test]
@@ -917,7 +918,7 @@ mod tests {
         let mut s = online(t0);
         let probe = cfg().probe_interval;
         s.handle_timeout(t0 + probe);
-        assert_eq!(drain(&mut s), [Command::ReturnSerialNumber]);
+        assert_eq!(drain(&mut s), [DgtCommand::ReturnSerialNumber]);
         s.handle_message(
             DgtMessage::SerialNumber {
                 serial: "01025".into(),
@@ -1025,11 +1026,11 @@ mod tests {
         let t = t0 + c.board_settle;
         s.handle_timeout(t);
         assert!(!irregular(&events(&mut s)));
-        assert!(!drain(&mut s).contains(&Command::SendBoard));
+        assert!(!drain(&mut s).contains(&DgtCommand::SendBoard));
         // Still in the air after `in_air`: a dump is asked for; it shows the same board
         // and that is the verdict (info: only missing).
         s.handle_timeout(t0 + c.in_air);
-        assert!(drain(&mut s).contains(&Command::SendBoard));
+        assert!(drain(&mut s).contains(&DgtCommand::SendBoard));
         let mut held = start_board();
         held[62] = Piece::Empty;
         s.handle_message(
@@ -1058,7 +1059,7 @@ mod tests {
         s.handle_message(update(28, "p"), t0);
         s.handle_timeout(t0 + c.board_settle);
         assert!(!irregular(&events(&mut s)), "no verdict before the dump");
-        assert!(drain(&mut s).contains(&Command::SendBoard));
+        assert!(drain(&mut s).contains(&DgtCommand::SendBoard));
         let mut real = start_board();
         real[52] = Piece::Empty;
         real[36] = Piece::from_name("P").unwrap();

@@ -1,0 +1,529 @@
+//! [`Config::validate`]: the checks of an already typed configuration, its values against
+//! each other and against the file system as the user running this sees it (state
+//! directory, TLS files, serial ports), each problem with its key path and message.
+
+use std::collections::HashMap;
+use std::path::Path;
+
+use crate::rules::Millis;
+
+use super::{Commands, Config, LOG_LEVELS, Problem, board_numbers, did_you_mean, quoted_list};
+
+impl Config {
+    /// Semantic checks of an already typed configuration, including the file system
+    /// (state directory, CA file, serial ports) as seen by the user running this.
+    pub fn validate(&self) -> Vec<Problem> {
+        let mut out = Vec::new();
+        self.validate_hall(&mut out);
+        self.validate_broker(&mut out);
+        self.validate_defaults(&mut out);
+        self.validate_sync_window(&mut out);
+        self.validate_link(&mut out);
+        self.validate_web(&mut out);
+        if !LOG_LEVELS.contains(&self.log.level.as_str()) {
+            out.push(Problem::error(
+                "log.level",
+                format!(
+                    "'{}' is not a log level; expected one of {}{}",
+                    self.log.level,
+                    quoted_list(&LOG_LEVELS),
+                    did_you_mean(&self.log.level, LOG_LEVELS.iter().copied()),
+                ),
+            ));
+        }
+        self.validate_security(&mut out);
+        self.validate_broadcast(&mut out);
+        self.validate_boards(&mut out);
+        out
+    }
+
+    fn validate_broadcast(&self, out: &mut Vec<Problem>) {
+        let b = &self.broadcast;
+        let max = crate::broadcast::minutes(crate::broadcast::MAX_DELAY_MINUTES);
+        if b.delay < Millis::ZERO || b.delay > max {
+            out.push(Problem::error(
+                "broadcast.delay_minutes",
+                format!(
+                    "{} is out of range (0 to {})",
+                    b.delay.0 / 60_000,
+                    crate::broadcast::MAX_DELAY_MINUTES
+                ),
+            ));
+        }
+        let Some(l) = &b.lichess else { return };
+        if !l.base_url.starts_with("http://") && !l.base_url.starts_with("https://") {
+            out.push(Problem::error(
+                "broadcast.lichess.base_url",
+                format!("'{}' is not an http:// or https:// URL", l.base_url),
+            ));
+        }
+        if l.round_id.is_empty() || !l.round_id.chars().all(|c| c.is_ascii_alphanumeric()) {
+            out.push(Problem::error(
+                "broadcast.lichess.round_id",
+                format!(
+                    "'{}' is not a lichess round id (letters and digits, from the round's URL)",
+                    l.round_id
+                ),
+            ));
+        }
+        if l.token_file.as_os_str().is_empty() {
+            out.push(Problem::error(
+                "broadcast.lichess.token_file",
+                "missing: the file with the organiser's token (scope study:write)",
+            ));
+        }
+    }
+
+    fn validate_hall(&self, out: &mut Vec<Problem>) {
+        if let Some(why) = id_problem(&self.hall.id) {
+            out.push(Problem::error("hall.id", format!("hall id {why}")));
+        }
+        let dir = &self.hall.state_dir;
+        let key = "hall.state_dir";
+        if dir.as_os_str().is_empty() {
+            out.push(Problem::error(key, "empty path"));
+            return;
+        }
+        if dir.is_relative() {
+            out.push(Problem::warning(
+                key,
+                format!(
+                    "{} is relative: it depends on the working directory (/ under systemd)",
+                    dir.display()
+                ),
+            ));
+        }
+        match std::fs::metadata(dir) {
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => out.push(Problem::warning(
+                key,
+                format!("{} does not exist; it will be created", dir.display()),
+            )),
+            Err(e) => out.push(Problem::error(
+                key,
+                format!("{}: cannot inspect: {e}", dir.display()),
+            )),
+            Ok(meta) if !meta.is_dir() => out.push(Problem::error(
+                key,
+                format!("{} exists but is not a directory", dir.display()),
+            )),
+            Ok(_) => {
+                // Write to create files, search (X) to open them by name.
+                let access = nix::unistd::AccessFlags::W_OK | nix::unistd::AccessFlags::X_OK;
+                if let Err(e) = nix::unistd::access(dir, access) {
+                    out.push(Problem::error(
+                        key,
+                        format!("{} is not a writable directory ({e})", dir.display()),
+                    ));
+                }
+            }
+        }
+    }
+
+    fn validate_broker(&self, out: &mut Vec<Problem>) {
+        let b = &self.broker;
+        let host = b.host.trim();
+        if host.is_empty() {
+            out.push(Problem::error(
+                "broker.host",
+                "empty; expected a host name or address",
+            ));
+        } else if host.contains("://") {
+            out.push(Problem::error(
+                "broker.host",
+                format!(
+                    "'{}' is a URL; give only the host name or address (port and tls are separate keys)",
+                    b.host
+                ),
+            ));
+        } else if host.chars().any(char::is_whitespace) || host != b.host {
+            out.push(Problem::error(
+                "broker.host",
+                format!("'{}' contains white space", b.host),
+            ));
+        }
+        if b.port == 0 {
+            out.push(Problem::error(
+                "broker.port",
+                "0 is not a port; the MQTT default is 1883 (8883 with TLS)",
+            ));
+        }
+        // A derived id is only as good as the hall id, which has its own message.
+        if b.client_id.is_some() || id_problem(&self.hall.id).is_none() {
+            out.extend(client_id_problems(&self.client_id()));
+        }
+        if b.username.as_deref() == Some("") {
+            out.push(Problem::error(
+                "broker.username",
+                "empty; remove the key to connect without a user name",
+            ));
+        }
+        if b.password.is_some() && b.username.is_none() {
+            // MQTT 3.1.1, 3.1.2.9: the password flag requires the user name flag.
+            out.push(Problem::error(
+                "broker.password",
+                "a password without a username: MQTT 3.1.1 (3.1.2.9) sends a password only with a user name",
+            ));
+        }
+        match (&b.ca_file, b.tls) {
+            (Some(ca), true) => {
+                if !ca.is_file() {
+                    out.push(Problem::error(
+                        "broker.ca_file",
+                        format!("{} does not exist or is not a file", ca.display()),
+                    ));
+                }
+            }
+            (Some(ca), false) => out.push(Problem::warning(
+                "broker.ca_file",
+                format!("{} is ignored because broker.tls is false", ca.display()),
+            )),
+            (None, _) => {}
+        }
+        for (key, file, other) in [
+            ("broker.client_cert", &b.client_cert, &b.client_key),
+            ("broker.client_key", &b.client_key, &b.client_cert),
+        ] {
+            let Some(file) = file else { continue };
+            if !b.tls {
+                out.push(Problem::warning(
+                    key,
+                    format!("{} is ignored because broker.tls is false", file.display()),
+                ));
+            } else if !file.is_file() {
+                out.push(Problem::error(
+                    key,
+                    format!("{} does not exist or is not a file", file.display()),
+                ));
+            } else if let Err(why) = pem_has(file, key.ends_with("key")) {
+                out.push(Problem::error(key, format!("{}: {why}", file.display())));
+            } else if other.is_none() {
+                let missing = if key.ends_with("key") {
+                    "broker.client_cert"
+                } else {
+                    "broker.client_key"
+                };
+                out.push(Problem::error(
+                    key,
+                    format!("mutual TLS needs both broker.client_cert and broker.client_key; {missing} is not set"),
+                ));
+            }
+        }
+        if b.keep_alive_secs == 0 {
+            out.push(Problem::warning(
+                "broker.keep_alive_secs",
+                "0 disables keep-alive: a dead connection goes unnoticed and the broker never publishes our 'offline' last will",
+            ));
+        }
+        if b.max_queued == 0 {
+            out.push(Problem::warning(
+                "broker.max_queued",
+                "0: every message published while the broker is unreachable is dropped (retained state is republished on reconnection)",
+            ));
+        }
+    }
+
+    fn validate_defaults(&self, out: &mut Vec<Problem>) {
+        let d = &self.defaults;
+        if let Err(why) = d.time_control.periods() {
+            out.push(Problem::error(
+                "defaults.time_control",
+                format!("'{}': {why}", d.time_control),
+            ));
+        }
+        if d.default_time < Millis::ZERO {
+            out.push(Problem::error(
+                "defaults.default_time",
+                "cannot be negative",
+            ));
+        }
+        if d.discrepancy_margin < Millis::ZERO {
+            out.push(Problem::error(
+                "defaults.discrepancy_margin",
+                "cannot be negative",
+            ));
+        } else if d.discrepancy_margin < Millis::from_secs(1) {
+            out.push(Problem::warning(
+                "defaults.discrepancy_margin",
+                "under 1 s: DGT clocks report whole seconds, so readings normally differ by up to 1 s and would raise false alerts",
+            ));
+        }
+    }
+
+    fn validate_sync_window(&self, out: &mut Vec<Problem>) {
+        if self.hall.sync_window_ms > 1000 {
+            out.push(Problem::warning(
+                "hall.sync_window_ms",
+                format!(
+                    "{} ms: events wait up to that long before they are published",
+                    self.hall.sync_window_ms
+                ),
+            ));
+        }
+    }
+
+    fn validate_link(&self, out: &mut Vec<Problem>) {
+        let l = &self.link;
+        for (key, value) in [
+            ("link.liveness_timeout_ms", l.liveness_timeout_ms),
+            ("link.ack_timeout_ms", l.ack_timeout_ms),
+            ("link.reopen_backoff_max_ms", l.reopen_backoff_max_ms),
+        ] {
+            if value == 0 {
+                out.push(Problem::error(key, "must be at least 1"));
+            }
+        }
+        if l.ack_timeout_ms > 0 && l.ack_timeout_ms >= l.liveness_timeout_ms {
+            out.push(Problem::warning(
+                "link.ack_timeout_ms",
+                format!(
+                    "{} ms is not below link.liveness_timeout_ms ({} ms): the board is declared offline before a resend",
+                    l.ack_timeout_ms, l.liveness_timeout_ms
+                ),
+            ));
+        }
+    }
+
+    fn validate_web(&self, out: &mut Vec<Problem>) {
+        let w = &self.web;
+        if !w.enabled {
+            return;
+        }
+        if w.listen.parse::<std::net::SocketAddr>().is_err() {
+            out.push(Problem::error(
+                "web.listen",
+                format!(
+                    "'{}' is not an address:port (e.g. \"0.0.0.0:8080\", \"[::]:8080\", \"127.0.0.1:8080\" behind a proxy)",
+                    w.listen
+                ),
+            ));
+        }
+    }
+
+    fn validate_boards(&self, out: &mut Vec<Problem>) {
+        if self.boards.is_empty() {
+            out.push(Problem::warning(
+                "boards",
+                "no boards: add a [[boards]] entry per serial port",
+            ));
+        }
+        let mut ids: HashMap<&str, usize> = HashMap::new();
+        let mut ports: HashMap<&Path, usize> = HashMap::new();
+        let mut numbers: HashMap<u32, usize> = HashMap::new();
+        for (i, n) in board_numbers(&self.boards).into_iter().enumerate() {
+            if let Some(first) = numbers.insert(n, i) {
+                out.push(Problem::error(
+                    format!("boards[{i}].number"),
+                    format!(
+                        "tournament board {n} is already boards[{first}] (an entry without 'number' follows the one before it)"
+                    ),
+                ));
+            }
+        }
+        for (i, board) in self.boards.iter().enumerate() {
+            let key = format!("boards[{i}]");
+            if let Some(why) = id_problem(&board.id) {
+                out.push(Problem::error(
+                    format!("{key}.id"),
+                    format!("board id {why}"),
+                ));
+            } else if let Some(first) = ids.get(board.id.as_str()) {
+                out.push(Problem::error(
+                    format!("{key}.id"),
+                    format!(
+                        "duplicate board id '{}' (also boards[{first}].id)",
+                        board.id
+                    ),
+                ));
+            } else {
+                ids.insert(&board.id, i);
+            }
+            let port_key = format!("{key}.port");
+            if board.port.as_os_str().is_empty() {
+                out.push(Problem::error(port_key, "empty path"));
+                continue;
+            }
+            if let Some(first) = ports.get(board.port.as_path()) {
+                out.push(Problem::error(
+                    port_key,
+                    format!(
+                        "{} is already the port of boards[{first}]: one serial port serves one board",
+                        board.port.display()
+                    ),
+                ));
+                continue;
+            }
+            ports.insert(&board.port, i);
+            out.extend(port_warning(&board.port).map(|m| Problem::warning(port_key, m)));
+        }
+    }
+
+    fn validate_security(&self, out: &mut Vec<Problem>) {
+        let s = &self.security;
+        if s.window_secs == 0 || s.window_secs > 600 {
+            out.push(Problem::error(
+                "security.window_secs",
+                format!("{} is out of range (1 to 600 s)", s.window_secs),
+            ));
+        }
+        match s.commands {
+            Commands::Open => out.push(Problem::warning(
+                "security.commands",
+                "\"open\": anyone who can publish on the broker commands the hall, under any name; use \"signed\" outside a lab",
+            )),
+            Commands::Signed => match crate::intake::auth::Arbiters::load(&s.arbiters) {
+                // No file yet (a fresh install): the clocks run, and every command is
+                // refused, saying why, until `hallclock arbiter add` makes one; the daemon
+                // says so at start. A file that exists must be right.
+                Err(crate::intake::auth::ArbitersError::Read { source, .. })
+                    if source.kind() == std::io::ErrorKind::NotFound => {}
+                Err(e) => out.push(Problem::error("security.arbiters", e.to_string())),
+                Ok(a) if a.accounts().next().is_none() => out.push(Problem::warning(
+                    "security.arbiters",
+                    format!(
+                        "{}: no accounts: every command will be refused; add one with `hallclock arbiter add`",
+                        s.arbiters.display()
+                    ),
+                )),
+                Ok(_) => {}
+            },
+        }
+    }
+}
+
+/// Why an id is not `[a-z0-9-]+`, or `None` when it is.
+fn id_problem(id: &str) -> Option<String> {
+    if id.is_empty() {
+        return Some("is empty; expected lowercase letters, digits and '-'".into());
+    }
+    let bad: Vec<char> = id
+        .chars()
+        .filter(|c| !(c.is_ascii_lowercase() || c.is_ascii_digit() || *c == '-'))
+        .collect();
+    if bad.is_empty() {
+        return None;
+    }
+    let mut why = format!(
+        "'{id}' may contain only lowercase letters, digits and '-' (it is part of MQTT topics), not {}",
+        quoted_chars(&bad)
+    );
+    let lower = id.to_lowercase().replace(['_', ' ', '.'], "-");
+    if lower
+        .chars()
+        .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
+    {
+        why.push_str(&format!("; did you mean '{lower}'?"));
+    }
+    Some(why)
+}
+
+fn quoted_chars(chars: &[char]) -> String {
+    let mut seen = Vec::new();
+    for c in chars {
+        if !seen.contains(c) {
+            seen.push(*c);
+        }
+    }
+    seen.iter()
+        .map(|c| format!("{:?}", c))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// Whether a PEM file holds what its key says (a certificate, or a private key), so a
+/// swapped or wrong file is found by check-config and not at the first TLS handshake.
+fn pem_has(file: &Path, private_key: bool) -> Result<(), String> {
+    let text = std::fs::read(file).map_err(|e| format!("cannot be read ({e})"))?;
+    let text = String::from_utf8_lossy(&text);
+    let found = text.lines().any(|l| {
+        l.strip_prefix("-----BEGIN ")
+            .and_then(|l| l.strip_suffix("-----"))
+            .is_some_and(|label| {
+                if private_key {
+                    label.ends_with("PRIVATE KEY") && !label.contains("ENCRYPTED")
+                } else {
+                    label == "CERTIFICATE"
+                }
+            })
+    });
+    if found {
+        Ok(())
+    } else if private_key {
+        Err("no unencrypted PEM private key in it (BEGIN PRIVATE KEY, RSA PRIVATE KEY or EC PRIVATE KEY)".into())
+    } else {
+        Err("no PEM certificate in it (BEGIN CERTIFICATE)".into())
+    }
+}
+
+/// MQTT 3.1.1 (3.1.3.1) makes a broker accept only 1–23 characters of `[0-9a-zA-Z]`; real
+/// brokers (Mosquitto, EMQX, HiveMQ) accept longer UTF-8 ids, but not these.
+fn client_id_problems(id: &str) -> Vec<Problem> {
+    let key = "broker.client_id";
+    let mut out = Vec::new();
+    if id.is_empty() {
+        out.push(Problem::error(
+            key,
+            "empty; remove the key to use the default hallclock-<hall id>",
+        ));
+        return out;
+    }
+    let control: Vec<char> = id.chars().filter(|c| c.is_control()).collect();
+    if !control.is_empty() {
+        out.push(Problem::error(
+            key,
+            format!(
+                "contains control characters ({}), which brokers refuse (MQTT 3.1.1, 1.5.3)",
+                quoted_chars(&control)
+            ),
+        ));
+    }
+    let special: Vec<char> = id
+        .chars()
+        .filter(|c| matches!(c, '+' | '#' | '/') || c.is_whitespace() && !c.is_control())
+        .collect();
+    if !special.is_empty() {
+        out.push(Problem::error(
+            key,
+            format!(
+                "'{id}' contains {}: wildcards, '/' and spaces break brokers' per-client ACL patterns (Mosquitto's %c) and are refused by some brokers",
+                quoted_chars(&special)
+            ),
+        ));
+    }
+    if id.len() > 65_535 {
+        out.push(Problem::error(
+            key,
+            "longer than 65535 bytes, the MQTT string limit",
+        ));
+    } else if id.len() > 23 {
+        out.push(Problem::warning(
+            key,
+            format!(
+                "'{id}' is {} bytes: MQTT 3.1.1 only guarantees 23 (Mosquitto, EMQX and HiveMQ accept more)",
+                id.len()
+            ),
+        ));
+    }
+    out
+}
+
+fn port_warning(port: &Path) -> Option<String> {
+    use std::os::unix::fs::FileTypeExt;
+    let shown = port.display();
+    let name = port.to_string_lossy();
+    let unstable = if name.starts_with("/dev/ttyUSB") || name.starts_with("/dev/ttyACM") {
+        "; ttyUSB/ttyACM numbers follow plug order and may name another board after a reboot: prefer /dev/serial/by-id/…"
+    } else {
+        ""
+    };
+    match std::fs::metadata(port) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Some(format!(
+            "{shown} does not exist (yet); the board may be unplugged, the daemon keeps trying to open it{unstable}"
+        )),
+        Err(e) => Some(format!("{shown}: cannot inspect: {e}")),
+        Ok(meta) if !meta.file_type().is_char_device() => {
+            Some(format!("{shown} is not a serial device (character device)"))
+        }
+        Ok(_) if !unstable.is_empty() => Some(format!("{shown} exists{unstable}")),
+        Ok(_) => None,
+    }
+}
