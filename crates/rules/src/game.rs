@@ -14,7 +14,7 @@
 //! paths are the same for the rest of the workspace: `setup` (what is fixed before the
 //! game), `input` (what comes in), `event` (what happens), `rejection` (why an input is
 //! refused), `phase` and `outcome` (where the game stands, how it ended), `view` (what it
-//! shows). This file keeps the behaviour.
+//! shows), `timer` (what time alone causes, and when). This file keeps the behaviour.
 
 use serde::{Deserialize, Serialize};
 use shakmaty::fen::Fen;
@@ -38,6 +38,7 @@ mod outcome;
 mod phase;
 mod rejection;
 mod setup;
+mod timer;
 mod view;
 
 pub use adjourn::{AdjState, PendingSeal};
@@ -47,6 +48,7 @@ pub use outcome::{ArbiterResult, GameResult, Score, Termination, describe_result
 pub use phase::{PausedBy, Phase};
 pub use rejection::Rejection;
 pub use setup::{BothAbsent, FlagMode, Setup, SetupError};
+pub use timer::Timer;
 pub use view::{AdjournmentView, PendingFlag, SideView, View};
 
 use input::Actor;
@@ -264,47 +266,32 @@ impl Game {
             .then(|| self.default_deadline())
     }
 
-    /// When time alone will next cause an event, if ever: the scheduled start, default
-    /// time, or the running side's flag (the minimum of the armed timers).
+    /// When time alone will next cause an event, if ever: the earliest of the armed
+    /// [`timers`](Game::timers).
     pub fn next_deadline(&self) -> Option<Millis> {
-        match self.phase {
-            Phase::Finished => None,
-            Phase::Scheduled => Some(self.setup.start),
-            // Timer `ResumptionStart` (I.14).
-            Phase::Paused(PausedBy::Adjourned) => self.resumption_deadline(),
-            Phase::Paused(_) => self.default_deadline_while_paused(),
-            Phase::Running => {
-                let default = self.default_pending().then(|| self.default_deadline());
-                // A flag due at the default instant comes after the default (see
-                // `on_deadline`): `min` of equal instants is that one instant.
-                let flag = self.clock.zero_at();
-                // Timer `SessionEnd` (I.1.1).
-                let session = self.session_end_deadline();
-                [default, flag, session].into_iter().flatten().min()
-            }
-        }
+        self.timers().map(|(_, due)| due).min()
     }
 
     /// The events time causes up to `now`, each at the instant it was due, in order:
-    /// all of them, up to the fixed point where no deadline is due.
+    /// all of them, up to the fixed point where no timer is due.
     ///
-    /// Each round handles the earliest due deadline, and its events disarm that timer
-    /// (the start changes the phase, the default and a flag happen once, a period
-    /// advanced at 0:00 has one more quota to meet, the session end and the resumption
-    /// move the stage on), so the rounds end: a cascade at one instant is bounded by
-    /// the periods whose quotas are already met, and later instants by `now`.
+    /// Each round fires the earliest due timer, and its events disarm it (the start
+    /// changes the phase, the default and a flag happen once, a period advanced at 0:00
+    /// has one more quota to meet, the session end and the resumption move the stage
+    /// on), so the rounds end: a cascade at one instant is bounded by the periods whose
+    /// quotas are already met, and later instants by `now`.
     pub fn poll(&self, now: Millis) -> Vec<Event> {
         let mut events = Vec::new();
         let mut draft: Option<Game> = None;
         loop {
             let game = draft.as_ref().unwrap_or(self);
-            let Some(due) = game.next_deadline() else {
+            let Some((timer, due)) = game.next_timer() else {
                 break;
             };
             if due > now {
                 break;
             }
-            let new = game.on_deadline(due);
+            let new = game.on_timer(timer, due);
             if new.is_empty() {
                 break;
             }
@@ -319,7 +306,7 @@ impl Game {
             if *d == before {
                 debug_assert!(
                     false,
-                    "poll: a deadline at {due:?} does not move the game on"
+                    "poll: timer {timer:?} at {due:?} does not move the game on"
                 );
                 break;
             }
@@ -327,31 +314,18 @@ impl Game {
         events
     }
 
-    fn on_deadline(&self, due: Millis) -> Vec<Event> {
-        match self.phase {
-            Phase::Scheduled => vec![Event::ClockStarted {
-                at: self.setup.start,
+    /// What `timer`, due at `due`, causes.
+    fn on_timer(&self, timer: Timer, due: Millis) -> Vec<Event> {
+        match timer {
+            Timer::Start => vec![Event::ClockStarted {
+                at: due,
                 side: self.clock.turn,
             }],
-            Phase::Running => {
-                // Default before flag at the same instant: a player later than the default
-                // time loses by 6.6 whatever the clock shows, and an absent opponent must
-                // not win on that instant's flag (nor 6.9 turn a default into a draw).
-                if self.default_pending() && self.default_deadline() == due {
-                    self.on_default_time(due)
-                } else if self.clock.zero_at() == Some(due) {
-                    self.on_zero(due)
-                } else if self.session_end_deadline() == Some(due) {
-                    self.on_session_end(due)
-                } else {
-                    Vec::new()
-                }
-            }
-            Phase::Paused(PausedBy::Adjourned) => self.on_resumption_start(due),
-            // While paused the only deadline `next_deadline` gives is the default's, and
-            // `poll` calls this with that instant alone: no other timer to tell apart.
-            Phase::Paused(_) => self.on_default_time(due),
-            Phase::Finished => Vec::new(),
+            Timer::DefaultTime => self.on_default_time(due),
+            Timer::Flag => self.on_zero(due),
+            Timer::SessionEnd => self.on_session_end(due),
+            // Empty when no resumption or no sealer is known; `poll` stops there.
+            Timer::ResumptionStart => self.on_resumption_start(due),
         }
     }
 
