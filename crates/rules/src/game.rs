@@ -9,6 +9,12 @@
 //! Time-driven events (the scheduled start, default time, flag fall) carry the instant
 //! they were due, not the instant they were noticed: a driver that wakes late still
 //! records the flag at the millisecond the time ran out.
+//!
+//! The vocabulary is in child modules, re-exported here, so `game::Event` and the other
+//! paths are the same for the rest of the workspace: `setup` (what is fixed before the
+//! game), `input` (what comes in), `event` (what happens), `rejection` (why an input is
+//! refused), `phase` and `outcome` (where the game stands, how it ended), `view` (what it
+//! shows), `timer` (what time alone causes, and when). This file keeps the behaviour.
 
 use serde::{Deserialize, Serialize};
 use shakmaty::fen::Fen;
@@ -17,929 +23,36 @@ use shakmaty::uci::UciMove;
 use shakmaty::zobrist::Zobrist64;
 use shakmaty::{CastlingMode, Chess, EnPassantMode, Move, Position};
 
-use super::adjournment::{
-    AdjournmentRules, DrawOffer, Envelope, Opening, Resumption, SealedVerdict, Stage,
-};
+use super::adjournment::Stage;
 use super::clock::Clock;
 use super::color::{ByColor, Color};
 use super::dead_position::{self, MateVerdict};
 use super::millis::Millis;
-use super::time_control::{ClockOptions, IncrementCredit, Period, PeriodTransition, TimeControl};
+use super::time_control::{IncrementCredit, Period, PeriodTransition, TimeControl};
 
 mod adjourn;
 mod arbiter;
+mod event;
+mod input;
+mod outcome;
+mod phase;
+mod rejection;
+mod setup;
+mod timer;
+mod view;
+
 pub use adjourn::{AdjState, PendingSeal};
+pub use event::{Arrival, Event};
+pub use input::Input;
+pub use outcome::{ArbiterResult, GameResult, Score, Termination, describe_result};
+pub use phase::{PausedBy, Phase};
+pub use rejection::Rejection;
+pub use setup::{BothAbsent, FlagMode, Setup, SetupError};
+pub use timer::Timer;
+pub use view::{AdjournmentView, PendingFlag, SideView, View};
 
-/// How a flag becomes a result (6.8).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum FlagMode {
-    /// The daemon is the arbiter's instrument: the flag is observed the instant the time
-    /// runs out and the result is applied at once.
-    #[default]
-    Auto,
-    /// The flag is published; the result waits for the arbiter's `confirm_flag`.
-    Claim,
-}
-
-/// What happens when default time passes with both players absent (6.6).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum BothAbsent {
-    /// Both lose (0-0).
-    #[default]
-    BothLose,
-    /// The arbiter decides (`set_result`).
-    Arbiter,
-}
-
-/// Everything fixed before the game (6.2a: "specified in advance").
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Setup {
-    pub white: String,
-    pub black: String,
-    /// The control for both colours, or White's when `tc_black` is set (time odds).
-    pub tc: TimeControl,
-    pub tc_black: Option<TimeControl>,
-    /// Scheduled start (6.5).
-    pub start: Millis,
-    /// Default time (6.6), measured from the scheduled start; 0 = zero tolerance. A
-    /// player who arrives at the default instant itself is in time ("more than").
-    pub default_time: Millis,
-    /// Whether the clocks' pauses (6.12) before a player's arrival move the default
-    /// instant back. 6.6 measures lateness from the scheduled start, so by default they
-    /// do not; an event's rules may say otherwise (6.6: "unless the regulations ...").
-    #[serde(default)]
-    pub pauses_extend_default_time: bool,
-    pub both_absent: BothAbsent,
-    pub flag_mode: FlagMode,
-    pub clock: ClockOptions,
-    /// Starting position; `None` = the standard initial position.
-    pub fen: Option<String>,
-    /// A clock reading further than this from the reckoning is reported (6.10).
-    pub discrepancy_margin: Millis,
-}
-
-impl Setup {
-    /// A FIDE-default setup: 60 min default time (the text of 6.6), automatic flags,
-    /// DGT-style clock options.
-    pub fn new(white: &str, black: &str, tc: TimeControl, start: Millis) -> Setup {
-        Setup {
-            white: white.into(),
-            black: black.into(),
-            tc,
-            tc_black: None,
-            start,
-            default_time: Millis::from_mins(60),
-            pauses_extend_default_time: false,
-            both_absent: BothAbsent::BothLose,
-            flag_mode: FlagMode::Auto,
-            clock: ClockOptions::default(),
-            fen: None,
-            discrepancy_margin: Millis(2000),
-        }
-    }
-}
-
-/// A setup that cannot start a game.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum SetupError {
-    #[error("{color}'s time control: {reason}")]
-    TimeControl { color: Color, reason: &'static str },
-    #[error("fen: {0}")]
-    Fen(String),
-    #[error("default time cannot be negative")]
-    NegativeDefaultTime,
-}
-
-/// Who stopped the clocks (6.12).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "by", rename_all = "snake_case")]
-pub enum PausedBy {
-    /// 6.12a: the arbiter interrupted the game.
-    Arbiter { arbiter: String, reason: String },
-    /// 6.12b: a player stopped the clocks to summon the arbiter.
-    Player { side: Color },
-    /// Guidelines I / A1a: the game is adjourned; both clocks stand still until the
-    /// resumption session (the view's `adjournment` says more).
-    Adjourned,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "phase", rename_all = "snake_case")]
-pub enum Phase {
-    /// Before the scheduled start.
-    Scheduled,
-    Running,
-    Paused(PausedBy),
-    Finished,
-}
-
-/// The score.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub enum Score {
-    #[serde(rename = "1-0")]
-    WhiteWins,
-    #[serde(rename = "0-1")]
-    BlackWins,
-    #[serde(rename = "1/2-1/2")]
-    Draw,
-    /// Both lose (double default).
-    #[serde(rename = "0-0")]
-    BothLose,
-    #[serde(rename = "annulled")]
-    Annulled,
-}
-
-impl Score {
-    pub fn win_for(c: Color) -> Score {
-        match c {
-            Color::White => Score::WhiteWins,
-            Color::Black => Score::BlackWins,
-        }
-    }
-}
-
-/// Why the game ended.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "termination", rename_all = "snake_case")]
-pub enum Termination {
-    /// 5.1: the move that ended the game, without a press (6.7a).
-    Checkmate,
-    Stalemate,
-    /// 5.2.2 / 9.6: neither side can mate any more.
-    DeadPosition,
-    /// 9.6.2.
-    SeventyFiveMoves,
-    /// 9.6.1.
-    FivefoldRepetition,
-    /// 6.9: the flagged side loses.
-    Flag {
-        side: Color,
-    },
-    /// 6.9: flag, but the opponent cannot mate by any series of legal moves.
-    FlagOpponentCannotMate {
-        side: Color,
-    },
-    /// 6.6: absent when default time passed.
-    Default {
-        absent: Vec<Color>,
-    },
-    /// I.8: the sealed move was ambiguous, meaningless or illegal; `side` sealed it.
-    InvalidSealedMove {
-        side: Color,
-        verdict: SealedVerdict,
-    },
-    /// I.8 with the exception of 6.9: the sealed move was invalid, but the opponent could
-    /// not mate by any series of legal moves.
-    InvalidSealedMoveOpponentCannotMate {
-        side: Color,
-        verdict: SealedVerdict,
-    },
-    /// Set by the arbiter: agreed draw, resignation, illegal moves, annulment, other.
-    Arbiter {
-        kind: ArbiterResult,
-        arbiter: String,
-        reason: String,
-    },
-}
-
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct GameResult {
-    pub score: Score,
-    #[serde(flatten)]
-    pub termination: Termination,
-}
-
-/// Results only the arbiter records.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "kind", rename_all = "snake_case")]
-pub enum ArbiterResult {
-    AgreedDraw,
-    Resignation {
-        side: Color,
-    },
-    /// 7.5.5: the offender loses, unless the opponent cannot mate (draw).
-    IllegalMoves {
-        side: Color,
-    },
-    Annulled,
-    /// Any other decision, stated as a score (e.g. 6.6 "unless the arbiter decides
-    /// otherwise").
-    Score {
-        score: Score,
-    },
-}
-
-/// A fact from outside the core.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "input", rename_all = "snake_case")]
-pub enum Input {
-    /// The arbiter records a player present (6.6).
-    Present { side: Color, arbiter: String },
-    /// A move made on the board, not yet completed by a press (6.7a). A move that ends
-    /// the game (mate, stalemate, dead position) ends it here.
-    Move { mv: String },
-    /// A lever press: completes the move (6.7a). `side`, when given, must be the side
-    /// whose clock runs; `mv`, when given, is the move it completes (SAN or UCI).
-    Press {
-        side: Option<Color>,
-        mv: Option<String>,
-    },
-    /// 6.12b: a player stopped the clocks to summon the arbiter.
-    PlayerPause { side: Option<Color> },
-    /// 6.12a.
-    Pause { arbiter: String, reason: String },
-    /// 6.12c: only the arbiter restarts.
-    Resume { arbiter: String },
-    /// 6.13 / 7.5: set a side's remaining time.
-    SetTime {
-        side: Color,
-        remaining: Millis,
-        arbiter: String,
-        reason: String,
-    },
-    /// 6.13 / 7.5 / 12.9: add (or, negative, subtract) time.
-    AddTime {
-        side: Color,
-        delta: Millis,
-        arbiter: String,
-        reason: String,
-    },
-    /// 6.10.2 / 7.1: set the move counter, and the period (derived from it when absent;
-    /// 1-based when given).
-    SetMoves {
-        side: Color,
-        moves: u32,
-        period: Option<u32>,
-        arbiter: String,
-        reason: String,
-    },
-    /// The position, for clock-only boards or after an irregularity (7.1).
-    SetPosition {
-        fen: String,
-        arbiter: String,
-        reason: String,
-    },
-    /// 6.10: the game continues on another device, with times set by the arbiter
-    /// (unchanged when omitted).
-    ReplaceClock {
-        device: String,
-        white: Option<Millis>,
-        black: Option<Millis>,
-        arbiter: String,
-        reason: String,
-    },
-    /// 6.8 in claim mode, or after a flag whose 6.9 verdict was pending.
-    ConfirmFlag { arbiter: String },
-    SetResult {
-        result: ArbiterResult,
-        arbiter: String,
-        reason: String,
-    },
-    /// What a hardware clock shows; compared with the reckoning (6.10), and the evidence
-    /// when both flags fell without a known order (6.11).
-    ClockReading { white: Millis, black: Millis },
-    /// 6.10: the arbiter has seen the open clock discrepancy and keeps the official
-    /// times as they are (`set_time` and the other corrections also close it).
-    AcknowledgeDiscrepancy { arbiter: String },
-    /// The nominal end of the playing session (I.1.1, I.1.2): at that instant the core
-    /// orders the player to move to seal (timer `SessionEnd`). `None` clears it.
-    SetSessionEnd {
-        end: Option<Millis>,
-        arbiter: String,
-    },
-    /// The event's adjournment rules (edition, notation language, default time at
-    /// resumption); fixed before the game is adjourned.
-    SetAdjournmentRules {
-        rules: AdjournmentRules,
-        arbiter: String,
-    },
-    /// I.1.1: the arbiter orders this game adjourned; the player to move must seal.
-    Adjourn {
-        arbiter: String,
-        resumption: Option<Resumption>,
-    },
-    /// I.2.7, I.14: date, time and place of the resumption session.
-    ScheduleResumption {
-        resumption: Resumption,
-        arbiter: String,
-    },
-    /// I.1.1: the sealer writes the move. `mv` is the text as written and `nonce` fresh
-    /// random bytes (hex, 16 to 64 bytes) from the shell; only their commitment enters
-    /// the events. Replaceable until the commit, unless `on_board` (the move was made on
-    /// the board after the order: it is the sealed move).
-    Seal {
-        side: Option<Color>,
-        mv: String,
-        nonce: String,
-        on_board: bool,
-    },
-    /// I.1.1 / A1a: the sealer stops the clock (`arbiter: None`) or the arbiter does;
-    /// the sealed move is committed and both clocks stand still.
-    CommitSeal { arbiter: Option<String> },
-    /// I.3: the arbiter checked the envelope.
-    VerifyEnvelope { arbiter: String },
-    /// 9.1 / I.4: a draw offer, recorded.
-    DrawOffer { side: Color, arbiter: String },
-    /// 9.1 / I.4 / I.6: the answer to the standing offer.
-    DrawReply { accept: bool, arbiter: String },
-    /// I.7 / I.9 / I.9.3: open the envelope waiting to be opened, with the move text and
-    /// nonce the shell kept; checked against the commitment.
-    OpenEnvelope {
-        mv: String,
-        nonce: String,
-        arbiter: String,
-    },
-    /// I.9.3: the responder, with the sealer absent, seals the reply instead of playing it.
-    CounterSeal { mv: String, nonce: String },
-    /// I.12.1: the envelope is lost; the sealer states the move and makes it on the board.
-    EnvelopeLost { arbiter: String, reason: String },
-    /// I.13: a clock time shown wrong at resumption, before the first move, is corrected.
-    CorrectTime {
-        side: Color,
-        remaining: Millis,
-        arbiter: String,
-        reason: String,
-    },
-}
-
-/// Who acts, and so what is checked before an act is decided: once, for the whole group
-/// (`Game::decide_now`).
-#[derive(Debug, Clone, Copy)]
-enum Actor<'a> {
-    /// A player at the board (or the board for them): each act checks the phase itself.
-    Player,
-    /// What a device reports.
-    Device,
-    /// An arbiter's decision in a game not over: a named arbiter, then the result.
-    Arbiter(&'a str),
-    /// An arbiter's correction (6.13, 7.5, I.12, I.13): a named arbiter, a reason, and a
-    /// game not over.
-    Correction {
-        arbiter: &'a str,
-        reason: &'a str,
-        what: &'static str,
-    },
-    /// An arbiter's act that also stands after the game (a result, an acknowledgement, a
-    /// check of the envelope): a named arbiter only.
-    Record(&'a str),
-}
-
-impl Input {
-    fn actor(&self) -> Actor<'_> {
-        use Input as I;
-        let what = self.name();
-        match self {
-            I::Move { .. }
-            | I::Press { .. }
-            | I::PlayerPause { .. }
-            | I::Seal { .. }
-            | I::CommitSeal { .. }
-            | I::CounterSeal { .. } => Actor::Player,
-            I::ClockReading { .. } => Actor::Device,
-            I::Present { arbiter, .. }
-            | I::Pause { arbiter, .. }
-            | I::Resume { arbiter }
-            | I::ConfirmFlag { arbiter }
-            | I::SetSessionEnd { arbiter, .. }
-            | I::SetAdjournmentRules { arbiter, .. }
-            | I::Adjourn { arbiter, .. }
-            | I::ScheduleResumption { arbiter, .. }
-            | I::DrawOffer { arbiter, .. }
-            | I::DrawReply { arbiter, .. }
-            | I::OpenEnvelope { arbiter, .. } => Actor::Arbiter(arbiter),
-            I::SetTime {
-                arbiter, reason, ..
-            }
-            | I::AddTime {
-                arbiter, reason, ..
-            }
-            | I::SetMoves {
-                arbiter, reason, ..
-            }
-            | I::SetPosition {
-                arbiter, reason, ..
-            }
-            | I::ReplaceClock {
-                arbiter, reason, ..
-            }
-            | I::EnvelopeLost { arbiter, reason }
-            | I::CorrectTime {
-                arbiter, reason, ..
-            } => Actor::Correction {
-                arbiter,
-                reason,
-                what,
-            },
-            I::SetResult { arbiter, .. }
-            | I::AcknowledgeDiscrepancy { arbiter }
-            | I::VerifyEnvelope { arbiter } => Actor::Record(arbiter),
-        }
-    }
-}
-
-impl Input {
-    pub fn name(&self) -> &'static str {
-        match self {
-            Input::Present { .. } => "present",
-            Input::Move { .. } => "move",
-            Input::Press { .. } => "press",
-            Input::PlayerPause { .. } => "player_pause",
-            Input::Pause { .. } => "pause",
-            Input::Resume { .. } => "resume",
-            Input::SetTime { .. } => "set_time",
-            Input::AddTime { .. } => "add_time",
-            Input::SetMoves { .. } => "set_moves",
-            Input::SetPosition { .. } => "set_position",
-            Input::ReplaceClock { .. } => "replace_clock",
-            Input::ConfirmFlag { .. } => "confirm_flag",
-            Input::SetResult { .. } => "set_result",
-            Input::ClockReading { .. } => "clock_reading",
-            Input::AcknowledgeDiscrepancy { .. } => "acknowledge_discrepancy",
-            Input::SetSessionEnd { .. } => "set_session_end",
-            Input::SetAdjournmentRules { .. } => "set_adjournment_rules",
-            Input::Adjourn { .. } => "adjourn",
-            Input::ScheduleResumption { .. } => "schedule_resumption",
-            Input::Seal { .. } => "seal",
-            Input::CommitSeal { .. } => "commit_seal",
-            Input::VerifyEnvelope { .. } => "verify_envelope",
-            Input::DrawOffer { .. } => "draw_offer",
-            Input::DrawReply { .. } => "draw_reply",
-            Input::OpenEnvelope { .. } => "open_envelope",
-            Input::CounterSeal { .. } => "counter_seal",
-            Input::EnvelopeLost { .. } => "envelope_lost",
-            Input::CorrectTime { .. } => "correct_time",
-        }
-    }
-}
-
-/// How a player's presence became known.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "how", rename_all = "snake_case")]
-pub enum Arrival {
-    Press,
-    Arbiter { arbiter: String },
-}
-
-/// Everything that happens to a game. Each carries the instant it happened.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "event", rename_all = "snake_case")]
-pub enum Event {
-    /// 6.5: at the scheduled start the clock of the side to move (White) starts.
-    ClockStarted { at: Millis, side: Color },
-    PlayerPresent {
-        at: Millis,
-        side: Color,
-        #[serde(flatten)]
-        arrival: Arrival,
-    },
-    /// 6.6: default time passed with these players absent.
-    DefaultTimePassed { at: Millis, absent: Vec<Color> },
-    /// A legal move on the board (not yet completed by a press).
-    MoveMade {
-        at: Millis,
-        side: Color,
-        uci: String,
-        san: String,
-        fen: String,
-    },
-    /// 6.7a: a press completed `side`'s move.
-    Pressed {
-        at: Millis,
-        side: Color,
-        /// Main time the whole turn cost, from its start: also across a pause, an
-        /// `add_time` or a `set_time` in it.
-        charged_ms: Millis,
-        /// Fischer increment credited by this press.
-        increment_ms: Millis,
-        /// Remaining main time after the press, increment included.
-        remaining_ms: Millis,
-        /// Moves now completed by `side`.
-        moves: u32,
-    },
-    /// 6.2b: `side` entered `period` (1-based) and got its time.
-    PeriodAdvanced {
-        at: Millis,
-        side: Color,
-        period: u32,
-        added_ms: Millis,
-        /// Unused time not carried over (6.2b: delay mode).
-        forfeited_ms: Millis,
-        remaining_ms: Millis,
-    },
-    /// 6.3 / 6.8: `side`'s time reached 0:00.
-    FlagFell {
-        at: Millis,
-        side: Color,
-        /// 1-based.
-        period: u32,
-        moves_made: u32,
-        /// Moves that had to be completed by the end of this period; `None` in a
-        /// period for the rest of the game.
-        moves_required: Option<u32>,
-        /// Both clocks stopped (freeze after the last flag).
-        frozen: bool,
-    },
-    /// The flag's result waits for the arbiter (claim mode, unknown position, or a 6.9
-    /// search that could not decide).
-    ResultPending {
-        at: Millis,
-        side: Color,
-        reason: String,
-    },
-    /// 6.11: both flags down and which fell first cannot be established; play goes on.
-    BothFlagsOrderUnknown { at: Millis },
-    /// 6.10: a clock shows times that disagree with the reckoning.
-    ClockDiscrepancy {
-        at: Millis,
-        white_ms: Millis,
-        black_ms: Millis,
-        reckoned_white_ms: Millis,
-        reckoned_black_ms: Millis,
-    },
-    /// 6.10: the arbiter acknowledged the open discrepancy; the official times stand.
-    DiscrepancyAcknowledged { at: Millis, arbiter: String },
-    /// 6.12b.
-    PausedByPlayer { at: Millis, side: Color },
-    /// 6.12a.
-    Paused {
-        at: Millis,
-        arbiter: String,
-        reason: String,
-    },
-    /// 6.12c.
-    Resumed { at: Millis, arbiter: String },
-    /// 6.13.
-    TimeSet {
-        at: Millis,
-        side: Color,
-        remaining_ms: Millis,
-        previous_ms: Millis,
-        arbiter: String,
-        reason: String,
-    },
-    /// 6.13.
-    TimeAdded {
-        at: Millis,
-        side: Color,
-        delta_ms: Millis,
-        remaining_ms: Millis,
-        arbiter: String,
-        reason: String,
-    },
-    /// 6.10.2 / 7.1.
-    MovesSet {
-        at: Millis,
-        side: Color,
-        moves: u32,
-        /// 1-based.
-        period: u32,
-        arbiter: String,
-        reason: String,
-    },
-    PositionSet {
-        at: Millis,
-        fen: String,
-        arbiter: String,
-        reason: String,
-    },
-    /// 6.10.
-    ClockReplaced {
-        at: Millis,
-        device: String,
-        white_ms: Millis,
-        black_ms: Millis,
-        arbiter: String,
-        reason: String,
-    },
-    SessionEndSet {
-        at: Millis,
-        end: Option<Millis>,
-        arbiter: String,
-    },
-    AdjournmentRulesSet {
-        at: Millis,
-        rules: AdjournmentRules,
-        arbiter: String,
-    },
-    /// I.1.1: `sealer` must seal. `arbiter: None` = the session end (timer `SessionEnd`).
-    /// `early`: ordered before the session's nominal end (I.1.2).
-    AdjournmentOrdered {
-        at: Millis,
-        sealer: Color,
-        arbiter: Option<String>,
-        early: bool,
-    },
-    ResumptionScheduled {
-        at: Millis,
-        #[serde(flatten)]
-        resumption: Resumption,
-        arbiter: String,
-    },
-    /// I.1.1: a sealed move was written (or replaced). Only its commitment.
-    Sealed {
-        at: Millis,
-        side: Color,
-        commitment: String,
-        on_board: bool,
-    },
-    /// I.1.1 / I.1.2 / A1a: the sealer's clock stopped, charged up to `charged_to`
-    /// (the nominal session end when adjourned early); both clocks stand still.
-    SealCommitted {
-        at: Millis,
-        side: Color,
-        charged_ms: Millis,
-        charged_to: Millis,
-        increment_ms: Millis,
-        remaining_ms: Millis,
-        moves: u32,
-        arbiter: Option<String>,
-        envelope: Box<Envelope>,
-    },
-    EnvelopeVerified {
-        at: Millis,
-        envelope: u32,
-        arbiter: String,
-    },
-    DrawOffered {
-        at: Millis,
-        side: Color,
-        arbiter: String,
-    },
-    /// `side` answered the standing offer.
-    DrawOfferAnswered {
-        at: Millis,
-        side: Color,
-        accepted: bool,
-        arbiter: String,
-    },
-    /// I.5 / I.9 / I.11: the resumption session began; the position before the sealed
-    /// move and the adjourned times are restored; the responder's clock runs unless the
-    /// responder is present (then it starts when the move is played).
-    ResumptionStarted {
-        at: Millis,
-        #[serde(flatten)]
-        resumption: Resumption,
-        responder: Color,
-        white_ms: Millis,
-        black_ms: Millis,
-        fen: Option<String>,
-    },
-    /// I.7 / I.8: an envelope was opened; the text and nonce match its commitment.
-    EnvelopeOpened {
-        at: Millis,
-        envelope: u32,
-        #[serde(flatten)]
-        opening: Opening,
-    },
-    /// I.9: the sealed move (or, I.12.1, the move the sealer states) is played; the
-    /// opponent's clock runs.
-    SealedMovePlayed {
-        at: Millis,
-        side: Color,
-        uci: String,
-        san: String,
-        fen: String,
-        /// `None`: stated by the sealer after the envelope was lost (I.12.1).
-        envelope: Option<u32>,
-    },
-    /// I.9.3: the responder sealed the reply; the responder's clock stopped and the
-    /// absent sealer's started.
-    CounterSealed {
-        at: Millis,
-        side: Color,
-        charged_ms: Millis,
-        increment_ms: Millis,
-        remaining_ms: Millis,
-        moves: u32,
-        envelope: Box<Envelope>,
-    },
-    EnvelopeLost {
-        at: Millis,
-        envelope: u32,
-        arbiter: String,
-        reason: String,
-    },
-    /// I.13.
-    TimeCorrected {
-        at: Millis,
-        side: Color,
-        remaining_ms: Millis,
-        previous_ms: Millis,
-        arbiter: String,
-        reason: String,
-    },
-    /// I.10: default time passed while an envelope is unopened; whether the sealed move
-    /// ended the game decides, so the result waits for the opening (`open_envelope`).
-    ResultAwaitsEnvelope {
-        at: Millis,
-        absent: Vec<Color>,
-        envelope: u32,
-    },
-    GameEnded {
-        at: Millis,
-        #[serde(flatten)]
-        result: GameResult,
-        /// The result this one replaces, when the arbiter overrules an earlier one.
-        #[serde(skip_serializing_if = "Option::is_none", default)]
-        replaces: Option<GameResult>,
-    },
-}
-
-impl Event {
-    pub fn at(&self) -> Millis {
-        match self {
-            Event::ClockStarted { at, .. }
-            | Event::PlayerPresent { at, .. }
-            | Event::DefaultTimePassed { at, .. }
-            | Event::MoveMade { at, .. }
-            | Event::Pressed { at, .. }
-            | Event::PeriodAdvanced { at, .. }
-            | Event::FlagFell { at, .. }
-            | Event::ResultPending { at, .. }
-            | Event::BothFlagsOrderUnknown { at }
-            | Event::ClockDiscrepancy { at, .. }
-            | Event::DiscrepancyAcknowledged { at, .. }
-            | Event::PausedByPlayer { at, .. }
-            | Event::Paused { at, .. }
-            | Event::Resumed { at, .. }
-            | Event::TimeSet { at, .. }
-            | Event::TimeAdded { at, .. }
-            | Event::MovesSet { at, .. }
-            | Event::PositionSet { at, .. }
-            | Event::ClockReplaced { at, .. }
-            | Event::SessionEndSet { at, .. }
-            | Event::AdjournmentRulesSet { at, .. }
-            | Event::AdjournmentOrdered { at, .. }
-            | Event::ResumptionScheduled { at, .. }
-            | Event::Sealed { at, .. }
-            | Event::SealCommitted { at, .. }
-            | Event::EnvelopeVerified { at, .. }
-            | Event::DrawOffered { at, .. }
-            | Event::DrawOfferAnswered { at, .. }
-            | Event::ResumptionStarted { at, .. }
-            | Event::EnvelopeOpened { at, .. }
-            | Event::SealedMovePlayed { at, .. }
-            | Event::CounterSealed { at, .. }
-            | Event::EnvelopeLost { at, .. }
-            | Event::TimeCorrected { at, .. }
-            | Event::ResultAwaitsEnvelope { at, .. }
-            | Event::GameEnded { at, .. } => *at,
-        }
-    }
-}
-
-/// Why an input was refused. Nothing changed.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error, Serialize)]
-#[serde(tag = "rejection", rename_all = "snake_case")]
-pub enum Rejection {
-    #[error("the game has not started yet (scheduled start {})", start.utc())]
-    NotStarted { start: Millis },
-    #[error("the game is over ({result})")]
-    GameOver { result: String },
-    #[error("the clocks are stopped ({by}); only the arbiter restarts them (6.12c)")]
-    Paused { by: String },
-    #[error("the clocks are not stopped")]
-    NotPaused,
-    #[error("{side}'s clock is not running; it is {running}'s turn")]
-    NotYourTurn { side: Color, running: Color },
-    #[error(
-        "the clock is stopped after a flag; the arbiter decides (confirm_flag, set_time or set_result)"
-    )]
-    Frozen,
-    #[error("the position is not known; the arbiter can set it (set_position)")]
-    PositionUnknown,
-    #[error("'{mv}' is not a move in this position: {reason}")]
-    BadMove { mv: String, reason: String },
-    #[error("{side} has made a move that is not completed yet; press the clock first")]
-    MovePending { side: Color },
-    #[error("no flag is waiting for the arbiter")]
-    NoPendingFlag,
-    #[error("no clock discrepancy is open on this game")]
-    NoDiscrepancy,
-    #[error("6.9 cannot be decided here: {reason}; set the position or the result")]
-    VerdictUnknown { reason: String },
-    #[error("{field}: {value} is out of range ({allowed})")]
-    OutOfRange {
-        field: &'static str,
-        value: i64,
-        allowed: String,
-    },
-    #[error("fen: {reason}")]
-    BadFen { reason: String },
-    #[error("{what} requires a reason")]
-    ReasonRequired { what: &'static str },
-    #[error("the arbiter's id is required")]
-    ArbiterRequired,
-    #[error("the game is adjourned (A1a: both clocks stand still until the resumption{})", resumes.map(|t| format!(" at {}", t.utc())).unwrap_or_default())]
-    Adjourned { resumes: Option<Millis> },
-    #[error(
-        "I.1.1: after the order to seal, a move made on the board is {side}'s sealed move; it is not played but sealed (seal with on_board)"
-    )]
-    MoveIsTheSealedMove {
-        side: Color,
-        /// For the shell to seal; never serialised (rejections go back to senders).
-        #[serde(skip_serializing)]
-        mv: String,
-    },
-    #[error("I.1.1: {side} must seal a move (seal) before stopping the clock")]
-    SealFirst { side: Color },
-    #[error(
-        "I.1.1: the move made on the board after the order is the sealed move; it cannot be replaced"
-    )]
-    SealIsFinal,
-    #[error("{side} is not the player who must seal ({sealer})")]
-    NotTheSealer { side: Color, sealer: Color },
-    #[error("nonce: {reason}")]
-    BadNonce { reason: String },
-    #[error("sealed move: {reason}")]
-    BadSealText { reason: String },
-    #[error(
-        "I.7: the envelope opens only when {side}, who must respond to the sealed move, is present"
-    )]
-    ResponderAbsent { side: Color },
-    #[error("the move and nonce do not match envelope {envelope}'s commitment; it stays sealed")]
-    CommitmentMismatch { envelope: u32 },
-    #[error("{reason}")]
-    NotInThisStage { reason: String },
-    #[error(
-        "the sealed move has not been played yet: the envelope must be opened first (I.7, I.9)"
-    )]
-    EnvelopeNotOpened,
-    #[error(
-        "I.13: times are corrected this way only before the first move after resumption; use set_time or add_time with a reason (6.13)"
-    )]
-    CorrectionWindowClosed,
-    #[error("no draw offer stands")]
-    NoDrawOffer,
-}
-
-/// A flag whose result waits for the arbiter.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct PendingFlag {
-    pub side: Color,
-    pub at: Millis,
-    pub reason: String,
-}
-
-/// The serialisable view of a game at an instant, for displays and dashboards.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct View {
-    pub as_of: Millis,
-    #[serde(flatten)]
-    pub phase: Phase,
-    /// The side whose clock runs now, if any.
-    pub running: Option<Color>,
-    /// Whose turn it is on the clock.
-    pub turn: Color,
-    pub white: SideView,
-    pub black: SideView,
-    pub fen: Option<String>,
-    pub result: Option<GameResult>,
-    pub pending_flag: Option<PendingFlag>,
-    pub both_flags_order_unknown: bool,
-    pub next_deadline: Option<Millis>,
-    /// 6.14: displays are not evidence; claims go through the arbiter.
-    pub authoritative: bool,
-    /// 9.1 / I.4: the standing draw offer.
-    pub draw_offer: Option<DrawOffer>,
-    /// The nominal end of the current session, when known (I.1.2, I.14).
-    pub session_end: Option<Millis>,
-    /// Guidelines I: where the game is in sealing and resumption, and its envelopes
-    /// (never a sealed move before its opening). `None` for a game never adjourned.
-    pub adjournment: Option<AdjournmentView>,
-}
-
-/// The adjournment part of the view.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct AdjournmentView {
-    pub stage: Stage,
-    pub sealer: Option<Color>,
-    /// A sealed move has been written and not yet committed (I.1.1).
-    pub sealed: bool,
-    pub resumption: Option<Resumption>,
-    pub envelopes: Vec<Envelope>,
-    /// I.10: default time passed and the result waits for the envelope's opening.
-    pub result_awaits_envelope: bool,
-    /// I.13: a time correction is still accepted without further ado.
-    pub correction_window: bool,
-    pub rules: AdjournmentRules,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct SideView {
-    pub name: String,
-    pub remaining_ms: Millis,
-    /// What the clock face shows (main time; plus the unused delay in Bronstein mode).
-    pub display_ms: Millis,
-    pub delay_left_ms: Millis,
-    pub moves: u32,
-    /// 1-based.
-    pub period: u32,
-    pub flagged_at: Option<Millis>,
-    pub present: bool,
-}
+use input::Actor;
+use phase::describe_pause;
 
 /// The game. See the module documentation.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -1153,47 +266,32 @@ impl Game {
             .then(|| self.default_deadline())
     }
 
-    /// When time alone will next cause an event, if ever: the scheduled start, default
-    /// time, or the running side's flag (the minimum of the armed timers).
+    /// When time alone will next cause an event, if ever: the earliest of the armed
+    /// [`timers`](Game::timers).
     pub fn next_deadline(&self) -> Option<Millis> {
-        match self.phase {
-            Phase::Finished => None,
-            Phase::Scheduled => Some(self.setup.start),
-            // Timer `ResumptionStart` (I.14).
-            Phase::Paused(PausedBy::Adjourned) => self.resumption_deadline(),
-            Phase::Paused(_) => self.default_deadline_while_paused(),
-            Phase::Running => {
-                let default = self.default_pending().then(|| self.default_deadline());
-                // A flag due at the default instant comes after the default (see
-                // `on_deadline`): `min` of equal instants is that one instant.
-                let flag = self.clock.zero_at();
-                // Timer `SessionEnd` (I.1.1).
-                let session = self.session_end_deadline();
-                [default, flag, session].into_iter().flatten().min()
-            }
-        }
+        self.timers().map(|(_, due)| due).min()
     }
 
     /// The events time causes up to `now`, each at the instant it was due, in order:
-    /// all of them, up to the fixed point where no deadline is due.
+    /// all of them, up to the fixed point where no timer is due.
     ///
-    /// Each round handles the earliest due deadline, and its events disarm that timer
-    /// (the start changes the phase, the default and a flag happen once, a period
-    /// advanced at 0:00 has one more quota to meet, the session end and the resumption
-    /// move the stage on), so the rounds end: a cascade at one instant is bounded by
-    /// the periods whose quotas are already met, and later instants by `now`.
+    /// Each round fires the earliest due timer, and its events disarm it (the start
+    /// changes the phase, the default and a flag happen once, a period advanced at 0:00
+    /// has one more quota to meet, the session end and the resumption move the stage
+    /// on), so the rounds end: a cascade at one instant is bounded by the periods whose
+    /// quotas are already met, and later instants by `now`.
     pub fn poll(&self, now: Millis) -> Vec<Event> {
         let mut events = Vec::new();
         let mut draft: Option<Game> = None;
         loop {
             let game = draft.as_ref().unwrap_or(self);
-            let Some(due) = game.next_deadline() else {
+            let Some((timer, due)) = game.next_timer() else {
                 break;
             };
             if due > now {
                 break;
             }
-            let new = game.on_deadline(due);
+            let new = game.on_timer(timer, due);
             if new.is_empty() {
                 break;
             }
@@ -1208,7 +306,7 @@ impl Game {
             if *d == before {
                 debug_assert!(
                     false,
-                    "poll: a deadline at {due:?} does not move the game on"
+                    "poll: timer {timer:?} at {due:?} does not move the game on"
                 );
                 break;
             }
@@ -1216,31 +314,18 @@ impl Game {
         events
     }
 
-    fn on_deadline(&self, due: Millis) -> Vec<Event> {
-        match self.phase {
-            Phase::Scheduled => vec![Event::ClockStarted {
-                at: self.setup.start,
+    /// What `timer`, due at `due`, causes.
+    fn on_timer(&self, timer: Timer, due: Millis) -> Vec<Event> {
+        match timer {
+            Timer::Start => vec![Event::ClockStarted {
+                at: due,
                 side: self.clock.turn,
             }],
-            Phase::Running => {
-                // Default before flag at the same instant: a player later than the default
-                // time loses by 6.6 whatever the clock shows, and an absent opponent must
-                // not win on that instant's flag (nor 6.9 turn a default into a draw).
-                if self.default_pending() && self.default_deadline() == due {
-                    self.on_default_time(due)
-                } else if self.clock.zero_at() == Some(due) {
-                    self.on_zero(due)
-                } else if self.session_end_deadline() == Some(due) {
-                    self.on_session_end(due)
-                } else {
-                    Vec::new()
-                }
-            }
-            Phase::Paused(PausedBy::Adjourned) => self.on_resumption_start(due),
-            // While paused the only deadline `next_deadline` gives is the default's, and
-            // `poll` calls this with that instant alone: no other timer to tell apart.
-            Phase::Paused(_) => self.on_default_time(due),
-            Phase::Finished => Vec::new(),
+            Timer::DefaultTime => self.on_default_time(due),
+            Timer::Flag => self.on_zero(due),
+            Timer::SessionEnd => self.on_session_end(due),
+            // Empty when no resumption or no sealer is known; `poll` stops there.
+            Timer::ResumptionStart => self.on_resumption_start(due),
         }
     }
 
@@ -2145,53 +1230,6 @@ impl Game {
         self.clock.delay_left = self.period(side, k).delay();
         self.clock.start(at);
     }
-
-    /// The view at `now`.
-    pub fn view(&self, now: Millis) -> View {
-        let side_view = |c: Color| {
-            let s = self.clock.side(c);
-            let remaining = self.clock.remaining_at(c, now);
-            let delay_left = if self.clock.turn == c {
-                self.clock.delay_left_at(now)
-            } else {
-                Millis::ZERO
-            };
-            let display = match self.setup.clock.delay_display {
-                super::time_control::DelayDisplay::Countdown => remaining,
-                super::time_control::DelayDisplay::Bronstein => remaining + delay_left,
-            };
-            SideView {
-                name: match c {
-                    Color::White => self.setup.white.clone(),
-                    Color::Black => self.setup.black.clone(),
-                },
-                remaining_ms: remaining,
-                display_ms: display,
-                delay_left_ms: delay_left,
-                moves: s.moves,
-                period: period_number(s.period),
-                flagged_at: s.flagged_at,
-                present: *self.present.get(c),
-            }
-        };
-        View {
-            as_of: now,
-            phase: self.phase.clone(),
-            running: self.clock.running(),
-            turn: self.clock.turn,
-            white: side_view(Color::White),
-            black: side_view(Color::Black),
-            fen: self.position.as_ref().map(fen_of),
-            result: self.result.clone(),
-            pending_flag: self.pending_flag.clone(),
-            both_flags_order_unknown: self.both_flags_order_unknown,
-            next_deadline: self.next_deadline(),
-            authoritative: false,
-            draw_offer: self.adj.draw_offer.clone(),
-            session_end: self.adj.session_end,
-            adjournment: self.adjournment_view(),
-        }
-    }
 }
 
 /// See [`Game::completion`].
@@ -2231,51 +1269,4 @@ pub(super) fn period_number(index: usize) -> u32 {
 
 pub(super) fn period_index(number: u32) -> usize {
     usize::try_from(number.saturating_sub(1)).unwrap_or(0)
-}
-
-fn describe_pause(by: &PausedBy) -> String {
-    match by {
-        PausedBy::Arbiter { arbiter, reason } => format!("paused by arbiter {arbiter}: {reason}"),
-        PausedBy::Player { side } => format!("stopped by {side} to summon the arbiter"),
-        PausedBy::Adjourned => "adjourned".to_string(),
-    }
-}
-
-/// `1-0 (flag: black)`, for messages.
-pub fn describe_result(r: &GameResult) -> String {
-    let score = match r.score {
-        Score::WhiteWins => "1-0",
-        Score::BlackWins => "0-1",
-        Score::Draw => "1/2-1/2",
-        Score::BothLose => "0-0",
-        Score::Annulled => "annulled",
-    };
-    let why = match &r.termination {
-        Termination::Checkmate => "checkmate".to_string(),
-        Termination::Stalemate => "stalemate".to_string(),
-        Termination::DeadPosition => "dead position".to_string(),
-        Termination::SeventyFiveMoves => "75-move rule".to_string(),
-        Termination::FivefoldRepetition => "fivefold repetition".to_string(),
-        Termination::Flag { side } => format!("{side}'s flag fell"),
-        Termination::FlagOpponentCannotMate { side } => {
-            format!("{side}'s flag fell, opponent cannot mate")
-        }
-        Termination::Default { absent } => format!(
-            "default: {} absent",
-            absent
-                .iter()
-                .map(|c| c.name())
-                .collect::<Vec<_>>()
-                .join(" and ")
-        ),
-        Termination::InvalidSealedMove { side, verdict } => {
-            format!("{side}'s sealed move is {}", verdict.describe())
-        }
-        Termination::InvalidSealedMoveOpponentCannotMate { side, verdict } => format!(
-            "{side}'s sealed move is {}, opponent cannot mate",
-            verdict.describe()
-        ),
-        Termination::Arbiter { reason, .. } => format!("arbiter: {reason}"),
-    };
-    format!("{score}, {why}")
 }

@@ -1,0 +1,126 @@
+//! What a game shows at an instant (`View` and its parts), for displays and dashboards
+//! (6.14: not evidence). Serialised as it is by the shell, so its shape is the published
+//! state's.
+
+use serde::{Deserialize, Serialize};
+
+use super::super::adjournment::{AdjournmentRules, DrawOffer, Envelope, Resumption, Stage};
+use super::super::color::Color;
+use super::super::millis::Millis;
+use super::super::time_control::DelayDisplay;
+use super::{Game, GameResult, Phase, fen_of, period_number};
+
+/// A flag whose result waits for the arbiter.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PendingFlag {
+    pub side: Color,
+    pub at: Millis,
+    pub reason: String,
+}
+
+/// The serialisable view of a game at an instant, for displays and dashboards.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct View {
+    pub as_of: Millis,
+    #[serde(flatten)]
+    pub phase: Phase,
+    /// The side whose clock runs now, if any.
+    pub running: Option<Color>,
+    /// Whose turn it is on the clock.
+    pub turn: Color,
+    pub white: SideView,
+    pub black: SideView,
+    pub fen: Option<String>,
+    pub result: Option<GameResult>,
+    pub pending_flag: Option<PendingFlag>,
+    pub both_flags_order_unknown: bool,
+    pub next_deadline: Option<Millis>,
+    /// 6.14: displays are not evidence; claims go through the arbiter.
+    pub authoritative: bool,
+    /// 9.1 / I.4: the standing draw offer.
+    pub draw_offer: Option<DrawOffer>,
+    /// The nominal end of the current session, when known (I.1.2, I.14).
+    pub session_end: Option<Millis>,
+    /// Guidelines I: where the game is in sealing and resumption, and its envelopes
+    /// (never a sealed move before its opening). `None` for a game never adjourned.
+    pub adjournment: Option<AdjournmentView>,
+}
+
+/// The adjournment part of the view.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct AdjournmentView {
+    pub stage: Stage,
+    pub sealer: Option<Color>,
+    /// A sealed move has been written and not yet committed (I.1.1).
+    pub sealed: bool,
+    pub resumption: Option<Resumption>,
+    pub envelopes: Vec<Envelope>,
+    /// I.10: default time passed and the result waits for the envelope's opening.
+    pub result_awaits_envelope: bool,
+    /// I.13: a time correction is still accepted without further ado.
+    pub correction_window: bool,
+    pub rules: AdjournmentRules,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct SideView {
+    pub name: String,
+    pub remaining_ms: Millis,
+    /// What the clock face shows (main time; plus the unused delay in Bronstein mode).
+    pub display_ms: Millis,
+    pub delay_left_ms: Millis,
+    pub moves: u32,
+    /// 1-based.
+    pub period: u32,
+    pub flagged_at: Option<Millis>,
+    pub present: bool,
+}
+
+impl Game {
+    /// The view at `now`.
+    pub fn view(&self, now: Millis) -> View {
+        let side_view = |c: Color| {
+            let s = self.clock.side(c);
+            let remaining = self.clock.remaining_at(c, now);
+            let delay_left = if self.clock.turn == c {
+                self.clock.delay_left_at(now)
+            } else {
+                Millis::ZERO
+            };
+            let display = match self.setup.clock.delay_display {
+                DelayDisplay::Countdown => remaining,
+                DelayDisplay::Bronstein => remaining + delay_left,
+            };
+            SideView {
+                name: match c {
+                    Color::White => self.setup.white.clone(),
+                    Color::Black => self.setup.black.clone(),
+                },
+                remaining_ms: remaining,
+                display_ms: display,
+                delay_left_ms: delay_left,
+                moves: s.moves,
+                period: period_number(s.period),
+                flagged_at: s.flagged_at,
+                present: *self.present.get(c),
+            }
+        };
+        View {
+            as_of: now,
+            phase: self.phase.clone(),
+            running: self.clock.running(),
+            turn: self.clock.turn,
+            white: side_view(Color::White),
+            black: side_view(Color::Black),
+            fen: self.position.as_ref().map(fen_of),
+            result: self.result.clone(),
+            pending_flag: self.pending_flag.clone(),
+            both_flags_order_unknown: self.both_flags_order_unknown,
+            next_deadline: self.next_deadline(),
+            authoritative: false,
+            draw_offer: self.adj.draw_offer.clone(),
+            session_end: self.adj.session_end,
+            adjournment: self.adjournment_view(),
+        }
+    }
+}
