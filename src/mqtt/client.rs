@@ -71,7 +71,7 @@ pub struct Publisher {
     /// Becomes true once the first connection attempt has an outcome (either way).
     attempted: tokio::sync::watch::Receiver<bool>,
     /// Everything published also goes here, for the web dashboard: one source of truth.
-    feed: super::feed::Feed,
+    feed: super::feed::LocalFeed,
     broker: tokio::sync::watch::Receiver<BrokerState>,
 }
 
@@ -88,7 +88,7 @@ impl Publisher {
     }
 
     /// What this publisher publishes, as a local stream with its retained snapshot.
-    pub fn feed(&self) -> &super::feed::Feed {
+    pub fn feed(&self) -> &super::feed::LocalFeed {
         &self.feed
     }
 
@@ -136,7 +136,7 @@ pub fn detached() -> (Publisher, mpsc::UnboundedReceiver<Outgoing>) {
             tx,
             attempted,
             broker,
-            feed: super::feed::Feed::new(),
+            feed: super::feed::LocalFeed::new(),
         },
         rx,
     )
@@ -254,7 +254,7 @@ pub fn spawn(
     }
     let (tx, rx) = mpsc::unbounded_channel();
     let (attempted_tx, attempted) = tokio::sync::watch::channel(false);
-    let feed = super::feed::Feed::new();
+    let feed = super::feed::LocalFeed::new();
     // The daemon is up for the local feed whether or not the broker is.
     feed.push(&topics.status(), ONLINE.as_bytes(), true);
     let (broker_tx, broker) = tokio::sync::watch::channel(BrokerState::Connecting);
@@ -307,7 +307,7 @@ async fn run(
         tokio::sync::watch::Sender<BrokerState>,
     ),
     // The local feed, and the hall's clock for the instants this task reports.
-    (feed, timebase): (super::feed::Feed, Timebase),
+    (feed, timebase): (super::feed::LocalFeed, Timebase),
 ) {
     // rumqttc's request channel; we never let it fill (we do not send while offline).
     let (client, mut eventloop) = AsyncClient::new(opts, 16_384);

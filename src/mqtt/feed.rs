@@ -58,13 +58,13 @@ struct Inner {
 
 /// Cheap to clone; all clones are the same feed.
 #[derive(Debug, Clone)]
-pub struct Feed {
+pub struct LocalFeed {
     inner: Arc<Inner>,
 }
 
-impl Default for Feed {
+impl Default for LocalFeed {
     fn default() -> Self {
-        Feed::new()
+        LocalFeed::new()
     }
 }
 
@@ -82,11 +82,11 @@ fn rank(topic: &str) -> u8 {
     }
 }
 
-impl Feed {
-    pub fn new() -> Feed {
+impl LocalFeed {
+    pub fn new() -> LocalFeed {
         let (tx, _) = broadcast::channel(BROADCAST);
         let (closed, _) = watch::channel(false);
-        Feed {
+        LocalFeed {
             inner: Arc::new(Inner {
                 state: Mutex::new(State {
                     next_id: 1,
@@ -197,7 +197,7 @@ mod tests {
 
     #[test]
     fn snapshot_is_ordered_and_forgets_cleared_topics() {
-        let f = Feed::new();
+        let f = LocalFeed::new();
         f.push("h/board/b1/state", b"{}", true);
         f.push("h/alert/a", b"{}", true);
         f.push("h/board/b1/availability", b"online", true);
@@ -223,7 +223,7 @@ mod tests {
 
     #[test]
     fn a_subscriber_resumes_after_its_last_id_and_the_stream_follows() {
-        let f = Feed::new();
+        let f = LocalFeed::new();
         for n in 0..5 {
             f.push("h/board/b1/event", format!("{n}").as_bytes(), false);
         }

@@ -21,7 +21,7 @@ use futures_util::Stream;
 use serde_json::Value;
 use tokio::sync::{broadcast, watch};
 
-use crate::mqtt::feed::{Feed, FeedItem, Start};
+use crate::mqtt::feed::{FeedItem, LocalFeed, Start};
 
 use super::AppState;
 use super::error::WebError;
@@ -154,7 +154,7 @@ fn start_events(start: Start, audience: Audience, out: &mut VecDeque<Bytes>) {
 const KEEP_ALIVE: std::time::Duration = std::time::Duration::from_secs(15);
 
 struct Subscriber {
-    feed: Feed,
+    feed: LocalFeed,
     audience: Audience,
     pending: VecDeque<Bytes>,
     rx: broadcast::Receiver<Arc<FeedItem>>,
@@ -169,7 +169,7 @@ enum Next {
 }
 
 impl Subscriber {
-    fn new(feed: Feed, audience: Audience, after: Option<u64>) -> Subscriber {
+    fn new(feed: LocalFeed, audience: Audience, after: Option<u64>) -> Subscriber {
         let (start, rx) = feed.subscribe(after);
         let mut pending = VecDeque::new();
         start_events(start, audience, &mut pending);
@@ -222,7 +222,7 @@ fn last_event_id(headers: &HeaderMap) -> Option<u64> {
         .and_then(|v| v.trim().parse().ok())
 }
 
-fn sse(feed: Feed, audience: Audience, after: Option<u64>) -> Response {
+fn sse(feed: LocalFeed, audience: Audience, after: Option<u64>) -> Response {
     let sub = Subscriber::new(feed, audience, after);
     let stream: std::pin::Pin<Box<dyn Stream<Item = Result<Bytes, Infallible>> + Send>> =
         Box::pin(futures_util::stream::unfold(sub, Subscriber::next));
@@ -275,7 +275,7 @@ struct BoardHistory {
 
 impl History {
     /// Follow `feed` until the daemon stops.
-    pub fn follow(&self, feed: &Feed) -> tokio::task::JoinHandle<()> {
+    pub fn follow(&self, feed: &LocalFeed) -> tokio::task::JoinHandle<()> {
         let (start, mut rx) = feed.subscribe(None);
         let mut closed = feed.closed();
         let me = self.clone();

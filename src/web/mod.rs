@@ -17,7 +17,7 @@ use tokio::sync::mpsc;
 
 use crate::hall::RunningHall;
 use crate::intake::Incoming;
-use crate::mqtt::feed::Feed;
+use crate::mqtt::feed::LocalFeed;
 
 use crate::intake::auth::Arbiters;
 
@@ -32,7 +32,7 @@ pub struct WebSettings {
 
 struct Inner {
     hall: String,
-    feed: Feed,
+    feed: LocalFeed,
     intake: mpsc::Sender<Incoming>,
     sessions: session::Sessions,
     arbiters: Arc<Arbiters>,
@@ -53,7 +53,7 @@ impl AppState {
     /// with a password). Starts following the feed for the boards' recent events.
     pub fn new(
         hall: &str,
-        feed: Feed,
+        feed: LocalFeed,
         intake: mpsc::Sender<Incoming>,
         arbiters: Arc<Arbiters>,
         secure_cookies: bool,
@@ -63,7 +63,7 @@ impl AppState {
 
     fn build(
         hall: &str,
-        feed: Feed,
+        feed: LocalFeed,
         intake: mpsc::Sender<Incoming>,
         arbiters: Arc<Arbiters>,
         secure_cookies: bool,
@@ -105,7 +105,7 @@ impl AppState {
     pub fn hall(&self) -> &str {
         &self.inner.hall
     }
-    pub fn feed(&self) -> &Feed {
+    pub fn feed(&self) -> &LocalFeed {
         &self.inner.feed
     }
     pub fn intake(&self) -> &mpsc::Sender<Incoming> {

@@ -40,7 +40,7 @@ pub fn token() -> String {
 }
 
 #[derive(Debug, Clone)]
-struct Session {
+struct Login {
     identity: Identity,
     csrf: String,
     last_seen: Instant,
@@ -50,11 +50,11 @@ struct Session {
 /// expiry revokes at once.
 #[derive(Debug, Clone, Default)]
 pub struct Sessions {
-    inner: Arc<Mutex<HashMap<String, Session>>>,
+    inner: Arc<Mutex<HashMap<String, Login>>>,
 }
 
 impl Sessions {
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Session>> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Login>> {
         self.inner
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
@@ -68,7 +68,7 @@ impl Sessions {
         map.retain(|_, s| now.duration_since(s.last_seen) < IDLE);
         map.insert(
             id.clone(),
-            Session {
+            Login {
                 identity,
                 csrf: csrf.clone(),
                 last_seen: now,
@@ -77,7 +77,7 @@ impl Sessions {
         (id, csrf)
     }
 
-    fn get(&self, id: &str) -> Option<Session> {
+    fn get(&self, id: &str) -> Option<Login> {
         let mut map = self.lock();
         let s = map.get_mut(id)?;
         let now = Instant::now();

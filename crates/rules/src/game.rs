@@ -51,7 +51,7 @@ pub use setup::{BothAbsent, FlagMode, Setup, SetupError};
 pub use timer::Timer;
 pub use view::{AdjournmentView, PendingFlag, SideView, View};
 
-use input::Actor;
+use input::Who;
 use phase::describe_pause;
 
 /// The game. See the module documentation.
@@ -492,17 +492,17 @@ impl Game {
         // What the actor's group needs is checked once, here; each act then decides only
         // its own rule.
         match input.actor() {
-            Actor::Player | Actor::Device => {}
-            Actor::Arbiter(arbiter) => {
+            Who::Player | Who::Device => {}
+            Who::Arbiter(arbiter) => {
                 require_arbiter(arbiter)?;
                 self.reject_if_over()?;
             }
-            Actor::Correction {
+            Who::Correction {
                 arbiter,
                 reason,
                 what,
             } => self.check_adjustment(arbiter, reason, what)?,
-            Actor::Record(arbiter) => require_arbiter(arbiter)?,
+            Who::Record(arbiter) => require_arbiter(arbiter)?,
         }
         self.dispatch(input, now)
     }

@@ -1,6 +1,6 @@
 //! The arbiter's acts on a game in play (Article 6: 6.6, 6.8, 6.10, 6.12, 6.13; 7.1, 7.5):
 //! one method each. What every act of a group needs (a named arbiter, a reason, a game not
-//! over) was checked before dispatch (`Game::decide_now`, `Actor`).
+//! over) was checked before dispatch (`Game::decide_now`, `Who`).
 
 use super::super::color::Color;
 use super::super::millis::Millis;

@@ -1,5 +1,5 @@
 //! What comes into a game from outside the core (`Input`), and who each input is from
-//! (`Actor`), which decides what `Game::decide_now` checks before the act itself.
+//! (`Who`), which decides what `Game::decide_now` checks before the act itself.
 
 use serde::{Deserialize, Serialize};
 
@@ -144,7 +144,7 @@ pub enum Input {
 /// Who acts, and so what is checked before an act is decided: once, for the whole group
 /// (`Game::decide_now`).
 #[derive(Debug, Clone, Copy)]
-pub(super) enum Actor<'a> {
+pub(super) enum Who<'a> {
     /// A player at the board (or the board for them): each act checks the phase itself.
     Player,
     /// What a device reports.
@@ -164,7 +164,7 @@ pub(super) enum Actor<'a> {
 }
 
 impl Input {
-    pub(super) fn actor(&self) -> Actor<'_> {
+    pub(super) fn actor(&self) -> Who<'_> {
         use Input as I;
         let what = self.name();
         match self {
@@ -173,8 +173,8 @@ impl Input {
             | I::PlayerPause { .. }
             | I::Seal { .. }
             | I::CommitSeal { .. }
-            | I::CounterSeal { .. } => Actor::Player,
-            I::ClockReading { .. } => Actor::Device,
+            | I::CounterSeal { .. } => Who::Player,
+            I::ClockReading { .. } => Who::Device,
             I::Present { arbiter, .. }
             | I::Pause { arbiter, .. }
             | I::Resume { arbiter }
@@ -185,7 +185,7 @@ impl Input {
             | I::ScheduleResumption { arbiter, .. }
             | I::DrawOffer { arbiter, .. }
             | I::DrawReply { arbiter, .. }
-            | I::OpenEnvelope { arbiter, .. } => Actor::Arbiter(arbiter),
+            | I::OpenEnvelope { arbiter, .. } => Who::Arbiter(arbiter),
             I::SetTime {
                 arbiter, reason, ..
             }
@@ -204,14 +204,14 @@ impl Input {
             | I::EnvelopeLost { arbiter, reason }
             | I::CorrectTime {
                 arbiter, reason, ..
-            } => Actor::Correction {
+            } => Who::Correction {
                 arbiter,
                 reason,
                 what,
             },
             I::SetResult { arbiter, .. }
             | I::AcknowledgeDiscrepancy { arbiter }
-            | I::VerifyEnvelope { arbiter } => Actor::Record(arbiter),
+            | I::VerifyEnvelope { arbiter } => Who::Record(arbiter),
         }
     }
 }

@@ -1,0 +1,525 @@
+//! The board actor's side facing the board: the clock's program (`display.rs`), the
+//! lever (`lever.rs`), readings and the outage verdict, the clock's buttons, and the
+//! e-board's moves (`eboard.rs`). The decisions are in those pure rooms; this is their
+//! driver.
+
+use super::*;
+
+impl BoardActor {
+    /// Program the clock with the official times (DESIGN.md §3): SETNRUN (+END by the
+    /// link) with the times the core computed, then a short text when there is one.
+    pub(super) async fn program_clock(&mut self, text: Option<&str>) {
+        if self.hold_clock {
+            return;
+        }
+        let Some(slot) = &self.slot else { return };
+        let view = slot.game.view(self.now());
+        self.display_synced = false;
+        for command in display::program(&view, self.placement, text) {
+            if self.link.send(command).await.is_err() {
+                return;
+            }
+        }
+    }
+
+    /// Tell the move reader where the game starts.
+    pub(super) async fn new_game_on_board(&mut self) {
+        let Some(slot) = &self.slot else { return };
+        let start = slot.game.position().cloned().unwrap_or_default();
+        let _ = self
+            .link
+            .send(LinkCommand::NewGame {
+                start: Box::new(start),
+                orientation: None,
+            })
+            .await;
+    }
+
+    pub(super) async fn on_link(&mut self, ev: LinkEvent) {
+        match ev {
+            LinkEvent::Online(identity) => {
+                self.online = true;
+                tracing::info!(board = %self.id, serial = %identity.serial, clock = ?identity.clock, "board online");
+                let _ = self
+                    .hall
+                    .send(FromBoard::Identity {
+                        board: self.id.clone(),
+                        serial: identity.serial.clone(),
+                    })
+                    ;
+                self.publish_availability();
+                self.clear(AlertKind::Offline);
+                self.clear(AlertKind::Port);
+                if identity.clock.is_none() {
+                    self.raise(
+                        AlertKind::ClockCommand,
+                        Severity::Warning,
+                        format!(
+                            "board {} ({}): no clock answered; connect a DGT3000 in mode 25",
+                            self.id,
+                            identity.path.display()
+                        ),
+                    );
+                }
+                self.publish_state();
+                // Reconciliation waits for the hall's identity check (IdentityChecked).
+                self.identity_pending = true;
+                self.reconcile = false;
+            }
+            LinkEvent::Offline(why) => {
+                self.online = false;
+                self.display_synced = false;
+                self.publish_availability();
+                let severity = if self.busy().is_some() {
+                    Severity::Critical
+                } else {
+                    Severity::Warning
+                };
+                self.raise(
+                    AlertKind::Offline,
+                    severity,
+                    format!("board {} offline: {why} (the clock keeps running by itself)", self.id),
+                );
+                self.publish_state();
+            }
+            LinkEvent::Error(e) => {
+                self.raise(AlertKind::Port, Severity::Warning, e.to_string());
+            }
+            LinkEvent::CommandDone { command } => {
+                if command == "set-and-run" {
+                    self.display_synced = true;
+                }
+                self.clear(AlertKind::ClockMode);
+                if command != "text" && command != "show-times" {
+                    self.clear(AlertKind::ClockCommand);
+                }
+            }
+            LinkEvent::CommandFailed(e) => match e {
+                ClockCommandError::NotInComputerMode { .. } => self.raise(
+                    AlertKind::ClockMode,
+                    Severity::Critical,
+                    format!("{e}: the official time is kept by hallclock, but the clock does not show it"),
+                ),
+                // Offline boards get their times again when they come back.
+                ClockCommandError::Offline { .. } => {}
+                other => self.raise(AlertKind::ClockCommand, Severity::Warning, other.to_string()),
+            },
+            LinkEvent::Lever { high, reading } => self.on_lever(high, reading).await,
+            LinkEvent::Clock(reading) => self.on_reading(reading).await,
+            LinkEvent::Button(button) => self.on_button(button).await,
+            LinkEvent::Game(e) => self.on_board_event(e).await,
+            LinkEvent::Field(_) => {
+                // Still moving: an owed move is attached once the board is still.
+                self.settling.field_changed(tokio::time::Instant::now());
+            }
+            LinkEvent::Board(_) => {}
+            LinkEvent::Battery(b) => tracing::info!(board = %self.id, battery = ?b, "battery"),
+            LinkEvent::ClockBatteryLow(low) => {
+                if low {
+                    tracing::warn!(board = %self.id, "clock battery low");
+                }
+            }
+        }
+    }
+
+    /// A lever press: the lever went down on the presser's side, so the side now high
+    /// is the opponent's (dgt-protocol.md §6).
+    pub(super) async fn on_lever(&mut self, high: ClockSide, _reading: ClockTime) {
+        self.display_synced = false;
+        let standing = self
+            .slot
+            .as_ref()
+            .is_some_and(|s| s.game.clock().running().is_none() && s.game.result().is_none());
+        let presser = match self.lever.pressed(high, self.placement, standing) {
+            LeverPress::By(presser) => presser,
+            LeverPress::TurnedRightWay => {
+                tracing::info!(board = %self.id, "lever turned the right way round");
+                self.program_clock(None).await;
+                return;
+            }
+        };
+        let Some(slot) = &self.slot else {
+            self.raise(
+                AlertKind::StrayPress,
+                Severity::Info,
+                format!("lever pressed on board {} which has no game", self.id),
+            );
+            return;
+        };
+        let due = slot.game.next_deadline().is_some_and(|d| d <= self.now());
+        // The opponent's move, owed by their press, is final now that this side pressed;
+        // it came before any deadline now due (attached at the press that completed it).
+        self.attach_owed().await;
+        // A deadline due now (a flag) comes before this press.
+        if due {
+            self.on_deadline().await;
+        }
+        let mv = self.move_for_press();
+        let press = Input::Press {
+            side: Some(presser),
+            mv: mv.clone(),
+        };
+        match self.decide(press).await {
+            Ok(()) => self.clear(AlertKind::MoveRejected),
+            // The move was made on the board just before the order to seal and pressed
+            // after it: the rules make it the sealed move (I.1.1). Seal it, then this
+            // press stops the clock, as the sealer's press does.
+            Err(Refusal::Rejected(Rejection::MoveIsTheSealedMove { .. })) => {
+                let Some(mv) = mv else { return };
+                let sealed = match self.seal_secret(Some(presser), mv, true, false).await {
+                    Ok(()) => {
+                        self.decide(Input::Press {
+                            side: Some(presser),
+                            mv: None,
+                        })
+                        .await
+                    }
+                    Err(e) => Err(e),
+                };
+                if let Err(r) = sealed {
+                    self.stray_press(presser, &r).await;
+                }
+            }
+            Err(
+                r @ Refusal::Rejected(
+                    Rejection::BadMove { .. }
+                    | Rejection::PositionUnknown
+                    | Rejection::MovePending { .. },
+                ),
+            ) if mv.is_some() => {
+                // The press is a physical fact and its time counts: record it without the
+                // move and let the arbiter sort the position out.
+                self.raise(
+                    AlertKind::MoveRejected,
+                    Severity::Warning,
+                    format!(
+                        "e-board move {} not accepted ({}); the press was recorded without it",
+                        mv.unwrap_or_default(),
+                        r
+                    ),
+                );
+                let retry = Input::Press {
+                    side: Some(presser),
+                    mv: None,
+                };
+                if let Err(r) = self.decide(retry).await {
+                    self.stray_press(presser, &r).await;
+                }
+            }
+            Err(r) => self.stray_press(presser, &r).await,
+        }
+    }
+
+    /// A new game or position on the board: nothing read before it belongs to it.
+    pub(super) fn forget_board_moves(&mut self) {
+        self.settling.forget();
+    }
+
+    pub(super) fn move_for_press(&mut self) -> Option<String> {
+        self.settling.for_press(tokio::time::Instant::now())
+    }
+
+    /// Attach the move a press completed before the board showed it (6.7a: the press
+    /// counted at its instant; the move is recorded now).
+    pub(super) async fn attach_owed(&mut self) {
+        let Some(side) = self.slot.as_ref().and_then(|s| s.game.move_owed()) else {
+            self.settling.stop_waiting();
+            return;
+        };
+        let Some(mv) = self.settling.take_owed() else {
+            // The press came and the board has shown no move since: perhaps an update
+            // was missed. The dump shows the board; the move reader finds the move(s).
+            let _ = self.link.send(LinkCommand::RequestBoard).await;
+            return;
+        };
+        // The press completed the move before a flag now due: the move goes in at the
+        // game's latest event, so the flag that follows is decided on the position.
+        let now = self.now();
+        let at = match self.slot.as_ref().map(|s| &s.game) {
+            Some(g) if g.next_deadline().is_some_and(|d| d <= now) => g.last_event_at(),
+            _ => now,
+        };
+        if let Err(r) = self.decide_at(Input::Move { mv: mv.uci.clone() }, at).await {
+            self.raise(
+                AlertKind::MoveRejected,
+                Severity::Warning,
+                format!(
+                    "e-board move {} by {side} could not be attached to the press that completed it: {}; the arbiter can set the position (set_position)",
+                    mv.uci, r
+                ),
+            );
+        } else {
+            self.settling.attached(mv.ply);
+        }
+    }
+
+    /// A press the rules refused: tell the arbiters, and put the official times back on
+    /// the clock (it switched by itself at the lever).
+    pub(super) async fn stray_press(&mut self, presser: Color, r: &Refusal) {
+        // The lever moved and the turn did not: it is now the other way round.
+        self.lever.refused();
+        let now = self.now();
+        self.raise_with(
+            AlertKind::StrayPress,
+            Severity::Info,
+            format!(
+                "lever press by {presser} on board {} not accepted: {}",
+                self.id, r
+            ),
+            now,
+            Some(r.code()),
+        );
+        let text = display::after_refused_press(self.slot.as_ref().map(|s| s.game.phase()));
+        self.program_clock(text).await;
+    }
+
+    pub(super) fn running_game(&self) -> bool {
+        self.slot
+            .as_ref()
+            .is_some_and(|s| *s.game.phase() == Phase::Running)
+    }
+
+    /// Whether the lever is the wrong way round for the player to move; remembered, so a
+    /// press counts for the right player wherever the lever was left.
+    pub(super) fn align_lever(&mut self) -> bool {
+        let mover = self.slot.as_ref().map(|s| s.game.clock().turn);
+        self.lever.align(self.placement, mover)
+    }
+
+    /// After an outage (the daemon restarted, or the link was away): the clock kept
+    /// playing at the lever, so its reading is the evidence of what happened meanwhile
+    /// (DESIGN.md §3). One press by the player to move is placed at the instant the
+    /// clock's frozen time for that player implies (to the clock's resolution), so
+    /// nobody is charged for the outage; a reading no single press explains (several
+    /// presses) is a discrepancy the arbiter settles, and the clock keeps its times until
+    /// then.
+    pub(super) async fn reconcile_after_outage(&mut self, reading: ClockTime) {
+        self.reconcile = false;
+        let Some(slot) = &self.slot else { return };
+        let now = self.now();
+        let placement = self.placement;
+        let explained = match lever::after_outage(&slot.game, placement, &reading, now) {
+            Outage::NothingRan | Outage::NoPress => true,
+            Outage::Unexplained => false,
+            Outage::PressAt { side, at } => {
+                self.attach_owed().await;
+                let mv = self.settling.take_pending();
+                let press = Input::Press {
+                    side: Some(side),
+                    mv,
+                };
+                match self.decide_at(press, at).await {
+                    Ok(()) => {
+                        tracing::info!(board = %self.id, %side, at = %at.utc(), "press made while the board was away placed from the clock's reading");
+                        true
+                    }
+                    Err(e) => {
+                        tracing::warn!(board = %self.id, reason = %e, "press made while the board was away not accepted");
+                        false
+                    }
+                }
+            }
+        };
+        let shown = move |c: Color| lever::shown(&reading, placement, c);
+        if explained {
+            self.align_lever();
+            return self.program_clock(None).await;
+        }
+        // The reading cannot tell what happened: report it (once), keep the clock's times.
+        let Some(slot) = &self.slot else { return };
+        if slot.game.discrepancy().is_none() {
+            let (white, black) = (shown(Color::White), shown(Color::Black));
+            match slot.game.decide(&Input::ClockReading { white, black }, now) {
+                Ok(events)
+                    if events
+                        .iter()
+                        .any(|e| matches!(e, Event::ClockDiscrepancy { .. })) =>
+                {
+                    self.hold_clock = true;
+                    self.apply(events).await;
+                }
+                Ok(events) => {
+                    self.apply(events).await;
+                    self.align_lever();
+                    return self.program_clock(None).await;
+                }
+                Err(_) => {
+                    self.align_lever();
+                    return self.program_clock(None).await;
+                }
+            }
+        } else {
+            self.hold_clock = true;
+        }
+        self.align_lever();
+    }
+
+    /// Compare the clock's own reading with the official time (6.10); both at zero
+    /// without a known order is 6.11.
+    pub(super) async fn on_reading(&mut self, reading: ClockTime) {
+        self.lever.seen(reading.status.high_side());
+        if self.identity_pending {
+            return;
+        }
+        if self.reconcile {
+            return self.reconcile_after_outage(reading).await;
+        }
+        if !self.display_synced || self.hold_clock {
+            return;
+        }
+        let Some(slot) = &self.slot else { return };
+        if *slot.game.phase() != Phase::Running {
+            return;
+        }
+        let white = lever::shown(&reading, self.placement, Color::White);
+        let black = lever::shown(&reading, self.placement, Color::Black);
+        let now = self.now();
+        match slot.game.decide(&Input::ClockReading { white, black }, now) {
+            // The alert stays until the arbiter acts (set_time, acknowledge_alert): a
+            // clock that agrees again does not explain what it showed.
+            Ok(events) if events.is_empty() => {}
+            Ok(events) => {
+                let discrepancy = events.iter().find_map(|e| match e {
+                    Event::ClockDiscrepancy {
+                        reckoned_white_ms,
+                        reckoned_black_ms,
+                        ..
+                    } => Some((*reckoned_white_ms, *reckoned_black_ms)),
+                    _ => None,
+                });
+                if discrepancy.is_some() {
+                    // Reported, never adopted; the event is published once per episode (the
+                    // alert follows it, from the game).
+                    if slot.game.discrepancy().is_none() {
+                        self.apply(events).await;
+                    }
+                } else {
+                    self.apply(events).await;
+                }
+            }
+            Err(_) => {}
+        }
+    }
+
+    pub(super) async fn on_button(&mut self, button: ClockButton) {
+        if button != ClockButton::RunPause {
+            return;
+        }
+        // I.1.1: while sealing, stopping the clock is the sealer's commit, not a 6.12b
+        // pause.
+        if self.stage() == Some(Stage::Sealing) {
+            if let Err(r) = self.decide(Input::CommitSeal { arbiter: None }).await {
+                tracing::info!(board = %self.id, reason = %r, "pause button while sealing ignored");
+                self.program_clock(None).await;
+            }
+            return;
+        }
+        if let Err(r) = self.decide(Input::PlayerPause { side: None }).await {
+            tracing::info!(board = %self.id, reason = %r, "pause button ignored");
+        }
+    }
+
+    pub(super) async fn on_board_event(&mut self, e: BoardEvent) {
+        if matches!(
+            e,
+            BoardEvent::Move { .. } | BoardEvent::Corrected { .. } | BoardEvent::TakeBack { .. }
+        ) {
+            self.clear(AlertKind::ResultShown);
+        }
+        match e {
+            BoardEvent::Move { uci, ply, .. } | BoardEvent::Corrected { uci, ply, .. } => {
+                let Some(slot) = &self.slot else { return };
+                if slot.game.move_owed().is_some() {
+                    // A later move means the owed one is final: attach it first.
+                    if self.settling.pending().is_some_and(|m| m.ply < ply) {
+                        self.attach_owed().await;
+                    }
+                    if self
+                        .slot
+                        .as_ref()
+                        .and_then(|s| s.game.move_owed())
+                        .is_some()
+                    {
+                        let now = tokio::time::Instant::now();
+                        self.settling.owed_read(BoardMove { uci, ply }, now);
+                        return;
+                    }
+                }
+                if self.settling.carried(ply) {
+                    // The press carried an intermediate reading of this move (it overtook
+                    // the rest of a slide): the record and the board now disagree.
+                    self.raise(
+                        AlertKind::MoveRejected,
+                        Severity::Warning,
+                        format!(
+                            "board {}: move {ply} was recorded at its press, but the board now shows {uci} instead; check the position (set_position)",
+                            self.id
+                        ),
+                    );
+                    return;
+                }
+                let Some(slot) = &self.slot else { return };
+                // A move that ends the game ends it at once, without a press (6.7a);
+                // any other waits for the press (a slide may still be corrected).
+                let now = self.now();
+                match slot.game.decide(&Input::Move { mv: uci.clone() }, now) {
+                    Ok(events) if events.iter().any(|e| matches!(e, Event::GameEnded { .. })) => {
+                        self.settling.read(None);
+                        self.apply(events).await;
+                        return;
+                    }
+                    // I.1.1: after the order, the sealer's move on the board is the sealed
+                    // move: sealed at once (never played, never logged); the press or the
+                    // pause button then commits it.
+                    Err(Rejection::MoveIsTheSealedMove { side, mv }) => {
+                        self.settling.read(None);
+                        if let Err(r) = self.seal_secret(Some(side), mv, true, false).await {
+                            self.raise(
+                                AlertKind::MoveRejected,
+                                Severity::Warning,
+                                format!(
+                                    "the move made on board {} after the order to seal could not be sealed: {}",
+                                    self.id, r
+                                ),
+                            );
+                        }
+                        return;
+                    }
+                    _ => {}
+                }
+                self.settling.read(Some(BoardMove { uci, ply }));
+            }
+            BoardEvent::TakeBack { ply, .. } => self.settling.took_back(ply),
+            BoardEvent::Irregular {
+                observed_fen,
+                expected_fen,
+                only_missing,
+                ..
+            } => {
+                let severity = if only_missing {
+                    Severity::Info
+                } else {
+                    Severity::Warning
+                };
+                self.raise(
+                    AlertKind::Irregular,
+                    severity,
+                    format!("the board shows {observed_fen}, which no legal move from {expected_fen} explains"),
+                );
+            }
+            BoardEvent::Restored { .. } => {
+                self.clear(AlertKind::Irregular);
+                self.clear(AlertKind::ResultShown);
+            }
+            BoardEvent::ResultShown { score } => self.raise(
+                AlertKind::ResultShown,
+                Severity::Info,
+                format!(
+                    "board {}: the players show {score} with the kings on the centre squares; record it with set_result",
+                    self.id
+                ),
+            ),
+            BoardEvent::Started { .. } => {}
+        }
+    }
+}

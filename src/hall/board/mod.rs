@@ -1,0 +1,585 @@
+//! One actor per board: it owns the board's `Game` and its link, and only translates —
+//! link events into rule inputs, the core's events into clock commands, MQTT messages
+//! and alerts, and `next_deadline` into one timer. It decides nothing itself.
+
+pub mod alerts;
+pub mod display;
+pub mod eboard;
+mod hardware;
+pub mod lever;
+mod publish;
+mod seal;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::sync::{Semaphore, mpsc, oneshot};
+
+use crate::custody::{Custody, Secret};
+use crate::dgt::{BoardEvent, ClockButton, ClockSide, ClockTime};
+use crate::intake::input::BoardAct;
+use crate::link::{ClockCommandError, LinkCommand, LinkEvent};
+use crate::mqtt::Publisher;
+use crate::mqtt::payload::{
+    AlertKind, AlertPayload, EventPayload, OFFLINE, ONLINE, Severity, StatePayload, Topics,
+};
+use crate::rules::adjournment::{EnvelopeStatus, Stage};
+use crate::rules::game::{Event, Game, Input, Phase, Rejection, describe_result};
+use crate::rules::placement::Placement;
+use crate::rules::{Color, Millis};
+use crate::store::{JournalHandle, Record};
+use alerts::{Alerts, Stale};
+
+use crate::timebase::Timebase;
+
+pub use display::LEVER_TEXT;
+pub use eboard::MOVE_SETTLE;
+use eboard::{BoardMove, Settling};
+use lever::{CLOCK_RESOLUTION, Lever, LeverPress, Outage};
+
+/// A game on a board, with what the hall knows about it besides the rules.
+#[derive(Debug, Clone)]
+pub struct GameSlot {
+    /// The game's id in the journal (it may move between boards, 6.10).
+    pub id: u64,
+    pub game: Game,
+    pub round: Option<u32>,
+    pub fide: (Option<u64>, Option<u64>),
+    /// Every event of the game, in order: the PGN is made from them (`board/<b>/pgn`).
+    pub events: Vec<Event>,
+}
+
+pub use crate::intake::refusal::Refusal;
+
+/// Messages from the hall to a board actor.
+#[derive(Debug)]
+pub enum ToBoard {
+    /// A new game (round start). Refused while a game is unfinished.
+    StartGame {
+        slot: Box<GameSlot>,
+        reply: oneshot::Sender<Result<(), Refusal>>,
+    },
+    /// An arbiter's command, as the intake mapped it.
+    Act {
+        act: BoardAct,
+        reply: oneshot::Sender<Result<(), Refusal>>,
+    },
+    /// 6.10, source side: hand the unfinished game over (the board becomes idle).
+    TakeGame {
+        reply: oneshot::Sender<Result<GameSlot, Refusal>>,
+    },
+    /// 6.10, target side: continue `slot` here with the arbiter's times (`input`), or as
+    /// it is (a board that moved to another port).
+    AdoptGame {
+        slot: Box<GameSlot>,
+        from: String,
+        input: Option<Input>,
+        reply: oneshot::Sender<Result<(), Refusal>>,
+    },
+    /// Whether this board's game is unfinished (for round start checks).
+    Busy { reply: oneshot::Sender<Option<u32>> },
+    /// How the board is, for the hall's heartbeat.
+    Summary { reply: oneshot::Sender<Summary> },
+    /// The hall has seen this board's identity (and moved games if cables were swapped):
+    /// the clock's reading can now be reconciled with the game that is here.
+    IdentityChecked,
+    /// Would the rules accept `input` now? Nothing is applied.
+    Check {
+        input: Input,
+        reply: oneshot::Sender<Result<(), Refusal>>,
+    },
+    /// A retained alert of this board that the broker kept from before this start (the
+    /// daemon has not published it since): cleared if the journal says it is resolved.
+    StaleAlert { alert: Box<AlertPayload> },
+}
+
+/// One board's part of the status line.
+#[derive(Debug, Clone, Copy)]
+pub struct Summary {
+    pub online: bool,
+    pub running: bool,
+    pub alerts: usize,
+}
+
+/// What a board tells the hall.
+#[derive(Debug)]
+pub enum FromBoard {
+    /// The board answered on this board's port (after every connection).
+    Identity { board: String, serial: String },
+    /// Where the board's game is in the adjournment procedure, after every change.
+    Stage { board: String, note: StageNote },
+    Finished {
+        board: String,
+        round: Option<u32>,
+        white: String,
+        black: String,
+        result: crate::rules::game::GameResult,
+    },
+}
+
+/// A board's part of the hall's session view (the retained `session` topic).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct StageNote {
+    pub round: Option<u32>,
+    /// `None`: never adjourned, or no game.
+    pub stage: Option<Stage>,
+    /// No game, or a game with a result.
+    pub finished: bool,
+    /// The game's own session end and resumption, as its core knows them (so the hall's
+    /// view survives a restart: it is rebuilt from the journal through the games).
+    pub session_end: Option<Millis>,
+    pub resumption: Option<crate::rules::adjournment::Resumption>,
+}
+
+/// Everything a board actor needs.
+pub struct BoardParts {
+    pub id: String,
+    pub port: String,
+    pub placement: Placement,
+    pub topics: Topics,
+    pub publisher: Publisher,
+    pub timebase: Timebase,
+    pub link_commands: mpsc::Sender<LinkCommand>,
+    pub link_events: mpsc::Receiver<LinkEvent>,
+    pub inbox: mpsc::Receiver<ToBoard>,
+    pub hall: mpsc::UnboundedSender<FromBoard>,
+    /// Bounds the 6.9 full searches that run at once (they can take seconds).
+    pub searches: Arc<Semaphore>,
+    pub journal: JournalHandle,
+    /// Where sealed moves are kept until their opening (I.3).
+    pub custody: Arc<Custody>,
+    /// What the journal held for this board at start-up.
+    pub recovered: Option<GameSlot>,
+    pub seq: u64,
+    /// The broadcast feed, given each game where `board/<b>/pgn` is published.
+    pub feed: crate::broadcast::FeedWriter,
+}
+
+struct BoardActor {
+    id: String,
+    placement: Placement,
+    topics: Topics,
+    publisher: Publisher,
+    timebase: Timebase,
+    link: mpsc::Sender<LinkCommand>,
+    hall: mpsc::UnboundedSender<FromBoard>,
+    searches: Arc<Semaphore>,
+    journal: JournalHandle,
+    custody: Arc<Custody>,
+    /// The last stage told to the hall: only changes are sent (the hall may be waiting
+    /// on this actor, so its channel must not fill with repeats).
+    reported: Option<StageNote>,
+    /// The commitment of the sealed move written and not yet committed: when another
+    /// replaces it (I.1.1), the replaced one's custody record is destroyed once the
+    /// replacement is on disk, so a move the player changed their mind about is not kept.
+    pending_seal: Option<String>,
+    slot: Option<GameSlot>,
+    /// The last sequence number given to an event of this board.
+    seq: u64,
+    /// Events applied in memory but not yet on disk (a storage fault): they are
+    /// published only once stored.
+    unstored: Vec<(u64, u64, Event)>,
+    /// The sequence number of the last event published.
+    published_seq: u64,
+    retry_storage: Option<tokio::time::Instant>,
+    online: bool,
+    feed: crate::broadcast::FeedWriter,
+    /// What the retained PGN last published shows: (game id, events) or `None` (no game).
+    /// It changes only with them, so it is rendered and sent only then.
+    pgn_shown: std::cell::Cell<Option<Option<(u64, usize)>>>,
+    /// E-board moves between the reader and the rules (settling, owed, carried).
+    settling: Settling,
+    /// Standing alerts, so each is published once and cleared once.
+    alerts: Alerts,
+    /// The clock shows what we last programmed (its ACK came back); readings taken
+    /// before that are not compared (they miss the increment just credited).
+    display_synced: bool,
+    /// Back online after an outage: the clock's first reading is the evidence of what
+    /// happened meanwhile, compared before the official times are sent again.
+    reconcile: bool,
+    /// Online, but the hall has not yet checked which board this is (swapped cables):
+    /// until then no reading is compared with a game that may not be this board's.
+    identity_pending: bool,
+    /// Where the lever is and whether it is the wrong way round for the player to move.
+    lever: Lever,
+    /// The clock's reading after an outage could not be explained (several presses):
+    /// its times are kept on the display, not overwritten, until the arbiter acts.
+    hold_clock: bool,
+}
+
+/// Run a board actor until the hall drops its inbox.
+pub async fn run(parts: BoardParts) {
+    let BoardParts {
+        id,
+        port: _,
+        placement,
+        topics,
+        publisher,
+        timebase,
+        link_commands,
+        mut link_events,
+        mut inbox,
+        hall,
+        searches,
+        journal,
+        custody,
+        recovered,
+        seq,
+        feed,
+    } = parts;
+    let mut a = BoardActor {
+        alerts: Alerts::new(&id),
+        id,
+        placement,
+        topics,
+        publisher,
+        timebase,
+        link: link_commands,
+        hall,
+        searches,
+        journal,
+        custody,
+        feed,
+        reported: None,
+        pending_seal: None,
+        slot: recovered,
+        seq,
+        unstored: Vec::new(),
+        published_seq: seq,
+        retry_storage: None,
+        online: false,
+        pgn_shown: std::cell::Cell::new(None),
+        settling: Settling::default(),
+        display_synced: false,
+        reconcile: false,
+        identity_pending: false,
+        lever: Lever::default(),
+        hold_clock: false,
+    };
+    a.publish_availability();
+    a.publish_state();
+    // The alerts that follow the game are rebuilt from the journal (the recovered game),
+    // not remembered: a restart shows the same ones, resolved ones stay resolved.
+    a.update_game_alerts();
+    // A recovered game: the e-board's move reader starts from its position, or the first
+    // move after the restart is read against nothing and lost. (With a move owed the
+    // position is unknown: the reader then learns it from the board as before. An
+    // adjourned game's position reaches the reader when its envelope is opened.)
+    if a.slot.as_ref().is_some_and(|s| {
+        s.game.result().is_none()
+            && s.game.position().is_some()
+            && !matches!(
+                s.game.phase(),
+                Phase::Paused(crate::rules::game::PausedBy::Adjourned)
+            )
+    }) {
+        a.new_game_on_board().await;
+    }
+    a.report_stage().await;
+    loop {
+        let mut deadline = a
+            .slot
+            .as_ref()
+            .and_then(|s| s.game.next_deadline())
+            .map(|d| a.timebase.instant_of(d));
+        let retry = a.retry_storage;
+        let attach = a.settling.attach_at();
+        // A flag due while a pressed move is still settling on the board waits for it
+        // (at most MOVE_SETTLE): the flag's verdict (6.9) needs the position, and the
+        // move, completed before the flag, is the game's. The flag keeps its instant.
+        if let (Some(d), Some(at)) = (deadline, attach)
+            && a.slot
+                .as_ref()
+                .is_some_and(|s| s.game.move_owed().is_some())
+        {
+            deadline = Some(d.max(at));
+        }
+        tokio::select! {
+            () = async {
+                if let Some(at) = attach { tokio::time::sleep_until(at).await }
+            }, if attach.is_some() => {
+                a.attach_owed().await;
+            },
+            () = async {
+                if let Some(at) = retry { tokio::time::sleep_until(at).await }
+            }, if retry.is_some() => {
+                a.retry_storage = None;
+                a.flush().await;
+            },
+            msg = inbox.recv() => match msg {
+                Some(msg) => {
+                    a.on_message(msg).await;
+                    // A game started, moved or adopted changes the hall's session view.
+                    a.report_stage().await;
+                }
+                None => break,
+            },
+            ev = link_events.recv() => match ev {
+                Some(ev) => a.on_link(ev).await,
+                // The link task ended (it only does so when we go away).
+                None => break,
+            },
+            () = async {
+                if let Some(at) = deadline { tokio::time::sleep_until(at).await }
+            }, if deadline.is_some() => a.on_deadline().await,
+        }
+    }
+}
+
+impl BoardActor {
+    /// A time-driven deadline (start, default time, flag). A flag may need the full 6.9
+    /// search, which can take seconds: it runs on a blocking thread, bounded.
+    async fn on_deadline(&mut self) {
+        let Some(slot) = &self.slot else { return };
+        let game = slot.game.clone();
+        let now = self.now();
+        let permit = self.searches.clone().acquire_owned().await;
+        let events = tokio::task::spawn_blocking(move || {
+            let _permit = permit;
+            game.poll(now)
+        })
+        .await
+        .unwrap_or_default();
+        self.apply(events).await;
+    }
+
+    /// Decide an input; inputs that may search (6.9) run on a blocking thread.
+    async fn decide(&mut self, input: Input) -> Result<(), Refusal> {
+        let now = self.now();
+        self.decide_at(input, now).await
+    }
+
+    /// Decide an input at `now`, which may be earlier than the present (a press placed
+    /// from a clock's reading), never earlier than the game's latest event.
+    async fn decide_at(&mut self, input: Input, now: Millis) -> Result<(), Refusal> {
+        let Some(slot) = &self.slot else {
+            return Err(Refusal::NoGame {
+                board: self.id.clone(),
+            });
+        };
+        let heavy = matches!(input, Input::ConfirmFlag { .. } | Input::SetResult { .. })
+            || slot.game.next_deadline().is_some_and(|d| d <= now);
+        let decided = if heavy {
+            let game = slot.game.clone();
+            let permit = self.searches.clone().acquire_owned().await;
+            tokio::task::spawn_blocking(move || {
+                let _permit = permit;
+                game.decide(&input, now)
+            })
+            .await
+            .unwrap_or_else(|_| {
+                Err(Rejection::VerdictUnknown {
+                    reason: "the 6.9 search failed".into(),
+                })
+            })
+        } else {
+            slot.game.decide(&input, now)
+        };
+        match decided {
+            Ok(events) => {
+                self.apply(events).await;
+                Ok(())
+            }
+            Err(r) => Err(Refusal::Rejected(r)),
+        }
+    }
+
+    async fn on_message(&mut self, msg: ToBoard) {
+        match msg {
+            ToBoard::StartGame { slot, reply } => {
+                let r = self.start_game(*slot).await;
+                let _ = reply.send(r);
+            }
+            ToBoard::Act { act, reply } => {
+                let r = self.on_act(act).await;
+                let _ = reply.send(r);
+            }
+            ToBoard::TakeGame { reply } => {
+                let r = match self.slot.take() {
+                    Some(slot) if slot.game.result().is_none() => {
+                        self.forget_board_moves();
+                        self.hold_clock = false;
+                        self.publish_state();
+                        for kind in [
+                            AlertKind::ResultPending,
+                            AlertKind::PlayerPause,
+                            AlertKind::BothFlags,
+                            AlertKind::ClockDiscrepancy,
+                        ] {
+                            self.clear(kind);
+                        }
+                        let _ = self
+                            .link
+                            .send(LinkCommand::Text {
+                                text: "MOVED".into(),
+                                beep: false,
+                            })
+                            .await;
+                        Ok(slot)
+                    }
+                    other => {
+                        self.slot = other;
+                        Err(Refusal::NoGameToMove {
+                            board: self.id.clone(),
+                        })
+                    }
+                };
+                let _ = reply.send(r);
+            }
+            ToBoard::AdoptGame {
+                slot,
+                from,
+                input,
+                reply,
+            } => {
+                let moved = Record::GameMoved {
+                    game: slot.id,
+                    from,
+                    to: self.id.clone(),
+                };
+                let r = if let Some(round) = self.busy() {
+                    Err(Refusal::BoardBusy {
+                        board: self.id.clone(),
+                        round,
+                    })
+                } else if let Err(e) = self.journal.append(vec![moved]).await {
+                    Err(Refusal::NotStored {
+                        reason: e.to_string(),
+                    })
+                } else {
+                    self.slot = Some(*slot);
+                    self.new_game_on_board().await;
+                    match input {
+                        Some(input) => self.decide(input).await,
+                        None => {
+                            // The game came with its board: that board's clock is the
+                            // evidence of what happened while it was away.
+                            self.publish_state();
+                            self.update_game_alerts();
+                            if self.online && self.running_game() {
+                                self.reconcile = true;
+                            } else {
+                                self.program_clock(None).await;
+                            }
+                            Ok(())
+                        }
+                    }
+                };
+                let _ = reply.send(r);
+            }
+            ToBoard::Busy { reply } => {
+                let _ = reply.send(self.busy());
+            }
+            ToBoard::IdentityChecked => {
+                self.identity_pending = false;
+                if self.running_game() {
+                    // Wait for the clock's own reading (the link asks for one right after
+                    // the handshake) before overwriting it.
+                    self.reconcile = true;
+                } else if self.slot.is_some() {
+                    // The lever may have been left the wrong way round (a press refused
+                    // during a pause, before the restart).
+                    self.align_lever();
+                    self.program_clock(None).await;
+                }
+            }
+            ToBoard::Summary { reply } => {
+                let _ = reply.send(Summary {
+                    online: self.online,
+                    running: self.running_game(),
+                    alerts: self.alerts.count(),
+                });
+            }
+            ToBoard::Check { input, reply } => {
+                let r = match &self.slot {
+                    None => Err(Refusal::NoGame {
+                        board: self.id.clone(),
+                    }),
+                    Some(slot) => slot
+                        .game
+                        .decide(&input, self.now())
+                        .map(|_| ())
+                        .map_err(Refusal::Rejected),
+                };
+                let _ = reply.send(r);
+            }
+            ToBoard::StaleAlert { alert } => self.on_stale_alert(*alert),
+        }
+    }
+
+    /// The round of an unfinished game on this board, if any (0 when it has no round).
+    fn busy(&self) -> Option<u32> {
+        self.slot
+            .as_ref()
+            .filter(|s| s.game.result().is_none())
+            .map(|s| s.round.unwrap_or(0))
+    }
+
+    async fn start_game(&mut self, slot: GameSlot) -> Result<(), Refusal> {
+        if let Some(round) = self.busy() {
+            return Err(Refusal::BoardBusy {
+                board: self.id.clone(),
+                round,
+            });
+        }
+        let created = Record::GameCreated {
+            board: self.id.clone(),
+            game: slot.id,
+            round: slot.round,
+            fide: slot.fide,
+            setup: Box::new(slot.game.setup().clone()),
+        };
+        if let Err(e) = self.journal.append(vec![created]).await {
+            self.raise(
+                AlertKind::Storage,
+                Severity::Critical,
+                format!("cannot store the new game ({e})"),
+            );
+            return Err(Refusal::GameNotStored {
+                board: self.id.clone(),
+                reason: e.to_string(),
+            });
+        }
+        self.slot = Some(slot);
+        self.forget_board_moves();
+        // The move reader starts afresh: what the old game's board showed is moot.
+        for kind in alerts::FOLLOW_THE_GAME
+            .into_iter()
+            .chain(alerts::ENDED_BY_A_NEW_GAME)
+        {
+            self.clear(kind);
+        }
+        self.new_game_on_board().await;
+        self.publish_state();
+        self.hold_clock = false;
+        // The lever is wherever the last game left it.
+        let text = self.align_lever().then_some(LEVER_TEXT);
+        self.program_clock(text).await;
+        Ok(())
+    }
+
+    async fn on_act(&mut self, act: BoardAct) -> Result<(), Refusal> {
+        let input = match act {
+            BoardAct::SwapSides { arbiter } => {
+                self.placement = self.placement.swapped();
+                tracing::info!(board = %self.id, white = ?self.placement.white, arbiter = %crate::intake::command::log_safe(&arbiter), "clock turned round (6.4)");
+                self.publish_state();
+                self.program_clock(None).await;
+                return Ok(());
+            }
+            BoardAct::Seal {
+                side,
+                text,
+                counter,
+            } => return self.seal_secret(side, text, false, counter).await,
+            BoardAct::OpenEnvelope { arbiter } => return self.open_envelope(arbiter).await,
+            BoardAct::Rules(input) => input,
+        };
+        let r = self.decide(input).await;
+        if r.is_ok() {
+            // A new position for the move reader, or a resumed clock: keep the board in step.
+            self.clear(AlertKind::StrayPress);
+        }
+        r
+    }
+}
