@@ -1,8 +1,18 @@
-//! The hall: one actor per board (`board.rs`) and a coordinator for what spans boards —
+//! The hall: one actor per board (`board/`) and a coordinator for what spans boards —
 //! command intake, rounds (start, end, summary), hall-wide pause/resume, moving a game to
 //! another board (6.10).
+//!
+//! This file starts the hall and runs the coordinator's loop, handing each message to the
+//! file whose job it is: `commands.rs` (commands through the intake, applied to a board or
+//! hall-wide), `round.rs` (starting a round, its summary), `moves.rs` (games that change
+//! boards), `session.rs` (the session topic). Of their siblings those files import only
+//! `board` and `trf_round`, never each other, so the hall's arrows point one way.
 
 pub mod board;
+mod commands;
+mod moves;
+mod round;
+mod session;
 pub mod trf_round;
 
 use std::collections::{BTreeMap, HashMap};
@@ -12,22 +22,17 @@ use std::sync::Arc;
 use tokio::sync::{Semaphore, mpsc, oneshot};
 
 use crate::intake::auth::Security;
-use crate::intake::command::{self, BoardAction, Command, HallAction, Pairing, log_safe};
-use crate::intake::{Door, Incoming, Intake, Raw, Taken, Target, input};
+use crate::intake::{Incoming, Intake, Raw};
 use crate::link::{LinkConfig, spawn as spawn_link};
 use crate::mqtt::client::{self, MqttError, MqttSettings, Publisher};
-use crate::mqtt::payload::{
-    BoardInfo, BoardResult, DefaultsInfo, HallEvent, InfoPayload, RoundInfo, SessionEvent,
-    SessionPayload, Topics,
-};
+use crate::mqtt::payload::{BoardInfo, BoardResult, DefaultsInfo, InfoPayload, RoundInfo, Topics};
 use crate::rules::Millis;
-use crate::rules::adjournment::Stage;
-use crate::rules::game::{FlagMode, Game, GameResult, Input, Setup, Termination};
+use crate::rules::game::FlagMode;
 use crate::rules::placement::{Placement, Side};
 
 use crate::intake::answers::{self, ReplyTo};
 use crate::timebase::Timebase;
-use board::{BoardParts, FromBoard, GameSlot, Refusal, StageNote, ToBoard};
+use board::{BoardParts, FromBoard, GameSlot, StageNote, ToBoard};
 
 /// One board of the hall.
 #[derive(Debug, Clone)]
@@ -114,7 +119,7 @@ struct Hall {
     journal: crate::store::JournalHandle,
     custody: Arc<crate::custody::Custody>,
     /// The playing session: its nominal end, the resumption, and every board's stage.
-    session: Session,
+    session: PlayingSession,
     /// The command pipeline: who may command, every transaction's first reply.
     intake: Intake,
     /// The broadcast feed: each round's delay is stored here at its start.
@@ -125,7 +130,7 @@ struct Hall {
 /// board's game says (its core keeps the session end and the resumption, so this is
 /// rebuilt after a restart).
 #[derive(Default)]
-struct Session {
+struct PlayingSession {
     boards: BTreeMap<String, StageNote>,
     /// The "all sealed" event was published for the current adjournment.
     all_sealed_told: bool,
@@ -247,44 +252,7 @@ pub fn start(settings: HallSettings) -> Result<RunningHall, HallError> {
     }
     let answers = answers::Answers::recovered(&recovered.answered);
     // The round in progress, as far as the journal shows it.
-    let round = recovered
-        .games
-        .values()
-        .filter_map(|g| g.round)
-        .max()
-        .map(|number| {
-            let mut r = Round {
-                number,
-                start: Millis::ZERO,
-                time_control: String::new(),
-                boards: Vec::new(),
-                results: BTreeMap::new(),
-                ranks: BTreeMap::new(),
-            };
-            for (board, g) in &recovered.games {
-                if g.round != Some(number) {
-                    continue;
-                }
-                let setup = g.game.setup();
-                r.start = setup.start;
-                r.time_control = setup.tc.to_string();
-                r.boards.push(board.clone());
-                if let Some(result) = g.game.result() {
-                    r.results.insert(board.clone(), {
-                        let mut line = BoardResult::new(
-                            board.clone(),
-                            setup.white.clone(),
-                            setup.black.clone(),
-                            result,
-                        );
-                        line.score = score_text(result);
-                        line.termination = termination_text(result);
-                        line
-                    });
-                }
-            }
-            r
-        });
+    let round = Round::recovered(&recovered.games);
     let topics = Topics::new(&settings.hall);
     let (incoming_tx, incoming_rx) = mpsc::channel(256);
     let (publisher, mqtt_task) = client::spawn(
@@ -360,7 +328,7 @@ pub fn start(settings: HallSettings) -> Result<RunningHall, HallError> {
         searches: Arc::new(Semaphore::new(2)),
         journal,
         custody,
-        session: Session::default(),
+        session: PlayingSession::default(),
         intake,
         broadcast: feed,
     };
@@ -594,7 +562,7 @@ impl Hall {
                     Some(Incoming::Hall(payload)) => self.on_command(None, Raw::Mqtt(payload), None).await,
                     Some(Incoming::Board { board, payload }) => self.on_command(Some(board), Raw::Mqtt(payload), None).await,
                     Some(Incoming::Web { board, payload, identity, reply }) => {
-                        self.on_command(board, Raw::Session { payload, identity }, Some(reply)).await;
+                        self.on_command(board, Raw::Dashboard { payload, identity }, Some(reply)).await;
                     }
                     Some(Incoming::Ask(payload)) => self.on_ask(&payload).await,
                     Some(Incoming::TooLarge { response, bad }) => self.intake.refuse_bad(ReplyTo::Topic(response), bad),
@@ -644,94 +612,6 @@ impl Hall {
         self.publisher.json_retained(self.topics.info(), &info);
     }
 
-    /// Every command, from every door, takes the intake's one pipeline (read, admit,
-    /// parse, bound, claim, authorize); what passes is applied here and answered through
-    /// its claim.
-    async fn on_command(
-        &mut self,
-        board: Option<String>,
-        raw: Raw,
-        asker: Option<oneshot::Sender<Vec<u8>>>,
-    ) {
-        let (target, set_topic, response) = match board {
-            Some(b) => (
-                Target::Board(b.clone()),
-                self.board_set_topic(&b),
-                self.topics.board_response(&b),
-            ),
-            None => (
-                Target::Hall,
-                self.topics.hall_set(),
-                self.topics.hall_response(),
-            ),
-        };
-        let reply_to = match asker {
-            Some(tx) => ReplyTo::Asker {
-                topic: response,
-                tx,
-            },
-            None => ReplyTo::Topic(response),
-        };
-        let door = Door {
-            target: target.clone(),
-            set_topic,
-            reply_to,
-        };
-        let now = self.timebase.now();
-        match target {
-            Target::Board(board) => {
-                if let Some(taken) = self.intake.take::<BoardAction>(door, raw, now) {
-                    self.apply_board(board, taken).await;
-                }
-            }
-            Target::Hall => {
-                if let Some(taken) = self.intake.take::<HallAction>(door, raw, now) {
-                    self.apply_hall(taken).await;
-                }
-            }
-        }
-    }
-
-    fn board_set_topic(&self, board: &str) -> String {
-        format!("{}/board/{board}/set", self.topics.base())
-    }
-
-    /// A board command that passed the intake: to its board (or, for 6.10 onto another
-    /// board, moved by the hall), answered through its claim.
-    async fn apply_board(&mut self, board: String, taken: Taken<BoardAction>) {
-        let Taken { command, claim } = taken;
-        let Some(entry) = self.boards.get(&board) else {
-            let known = self.boards.keys().cloned().collect::<Vec<_>>().join(", ");
-            return claim.answer_soon(Err(Refusal::UnknownBoard { board, known }));
-        };
-        let inbox = entry.inbox.clone();
-        tracing::info!(board = %log_safe(&board), transaction = %log_safe(&command.transaction), action = claim.action(), arbiter = %log_safe(&command.arbiter), "arbiter command");
-        if let BoardAction::ReplaceClock {
-            to: Some(to),
-            white_ms,
-            black_ms,
-        } = &command.action
-        {
-            let r = self
-                .move_game(&board, to, *white_ms, *black_ms, &command)
-                .await;
-            return claim.answer_soon(r);
-        }
-        let act = match input::board_act(command, &board) {
-            Ok(act) => act,
-            Err(e) => return claim.answer_soon(Err(e)),
-        };
-        // A command may wait on a 6.9 search; don't hold up the other boards.
-        tokio::spawn(async move {
-            let (reply, rx) = oneshot::channel();
-            let r = match inbox.send(ToBoard::Act { act, reply }).await {
-                Ok(()) => rx.await.unwrap_or(Err(Refusal::BoardStopped)),
-                Err(_) => Err(Refusal::BoardStopped),
-            };
-            claim.answer(r).await;
-        });
-    }
-
     async fn ask<T>(
         inbox: &mpsc::Sender<ToBoard>,
         make: impl FnOnce(oneshot::Sender<T>) -> ToBoard,
@@ -739,546 +619,6 @@ impl Hall {
         let (tx, rx) = oneshot::channel();
         inbox.send(make(tx)).await.ok()?;
         rx.await.ok()
-    }
-
-    /// 6.10: the game continues on another board with the arbiter's times.
-    async fn move_game(
-        &mut self,
-        from: &str,
-        to: &str,
-        white: Option<Millis>,
-        black: Option<Millis>,
-        command: &Command<BoardAction>,
-    ) -> Result<(), Refusal> {
-        let target = self
-            .boards
-            .get(to)
-            .map(|e| e.inbox.clone())
-            .ok_or_else(|| Refusal::UnknownTarget { board: to.into() })?;
-        let source = self
-            .boards
-            .get(from)
-            .map(|e| e.inbox.clone())
-            .ok_or_else(|| Refusal::NotABoard { board: from.into() })?;
-        if from == to {
-            return Err(Refusal::SameBoard);
-        }
-        if let Some(round) = Self::ask(&target, |reply| ToBoard::Busy { reply })
-            .await
-            .flatten()
-        {
-            return Err(Refusal::TargetBusy {
-                board: to.into(),
-                round,
-            });
-        }
-        let input = Input::ReplaceClock {
-            device: to.to_string(),
-            white,
-            black,
-            arbiter: command.arbiter.clone(),
-            reason: command.reason.clone(),
-        };
-        // The rules check the command before anything moves: a refused move changes nothing.
-        let check = input.clone();
-        Self::ask(&source, |reply| ToBoard::Check {
-            input: check,
-            reply,
-        })
-        .await
-        .unwrap_or(Err(Refusal::BoardStopped))?;
-        let slot = Self::ask(&source, |reply| ToBoard::TakeGame { reply })
-            .await
-            .unwrap_or(Err(Refusal::BoardStopped))?;
-        let r = Self::ask(&target, |reply| ToBoard::AdoptGame {
-            slot: Box::new(slot),
-            from: from.to_string(),
-            input: Some(input),
-            reply,
-        })
-        .await
-        .unwrap_or(Err(Refusal::BoardStopped));
-        if r.is_ok()
-            && let Some(round) = &mut self.round
-        {
-            for b in &mut round.boards {
-                if b == from {
-                    *b = to.to_string();
-                }
-            }
-            self.publish_info();
-        }
-        r
-    }
-
-    /// A request on `ask`: only what reads (`replay`); commands go to `set`, which viewers
-    /// may not write (packaging/mosquitto/acl).
-    async fn on_ask(&mut self, payload: &[u8]) {
-        let topic = ReplyTo::Topic(self.topics.hall_response());
-        let command = match command::parse::<HallAction>(payload) {
-            Ok(c) => c,
-            Err(bad) => return self.intake.refuse_bad(topic, bad),
-        };
-        let action = command.action.name();
-        tracing::info!(transaction = %log_safe(&command.transaction), action, arbiter = %log_safe(&command.arbiter), "request");
-        let r = match &command.action {
-            HallAction::Replay {
-                board,
-                from_seq,
-                reply_to,
-            } => self.replay(board, *from_seq, reply_to).await,
-            _ => Err(Refusal::NotARequest { action }),
-        };
-        self.intake.respond(topic, &command.transaction, action, r);
-    }
-
-    /// A hall command that passed the intake, answered through its claim.
-    async fn apply_hall(&mut self, taken: Taken<HallAction>) {
-        let Taken { command, claim } = taken;
-        let (transaction, action) = (command.transaction.clone(), claim.action());
-        tracing::info!(transaction = %log_safe(&transaction), action, arbiter = %log_safe(&command.arbiter), "hall command");
-        let r = match command.action.clone() {
-            HallAction::StartRound {
-                round,
-                pairings,
-                trf,
-                board_order,
-                only_our_boards,
-                start,
-                time_control,
-                time_control_black,
-                default_time_ms,
-                flag_mode,
-                both_absent,
-                session_end,
-                broadcast_delay_minutes,
-            } => {
-                let (pairings, from_trf) = match self.trf_pairings(
-                    round,
-                    pairings,
-                    trf.as_deref(),
-                    board_order.as_deref(),
-                    only_our_boards,
-                ) {
-                    Ok(p) => p,
-                    // The claim is answered like any outcome: a resend gets this refusal.
-                    Err(e) => return claim.answer_soon(Err(e)),
-                };
-                // The event's defaults, with what this round (or its TRF) says otherwise.
-                let d = &self.settings.defaults;
-                let mut template = d.setup("", "", start.0);
-                let file_tc = from_trf.as_ref().and_then(|t| t.time_control.clone());
-                if let Some(tc) = time_control.or_else(|| file_tc.as_ref().map(|t| t.white.clone()))
-                {
-                    template.tc = tc;
-                }
-                template.tc_black = time_control_black.or_else(|| file_tc.and_then(|t| t.black));
-                template.default_time = default_time_ms.unwrap_or(d.default_time);
-                template.both_absent = both_absent.unwrap_or(d.both_absent);
-                template.flag_mode = flag_mode.unwrap_or(d.flag_mode);
-                let r = self
-                    .start_round(
-                        round,
-                        &pairings,
-                        template,
-                        broadcast_delay_minutes,
-                        &command.arbiter,
-                    )
-                    .await;
-                if r.is_ok()
-                    && let (Some(t), Some(current)) = (from_trf, &mut self.round)
-                {
-                    current.ranks = t.ranks;
-                }
-                if r.is_ok()
-                    && let Some(end) = session_end
-                {
-                    // The core's `SessionEnd` timer of every game orders the seal.
-                    let boards: Vec<String> = pairings.iter().map(|p| p.board.clone()).collect();
-                    self.on_boards(&boards, &command, |_| BoardAction::SetSessionEnd {
-                        end: Some(end),
-                    })
-                    .await;
-                }
-                r
-            }
-            HallAction::SealAll { resumption } => {
-                let boards: Vec<String> = self.boards.keys().cloned().collect();
-                let applied = self
-                    .on_boards(&boards, &command, |_| BoardAction::Adjourn {
-                        resumption: resumption.clone(),
-                    })
-                    .await;
-                tracing::info!(applied, "seal all");
-                applied_somewhere(applied, action)
-            }
-            HallAction::ScheduleResumption { resumption } => {
-                let boards: Vec<String> = self.boards.keys().cloned().collect();
-                let applied = self
-                    .on_boards(&boards, &command, |_| BoardAction::ScheduleResumption {
-                        resumption: resumption.clone(),
-                    })
-                    .await;
-                tracing::info!(applied, "resumption scheduled");
-                applied_somewhere(applied, action)
-            }
-            HallAction::Replay {
-                board,
-                from_seq,
-                reply_to,
-            } => self.replay(&board, from_seq, &reply_to).await,
-            HallAction::Pause {} | HallAction::Resume {} => {
-                let board_action = match command.action {
-                    HallAction::Pause {} => BoardAction::Pause {},
-                    _ => BoardAction::Resume {},
-                };
-                let boards: Vec<String> = self.boards.keys().cloned().collect();
-                let applied = self
-                    .on_boards(&boards, &command, |_| board_action.clone())
-                    .await;
-                tracing::info!(applied, action, "hall-wide");
-                applied_somewhere(applied, action)
-            }
-        };
-        claim.answer_soon(r);
-    }
-
-    /// Send a board's journaled events from `from_seq` to the asker's `reply/<id>` topic,
-    /// in order, as they were first published.
-    async fn replay(&self, board: &str, from_seq: u64, reply_to: &str) -> Result<(), Refusal> {
-        if !valid_reply_id(reply_to) {
-            return Err(Refusal::BadValue(format!(
-                "reply_to: '{reply_to}' is not a topic level; give your MQTT client id (1-64 of A-Z a-z 0-9 - _): the events go to {}",
-                self.topics.reply("<reply_to>")
-            )));
-        }
-        if !self.boards.contains_key(board) {
-            return Err(Refusal::NotABoard {
-                board: board.into(),
-            });
-        }
-        let dir = self.settings.state_dir.join("journal");
-        let scan = tokio::task::spawn_blocking(move || crate::store::read_dir(&dir))
-            .await
-            .map_err(|e| Refusal::Internal {
-                reason: e.to_string(),
-            })?
-            .map_err(|e| Refusal::JournalUnreadable {
-                reason: e.to_string(),
-            })?;
-        let topic = self.topics.reply(reply_to);
-        let mut n = 0;
-        for (record, _, _) in scan.records {
-            if let crate::store::Record::Event {
-                board: b,
-                seq,
-                event,
-                ..
-            } = record
-                && b == board
-                && seq >= from_seq
-            {
-                self.publisher.json_message(
-                    topic.clone(),
-                    &crate::mqtt::payload::EventPayload {
-                        board: b,
-                        seq,
-                        event,
-                    },
-                );
-                n += 1;
-            }
-        }
-        tracing::info!(board, from_seq, events = n, reply_to, "replayed");
-        Ok(())
-    }
-
-    /// The pairings of a `start_round`: as given, or from its TRF.
-    fn trf_pairings(
-        &self,
-        round: u32,
-        pairings: Vec<Pairing>,
-        trf: Option<&str>,
-        order: Option<&[u32]>,
-        only_ours: bool,
-    ) -> Result<(Vec<Pairing>, Option<trf_round::TrfRound>), Refusal> {
-        let Some(text) = trf else {
-            if order.is_some() || only_ours {
-                return Err(Refusal::BadValue(
-                    ("board_order and only_our_boards go with trf").into(),
-                ));
-            }
-            return Ok((pairings, None));
-        };
-        if !pairings.is_empty() {
-            return Err(Refusal::BadValue(
-                ("give either pairings or trf, not both").into(),
-            ));
-        }
-        let t = trf_round::from_trf(text, round, order, only_ours, &self.settings.boards)?;
-        Ok((t.pairings.clone(), Some(t)))
-    }
-
-    /// Validate every pairing before starting any game: a rejected round changes nothing.
-    async fn start_round(
-        &mut self,
-        number: u32,
-        pairings: &[Pairing],
-        template: Setup,
-        broadcast_delay_minutes: Option<u32>,
-        arbiter: &str,
-    ) -> Result<(), Refusal> {
-        if number == 0 {
-            return Err(Refusal::RoundZero);
-        }
-        if let Some(m) = broadcast_delay_minutes
-            && m > crate::broadcast::MAX_DELAY_MINUTES
-        {
-            return Err(Refusal::BroadcastDelayTooLong { minutes: m });
-        }
-        if pairings.is_empty() {
-            return Err(Refusal::NoPairings);
-        }
-        let mut slots = Vec::new();
-        let mut seen = HashMap::new();
-        for (i, p) in pairings.iter().enumerate() {
-            let at = format!("pairings[{i}]");
-            let entry = self
-                .boards
-                .get(&p.board)
-                .ok_or_else(|| Refusal::UnknownPairedBoard {
-                    at: at.clone(),
-                    board: p.board.clone(),
-                })?;
-            if seen.insert(p.board.clone(), i).is_some() {
-                return Err(Refusal::PairedTwice {
-                    at,
-                    board: p.board.clone(),
-                });
-            }
-            if p.white.trim().is_empty() || p.black.trim().is_empty() {
-                return Err(Refusal::NameMissing { at });
-            }
-            if let Some(round) = Self::ask(&entry.inbox, |reply| ToBoard::Busy { reply })
-                .await
-                .flatten()
-            {
-                return Err(Refusal::PairedBoardBusy {
-                    at,
-                    board: p.board.clone(),
-                    round,
-                });
-            }
-            let mut setup = template.clone();
-            setup.white = p.white.clone();
-            setup.black = p.black.clone();
-            setup.fen = p.fen.clone();
-            let game = Game::new(setup).map_err(|e| Refusal::BadSetup {
-                at,
-                reason: e.to_string(),
-            })?;
-            slots.push((
-                p.board.clone(),
-                GameSlot {
-                    id: {
-                        self.next_game_id += 1;
-                        self.next_game_id - 1
-                    },
-                    game,
-                    round: Some(number),
-                    fide: (p.white_fide_id, p.black_fide_id),
-                    events: Vec::new(),
-                },
-            ));
-        }
-        // The round's broadcast delay is on disk before any of its games: none is ever
-        // shown undelayed, even across a restart.
-        self.broadcast
-            .start_round(number, broadcast_delay_minutes)
-            .map_err(|e| Refusal::NotStored {
-                reason: e.to_string(),
-            })?;
-        // Every board stores its new game at once: the journal groups them into one sync
-        // instead of one sync window per board.
-        let mut starting = tokio::task::JoinSet::new();
-        for (board, slot) in slots {
-            if let Some(entry) = self.boards.get(&board) {
-                let inbox = entry.inbox.clone();
-                starting.spawn(async move {
-                    let r = Self::ask(&inbox, |reply| ToBoard::StartGame {
-                        slot: Box::new(slot),
-                        reply,
-                    })
-                    .await
-                    .unwrap_or(Err(Refusal::BoardStopped));
-                    (board, r)
-                });
-            }
-        }
-        let mut boards = Vec::new();
-        let mut failed = None;
-        while let Some(done) = starting.join_next().await {
-            match done {
-                Ok((board, Ok(()))) => boards.push(board),
-                Ok((_, Err(e))) => failed = Some(e),
-                Err(e) => {
-                    failed = Some(Refusal::Internal {
-                        reason: e.to_string(),
-                    })
-                }
-            }
-        }
-        boards.sort();
-        if let Some(e) = failed {
-            return Err(e);
-        }
-        let now = self.timebase.now();
-        self.round = Some(Round {
-            number,
-            start: template.start,
-            time_control: template.tc.to_string(),
-            boards: boards.clone(),
-            results: BTreeMap::new(),
-            ranks: BTreeMap::new(),
-        });
-        self.publish_info();
-        self.publisher.json_message(
-            self.topics.hall_event(),
-            &HallEvent::RoundStarted {
-                at: now,
-                round: number,
-                start: template.start,
-                boards,
-                arbiter: arbiter.to_string(),
-            },
-        );
-        Ok(())
-    }
-
-    /// A DGT board known by its serial number answered on `board`'s port. If it used to be
-    /// on another port, the cables were swapped: the games follow the boards (the clock and
-    /// the e-board position are on the board, not on the port).
-    async fn on_identity(&mut self, board: String, serial: String) {
-        self.check_identity(&board, serial).await;
-        if let Some(e) = self.boards.get(&board) {
-            let _ = e.inbox.send(ToBoard::IdentityChecked).await;
-        }
-    }
-
-    async fn check_identity(&mut self, board: &str, serial: String) {
-        let board = board.to_string();
-        let before = self.seen_on.get(&serial).cloned();
-        let Some(other) = before.filter(|b| *b != board && self.boards.contains_key(b)) else {
-            self.seen_on.insert(serial, board);
-            return;
-        };
-        // The board that was on this port, if any, now answers on the other port.
-        let displaced = self
-            .seen_on
-            .iter()
-            .find(|(s, b)| **b == board && **s != serial)
-            .map(|(s, _)| s.clone());
-        let (Some(here), Some(there)) = (
-            self.boards.get(&board).map(|e| e.inbox.clone()),
-            self.boards.get(&other).map(|e| e.inbox.clone()),
-        ) else {
-            return;
-        };
-        let game_there = Self::ask(&there, |reply| ToBoard::TakeGame { reply })
-            .await
-            .and_then(Result::ok);
-        let game_here = Self::ask(&here, |reply| ToBoard::TakeGame { reply })
-            .await
-            .and_then(Result::ok);
-        let mut moved = Vec::new();
-        if let Some(slot) = game_there {
-            let r = Self::ask(&here, |reply| ToBoard::AdoptGame {
-                slot: Box::new(slot),
-                from: other.clone(),
-                input: None,
-                reply,
-            })
-            .await;
-            if matches!(r, Some(Ok(()))) {
-                moved.push(format!("the game of {other} followed its board to {board}"));
-            }
-        }
-        if let Some(slot) = game_here {
-            let r = Self::ask(&there, |reply| ToBoard::AdoptGame {
-                slot: Box::new(slot),
-                from: board.clone(),
-                input: None,
-                reply,
-            })
-            .await;
-            if matches!(r, Some(Ok(()))) {
-                moved.push(format!("the game of {board} followed its board to {other}"));
-            }
-        }
-        self.seen_on.insert(serial.clone(), board.clone());
-        if let Some(d) = displaced {
-            self.seen_on.insert(d, other.clone());
-        }
-        if let Some(round) = &mut self.round {
-            for b in &mut round.boards {
-                if *b == board {
-                    *b = other.clone();
-                } else if *b == other {
-                    *b = board.clone();
-                }
-            }
-        }
-        let message = format!(
-            "DGT board {serial} (was on {other}'s port) now answers on {board}'s port: {}; check the cables",
-            if moved.is_empty() {
-                "no game had to move".to_string()
-            } else {
-                moved.join("; ")
-            }
-        );
-        tracing::warn!("{message}");
-        let alert = crate::mqtt::payload::AlertPayload {
-            id: format!("{board}-board-moved"),
-            board: Some(board.clone()),
-            kind: crate::mqtt::payload::AlertKind::BoardMoved,
-            severity: crate::mqtt::payload::Severity::Warning,
-            message,
-            since: self.timebase.now(),
-            error: None,
-        };
-        self.publisher
-            .json_retained(self.topics.alert(&alert.id), &alert);
-        self.publish_info();
-    }
-
-    /// Send the same kind of command to `boards`, as one arbiter's; how many took it.
-    async fn on_boards(
-        &self,
-        boards: &[String],
-        command: &Command<HallAction>,
-        make: impl Fn(&str) -> BoardAction,
-    ) -> usize {
-        let mut applied = 0;
-        for board in boards {
-            let Some(entry) = self.boards.get(board) else {
-                continue;
-            };
-            let act = match input::board_act(input::for_board(command, make(board)), board) {
-                Ok(act) => act,
-                Err(r) => {
-                    tracing::info!(%board, error = %r.code(), reason = %log_safe(&r.to_string()), "hall command not applied to this board");
-                    continue;
-                }
-            };
-            match Self::ask(&entry.inbox, |reply| ToBoard::Act { act, reply }).await {
-                Some(Ok(())) => applied += 1,
-                Some(Err(r)) => {
-                    tracing::info!(%board, error = %r.code(), reason = %log_safe(&r.to_string()), "hall command not applied to this board")
-                }
-                None => {}
-            }
-        }
-        applied
     }
 
     /// A retained alert the broker kept from before this start: its board decides whether
@@ -1300,159 +640,17 @@ impl Hall {
             .await;
     }
 
-    /// The retained `session` topic, and `all_sealed` once every unfinished game of the
-    /// round is sealed.
-    fn publish_session(&mut self) {
-        // The hall's picture is of the whole hall: after a start, not before every board
-        // has said where its game is (one sealed board reporting first is not "all
-        // sealed").
-        if !self
-            .boards
-            .keys()
-            .all(|b| self.session.boards.contains_key(b))
-        {
-            return;
-        }
-        let round = self.round.as_ref().map(|r| r.number);
-        let mut p = SessionPayload {
-            as_of: self.timebase.now(),
-            round,
-            session_end: None,
-            resumption: None,
-            sealing: Vec::new(),
-            sealed: Vec::new(),
-            awaiting_opening: Vec::new(),
-            playing: Vec::new(),
-            finished: Vec::new(),
-            all_sealed: false,
-        };
-        for (board, note) in &self.session.boards {
-            if round.is_none() || note.round != round {
-                continue;
-            }
-            if !note.finished {
-                // The hall's session: the earliest end and resumption of its games (one
-                // schedule for the hall is the normal case).
-                if let Some(end) = note.session_end {
-                    p.session_end = Some(p.session_end.map_or(end, |e: Millis| e.min(end)));
-                }
-                if let Some(r) = &note.resumption
-                    && p.resumption.as_ref().is_none_or(|c| r.start < c.start)
-                {
-                    p.resumption = Some(r.clone());
-                }
-            }
-            let list = match (note.finished, note.stage) {
-                (true, _) => &mut p.finished,
-                (false, Some(Stage::Sealing)) => &mut p.sealing,
-                (false, Some(Stage::Adjourned)) => &mut p.sealed,
-                (false, Some(Stage::AwaitingOpening | Stage::AwaitingCounterOpening)) => {
-                    &mut p.awaiting_opening
-                }
-                (false, Some(Stage::Resumed) | None) => &mut p.playing,
-            };
-            list.push(board.clone());
-        }
-        p.all_sealed = !p.sealed.is_empty()
-            && p.sealing.is_empty()
-            && p.playing.is_empty()
-            && p.awaiting_opening.is_empty();
-        // The first picture after a start was told before it (it is in the journal).
-        if !self.session.pictured {
-            self.session.pictured = true;
-            self.session.all_sealed_told = p.all_sealed;
-        }
-        if p.all_sealed && !self.session.all_sealed_told {
-            tracing::info!(boards = p.sealed.len(), "every unfinished game is sealed");
-            self.publisher.json_message(
-                self.topics.hall_event(),
-                &SessionEvent::AllSealed {
-                    at: p.as_of,
-                    round,
-                    boards: p.sealed.clone(),
-                },
-            );
-        }
-        self.session.all_sealed_told = p.all_sealed;
-        self.publisher.json_retained(self.topics.session(), &p);
-    }
-
     async fn on_board_note(&mut self, note: FromBoard) {
-        let (board, round, white, black, result) = match note {
-            FromBoard::Identity { board, serial } => return self.on_identity(board, serial).await,
-            FromBoard::Stage { board, note } => {
-                if self.session.boards.get(&board) != Some(&note) {
-                    self.session.boards.insert(board, note);
-                    self.publish_session();
-                }
-                return;
-            }
+        match note {
+            FromBoard::Identity { board, serial } => self.on_identity(board, serial).await,
+            FromBoard::Stage { board, note } => self.on_stage(board, note),
             FromBoard::Finished {
                 board,
                 round,
                 white,
                 black,
                 result,
-            } => (board, round, white, black, result),
-        };
-        let Some(r) = &mut self.round else { return };
-        if round != Some(r.number) {
-            return;
+            } => self.on_finished(board, round, white, black, result),
         }
-        let ranks = r.ranks.get(&board).copied();
-        let mut line = BoardResult::new(board.clone(), white, black, &result);
-        (line.white_rank, line.black_rank) = (ranks.map(|r| r.0), ranks.map(|r| r.1));
-        line.score = score_text(&result);
-        line.termination = termination_text(&result);
-        r.results.insert(board, line);
-        if r.boards.iter().all(|b| r.results.contains_key(b)) {
-            let summary = HallEvent::RoundFinished {
-                at: self.timebase.now(),
-                round: r.number,
-                results: r.results.values().cloned().collect(),
-            };
-            tracing::info!(round = r.number, "round finished: every game has a result");
-            self.publisher
-                .json_message(self.topics.hall_event(), &summary);
-        }
-    }
-}
-
-/// A reply topic's last level: what the example ACL's `%c` pattern can match (client ids
-/// as `broker.client_id` allows them), and nothing that changes the topic's shape.
-fn valid_reply_id(id: &str) -> bool {
-    (1..=64).contains(&id.len())
-        && id
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
-}
-
-/// A hall-wide command succeeds when at least one board applied it.
-fn applied_somewhere(applied: usize, action: &'static str) -> Result<(), Refusal> {
-    if applied == 0 {
-        Err(Refusal::NoBoardApplied { action })
-    } else {
-        Ok(())
-    }
-}
-
-fn score_text(r: &GameResult) -> String {
-    serde_json::to_value(r.score)
-        .ok()
-        .and_then(|v| v.as_str().map(String::from))
-        .unwrap_or_default()
-}
-
-fn termination_text(r: &GameResult) -> String {
-    match &r.termination {
-        Termination::Arbiter { .. } => "arbiter".into(),
-        other => serde_json::to_value(other)
-            .ok()
-            .and_then(|v| {
-                v.get("termination")
-                    .and_then(|t| t.as_str())
-                    .map(String::from)
-            })
-            .unwrap_or_default(),
     }
 }

@@ -83,7 +83,7 @@ pub enum Raw {
     /// An MQTT payload: a signed envelope, or (`commands = "open"`) the command itself.
     Mqtt(Vec<u8>),
     /// A dashboard session's command: who sent it is proven by the session.
-    Session {
+    Dashboard {
         payload: Vec<u8>,
         identity: Identity,
     },
@@ -261,7 +261,7 @@ impl Intake {
                     return None;
                 }
             },
-            Raw::Session { payload, identity } => Admitted {
+            Raw::Dashboard { payload, identity } => Admitted {
                 identity: Some(identity),
                 command: payload,
             },

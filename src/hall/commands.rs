@@ -1,0 +1,331 @@
+//! Commands applied: every door's command through the intake's pipeline, then to its
+//! board or hall-wide (rounds, seal all, resumption, pause, resume), and the read-only
+//! requests on `ask` (`replay`).
+
+use tokio::sync::oneshot;
+
+use super::Hall;
+use super::board::{Refusal, ToBoard};
+use crate::intake::answers::ReplyTo;
+use crate::intake::command::{self, BoardAction, Command, HallAction, log_safe};
+use crate::intake::{Door, Raw, Taken, Target, input};
+
+impl Hall {
+    /// Every command, from every door, takes the intake's one pipeline (read, admit,
+    /// parse, bound, claim, authorize); what passes is applied here and answered through
+    /// its claim.
+    pub(super) async fn on_command(
+        &mut self,
+        board: Option<String>,
+        raw: Raw,
+        asker: Option<oneshot::Sender<Vec<u8>>>,
+    ) {
+        let (target, set_topic, response) = match board {
+            Some(b) => (
+                Target::Board(b.clone()),
+                self.board_set_topic(&b),
+                self.topics.board_response(&b),
+            ),
+            None => (
+                Target::Hall,
+                self.topics.hall_set(),
+                self.topics.hall_response(),
+            ),
+        };
+        let reply_to = match asker {
+            Some(tx) => ReplyTo::Asker {
+                topic: response,
+                tx,
+            },
+            None => ReplyTo::Topic(response),
+        };
+        let door = Door {
+            target: target.clone(),
+            set_topic,
+            reply_to,
+        };
+        let now = self.timebase.now();
+        match target {
+            Target::Board(board) => {
+                if let Some(taken) = self.intake.take::<BoardAction>(door, raw, now) {
+                    self.apply_board(board, taken).await;
+                }
+            }
+            Target::Hall => {
+                if let Some(taken) = self.intake.take::<HallAction>(door, raw, now) {
+                    self.apply_hall(taken).await;
+                }
+            }
+        }
+    }
+
+    fn board_set_topic(&self, board: &str) -> String {
+        format!("{}/board/{board}/set", self.topics.base())
+    }
+
+    /// A board command that passed the intake: to its board (or, for 6.10 onto another
+    /// board, moved by the hall), answered through its claim.
+    async fn apply_board(&mut self, board: String, taken: Taken<BoardAction>) {
+        let Taken { command, claim } = taken;
+        let Some(entry) = self.boards.get(&board) else {
+            let known = self.boards.keys().cloned().collect::<Vec<_>>().join(", ");
+            return claim.answer_soon(Err(Refusal::UnknownBoard { board, known }));
+        };
+        let inbox = entry.inbox.clone();
+        tracing::info!(board = %log_safe(&board), transaction = %log_safe(&command.transaction), action = claim.action(), arbiter = %log_safe(&command.arbiter), "arbiter command");
+        if let BoardAction::ReplaceClock {
+            to: Some(to),
+            white_ms,
+            black_ms,
+        } = &command.action
+        {
+            let r = self
+                .move_game(&board, to, *white_ms, *black_ms, &command)
+                .await;
+            return claim.answer_soon(r);
+        }
+        let act = match input::board_act(command, &board) {
+            Ok(act) => act,
+            Err(e) => return claim.answer_soon(Err(e)),
+        };
+        // A command may wait on a 6.9 search; don't hold up the other boards.
+        tokio::spawn(async move {
+            let (reply, rx) = oneshot::channel();
+            let r = match inbox.send(ToBoard::Act { act, reply }).await {
+                Ok(()) => rx.await.unwrap_or(Err(Refusal::BoardStopped)),
+                Err(_) => Err(Refusal::BoardStopped),
+            };
+            claim.answer(r).await;
+        });
+    }
+
+    /// A request on `ask`: only what reads (`replay`); commands go to `set`, which viewers
+    /// may not write (packaging/mosquitto/acl).
+    pub(super) async fn on_ask(&mut self, payload: &[u8]) {
+        let topic = ReplyTo::Topic(self.topics.hall_response());
+        let command = match command::parse::<HallAction>(payload) {
+            Ok(c) => c,
+            Err(bad) => return self.intake.refuse_bad(topic, bad),
+        };
+        let action = command.action.name();
+        tracing::info!(transaction = %log_safe(&command.transaction), action, arbiter = %log_safe(&command.arbiter), "request");
+        let r = match &command.action {
+            HallAction::Replay {
+                board,
+                from_seq,
+                reply_to,
+            } => self.replay(board, *from_seq, reply_to).await,
+            _ => Err(Refusal::NotARequest { action }),
+        };
+        self.intake.respond(topic, &command.transaction, action, r);
+    }
+
+    /// A hall command that passed the intake, answered through its claim.
+    async fn apply_hall(&mut self, taken: Taken<HallAction>) {
+        let Taken { command, claim } = taken;
+        let (transaction, action) = (command.transaction.clone(), claim.action());
+        tracing::info!(transaction = %log_safe(&transaction), action, arbiter = %log_safe(&command.arbiter), "hall command");
+        let r = match command.action.clone() {
+            HallAction::StartRound {
+                round,
+                pairings,
+                trf,
+                board_order,
+                only_our_boards,
+                start,
+                time_control,
+                time_control_black,
+                default_time_ms,
+                flag_mode,
+                both_absent,
+                session_end,
+                broadcast_delay_minutes,
+            } => {
+                let (pairings, from_trf) = match self.trf_pairings(
+                    round,
+                    pairings,
+                    trf.as_deref(),
+                    board_order.as_deref(),
+                    only_our_boards,
+                ) {
+                    Ok(p) => p,
+                    // The claim is answered like any outcome: a resend gets this refusal.
+                    Err(e) => return claim.answer_soon(Err(e)),
+                };
+                // The event's defaults, with what this round (or its TRF) says otherwise.
+                let d = &self.settings.defaults;
+                let mut template = d.setup("", "", start.0);
+                let file_tc = from_trf.as_ref().and_then(|t| t.time_control.clone());
+                if let Some(tc) = time_control.or_else(|| file_tc.as_ref().map(|t| t.white.clone()))
+                {
+                    template.tc = tc;
+                }
+                template.tc_black = time_control_black.or_else(|| file_tc.and_then(|t| t.black));
+                template.default_time = default_time_ms.unwrap_or(d.default_time);
+                template.both_absent = both_absent.unwrap_or(d.both_absent);
+                template.flag_mode = flag_mode.unwrap_or(d.flag_mode);
+                let r = self
+                    .start_round(
+                        round,
+                        &pairings,
+                        template,
+                        broadcast_delay_minutes,
+                        &command.arbiter,
+                    )
+                    .await;
+                if r.is_ok()
+                    && let (Some(t), Some(current)) = (from_trf, &mut self.round)
+                {
+                    current.ranks = t.ranks;
+                }
+                if r.is_ok()
+                    && let Some(end) = session_end
+                {
+                    // The core's `SessionEnd` timer of every game orders the seal.
+                    let boards: Vec<String> = pairings.iter().map(|p| p.board.clone()).collect();
+                    self.on_boards(&boards, &command, |_| BoardAction::SetSessionEnd {
+                        end: Some(end),
+                    })
+                    .await;
+                }
+                r
+            }
+            HallAction::SealAll { resumption } => {
+                let boards: Vec<String> = self.boards.keys().cloned().collect();
+                let applied = self
+                    .on_boards(&boards, &command, |_| BoardAction::Adjourn {
+                        resumption: resumption.clone(),
+                    })
+                    .await;
+                tracing::info!(applied, "seal all");
+                applied_somewhere(applied, action)
+            }
+            HallAction::ScheduleResumption { resumption } => {
+                let boards: Vec<String> = self.boards.keys().cloned().collect();
+                let applied = self
+                    .on_boards(&boards, &command, |_| BoardAction::ScheduleResumption {
+                        resumption: resumption.clone(),
+                    })
+                    .await;
+                tracing::info!(applied, "resumption scheduled");
+                applied_somewhere(applied, action)
+            }
+            HallAction::Replay {
+                board,
+                from_seq,
+                reply_to,
+            } => self.replay(&board, from_seq, &reply_to).await,
+            HallAction::Pause {} | HallAction::Resume {} => {
+                let board_action = match command.action {
+                    HallAction::Pause {} => BoardAction::Pause {},
+                    _ => BoardAction::Resume {},
+                };
+                let boards: Vec<String> = self.boards.keys().cloned().collect();
+                let applied = self
+                    .on_boards(&boards, &command, |_| board_action.clone())
+                    .await;
+                tracing::info!(applied, action, "hall-wide");
+                applied_somewhere(applied, action)
+            }
+        };
+        claim.answer_soon(r);
+    }
+
+    /// Send a board's journaled events from `from_seq` to the asker's `reply/<id>` topic,
+    /// in order, as they were first published.
+    async fn replay(&self, board: &str, from_seq: u64, reply_to: &str) -> Result<(), Refusal> {
+        if !valid_reply_id(reply_to) {
+            return Err(Refusal::BadValue(format!(
+                "reply_to: '{reply_to}' is not a topic level; give your MQTT client id (1-64 of A-Z a-z 0-9 - _): the events go to {}",
+                self.topics.reply("<reply_to>")
+            )));
+        }
+        if !self.boards.contains_key(board) {
+            return Err(Refusal::NotABoard {
+                board: board.into(),
+            });
+        }
+        let dir = self.settings.state_dir.join("journal");
+        let scan = tokio::task::spawn_blocking(move || crate::store::read_dir(&dir))
+            .await
+            .map_err(|e| Refusal::Internal {
+                reason: e.to_string(),
+            })?
+            .map_err(|e| Refusal::JournalUnreadable {
+                reason: e.to_string(),
+            })?;
+        let topic = self.topics.reply(reply_to);
+        let mut n = 0;
+        for (record, _, _) in scan.records {
+            if let crate::store::Record::Event {
+                board: b,
+                seq,
+                event,
+                ..
+            } = record
+                && b == board
+                && seq >= from_seq
+            {
+                self.publisher.json_message(
+                    topic.clone(),
+                    &crate::mqtt::payload::EventPayload {
+                        board: b,
+                        seq,
+                        event,
+                    },
+                );
+                n += 1;
+            }
+        }
+        tracing::info!(board, from_seq, events = n, reply_to, "replayed");
+        Ok(())
+    }
+
+    /// Send the same kind of command to `boards`, as one arbiter's; how many took it.
+    async fn on_boards(
+        &self,
+        boards: &[String],
+        command: &Command<HallAction>,
+        make: impl Fn(&str) -> BoardAction,
+    ) -> usize {
+        let mut applied = 0;
+        for board in boards {
+            let Some(entry) = self.boards.get(board) else {
+                continue;
+            };
+            let act = match input::board_act(input::for_board(command, make(board)), board) {
+                Ok(act) => act,
+                Err(r) => {
+                    tracing::info!(%board, error = %r.code(), reason = %log_safe(&r.to_string()), "hall command not applied to this board");
+                    continue;
+                }
+            };
+            match Self::ask(&entry.inbox, |reply| ToBoard::Act { act, reply }).await {
+                Some(Ok(())) => applied += 1,
+                Some(Err(r)) => {
+                    tracing::info!(%board, error = %r.code(), reason = %log_safe(&r.to_string()), "hall command not applied to this board")
+                }
+                None => {}
+            }
+        }
+        applied
+    }
+}
+
+/// A reply topic's last level: what the example ACL's `%c` pattern can match (client ids
+/// as `broker.client_id` allows them), and nothing that changes the topic's shape.
+fn valid_reply_id(id: &str) -> bool {
+    (1..=64).contains(&id.len())
+        && id
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+}
+
+/// A hall-wide command succeeds when at least one board applied it.
+fn applied_somewhere(applied: usize, action: &'static str) -> Result<(), Refusal> {
+    if applied == 0 {
+        Err(Refusal::NoBoardApplied { action })
+    } else {
+        Ok(())
+    }
+}

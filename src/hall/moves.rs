@@ -1,0 +1,177 @@
+//! Games that change boards: 6.10's move onto another board with the arbiter's times, and
+//! the games that follow their DGT boards when the cables were swapped (the clock and the
+//! e-board position are on the board, not on the port).
+
+use super::Hall;
+use super::board::{Refusal, ToBoard};
+use crate::intake::command::{BoardAction, Command};
+use crate::rules::Millis;
+use crate::rules::game::Input;
+
+impl Hall {
+    /// 6.10: the game continues on another board with the arbiter's times.
+    pub(super) async fn move_game(
+        &mut self,
+        from: &str,
+        to: &str,
+        white: Option<Millis>,
+        black: Option<Millis>,
+        command: &Command<BoardAction>,
+    ) -> Result<(), Refusal> {
+        let target = self
+            .boards
+            .get(to)
+            .map(|e| e.inbox.clone())
+            .ok_or_else(|| Refusal::UnknownTarget { board: to.into() })?;
+        let source = self
+            .boards
+            .get(from)
+            .map(|e| e.inbox.clone())
+            .ok_or_else(|| Refusal::NotABoard { board: from.into() })?;
+        if from == to {
+            return Err(Refusal::SameBoard);
+        }
+        if let Some(round) = Self::ask(&target, |reply| ToBoard::Busy { reply })
+            .await
+            .flatten()
+        {
+            return Err(Refusal::TargetBusy {
+                board: to.into(),
+                round,
+            });
+        }
+        let input = Input::ReplaceClock {
+            device: to.to_string(),
+            white,
+            black,
+            arbiter: command.arbiter.clone(),
+            reason: command.reason.clone(),
+        };
+        // The rules check the command before anything moves: a refused move changes nothing.
+        let check = input.clone();
+        Self::ask(&source, |reply| ToBoard::Check {
+            input: check,
+            reply,
+        })
+        .await
+        .unwrap_or(Err(Refusal::BoardStopped))?;
+        let slot = Self::ask(&source, |reply| ToBoard::TakeGame { reply })
+            .await
+            .unwrap_or(Err(Refusal::BoardStopped))?;
+        let r = Self::ask(&target, |reply| ToBoard::AdoptGame {
+            slot: Box::new(slot),
+            from: from.to_string(),
+            input: Some(input),
+            reply,
+        })
+        .await
+        .unwrap_or(Err(Refusal::BoardStopped));
+        if r.is_ok()
+            && let Some(round) = &mut self.round
+        {
+            for b in &mut round.boards {
+                if b == from {
+                    *b = to.to_string();
+                }
+            }
+            self.publish_info();
+        }
+        r
+    }
+
+    /// A DGT board known by its serial number answered on `board`'s port. If it used to be
+    /// on another port, the cables were swapped: the games follow the boards (the clock and
+    /// the e-board position are on the board, not on the port).
+    pub(super) async fn on_identity(&mut self, board: String, serial: String) {
+        self.check_identity(&board, serial).await;
+        if let Some(e) = self.boards.get(&board) {
+            let _ = e.inbox.send(ToBoard::IdentityChecked).await;
+        }
+    }
+
+    async fn check_identity(&mut self, board: &str, serial: String) {
+        let board = board.to_string();
+        let before = self.seen_on.get(&serial).cloned();
+        let Some(other) = before.filter(|b| *b != board && self.boards.contains_key(b)) else {
+            self.seen_on.insert(serial, board);
+            return;
+        };
+        // The board that was on this port, if any, now answers on the other port.
+        let displaced = self
+            .seen_on
+            .iter()
+            .find(|(s, b)| **b == board && **s != serial)
+            .map(|(s, _)| s.clone());
+        let (Some(here), Some(there)) = (
+            self.boards.get(&board).map(|e| e.inbox.clone()),
+            self.boards.get(&other).map(|e| e.inbox.clone()),
+        ) else {
+            return;
+        };
+        let game_there = Self::ask(&there, |reply| ToBoard::TakeGame { reply })
+            .await
+            .and_then(Result::ok);
+        let game_here = Self::ask(&here, |reply| ToBoard::TakeGame { reply })
+            .await
+            .and_then(Result::ok);
+        let mut moved = Vec::new();
+        if let Some(slot) = game_there {
+            let r = Self::ask(&here, |reply| ToBoard::AdoptGame {
+                slot: Box::new(slot),
+                from: other.clone(),
+                input: None,
+                reply,
+            })
+            .await;
+            if matches!(r, Some(Ok(()))) {
+                moved.push(format!("the game of {other} followed its board to {board}"));
+            }
+        }
+        if let Some(slot) = game_here {
+            let r = Self::ask(&there, |reply| ToBoard::AdoptGame {
+                slot: Box::new(slot),
+                from: board.clone(),
+                input: None,
+                reply,
+            })
+            .await;
+            if matches!(r, Some(Ok(()))) {
+                moved.push(format!("the game of {board} followed its board to {other}"));
+            }
+        }
+        self.seen_on.insert(serial.clone(), board.clone());
+        if let Some(d) = displaced {
+            self.seen_on.insert(d, other.clone());
+        }
+        if let Some(round) = &mut self.round {
+            for b in &mut round.boards {
+                if *b == board {
+                    *b = other.clone();
+                } else if *b == other {
+                    *b = board.clone();
+                }
+            }
+        }
+        let message = format!(
+            "DGT board {serial} (was on {other}'s port) now answers on {board}'s port: {}; check the cables",
+            if moved.is_empty() {
+                "no game had to move".to_string()
+            } else {
+                moved.join("; ")
+            }
+        );
+        tracing::warn!("{message}");
+        let alert = crate::mqtt::payload::AlertPayload {
+            id: format!("{board}-board-moved"),
+            board: Some(board.clone()),
+            kind: crate::mqtt::payload::AlertKind::BoardMoved,
+            severity: crate::mqtt::payload::Severity::Warning,
+            message,
+            since: self.timebase.now(),
+            error: None,
+        };
+        self.publisher
+            .json_retained(self.topics.alert(&alert.id), &alert);
+        self.publish_info();
+    }
+}

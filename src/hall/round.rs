@@ -1,0 +1,271 @@
+//! Rounds: starting one (its pairings as given or from a TRF, every board checked before
+//! any game starts), the round the journal shows after a restart, and the summary once
+//! every game of the round has a result.
+
+use std::collections::{BTreeMap, HashMap};
+
+use super::board::{GameSlot, Refusal, ToBoard};
+use super::trf_round;
+use super::{Hall, Round};
+use crate::intake::command::Pairing;
+use crate::mqtt::payload::{BoardResult, HallEvent};
+use crate::rules::Millis;
+use crate::rules::game::{Game, GameResult, Setup, Termination};
+use crate::store::RecoveredGame;
+
+impl Round {
+    /// The round in progress, as far as the journal shows it: the highest round any
+    /// board's current game belongs to.
+    pub(super) fn recovered(games: &BTreeMap<String, RecoveredGame>) -> Option<Round> {
+        games.values().filter_map(|g| g.round).max().map(|number| {
+            let mut r = Round {
+                number,
+                start: Millis::ZERO,
+                time_control: String::new(),
+                boards: Vec::new(),
+                results: BTreeMap::new(),
+                ranks: BTreeMap::new(),
+            };
+            for (board, g) in games {
+                if g.round != Some(number) {
+                    continue;
+                }
+                let setup = g.game.setup();
+                r.start = setup.start;
+                r.time_control = setup.tc.to_string();
+                r.boards.push(board.clone());
+                if let Some(result) = g.game.result() {
+                    r.results.insert(board.clone(), {
+                        let mut line = BoardResult::new(
+                            board.clone(),
+                            setup.white.clone(),
+                            setup.black.clone(),
+                            result,
+                        );
+                        line.score = score_text(result);
+                        line.termination = termination_text(result);
+                        line
+                    });
+                }
+            }
+            r
+        })
+    }
+}
+
+impl Hall {
+    /// The pairings of a `start_round`: as given, or from its TRF.
+    pub(super) fn trf_pairings(
+        &self,
+        round: u32,
+        pairings: Vec<Pairing>,
+        trf: Option<&str>,
+        order: Option<&[u32]>,
+        only_ours: bool,
+    ) -> Result<(Vec<Pairing>, Option<trf_round::TrfRound>), Refusal> {
+        let Some(text) = trf else {
+            if order.is_some() || only_ours {
+                return Err(Refusal::BadValue(
+                    ("board_order and only_our_boards go with trf").into(),
+                ));
+            }
+            return Ok((pairings, None));
+        };
+        if !pairings.is_empty() {
+            return Err(Refusal::BadValue(
+                ("give either pairings or trf, not both").into(),
+            ));
+        }
+        let t = trf_round::from_trf(text, round, order, only_ours, &self.settings.boards)?;
+        Ok((t.pairings.clone(), Some(t)))
+    }
+
+    /// Validate every pairing before starting any game: a rejected round changes nothing.
+    pub(super) async fn start_round(
+        &mut self,
+        number: u32,
+        pairings: &[Pairing],
+        template: Setup,
+        broadcast_delay_minutes: Option<u32>,
+        arbiter: &str,
+    ) -> Result<(), Refusal> {
+        if number == 0 {
+            return Err(Refusal::RoundZero);
+        }
+        if let Some(m) = broadcast_delay_minutes
+            && m > crate::broadcast::MAX_DELAY_MINUTES
+        {
+            return Err(Refusal::BroadcastDelayTooLong { minutes: m });
+        }
+        if pairings.is_empty() {
+            return Err(Refusal::NoPairings);
+        }
+        let mut slots = Vec::new();
+        let mut seen = HashMap::new();
+        for (i, p) in pairings.iter().enumerate() {
+            let at = format!("pairings[{i}]");
+            let entry = self
+                .boards
+                .get(&p.board)
+                .ok_or_else(|| Refusal::UnknownPairedBoard {
+                    at: at.clone(),
+                    board: p.board.clone(),
+                })?;
+            if seen.insert(p.board.clone(), i).is_some() {
+                return Err(Refusal::PairedTwice {
+                    at,
+                    board: p.board.clone(),
+                });
+            }
+            if p.white.trim().is_empty() || p.black.trim().is_empty() {
+                return Err(Refusal::NameMissing { at });
+            }
+            if let Some(round) = Self::ask(&entry.inbox, |reply| ToBoard::Busy { reply })
+                .await
+                .flatten()
+            {
+                return Err(Refusal::PairedBoardBusy {
+                    at,
+                    board: p.board.clone(),
+                    round,
+                });
+            }
+            let mut setup = template.clone();
+            setup.white = p.white.clone();
+            setup.black = p.black.clone();
+            setup.fen = p.fen.clone();
+            let game = Game::new(setup).map_err(|e| Refusal::BadSetup {
+                at,
+                reason: e.to_string(),
+            })?;
+            slots.push((
+                p.board.clone(),
+                GameSlot {
+                    id: {
+                        self.next_game_id += 1;
+                        self.next_game_id - 1
+                    },
+                    game,
+                    round: Some(number),
+                    fide: (p.white_fide_id, p.black_fide_id),
+                    events: Vec::new(),
+                },
+            ));
+        }
+        // The round's broadcast delay is on disk before any of its games: none is ever
+        // shown undelayed, even across a restart.
+        self.broadcast
+            .start_round(number, broadcast_delay_minutes)
+            .map_err(|e| Refusal::NotStored {
+                reason: e.to_string(),
+            })?;
+        // Every board stores its new game at once: the journal groups them into one sync
+        // instead of one sync window per board.
+        let mut starting = tokio::task::JoinSet::new();
+        for (board, slot) in slots {
+            if let Some(entry) = self.boards.get(&board) {
+                let inbox = entry.inbox.clone();
+                starting.spawn(async move {
+                    let r = Self::ask(&inbox, |reply| ToBoard::StartGame {
+                        slot: Box::new(slot),
+                        reply,
+                    })
+                    .await
+                    .unwrap_or(Err(Refusal::BoardStopped));
+                    (board, r)
+                });
+            }
+        }
+        let mut boards = Vec::new();
+        let mut failed = None;
+        while let Some(done) = starting.join_next().await {
+            match done {
+                Ok((board, Ok(()))) => boards.push(board),
+                Ok((_, Err(e))) => failed = Some(e),
+                Err(e) => {
+                    failed = Some(Refusal::Internal {
+                        reason: e.to_string(),
+                    })
+                }
+            }
+        }
+        boards.sort();
+        if let Some(e) = failed {
+            return Err(e);
+        }
+        let now = self.timebase.now();
+        self.round = Some(Round {
+            number,
+            start: template.start,
+            time_control: template.tc.to_string(),
+            boards: boards.clone(),
+            results: BTreeMap::new(),
+            ranks: BTreeMap::new(),
+        });
+        self.publish_info();
+        self.publisher.json_message(
+            self.topics.hall_event(),
+            &HallEvent::RoundStarted {
+                at: now,
+                round: number,
+                start: template.start,
+                boards,
+                arbiter: arbiter.to_string(),
+            },
+        );
+        Ok(())
+    }
+
+    /// A board's game has a result: into the round's summary, and the summary published
+    /// once every board of the round has one.
+    pub(super) fn on_finished(
+        &mut self,
+        board: String,
+        round: Option<u32>,
+        white: String,
+        black: String,
+        result: GameResult,
+    ) {
+        let Some(r) = &mut self.round else { return };
+        if round != Some(r.number) {
+            return;
+        }
+        let ranks = r.ranks.get(&board).copied();
+        let mut line = BoardResult::new(board.clone(), white, black, &result);
+        (line.white_rank, line.black_rank) = (ranks.map(|r| r.0), ranks.map(|r| r.1));
+        line.score = score_text(&result);
+        line.termination = termination_text(&result);
+        r.results.insert(board, line);
+        if r.boards.iter().all(|b| r.results.contains_key(b)) {
+            let summary = HallEvent::RoundFinished {
+                at: self.timebase.now(),
+                round: r.number,
+                results: r.results.values().cloned().collect(),
+            };
+            tracing::info!(round = r.number, "round finished: every game has a result");
+            self.publisher
+                .json_message(self.topics.hall_event(), &summary);
+        }
+    }
+}
+
+fn score_text(r: &GameResult) -> String {
+    serde_json::to_value(r.score)
+        .ok()
+        .and_then(|v| v.as_str().map(String::from))
+        .unwrap_or_default()
+}
+
+fn termination_text(r: &GameResult) -> String {
+    match &r.termination {
+        Termination::Arbiter { .. } => "arbiter".into(),
+        other => serde_json::to_value(other)
+            .ok()
+            .and_then(|v| {
+                v.get("termination")
+                    .and_then(|t| t.as_str())
+                    .map(String::from)
+            })
+            .unwrap_or_default(),
+    }
+}

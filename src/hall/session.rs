@@ -1,0 +1,96 @@
+//! The playing session as the hall shows it: every board's stage note, the retained
+//! `session` topic, and the one `all_sealed` event once every unfinished game is sealed.
+
+use super::Hall;
+use super::board::StageNote;
+use crate::mqtt::payload::{SessionEvent, SessionPayload};
+use crate::rules::Millis;
+use crate::rules::adjournment::Stage;
+
+impl Hall {
+    /// Where a board's game is in the adjournment procedure; the session is published
+    /// again only when that changed.
+    pub(super) fn on_stage(&mut self, board: String, note: StageNote) {
+        if self.session.boards.get(&board) != Some(&note) {
+            self.session.boards.insert(board, note);
+            self.publish_session();
+        }
+    }
+
+    /// The retained `session` topic, and `all_sealed` once every unfinished game of the
+    /// round is sealed.
+    fn publish_session(&mut self) {
+        // The hall's picture is of the whole hall: after a start, not before every board
+        // has said where its game is (one sealed board reporting first is not "all
+        // sealed").
+        if !self
+            .boards
+            .keys()
+            .all(|b| self.session.boards.contains_key(b))
+        {
+            return;
+        }
+        let round = self.round.as_ref().map(|r| r.number);
+        let mut p = SessionPayload {
+            as_of: self.timebase.now(),
+            round,
+            session_end: None,
+            resumption: None,
+            sealing: Vec::new(),
+            sealed: Vec::new(),
+            awaiting_opening: Vec::new(),
+            playing: Vec::new(),
+            finished: Vec::new(),
+            all_sealed: false,
+        };
+        for (board, note) in &self.session.boards {
+            if round.is_none() || note.round != round {
+                continue;
+            }
+            if !note.finished {
+                // The hall's session: the earliest end and resumption of its games (one
+                // schedule for the hall is the normal case).
+                if let Some(end) = note.session_end {
+                    p.session_end = Some(p.session_end.map_or(end, |e: Millis| e.min(end)));
+                }
+                if let Some(r) = &note.resumption
+                    && p.resumption.as_ref().is_none_or(|c| r.start < c.start)
+                {
+                    p.resumption = Some(r.clone());
+                }
+            }
+            let list = match (note.finished, note.stage) {
+                (true, _) => &mut p.finished,
+                (false, Some(Stage::Sealing)) => &mut p.sealing,
+                (false, Some(Stage::Adjourned)) => &mut p.sealed,
+                (false, Some(Stage::AwaitingOpening | Stage::AwaitingCounterOpening)) => {
+                    &mut p.awaiting_opening
+                }
+                (false, Some(Stage::Resumed) | None) => &mut p.playing,
+            };
+            list.push(board.clone());
+        }
+        p.all_sealed = !p.sealed.is_empty()
+            && p.sealing.is_empty()
+            && p.playing.is_empty()
+            && p.awaiting_opening.is_empty();
+        // The first picture after a start was told before it (it is in the journal).
+        if !self.session.pictured {
+            self.session.pictured = true;
+            self.session.all_sealed_told = p.all_sealed;
+        }
+        if p.all_sealed && !self.session.all_sealed_told {
+            tracing::info!(boards = p.sealed.len(), "every unfinished game is sealed");
+            self.publisher.json_message(
+                self.topics.hall_event(),
+                &SessionEvent::AllSealed {
+                    at: p.as_of,
+                    round,
+                    boards: p.sealed.clone(),
+                },
+            );
+        }
+        self.session.all_sealed_told = p.all_sealed;
+        self.publisher.json_retained(self.topics.session(), &p);
+    }
+}
