@@ -50,10 +50,12 @@ impl From<Id> for String {
 
 /// `[a-z0-9-]+`.
 pub fn valid(id: &str) -> bool {
-    !id.is_empty()
-        && id
-            .bytes()
-            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+    !id.is_empty() && id.chars().all(allowed)
+}
+
+/// A character an id may hold (for messages that name the others).
+pub fn allowed(c: char) -> bool {
+    c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-'
 }
 
 #[cfg(test)]

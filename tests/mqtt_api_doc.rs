@@ -1024,6 +1024,10 @@ fn all_refusals() -> Vec<Refusal> {
         Refusal::OutOfRange(t()),
         Refusal::NotARequest { action: "pause" },
         Refusal::BadValue(t()),
+        Refusal::Trf(Box::new(
+            hallclock::trf::Trf::read(b"012 x\n001 nonsense")
+                .expect_err("a TRF that does not read"),
+        )),
         Refusal::NoHallBoard(t()),
         Refusal::BroadcastDelayTooLong { minutes: 61 },
     ];
@@ -1073,8 +1077,9 @@ fn all_refusals() -> Vec<Refusal> {
             Refusal::BadValue(_) => 40,
             Refusal::NoHallBoard(_) => 41,
             Refusal::BroadcastDelayTooLong { .. } => 42,
+            Refusal::Trf(_) => 43,
         },
-        43,
+        44,
     );
     refusals
 }

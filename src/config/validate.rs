@@ -395,10 +395,7 @@ fn id_problem(id: &str) -> Option<String> {
     if id.is_empty() {
         return Some("is empty; expected lowercase letters, digits and '-'".into());
     }
-    let bad: Vec<char> = id
-        .chars()
-        .filter(|c| !(c.is_ascii_lowercase() || c.is_ascii_digit() || *c == '-'))
-        .collect();
+    let bad: Vec<char> = id.chars().filter(|c| !crate::id::allowed(*c)).collect();
     if bad.is_empty() {
         return None;
     }
@@ -407,10 +404,7 @@ fn id_problem(id: &str) -> Option<String> {
         quoted_chars(&bad)
     );
     let lower = id.to_lowercase().replace(['_', ' ', '.'], "-");
-    if lower
-        .chars()
-        .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
-    {
+    if crate::id::valid(&lower) {
         why.push_str(&format!("; did you mean '{lower}'?"));
     }
     Some(why)

@@ -36,7 +36,7 @@ pub fn from_trf(
     only_ours: bool,
     boards: &[BoardSettings],
 ) -> Result<TrfRound, Refusal> {
-    let bad = |e: crate::trf::TrfError| Refusal::BadValue(format!("trf: {e}"));
+    let bad = |e| Refusal::Trf(Box::new(e));
     let trf = Trf::read(text.as_bytes()).map_err(bad)?;
     let order = order.map_or(Order::Fide, Order::Players);
     let plan = trf.round_plan(round as usize, order).map_err(bad)?;

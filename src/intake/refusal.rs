@@ -30,6 +30,10 @@ pub enum Refusal {
     /// of fields); the message says which and where.
     #[error("{0}")]
     BadValue(String),
+    /// A round's TRF does not read: the reader's own error (record, line and columns),
+    /// carried as a value to the reply.
+    #[error("trf: {0}")]
+    Trf(Box<crate::trf::TrfError>),
     /// A TRF round names a tournament board that no hall board plays.
     #[error("{0}")]
     NoHallBoard(String),
@@ -158,7 +162,7 @@ impl Refusal {
             Refusal::DuplicateKey(_) => "duplicate_key",
             Refusal::OutOfRange(_) => "out_of_range",
             Refusal::NotARequest { .. } => "not_a_request",
-            Refusal::BadValue(_) => "bad_value",
+            Refusal::BadValue(_) | Refusal::Trf(_) => "bad_value",
             Refusal::NoHallBoard(_) => "unknown_board",
             Refusal::Unsigned { .. }
             | Refusal::UnknownArbiter { .. }

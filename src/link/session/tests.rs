@@ -1,0 +1,404 @@
+//! The policies with time as a value: no sleeping, exact deadlines.
+use super::*;
+use crate::dgt::{BoardDump, ClockSide, ClockTime, Piece};
+
+fn cfg() -> LinkConfig {
+    LinkConfig::new("/dev/test-board")
+}
+
+fn ack(id: u8) -> DgtMessage {
+    DgtMessage::ClockAck(ClockAck {
+        ack0: 0x10,
+        ack1: id,
+        ack2: 0,
+        ack3: 0,
+    })
+}
+
+fn drain(s: &mut Session) -> Vec<DgtCommand> {
+    std::iter::from_fn(|| s.poll_transmit()).collect()
+}
+
+fn events(s: &mut Session) -> Vec<LinkEvent> {
+    std::iter::from_fn(|| s.poll_event()).collect()
+}
+
+/// A session taken through the handshake with a DGT3000 at `t0`.
+fn online(t0: Instant) -> Session {
+    let mut s = Session::new(cfg(), BoardState::new(), t0);
+    s.handle_timeout(t0 + cfg().settle);
+    assert_eq!(
+        drain(&mut s),
+        [
+            DgtCommand::Reset,
+            DgtCommand::ReturnSerialNumber,
+            DgtCommand::SendVersion
+        ]
+    );
+    s.handle_message(
+        DgtMessage::SerialNumber {
+            serial: "01025".into(),
+        },
+        t0,
+    );
+    s.handle_message(
+        DgtMessage::Version {
+            major: 3,
+            minor: 10,
+        },
+        t0,
+    );
+    assert_eq!(
+        drain(&mut s),
+        [
+            DgtCommand::SendBoard,
+            DgtCommand::SendUpdateNice,
+            DgtCommand::clock(ClockCommand::Version)
+        ]
+    );
+    s.handle_message(
+        DgtMessage::ClockAck(ClockAck {
+            ack0: 0x10,
+            ack1: 0x09,
+            ack2: 0x20,
+            ack3: 0,
+        }),
+        t0,
+    );
+    assert_eq!(drain(&mut s), [DgtCommand::SendClock]);
+    s
+}
+
+fn setnrun() -> LinkCommand {
+    LinkCommand::SetAndRun {
+        left: Duration::from_millis(5_400_000),
+        right: Duration::from_millis(5_399_001),
+        run: RunSide::Left,
+    }
+}
+
+#[test]
+fn the_handshake_identifies_board_and_clock() {
+    let t0 = Instant::now();
+    let mut s = online(t0);
+    let ev = events(&mut s);
+    let [LinkEvent::Online(id)] = &ev[..] else {
+        panic!("{ev:?}")
+    };
+    assert_eq!(id.serial, "01025");
+    assert_eq!(id.version, (3, 10));
+    assert_eq!(
+        id.clock,
+        Some(ClockInfo {
+            model: ClockModel::Dgt3000,
+            version: (2, 0)
+        })
+    );
+}
+
+#[test]
+fn setnrun_waits_for_its_ack_then_end_follows() {
+    let t0 = Instant::now();
+    let mut s = online(t0);
+    s.handle_command(setnrun(), t0);
+    s.handle_command(LinkCommand::ShowTimes, t0);
+    let sent = drain(&mut s);
+    let [
+        DgtCommand::Clock {
+            command: ClockCommand::SetAndRun { left, right, flags },
+        },
+    ] = &sent[..]
+    else {
+        panic!("{sent:?}")
+    };
+    assert_eq!((left.hours, left.minutes, left.seconds), (1, 30, 0));
+    // 1:29:59.001 left shows as 1:30:00 (rounded up, as the clock displays).
+    assert_eq!((right.hours, right.minutes, right.seconds), (1, 30, 0));
+    assert_eq!(flags.to_byte(), 0x09, "left runs, switch at lever");
+    // One command in flight: nothing more until the ACK.
+    assert!(drain(&mut s).is_empty());
+    s.handle_message(ack(0x0a), t0);
+    assert_eq!(drain(&mut s), [DgtCommand::clock(ClockCommand::End)]);
+    s.handle_message(ack(0x03), t0);
+    assert_eq!(drain(&mut s), [DgtCommand::clock(ClockCommand::End)]);
+}
+
+#[test]
+fn a_missing_ack_is_resent_three_times_then_reported() {
+    let t0 = Instant::now();
+    let mut s = online(t0);
+    events(&mut s);
+    s.handle_command(setnrun(), t0);
+    let first = drain(&mut s);
+    let timeout = cfg().ack_timeout;
+    let mut now = t0;
+    let alive = || DgtMessage::SerialNumber {
+        serial: "01025".into(),
+    };
+    for _ in 0..3 {
+        assert!(s.next_deadline() <= now + timeout);
+        now += timeout;
+        // The board answers its probes; only the clock is mute.
+        s.handle_message(alive(), now);
+        s.handle_timeout(now);
+        let resent: Vec<_> = drain(&mut s)
+            .into_iter()
+            .filter(|c| matches!(c, DgtCommand::Clock { .. }))
+            .collect();
+        assert_eq!(resent, first);
+    }
+    now += timeout;
+    s.handle_message(alive(), now);
+    s.handle_timeout(now);
+    let failed: Vec<_> = events(&mut s)
+        .into_iter()
+        .filter_map(|e| match e {
+            LinkEvent::CommandFailed(f) => Some(f),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        failed,
+        [ClockCommandError::NoAck {
+            path: "/dev/test-board".into(),
+            command: "set-and-run",
+            attempts: 4
+        }]
+    );
+    // END still follows the SETNRUN whose ACK may merely have been lost.
+    let next: Vec<_> = drain(&mut s)
+        .into_iter()
+        .filter(|c| matches!(c, DgtCommand::Clock { .. }))
+        .collect();
+    assert_eq!(next, [DgtCommand::clock(ClockCommand::End)]);
+}
+
+#[test]
+fn an_error_ack_to_setnrun_means_not_in_computer_mode() {
+    let t0 = Instant::now();
+    let mut s = online(t0);
+    events(&mut s);
+    s.handle_command(setnrun(), t0);
+    drain(&mut s);
+    s.handle_message(
+        DgtMessage::ClockAck(ClockAck {
+            ack0: 0x40,
+            ack1: 0x0a,
+            ack2: 0,
+            ack3: 0,
+        }),
+        t0,
+    );
+    let ev = events(&mut s);
+    assert!(
+        matches!(
+            &ev[..],
+            [LinkEvent::CommandFailed(
+                ClockCommandError::NotInComputerMode { .. }
+            )]
+        ),
+        "{ev:?}"
+    );
+}
+
+#[test]
+fn a_lever_change_is_read_from_status_bit_d1() {
+    let t0 = Instant::now();
+    let mut s = online(t0);
+    events(&mut s);
+    let reading = |status: u8| {
+        DgtMessage::ClockTime(ClockTime {
+            status: ClockStatus::from_byte(status),
+            ..ClockTime::default()
+        })
+    };
+    s.handle_message(reading(0x09), t0);
+    s.handle_message(reading(0x09), t0);
+    assert!(
+        events(&mut s)
+            .iter()
+            .all(|e| matches!(e, LinkEvent::Clock(_)))
+    );
+    s.handle_message(reading(0x13), t0);
+    let ev = events(&mut s);
+    assert!(
+        matches!(
+            &ev[..],
+            [
+                LinkEvent::Lever {
+                    high: ClockSide::Right,
+                    ..
+                },
+                LinkEvent::Clock(_)
+            ]
+        ),
+        "{ev:?}"
+    );
+}
+
+#[test]
+fn silence_beyond_the_timeout_ends_the_session_and_probes_keep_it_alive() {
+    let t0 = Instant::now();
+    let mut s = online(t0);
+    let probe = cfg().probe_interval;
+    s.handle_timeout(t0 + probe);
+    assert_eq!(drain(&mut s), [DgtCommand::ReturnSerialNumber]);
+    s.handle_message(
+        DgtMessage::SerialNumber {
+            serial: "01025".into(),
+        },
+        t0 + probe,
+    );
+    let silent_until = t0 + probe + cfg().silence_timeout;
+    s.handle_timeout(silent_until - Duration::from_millis(1));
+    assert!(s.end().is_none());
+    s.handle_timeout(silent_until);
+    assert!(matches!(
+        s.end(),
+        Some(SessionEnd::Offline(Offline::Silent { .. }))
+    ));
+}
+
+#[test]
+fn no_answer_to_the_identification_means_not_a_dgt_board() {
+    let t0 = Instant::now();
+    let c = cfg();
+    let mut s = Session::new(c.clone(), BoardState::new(), t0);
+    let mut now = t0 + c.settle;
+    s.handle_timeout(now);
+    for _ in 0..c.handshake_attempts {
+        assert!(s.end().is_none());
+        now += c.handshake_timeout;
+        s.handle_timeout(now);
+    }
+    let Some(SessionEnd::Failed(e)) = s.end() else {
+        panic!("expected a failure")
+    };
+    assert!(
+        e.to_string()
+            .starts_with("/dev/test-board: not a DGT board"),
+        "{e}"
+    );
+}
+
+#[test]
+fn board_updates_become_moves() {
+    let t0 = Instant::now();
+    let mut s = online(t0);
+    events(&mut s);
+    let mut board = [Piece::Empty; 64];
+    let start = "rnbqkbnrpppppppp                                PPPPPPPPRNBQKBNR";
+    for (dst, c) in board.iter_mut().zip(start.chars()) {
+        *dst = Piece::from_name(&c.to_string()).unwrap_or(Piece::Empty);
+    }
+    s.handle_message(DgtMessage::BoardDump(BoardDump { board }), t0);
+    let update = |field: u8, piece: Piece| {
+        DgtMessage::FieldUpdate(crate::dgt::FieldUpdate {
+            field: crate::dgt::Field::new(field).unwrap(),
+            piece,
+        })
+    };
+    s.handle_message(update(52, Piece::Empty), t0);
+    s.handle_message(update(36, Piece::from_name("P").unwrap()), t0);
+    let moves: Vec<String> = events(&mut s)
+        .into_iter()
+        .filter_map(|e| match e {
+            LinkEvent::Game(crate::dgt::BoardEvent::Move { uci, .. }) => Some(uci),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(moves, ["e2e4"]);
+}
+
+fn start_board() -> [Piece; 64] {
+    let mut board = [Piece::Empty; 64];
+    let start = "rnbqkbnrpppppppp                                PPPPPPPPRNBQKBNR";
+    for (dst, c) in board.iter_mut().zip(start.chars()) {
+        *dst = Piece::from_name(&c.to_string()).unwrap_or(Piece::Empty);
+    }
+    board
+}
+
+fn update(field: u8, piece: &str) -> DgtMessage {
+    DgtMessage::FieldUpdate(crate::dgt::FieldUpdate {
+        field: crate::dgt::Field::new(field).unwrap(),
+        piece: Piece::from_name(piece).unwrap_or(Piece::Empty),
+    })
+}
+
+fn irregular(events: &[LinkEvent]) -> bool {
+    events
+        .iter()
+        .any(|e| matches!(e, LinkEvent::Game(crate::dgt::BoardEvent::Irregular { .. })))
+}
+
+#[test]
+fn a_piece_held_in_the_air_is_waited_for_before_a_dump_and_a_verdict() {
+    let t0 = Instant::now();
+    let c = cfg();
+    let mut s = online(t0);
+    s.handle_message(
+        DgtMessage::BoardDump(BoardDump {
+            board: start_board(),
+        }),
+        t0,
+    );
+    drain(&mut s);
+    events(&mut s);
+    // g1 lifted and held: nothing after the usual quiet spell.
+    s.handle_message(update(62, "."), t0);
+    let t = t0 + c.board_settle;
+    s.handle_timeout(t);
+    assert!(!irregular(&events(&mut s)));
+    assert!(!drain(&mut s).contains(&DgtCommand::SendBoard));
+    // Still in the air after `in_air`: a dump is asked for; it shows the same board
+    // and that is the verdict (info: only missing).
+    s.handle_timeout(t0 + c.in_air);
+    assert!(drain(&mut s).contains(&DgtCommand::SendBoard));
+    let mut held = start_board();
+    held[62] = Piece::Empty;
+    s.handle_message(
+        DgtMessage::BoardDump(BoardDump { board: held }),
+        t0 + c.in_air,
+    );
+    assert!(irregular(&events(&mut s)));
+}
+
+#[test]
+fn a_missed_update_is_repaired_by_the_dump_asked_for_before_any_verdict() {
+    let t0 = Instant::now();
+    let c = cfg();
+    let mut s = online(t0);
+    s.handle_message(
+        DgtMessage::BoardDump(BoardDump {
+            board: start_board(),
+        }),
+        t0,
+    );
+    drain(&mut s);
+    events(&mut s);
+    // e2e4's "e4 P" is lost; black's e7e5 arrives.
+    s.handle_message(update(52, "."), t0);
+    s.handle_message(update(12, "."), t0);
+    s.handle_message(update(28, "p"), t0);
+    s.handle_timeout(t0 + c.board_settle);
+    assert!(!irregular(&events(&mut s)), "no verdict before the dump");
+    assert!(drain(&mut s).contains(&DgtCommand::SendBoard));
+    let mut real = start_board();
+    real[52] = Piece::Empty;
+    real[36] = Piece::from_name("P").unwrap();
+    real[12] = Piece::Empty;
+    real[28] = Piece::from_name("p").unwrap();
+    s.handle_message(
+        DgtMessage::BoardDump(BoardDump { board: real }),
+        t0 + c.board_settle,
+    );
+    let moves: Vec<String> = events(&mut s)
+        .into_iter()
+        .filter_map(|e| match e {
+            LinkEvent::Game(crate::dgt::BoardEvent::Move { uci, .. }) => Some(uci),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(moves, ["e2e4", "e7e5"]);
+}
