@@ -33,7 +33,7 @@ use serde::de::DeserializeOwned;
 use tokio::sync::oneshot;
 
 use crate::rules::Millis;
-use answers::{Answers, Claim, Key, Replier, ReplyTo};
+use answers::{Claim, Key, Replier, ReplyTo};
 use auth::{Admitted, Identity, Security};
 use command::{BadCommand, BoardAction, Command, HallAction, Instant, log_safe};
 use refusal::Refusal;
@@ -203,29 +203,18 @@ impl Drop for Claimed {
 /// The pipeline's state: who may command, and the transactions' answers.
 pub struct Intake {
     security: Security,
-    answers: Answers,
+    /// Its `answers` are the transactions' table.
     replier: Replier,
 }
 
 impl Intake {
     pub fn new(security: Security, replier: Replier) -> Intake {
-        Intake {
-            security,
-            answers: replier.answers.clone(),
-            replier,
-        }
-    }
-
-    pub fn security(&self) -> &Security {
-        &self.security
+        Intake { security, replier }
     }
 
     /// A reply to a command refused before its claim: sent, not remembered.
     pub fn refuse(&self, to: ReplyTo, transaction: &str, action: &str, refusal: Refusal) {
-        let payload = answers::response(transaction, action, &Err(refusal));
-        if let Ok(bytes) = serde_json::to_vec(&payload) {
-            to.send(self.replier.outbox.as_ref(), bytes);
-        }
+        self.respond(to, transaction, action, Err(refusal));
     }
 
     /// A reply to a request that is never claimed (`ask`: reads only).
@@ -296,7 +285,7 @@ impl Intake {
         };
         let key: Key = (who, command.transaction.clone());
         let digest = answers::digest(&set_topic, &admitted.command);
-        let reply_to = match self.answers.claim(&key, &digest, reply_to) {
+        let reply_to = match self.replier.answers.claim(&key, &digest, reply_to) {
             Claim::New(reply_to) => reply_to,
             Claim::InFlight => return None,
             Claim::Repeat(first, reply_to) => {
