@@ -180,6 +180,23 @@ mod tests {
         );
     }
 
+    /// Black absent at `due`: default time passes and White wins (6.6).
+    fn black_defaults(due: Millis) -> [Event; 2] {
+        [
+            Event::DefaultTimePassed {
+                at: due,
+                absent: vec![Color::Black],
+            },
+            ended(
+                due,
+                Score::WhiteWins,
+                Termination::Default {
+                    absent: vec![Color::Black],
+                },
+            ),
+        ]
+    }
+
     #[test]
     fn rule_6_6_default_time_is_the_timer_due_when_a_player_is_absent() {
         let mut s = setup();
@@ -190,24 +207,7 @@ mod tests {
         assert_eq!(armed(&g), [Timer::DefaultTime, Timer::Flag]);
         // 6.6: "more than" the default time, so a millisecond after it.
         let due = at(600) + Millis(1);
-        assert_fires(
-            &g,
-            Timer::DefaultTime,
-            due,
-            &[
-                Event::DefaultTimePassed {
-                    at: due,
-                    absent: vec![Color::Black],
-                },
-                ended(
-                    due,
-                    Score::WhiteWins,
-                    Termination::Default {
-                        absent: vec![Color::Black],
-                    },
-                ),
-            ],
-        );
+        assert_fires(&g, Timer::DefaultTime, due, &black_defaults(due));
     }
 
     #[test]
@@ -226,24 +226,7 @@ mod tests {
         // The clocks stand still, the hall's clock does not (6.6).
         assert_eq!(armed(&g), [Timer::DefaultTime]);
         let due = at(600) + Millis(1);
-        assert_fires(
-            &g,
-            Timer::DefaultTime,
-            due,
-            &[
-                Event::DefaultTimePassed {
-                    at: due,
-                    absent: vec![Color::Black],
-                },
-                ended(
-                    due,
-                    Score::WhiteWins,
-                    Termination::Default {
-                        absent: vec![Color::Black],
-                    },
-                ),
-            ],
-        );
+        assert_fires(&g, Timer::DefaultTime, due, &black_defaults(due));
     }
 
     #[test]
@@ -310,24 +293,7 @@ mod tests {
             g.timers().collect::<Vec<_>>(),
             [(Timer::DefaultTime, due), (Timer::Flag, due)]
         );
-        assert_fires(
-            &g,
-            Timer::DefaultTime,
-            due,
-            &[
-                Event::DefaultTimePassed {
-                    at: due,
-                    absent: vec![Color::Black],
-                },
-                ended(
-                    due,
-                    Score::WhiteWins,
-                    Termination::Default {
-                        absent: vec![Color::Black],
-                    },
-                ),
-            ],
-        );
+        assert_fires(&g, Timer::DefaultTime, due, &black_defaults(due));
     }
 
     fn with_session_end(end: Millis) -> Game {
