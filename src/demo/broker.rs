@@ -16,13 +16,14 @@ pub struct EmbeddedBroker {
 }
 
 /// 1883 when it is free, so the usual `mosquitto_sub` works unchanged; otherwise any
-/// free port. (Between this probe and rumqttd's own bind another program could take the
-/// port; `start` then reports that the broker did not come up.)
-fn pick_port() -> std::io::Result<u16> {
+/// free port. Between this probe and rumqttd's own bind another program (another demo
+/// started at the same moment) can take the port; `start` then finds that the broker
+/// answering there is not its own and tries again on another port.
+fn pick_port(avoid_1883: bool) -> std::io::Result<u16> {
     let any = |port| TcpListener::bind(SocketAddrV4::new(Ipv4Addr::LOCALHOST, port));
-    match any(1883) {
-        Ok(l) => Ok(l.local_addr()?.port()),
-        Err(_) => Ok(any(0)?.local_addr()?.port()),
+    match (avoid_1883, any(1883)) {
+        (false, Ok(l)) => Ok(l.local_addr()?.port()),
+        _ => Ok(any(0)?.local_addr()?.port()),
     }
 }
 
@@ -61,10 +62,34 @@ fn config(port: u16) -> Config {
     }
 }
 
-/// Start the broker and wait until it accepts connections.
+/// Start the broker and wait until it accepts connections — its own connections: a
+/// listener that lost the port to another broker fails inside rumqttd's thread, and
+/// connecting to the port would then reach the other broker, whose hall would mix with
+/// ours (two demos started together did exactly that, each losing moves to the other).
 pub fn start() -> Result<EmbeddedBroker, String> {
-    let port = pick_port().map_err(|e| format!("no free local port for the broker: {e}"))?;
+    let mut last = String::new();
+    for attempt in 0..3 {
+        let port = pick_port(attempt > 0)
+            .map_err(|e| format!("no free local port for the broker: {e}"))?;
+        match start_on(port) {
+            Ok(broker) => return Ok(broker),
+            Err(e) => last = e,
+        }
+    }
+    Err(last)
+}
+
+fn start_on(port: u16) -> Result<EmbeddedBroker, String> {
     let mut broker = Broker::new(config(port));
+    // A link inside the router, subscribed to a topic only this process knows: a publish
+    // to it over TCP comes back here only if the port is this broker's.
+    let (mut probe_tx, mut probe_rx) = broker
+        .link("hallclock-demo-probe")
+        .map_err(|e| format!("the embedded MQTT broker refused its own link: {e}"))?;
+    let topic = format!("hallclock-demo-probe/{}/{port}", std::process::id());
+    probe_tx
+        .subscribe(topic.clone())
+        .map_err(|e| format!("the embedded MQTT broker refused its own link: {e}"))?;
     std::thread::Builder::new()
         .name("mqtt-broker".into())
         .spawn(move || {
@@ -77,12 +102,62 @@ pub fn start() -> Result<EmbeddedBroker, String> {
     let deadline = Instant::now() + Duration::from_secs(5);
     let addr = SocketAddr::V4(SocketAddrV4::new(Ipv4Addr::LOCALHOST, port));
     while Instant::now() < deadline {
-        if TcpStream::connect_timeout(&addr, Duration::from_millis(200)).is_ok() {
-            return Ok(EmbeddedBroker { port });
+        if let Ok(stream) = TcpStream::connect_timeout(&addr, Duration::from_millis(200)) {
+            publish_once(stream, &topic)
+                .map_err(|e| format!("the MQTT broker on 127.0.0.1:{port} did not answer: {e}"))?;
+            return match seen(&mut probe_rx, Instant::now() + Duration::from_secs(3)) {
+                true => {
+                    // The link lives as long as the broker (the process): the router is
+                    // never left writing to a link that went away.
+                    std::mem::forget((probe_tx, probe_rx));
+                    Ok(EmbeddedBroker { port })
+                }
+                false => Err(format!(
+                    "127.0.0.1:{port} is another program's MQTT broker, not the embedded one"
+                )),
+            };
         }
         std::thread::sleep(Duration::from_millis(20));
     }
     Err(format!(
         "the embedded MQTT broker did not come up on 127.0.0.1:{port}"
     ))
+}
+
+/// One MQTT 3.1.1 session by hand: CONNECT, wait for CONNACK, PUBLISH (QoS 0) an empty
+/// payload to `topic`, DISCONNECT. Enough to tell whose broker listens on a port without
+/// a client library's event loop.
+fn publish_once(mut stream: TcpStream, topic: &str) -> std::io::Result<()> {
+    use std::io::{Error, ErrorKind, Read, Write};
+    let client_id = b"hallclock-demo-probe-tcp";
+    let mut connect = vec![0x10, (12 + client_id.len()) as u8];
+    connect.extend_from_slice(&[0, 4, b'M', b'Q', b'T', b'T', 4, 0x02, 0, 10]);
+    connect.extend_from_slice(&[0, client_id.len() as u8]);
+    connect.extend_from_slice(client_id);
+    stream.set_read_timeout(Some(Duration::from_secs(2)))?;
+    stream.write_all(&connect)?;
+    let mut connack = [0u8; 4];
+    stream.read_exact(&mut connack)?;
+    if connack[0] != 0x20 || connack[3] != 0 {
+        return Err(Error::new(ErrorKind::InvalidData, "no CONNACK"));
+    }
+    let topic = topic.as_bytes();
+    let length = u8::try_from(2 + topic.len())
+        .map_err(|_| Error::new(ErrorKind::InvalidInput, "probe topic too long"))?;
+    let mut publish = vec![0x30, length, 0, topic.len() as u8];
+    publish.extend_from_slice(topic);
+    stream.write_all(&publish)?;
+    stream.write_all(&[0xE0, 0])?;
+    Ok(())
+}
+
+/// Whether the probe's publish reached the link before `deadline`.
+fn seen(rx: &mut rumqttd::local::LinkRx, deadline: Instant) -> bool {
+    loop {
+        match rx.recv_deadline(deadline) {
+            Ok(Some(rumqttd::Notification::Forward(_))) => return true,
+            Ok(_) => {}
+            Err(_) => return false,
+        }
+    }
 }

@@ -105,13 +105,18 @@ pub struct Discrepancy {
 pub(super) struct Owed {
     position: Chess,
     repetitions: Vec<u64>,
-    /// Presses since `position` whose moves are not attached yet (1 or 2).
+    /// Presses since `position` whose moves are not attached yet (1 to `MAX_OWED_PLIES`).
     plies: u8,
 }
 
-/// How many presses may come before their moves (both players pressing before the
-/// board's updates for either move arrived); beyond that the position is unknown.
-const MAX_OWED_PLIES: u8 = 2;
+/// How many presses may come before their moves (players pressing before the board's
+/// updates for their moves arrived); beyond that the position is unknown. In a time
+/// scramble on a loaded hall server the board's scan was seen to lag three presses (three
+/// moves reported 0.2 ms apart, ~400 ms after the first press): two was too few, and the
+/// rest of the game was then lost to the record. Eight is about a second and a half of
+/// the fastest pressing; a board that stays silent longer has lost its updates, and the
+/// arbiter sets the position.
+pub const MAX_OWED_PLIES: u8 = 8;
 
 /// Parse a FEN into a legal position, saying what is wrong (see [`super::fen`]).
 pub fn parse_fen(fen: &str) -> Result<Chess, String> {

@@ -331,19 +331,51 @@ fn rule_6_7a_an_owed_mate_attached_after_the_end_does_not_end_the_game_again() {
 }
 
 #[test]
-fn rule_6_7a_a_third_press_without_moves_leaves_the_position_unknown() {
+fn rule_6_7a_three_presses_before_their_moves_are_read_keep_the_position() {
+    // The demo's time scramble on a loaded server: black, white and black pressed, then
+    // the board reported the three moves within a millisecond. Each is attached to its
+    // press, in order, and the position is known again after the last.
     let mut g = started(None);
     press(&mut g, Color::White, None, at(1000));
-    press(&mut g, Color::Black, None, at(2000));
-    press(&mut g, Color::White, None, at(3000));
+    press(&mut g, Color::Black, None, at(1200));
+    press(&mut g, Color::White, None, at(1400));
+    assert_eq!(g.move_owed(), Some(Color::White));
+    assert_eq!(fen(&g, at(1400)), None);
+    late(&mut g, "e2e4", at(1600));
+    assert_eq!(g.move_owed(), Some(Color::Black));
+    late(&mut g, "e7e5", at(1600));
+    assert_eq!(g.move_owed(), Some(Color::White));
+    assert_eq!(fen(&g, at(1600)), None, "one move still owed");
+    late(&mut g, "g1f3", at(1601));
+    assert_eq!(g.move_owed(), None);
+    assert!(
+        fen(&g, at(1601)).is_some_and(|f| f.starts_with("rnbqkbnr/pppp1ppp/8/4p3/4P3/5N2/")),
+        "{:?}",
+        fen(&g, at(1601))
+    );
+    // Black's clock runs: the next press is black's with its move.
+    press(&mut g, Color::Black, Some("Nc6"), at(2000));
+}
+
+#[test]
+fn rule_6_7a_more_presses_without_moves_than_the_board_can_owe_leave_the_position_unknown() {
+    let mut g = started(None);
+    let sides = [Color::White, Color::Black];
+    for i in 0..usize::from(hallclock_rules::game::MAX_OWED_PLIES) {
+        press(&mut g, sides[i % 2], None, at(1000 + 100 * i as i64));
+        assert_eq!(g.move_owed(), Some(Color::White), "press {}", i + 1);
+    }
+    let over = usize::from(hallclock_rules::game::MAX_OWED_PLIES);
+    press(&mut g, sides[over % 2], None, at(3000));
     assert_eq!(g.move_owed(), None);
     let r = g
         .decide(&Input::Move { mv: "e2e4".into() }, at(3100))
         .unwrap_err();
     assert_eq!(r, Rejection::PositionUnknown);
     // An arbiter's position ends it.
+    let turn = if over % 2 == 0 { "b" } else { "w" };
     let set = Input::SetPosition {
-        fen: "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR b KQkq - 0 1".into(),
+        fen: format!("rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR {turn} KQkq - 0 1"),
         arbiter: "IA".into(),
         reason: "clock-only board".into(),
     };
