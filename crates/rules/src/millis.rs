@@ -149,22 +149,45 @@ impl fmt::Display for Utc {
     }
 }
 
-// Time as text: the notation of scripts and commands (`1:30:00`, `14:00:00`,
-// `2026-11-30 14:00:00`) sits beside the calendar arithmetic it is built on, so scripts,
-// commands and the core parse and print time one way.
+// Time as text: the notation of config, scripts, commands, the simulator's control and
+// the dashboard (`1:30:00`, `500ms`, `14:00:00`, `2026-11-30 14:00:00`) sits beside the
+// calendar arithmetic it is built on, so every door parses and prints time one way. A
+// bare number keeps the unit its own door documented (seconds in config and on the
+// page, milliseconds in scripts and commands): that is the door's reading, not this one's.
 
-/// `1:30:00`, `5:00.5`, `-0:30`, `+2:00`.
-pub fn parse_duration(s: &str) -> Result<Millis, String> {
-    let bad = || {
-        format!(
-            "'{s}' is not a duration: expected milliseconds or [-]H:MM:SS[.mmm] or [-]M:SS[.mmm]"
-        )
-    };
+/// What a time text was not.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum TimeTextError {
+    #[error(
+        "'{0}' is not a duration: expected [-]H:MM:SS[.mmm], [-]M:SS[.mmm] or a number with its unit (500ms, 30s, 1.5m, 2h)"
+    )]
+    Duration(String),
+    /// A number alone: which unit it meant depends on the door it came through.
+    #[error("'{0}' is a number without a unit: write '{0}s' for seconds or '{0}ms' for milliseconds")]
+    NoUnit(String),
+    #[error("'{0}' is not a date: expected YYYY-MM-DD")]
+    Date(String),
+    #[error("'{0}' is not a time: expected HH:MM:SS[.mmm] or YYYY-MM-DD HH:MM:SS[.mmm]")]
+    Instant(String),
+}
+
+/// A duration: `1:30:00`, `5:00.5`, `-0:30`, `+2:00`, or a number with its unit:
+/// `500ms`, `30s`, `1.5s`, `2m`, `1h` (a fraction of at most three digits, none for `ms`).
+pub fn parse_duration(s: &str) -> Result<Millis, TimeTextError> {
+    let bad = || TimeTextError::Duration(s.to_string());
     let (sign, body) = match s.as_bytes().first() {
         Some(b'-') => (-1, &s[1..]),
         Some(b'+') => (1, &s[1..]),
         _ => (1, s),
     };
+    if !body.contains(':') {
+        return with_unit(body)
+            .map(|ms| Millis(sign * ms))
+            .ok_or_else(|| match digits(body) {
+                true => TimeTextError::NoUnit(s.to_string()),
+                false => bad(),
+            });
+    }
     let (clock, frac) = match body.split_once('.') {
         Some((c, f)) => (c, f),
         None => (body, ""),
@@ -172,17 +195,9 @@ pub fn parse_duration(s: &str) -> Result<Millis, String> {
     if frac.len() > 3 || !frac.bytes().all(|b| b.is_ascii_digit()) {
         return Err(bad());
     }
-    let ms_frac: i64 = if frac.is_empty() {
-        0
-    } else {
-        format!("{frac:0<3}").parse().map_err(|_| bad())?
-    };
+    let ms_frac = thousandths(frac).ok_or_else(bad)?;
     let parts: Vec<&str> = clock.split(':').collect();
-    if !(2..=3).contains(&parts.len())
-        || parts
-            .iter()
-            .any(|p| p.is_empty() || p.len() > 6 || !p.bytes().all(|b| b.is_ascii_digit()))
-    {
+    if !(2..=3).contains(&parts.len()) || parts.iter().any(|p| p.len() > 6 || !digits(p)) {
         return Err(bad());
     }
     let nums: Vec<i64> = parts.iter().filter_map(|p| p.parse().ok()).collect();
@@ -197,9 +212,49 @@ pub fn parse_duration(s: &str) -> Result<Millis, String> {
     Ok(Millis(sign * (((h * 60 + m) * 60 + sec) * 1000 + ms_frac)))
 }
 
+/// One or more ASCII digits.
+fn digits(p: &str) -> bool {
+    !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit())
+}
+
+/// "5" → 500, "05" → 50, "" → 0: the digits are tenths, hundredths, thousandths.
+fn thousandths(frac: &str) -> Option<i64> {
+    match frac {
+        "" => Some(0),
+        f => format!("{f:0<3}").parse().ok(),
+    }
+}
+
+/// `500ms`, `30s`, `1.5s`, `2m`, `1h` in milliseconds; `None` for anything else.
+fn with_unit(body: &str) -> Option<i64> {
+    let (number, scale) = if let Some(n) = body.strip_suffix("ms") {
+        (n, 1)
+    } else if let Some(n) = body.strip_suffix('s') {
+        (n, 1000)
+    } else if let Some(n) = body.strip_suffix('m') {
+        (n, 60_000)
+    } else if let Some(n) = body.strip_suffix('h') {
+        (n, 3_600_000)
+    } else {
+        return None;
+    };
+    let (whole, frac) = match number.split_once('.') {
+        Some((w, f)) if scale > 1 && f.len() <= 3 && digits(f) => (w, f),
+        Some(_) => return None,
+        None => (number, ""),
+    };
+    // Nine digits of hours is far beyond any clock and far below i64's range.
+    if whole.len() > 9 || !digits(whole) {
+        return None;
+    }
+    let whole: i64 = whole.parse().ok()?;
+    // The fraction's thousandths of a second, minute or hour are whole milliseconds.
+    Some(whole * scale + thousandths(frac)? * scale / 1000)
+}
+
 /// `2026-11-30` -> midnight UTC.
-pub fn parse_date(s: &str) -> Result<Millis, String> {
-    let bad = || format!("'{s}' is not a date: expected YYYY-MM-DD");
+pub fn parse_date(s: &str) -> Result<Millis, TimeTextError> {
+    let bad = || TimeTextError::Date(s.to_string());
     let p: Vec<&str> = s.split('-').collect();
     let [y, m, d] = p.as_slice() else {
         return Err(bad());
@@ -223,9 +278,8 @@ pub fn parse_date(s: &str) -> Result<Millis, String> {
 
 /// An instant: `HH:MM:SS[.mmm]` on the script's date, or `YYYY-MM-DD HH:MM:SS[.mmm]`
 /// (also with `T` and a trailing `Z`), UTC.
-pub fn parse_instant(s: &str, date: Millis) -> Result<Millis, String> {
-    let bad =
-        || format!("'{s}' is not a time: expected HH:MM:SS[.mmm] or YYYY-MM-DD HH:MM:SS[.mmm]");
+pub fn parse_instant(s: &str, date: Millis) -> Result<Millis, TimeTextError> {
+    let bad = || TimeTextError::Instant(s.to_string());
     let s2 = s.strip_suffix('Z').unwrap_or(s);
     let (day, time) = match s2.split_once([' ', 'T']) {
         Some((d, t)) => (parse_date(d)?, t),
@@ -366,9 +420,70 @@ mod tests {
             assert!(parse_duration(text).is_err(), "{text:?} was accepted");
         }
         assert_eq!(
-            parse_duration("0:60").unwrap_err(),
-            "'0:60' is not a duration: expected milliseconds or [-]H:MM:SS[.mmm] or [-]M:SS[.mmm]"
+            parse_duration("0:60").unwrap_err().to_string(),
+            "'0:60' is not a duration: expected [-]H:MM:SS[.mmm], [-]M:SS[.mmm] or a number with its unit (500ms, 30s, 1.5m, 2h)"
         );
+        assert_eq!(
+            parse_duration("90"),
+            Err(TimeTextError::NoUnit("90".into()))
+        );
+    }
+
+    #[test]
+    fn durations_with_a_unit_read_as_the_simulator_and_config_write_them() {
+        let ok = [
+            ("500ms", 500),
+            ("0ms", 0),
+            ("30s", 30_000),
+            ("1.5s", 1_500),
+            ("0.001s", 1),
+            ("2m", 120_000),
+            ("1.25m", 75_000),
+            ("1h", 3_600_000),
+            ("0.5h", 1_800_000),
+            ("1.001h", 3_603_600),
+            ("-30s", -30_000),
+            ("+2m", 120_000),
+            ("999999999h", 999_999_999 * 3_600_000),
+        ];
+        for (text, ms) in ok {
+            assert_eq!(parse_duration(text), Ok(Millis(ms)), "{text}");
+        }
+        for text in [
+            "ms",
+            "s",
+            "1.5ms",
+            "1.0001s",
+            "1.s",
+            ".5s",
+            "1e3ms",
+            "5 s",
+            "5sec",
+            "5S",
+            "1000000000h",
+            "--5s",
+            "5d",
+            "0x10s",
+        ] {
+            assert_eq!(
+                parse_duration(text),
+                Err(TimeTextError::Duration(text.into())),
+                "{text:?}"
+            );
+        }
+        for text in ["90", "-90", "+0"] {
+            assert_eq!(
+                parse_duration(text),
+                Err(TimeTextError::NoUnit(text.into())),
+                "{text:?}"
+            );
+        }
+        assert_eq!(
+            parse_duration("90").unwrap_err().to_string(),
+            "'90' is a number without a unit: write '90s' for seconds or '90ms' for milliseconds"
+        );
+        // The unit forms are durations only: never an instant's time of day.
+        assert!(parse_instant("30s", Millis::ZERO).is_err());
     }
 
     #[test]
@@ -395,7 +510,7 @@ mod tests {
             assert!(parse_date(text).is_err(), "{text:?} was accepted");
         }
         assert_eq!(
-            parse_date("2026-13-01").unwrap_err(),
+            parse_date("2026-13-01").unwrap_err().to_string(),
             "'2026-13-01' is not a date: expected YYYY-MM-DD"
         );
         let t = Millis(1_796_047_392_345); // 2026-11-30 14:03:12.345
