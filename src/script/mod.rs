@@ -130,7 +130,7 @@ mod tests {
             script_err(&format!(
                 "{SETUP}\n{{\"at\":\"14:00:01\",\"input\":\"set_time\",\"side\":\"white\",\"remaining\":\"5 min\",\"arbiter\":\"a\",\"reason\":\"r\"}}"
             )),
-            "line 2: set_time: '5 min' is not a duration: expected milliseconds or [-]H:MM:SS[.mmm] or [-]M:SS[.mmm]"
+            "line 2: set_time: '5 min' is not a duration: expected [-]H:MM:SS[.mmm], [-]M:SS[.mmm] or a number with its unit (500ms, 30s, 1.5m, 2h)"
         );
         assert_eq!(
             script_err(&format!(

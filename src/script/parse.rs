@@ -572,7 +572,7 @@ impl Parser {
             (None, ScriptInput::Setup(s)) => {
                 let date = match date_value {
                     None => Millis::ZERO,
-                    Some(Value::String(d)) => parse_date(&d).map_err(|e| err(line, e))?,
+                    Some(Value::String(d)) => parse_date(&d).map_err(|e| err(line, e.to_string()))?,
                     Some(other) => {
                         return Err(err(
                             line,
@@ -580,7 +580,7 @@ impl Parser {
                         ));
                     }
                 };
-                let at = parse_instant(&at_text, date).map_err(|e| err(line, e))?;
+                let at = parse_instant(&at_text, date).map_err(|e| err(line, e.to_string()))?;
                 let start =
                     parse_instant(&s.start, date).map_err(|e| err(line, format!("start: {e}")))?;
                 let session_end = s
@@ -632,7 +632,7 @@ impl Parser {
                 if date_value.is_some() {
                     return Err(err(line, "\"date\" belongs on the setup line"));
                 }
-                let at = parse_instant(&at_text, *date).map_err(|e| err(line, e))?;
+                let at = parse_instant(&at_text, *date).map_err(|e| err(line, e.to_string()))?;
                 let input = to_input(line, parsed, *date)?;
                 steps.push(Step { line, at, input });
                 at
