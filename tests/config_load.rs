@@ -296,7 +296,7 @@ port = 0
 colour = \"blue\"
 [defaults]
 time_control = \"40/5400+30:\"
-default_time = \"1h\"
+default_time = \"1 hour\"
 [log]
 level = \"verbose\"
 [[boards]]
@@ -506,9 +506,22 @@ fn durations_are_strings_or_seconds() {
         &[],
     );
     assert_eq!(c.defaults.default_time, Millis::ZERO);
+    // The house notation's units (the simulator's and the dashboard's too).
+    let (c, _) = ok(
+        &with_state_dir(
+            &dir,
+            &format!(
+                "[defaults]\ndefault_time = \"1h\"\ndiscrepancy_margin = \"1500ms\"\n{}",
+                board("b")
+            ),
+        ),
+        &[],
+    );
+    assert_eq!(c.defaults.default_time, Millis::from_mins(60));
+    assert_eq!(c.defaults.discrepancy_margin, Millis(1500));
 
     let e = err(
-        "[defaults]\ndefault_time = \"1h\"\ndiscrepancy_margin = -2\n",
+        "[defaults]\ndefault_time = \"1 hour\"\ndiscrepancy_margin = -2\n",
         &[],
     );
     assert!(

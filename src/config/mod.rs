@@ -534,47 +534,48 @@ const DELAY_DISPLAYS: &[(&str, DelayDisplay)] = &[
 ];
 const SIDES: &[(&str, Side)] = &[("left", Side::Left), ("right", Side::Right)];
 
-/// Parse a duration: integer seconds, or `H:MM:SS` / `M:SS` with an optional `.mmm`.
-pub fn parse_duration(s: &str) -> Result<Millis, String> {
-    let expected = || {
-        format!(
-            "expected a duration such as \"1:00:00\", \"2:30\", \"0:01.500\" or a number of seconds, found \"{s}\""
-        )
-    };
-    let digits = |p: &str| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit());
-    let (whole, frac) = match s.split_once('.') {
-        Some((w, f)) if digits(f) && f.len() <= 3 => (w, f),
-        Some(_) => return Err(expected()),
-        None => (s, ""),
-    };
-    let parts: Vec<&str> = whole.split(':').collect();
-    if parts.len() > 3 || !parts.iter().all(|p| digits(p)) {
-        return Err(expected());
-    }
-    if parts[0].len() > 7 {
-        return Err(format!("\"{s}\" is too long: at most 10 days"));
-    }
-    let mut secs: i64 = 0;
-    for (i, p) in parts.iter().enumerate() {
-        // parts are 1–7 ASCII digits (first) or checked to be 2 (later): no overflow.
-        let n: i64 = p.parse().map_err(|_| expected())?;
-        if i > 0 && (p.len() != 2 || n >= 60) {
-            return Err(format!(
-                "\"{s}\": minutes and seconds after ':' are two digits from 00 to 59"
-            ));
+/// What a config duration was not.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum DurationError {
+    #[error(
+        "expected a duration such as \"1:00:00\", \"2:30\", \"0:01.500\", \"90s\", \"500ms\" or a number of seconds, found \"{0}\""
+    )]
+    Unreadable(String),
+    /// A clock time with a field after ':' that is not 00 to 59.
+    #[error(transparent)]
+    Clock(crate::rules::millis::TimeTextError),
+    #[error("\"{0}\": a duration cannot be negative")]
+    Negative(String),
+    #[error("\"{0}\" is too long: at most 10 days")]
+    TooLong(String),
+}
+
+/// A config duration: the house notation (`rules::millis::parse_duration`: `1:00:00`,
+/// `2:30`, `0:01.500`, `90s`, `500ms`, `2m`, `1h`), or digits alone, which config has
+/// always read as seconds (`"3600"`, as a TOML integer or an environment variable gives).
+/// Never negative, at most 10 days.
+pub fn parse_duration(s: &str) -> Result<Millis, DurationError> {
+    let unreadable = || DurationError::Unreadable(s.to_string());
+    let bare_seconds = !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+    let d = if bare_seconds {
+        if s.len() > 7 {
+            return Err(DurationError::TooLong(s.to_string()));
         }
-        secs = secs * 60 + n;
-    }
-    let ms: i64 = if frac.is_empty() {
-        0
+        Millis::from_secs(s.parse().map_err(|_| unreadable())?)
     } else {
-        // Pad "5" to "500": the digits are tenths, hundredths, thousandths.
-        format!("{frac:0<3}").parse().map_err(|_| expected())?
+        use crate::rules::millis::TimeTextError;
+        crate::rules::millis::parse_duration(s).map_err(|e| match e {
+            e @ TimeTextError::ClockField(_) => DurationError::Clock(e),
+            _ => unreadable(),
+        })?
     };
-    if secs > MAX_DURATION_SECS {
-        return Err(format!("\"{s}\" is too long: at most 10 days"));
+    if d < Millis::ZERO {
+        return Err(DurationError::Negative(s.to_string()));
     }
-    Ok(Millis(secs * 1000 + ms))
+    if d > Millis::from_secs(MAX_DURATION_SECS) {
+        return Err(DurationError::TooLong(s.to_string()));
+    }
+    Ok(d)
 }
 
 /// The inverse of [`parse_duration`]: `1:00:00`, `0:02`, `0:01.500`.
@@ -689,6 +690,11 @@ mod tests {
             ("90:00", 5_400_000),
             ("3600", 3_600_000),
             ("0:00.05", 50),
+            ("90s", 90_000),
+            ("500ms", 500),
+            ("1h", 3_600_000),
+            ("1.5m", 90_000),
+            ("240h", 864_000_000),
         ] {
             assert_eq!(parse_duration(text), Ok(Millis(ms)), "{text}");
         }
@@ -699,14 +705,24 @@ mod tests {
             "",
             "1:2",
             "1:60",
-            "1h",
+            "1 h",
             "1:00:00:00",
             "-5",
+            "-5s",
             "1.2345",
             "99999999",
+            "241h",
         ] {
             assert!(parse_duration(bad).is_err(), "{bad}");
         }
+        assert_eq!(
+            parse_duration("-5s"),
+            Err(DurationError::Negative("-5s".into()))
+        );
+        assert_eq!(
+            parse_duration("241h"),
+            Err(DurationError::TooLong("241h".into()))
+        );
     }
 
     #[test]

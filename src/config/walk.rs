@@ -696,9 +696,9 @@ fn duration(got: &Got) -> Result<Millis, String> {
             Err(format!("{n} s is too long: at most 10 days"))
         }
         ValueKind::I64(n) => Ok(Millis::from_secs(*n)),
-        ValueKind::String(s) => parse_duration(s.trim()),
+        ValueKind::String(s) => parse_duration(s.trim()).map_err(|e| e.to_string()),
         other => Err(format!(
-            "expected a duration (\"1:00:00\" or a number of seconds), found {}",
+            "expected a duration (\"1:00:00\", \"90s\" or a number of seconds), found {}",
             kind_name(other)
         )),
     }

@@ -572,7 +572,9 @@ impl Parser {
             (None, ScriptInput::Setup(s)) => {
                 let date = match date_value {
                     None => Millis::ZERO,
-                    Some(Value::String(d)) => parse_date(&d).map_err(|e| err(line, e.to_string()))?,
+                    Some(Value::String(d)) => {
+                        parse_date(&d).map_err(|e| err(line, e.to_string()))?
+                    }
                     Some(other) => {
                         return Err(err(
                             line,

@@ -245,28 +245,28 @@ pub fn parse_line(line: &str) -> Result<Option<Control>, ControlError> {
     Ok(Some(control))
 }
 
-/// `500ms`, `5s`, `1.5s`, `2m`.
+/// `500ms`, `5s`, `1.5s`, `2m`, `0:05`: the house notation (`rules::millis`), never
+/// negative; upper case still read, as this parser always did.
 pub fn parse_duration(s: &str) -> Option<Duration> {
-    let s = s.trim().to_ascii_lowercase();
-    let (num, scale_ms) = if let Some(n) = s.strip_suffix("ms") {
-        (n, 1.0)
-    } else if let Some(n) = s.strip_suffix('s') {
-        (n, 1000.0)
-    } else if let Some(n) = s.strip_suffix('m') {
-        (n, 60_000.0)
-    } else {
-        return None;
-    };
-    let v: f64 = num.parse().ok()?;
-    if !v.is_finite() || !(0.0..=1e9).contains(&v) {
-        return None;
-    }
-    Some(Duration::from_micros((v * scale_ms * 1000.0) as u64))
+    let ms = crate::rules::millis::parse_duration(&s.trim().to_ascii_lowercase()).ok()?;
+    u64::try_from(ms.as_i64()).ok().map(Duration::from_millis)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn durations_are_the_house_notation_and_never_negative() {
+        let ms = Duration::from_millis;
+        assert_eq!(parse_duration("500ms"), Some(ms(500)));
+        assert_eq!(parse_duration("1.5s"), Some(ms(1500)));
+        assert_eq!(parse_duration("2M"), Some(ms(120_000)));
+        assert_eq!(parse_duration(" 0:05 "), Some(ms(5000)));
+        for bad in ["", "500", "-1s", "1.5ms", "five s"] {
+            assert_eq!(parse_duration(bad), None, "{bad:?}");
+        }
+    }
 
     #[test]
     fn good_lines_parse() {

@@ -163,8 +163,13 @@ pub enum TimeTextError {
     )]
     Duration(String),
     /// A number alone: which unit it meant depends on the door it came through.
-    #[error("'{0}' is a number without a unit: write '{0}s' for seconds or '{0}ms' for milliseconds")]
+    #[error(
+        "'{0}' is a number without a unit: write '{0}s' for seconds or '{0}ms' for milliseconds"
+    )]
     NoUnit(String),
+    /// Reads as a clock time but a field after a ':' is not 00 to 59.
+    #[error("'{0}': minutes and seconds after ':' are two digits from 00 to 59")]
+    ClockField(String),
     #[error("'{0}' is not a date: expected YYYY-MM-DD")]
     Date(String),
     #[error("'{0}' is not a time: expected HH:MM:SS[.mmm] or YYYY-MM-DD HH:MM:SS[.mmm]")]
@@ -197,18 +202,21 @@ pub fn parse_duration(s: &str) -> Result<Millis, TimeTextError> {
     }
     let ms_frac = thousandths(frac).ok_or_else(bad)?;
     let parts: Vec<&str> = clock.split(':').collect();
+    // Minutes and seconds after a ':' are two digits, as a clock shows them: "1:2" is
+    // more likely a slip for "1:20" than a way to write 1:02.
     if !(2..=3).contains(&parts.len()) || parts.iter().any(|p| p.len() > 6 || !digits(p)) {
         return Err(bad());
     }
     let nums: Vec<i64> = parts.iter().filter_map(|p| p.parse().ok()).collect();
+    let field = || TimeTextError::ClockField(s.to_string());
+    if parts[1..].iter().any(|p| p.len() != 2) || nums[1..].iter().any(|n| *n >= 60) {
+        return Err(field());
+    }
     let (h, m, sec) = match nums.as_slice() {
         [m, sec] => (0, *m, *sec),
-        [h, m, sec] if *m < 60 => (*h, *m, *sec),
+        [h, m, sec] => (*h, *m, *sec),
         _ => return Err(bad()),
     };
-    if sec >= 60 {
-        return Err(bad());
-    }
     Ok(Millis(sign * (((h * 60 + m) * 60 + sec) * 1000 + ms_frac)))
 }
 
@@ -415,13 +423,25 @@ mod tests {
             "+-0:30",
             "0:-30",
             "1:30:00 ",
+            "1:2",
+            "1:5:00",
+            "1:05:0",
+            "0:005",
         ];
         for text in bad {
             assert!(parse_duration(text).is_err(), "{text:?} was accepted");
         }
         assert_eq!(
             parse_duration("0:60").unwrap_err().to_string(),
-            "'0:60' is not a duration: expected [-]H:MM:SS[.mmm], [-]M:SS[.mmm] or a number with its unit (500ms, 30s, 1.5m, 2h)"
+            "'0:60': minutes and seconds after ':' are two digits from 00 to 59"
+        );
+        assert_eq!(
+            parse_duration("1:5:00"),
+            Err(TimeTextError::ClockField("1:5:00".into()))
+        );
+        assert_eq!(
+            parse_duration("0:6o").unwrap_err().to_string(),
+            "'0:6o' is not a duration: expected [-]H:MM:SS[.mmm], [-]M:SS[.mmm] or a number with its unit (500ms, 30s, 1.5m, 2h)"
         );
         assert_eq!(
             parse_duration("90"),

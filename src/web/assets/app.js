@@ -370,14 +370,23 @@ async function post(boardId, body, replyEl) {
 }
 
 /**
- * "1:30:00", "5:00", "90" (seconds) or "-30" → ms; NaN when unreadable.
+ * The house notation (rules::millis): "1:30:00", "5:00", "500ms", "30s", "1.5m", "2h";
+ * and, as this page always read it, "90" (seconds) or "-30" → ms; NaN when unreadable.
  * @param {string} text
  */
 function parseDuration(text) {
-  const t = text.trim();
+  const t = text.trim().toLowerCase();
   if (!t) return NaN;
   const neg = t.startsWith("-");
-  const parts = (neg ? t.slice(1) : t).split(":");
+  const body = neg || t.startsWith("+") ? t.slice(1) : t;
+  const unit = /^(\d{1,9})(?:\.(\d{1,3}))?(ms|s|m|h)$/.exec(body);
+  if (unit) {
+    if (unit[3] === "ms" && unit[2] !== undefined) return NaN;
+    const scale = { ms: 1, s: 1000, m: 60000, h: 3600000 }[unit[3]];
+    const ms = Number(unit[1]) * scale + Math.round((Number((unit[2] || "").padEnd(3, "0")) * scale) / 1000);
+    return neg ? -ms : ms;
+  }
+  const parts = body.split(":");
   if (parts.length > 3 || parts.some((p) => !/^\d+(\.\d+)?$/.test(p))) return NaN;
   let s = 0;
   for (const p of parts) s = s * 60 + Number(p);
@@ -450,7 +459,7 @@ function formBody(spec, form) {
     let value = raw;
     if (f.kind === "duration" || f.kind === "seconds") {
       const ms = f.kind === "seconds" ? Math.round(Number(raw) * 1000) : parseDuration(raw);
-      if (!Number.isFinite(ms)) return { error: `${f.label}: '${raw}' is not a time (h:mm:ss, m:ss or seconds)` };
+      if (!Number.isFinite(ms)) return { error: `${f.label}: '${raw}' is not a time (h:mm:ss, m:ss, 90s, 500ms or seconds)` };
       if (f.min !== undefined && ms < f.min * 1000) return { error: `${f.label}: at least ${f.min} s` };
       if (f.max !== undefined && ms > f.max * 1000) return { error: `${f.label}: at most ${f.max} s` };
       value = ms;
