@@ -132,7 +132,7 @@ fn read_password(id: &str) -> Result<String, ArbitersError> {
     if stdin.is_terminal() && line("again: ")? != first {
         return Err(ArbitersError::Invalid("the two passwords differ".into()));
     }
-    crate::intake::auth::check_password(&first).map_err(ArbitersError::Invalid)?;
+    crate::intake::auth::check_password(&first)?;
     Ok(first)
 }
 

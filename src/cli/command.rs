@@ -67,7 +67,7 @@ pub fn run(args: CommandArgs) -> ExitCode {
 }
 
 async fn send(args: CommandArgs) -> Result<Value, String> {
-    let key = Key::read_file(&args.key_file)?;
+    let key = Key::read_file(&args.key_file).map_err(|e| e.to_string())?;
     let mut command: Value =
         serde_json::from_str(&args.command).map_err(|e| format!("the command is not JSON: {e}"))?;
     let Value::Object(fields) = &mut command else {

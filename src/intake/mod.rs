@@ -28,6 +28,7 @@ pub mod command;
 pub mod input;
 pub mod json;
 pub mod refusal;
+pub mod secrets;
 
 use serde::de::DeserializeOwned;
 use tokio::sync::oneshot;
