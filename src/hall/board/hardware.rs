@@ -36,9 +36,6 @@ impl BoardActor {
     }
 
     pub(super) async fn on_link(&mut self, ev: LinkEvent) {
-        if matches!(ev, LinkEvent::Game(_) | LinkEvent::Lever { .. }) {
-            tracing::debug!(board = %self.id, ?ev, "from the board");
-        }
         match ev {
             LinkEvent::Online(identity) => {
                 self.online = true;
@@ -229,9 +226,7 @@ impl BoardActor {
             self.settling.stop_waiting();
             return;
         };
-        let owed = self.settling.take_owed();
-        tracing::debug!(board = %self.id, ?owed, "attaching the owed move");
-        let Some(mv) = owed else {
+        let Some(mv) = self.settling.take_owed() else {
             // The press came and the board has shown no move since: perhaps an update
             // was missed. The dump shows the board; the move reader finds the move(s).
             let _ = self.link.send(LinkCommand::RequestBoard).await;
