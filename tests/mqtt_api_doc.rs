@@ -1007,7 +1007,7 @@ fn all_refusals() -> Vec<Refusal> {
             reason: t(),
         },
         Refusal::SameBoard,
-        Refusal::BadResult(t()),
+        Refusal::BadResult(hallclock::intake::command::NeedsSide("resignation")),
         Refusal::GameNotStored {
             board: t(),
             reason: t(),
@@ -1021,7 +1021,12 @@ fn all_refusals() -> Vec<Refusal> {
         Refusal::Internal { reason: t() },
         Refusal::TooLarge(t()),
         Refusal::DuplicateKey(t()),
-        Refusal::OutOfRange(t()),
+        Refusal::OutOfRange(hallclock::intake::command::InstantOutOfRange {
+            key: "start",
+            at: Millis(0),
+            from: Millis(0),
+            to: Millis(0),
+        }),
         Refusal::NotARequest { action: "pause" },
         Refusal::BadValue(t()),
         Refusal::Trf(Box::new(
@@ -1872,7 +1877,10 @@ fn documented_daemon_reasons_are_the_daemons_own() {
     let passed_on = [
         (
             "bad_value",
-            ResultName::Resignation.to_result(None).unwrap_err(),
+            ResultName::Resignation
+                .to_result(None)
+                .unwrap_err()
+                .to_string(),
         ),
         ("too_large", parse::<HallAction>(&big).unwrap_err().reason),
         (
@@ -1889,7 +1897,8 @@ fn documented_daemon_reasons_are_the_daemons_own() {
                 &[("start", Instant(Millis(i64::MAX)))],
                 Millis(1_796_047_200_000),
             )
-            .unwrap_err(),
+            .unwrap_err()
+            .to_string(),
         ),
     ];
     let all = examples();

@@ -207,10 +207,15 @@ pub enum ResultName {
     BothLose,
 }
 
+/// A result that names a side (`resignation`, `illegal_moves`) sent without one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("'{0}' needs \"side\"")]
+pub struct NeedsSide(pub &'static str);
+
 impl ResultName {
     /// The core's result; `side` is who resigned or made the illegal moves.
-    pub fn to_result(self, side: Option<Color>) -> Result<ArbiterResult, String> {
-        let need = |what: &str| side.ok_or_else(|| format!("'{what}' needs \"side\""));
+    pub fn to_result(self, side: Option<Color>) -> Result<ArbiterResult, NeedsSide> {
+        let need = |what: &'static str| side.ok_or(NeedsSide(what));
         Ok(match self {
             ResultName::AgreedDraw => ArbiterResult::AgreedDraw,
             ResultName::Resignation => ArbiterResult::Resignation {
@@ -458,21 +463,39 @@ pub fn log_safe(s: &str) -> String {
 pub const INSTANTS_BACK: Millis = Millis(86_400_000);
 pub const INSTANTS_AHEAD: Millis = Millis(14 * 86_400_000);
 
+/// An instant of a command outside the range around now.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "{key}: {} is out of range: allowed from {} to {} (1 day back, 14 days ahead)",
+    format_iso(*at),
+    format_iso(*from),
+    format_iso(*to)
+)]
+pub struct InstantOutOfRange {
+    pub key: &'static str,
+    pub at: Millis,
+    pub from: Millis,
+    pub to: Millis,
+}
+
 /// `Err` naming the first instant outside [`now - INSTANTS_BACK`, `now + INSTANTS_AHEAD`]
 /// and the allowed range.
-pub fn check_instants(instants: &[(&str, Instant)], now: Millis) -> Result<(), String> {
+pub fn check_instants(
+    instants: &[(&'static str, Instant)],
+    now: Millis,
+) -> Result<(), InstantOutOfRange> {
     let (from, to) = (
         Millis(now.0.saturating_sub(INSTANTS_BACK.0)),
         Millis(now.0.saturating_add(INSTANTS_AHEAD.0)),
     );
     for (key, at) in instants {
         if at.0 < from || at.0 > to {
-            return Err(format!(
-                "{key}: {} is out of range: allowed from {} to {} (1 day back, 14 days ahead)",
-                format_iso(at.0),
-                format_iso(from),
-                format_iso(to)
-            ));
+            return Err(InstantOutOfRange {
+                key,
+                at: at.0,
+                from,
+                to,
+            });
         }
     }
     Ok(())
@@ -522,11 +545,22 @@ impl ResumptionSpec {
     }
 }
 
-fn take_string(obj: &mut Map<String, Value>, key: &str) -> Result<Option<String>, String> {
+/// A command's common field (`transaction`, `arbiter`, `reason`) that is not a string.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("\"{key}\" must be a string, not {found}")]
+struct NotAString {
+    key: &'static str,
+    found: Value,
+}
+
+fn take_string(
+    obj: &mut Map<String, Value>,
+    key: &'static str,
+) -> Result<Option<String>, NotAString> {
     match obj.remove(key) {
         None | Some(Value::Null) => Ok(None),
         Some(Value::String(s)) => Ok(Some(s)),
-        Some(other) => Err(format!("\"{key}\" must be a string, not {other}")),
+        Some(found) => Err(NotAString { key, found }),
     }
 }
 
@@ -573,7 +607,7 @@ pub fn parse_as<A: for<'de> Deserialize<'de>>(
         return Err(bad("", "", "expected a JSON object".into()));
     };
     let transaction = take_string(&mut obj, "transaction")
-        .map_err(|e| bad("", "", e))?
+        .map_err(|e| bad("", "", e.to_string()))?
         .unwrap_or_default();
     let action = obj
         .get("action")
@@ -587,7 +621,8 @@ pub fn parse_as<A: for<'de> Deserialize<'de>>(
             "missing \"transaction\": an id echoed in the response".into(),
         ));
     }
-    let given = take_string(&mut obj, "arbiter").map_err(|e| bad(&transaction, &action, e))?;
+    let given =
+        take_string(&mut obj, "arbiter").map_err(|e| bad(&transaction, &action, e.to_string()))?;
     let arbiter = match (signer, given) {
         (None, given) => given.unwrap_or_default(),
         (Some((_, name)), None) => name.to_string(),
@@ -612,7 +647,7 @@ pub fn parse_as<A: for<'de> Deserialize<'de>>(
         ));
     }
     let reason = take_string(&mut obj, "reason")
-        .map_err(|e| bad(&transaction, &action, e))?
+        .map_err(|e| bad(&transaction, &action, e.to_string()))?
         .unwrap_or_default();
     if action.is_empty() {
         return Err(bad(&transaction, "", "missing \"action\"".into()));
@@ -767,13 +802,15 @@ mod tests {
         assert!(check_instants(&at(now.0 + 3_600_000), now).is_ok());
         assert!(check_instants(&at(now.0 - 3_600_000), now).is_ok());
         let e = check_instants(&at(i64::MAX), now).unwrap_err();
+        assert_eq!(e.key, "start");
         assert_eq!(
-            e,
+            e.to_string(),
             "start: 9223372036854775807 ms is out of range: allowed from 2026-11-29T14:00:00.000Z to 2026-12-14T14:00:00.000Z (1 day back, 14 days ahead)"
         );
         assert!(
             check_instants(&at(0), now)
                 .unwrap_err()
+                .to_string()
                 .contains("1970-01-01T00:00:00.000Z is out of range")
         );
         assert!(check_instants(&at(i64::MIN), now).is_err());

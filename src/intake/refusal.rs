@@ -21,8 +21,8 @@ pub enum Refusal {
     TooLarge(String),
     #[error("{0}")]
     DuplicateKey(String),
-    #[error("{0}")]
-    OutOfRange(String),
+    #[error(transparent)]
+    OutOfRange(crate::intake::command::InstantOutOfRange),
     /// A command sent to `ask`, which takes only requests that read.
     #[error("'{action}' is a command: send it to the hall's set topic; ask takes only replay")]
     NotARequest { action: &'static str },
@@ -127,8 +127,8 @@ pub enum Refusal {
     #[error("the target board is this board")]
     SameBoard,
     /// A result name the core cannot take as it is (`resignation` without `side`).
-    #[error("{0}")]
-    BadResult(String),
+    #[error(transparent)]
+    BadResult(crate::intake::command::NeedsSide),
 
     // --- the disk ---
     #[error("board {board}: the game could not be stored: {reason}")]
