@@ -15,9 +15,9 @@ use crate::rules::time_control::{self, TimeControl};
 
 use super::print::toml_string;
 use super::{
-    BOTH_ABSENT, BoardConfig, COMMANDS, Config, DELAY_DISPLAYS, ENV_PREFIX, ENV_SEPARATOR,
-    FLAG_MODES, INCREMENT_CREDITS, MAX_DURATION_SECS, PERIOD_TRANSITIONS, Problem, SIDES,
-    did_you_mean, parse_duration, quoted_list,
+    BOTH_ABSENT, BoardConfig, COMMANDS, Config, DELAY_DISPLAYS, DurationError, ENV_PREFIX,
+    ENV_SEPARATOR, FLAG_MODES, INCREMENT_CREDITS, MAX_DURATION_SECS, PERIOD_TRANSITIONS, Problem,
+    SIDES, did_you_mean, parse_duration, quoted_list,
 };
 
 /// The `config` crate's origin for values that came from the environment.
@@ -443,7 +443,7 @@ impl Walk {
             self.field(t, &s, "white", &mut board.white, one_of(SIDES));
             self.field(t, &s, "number", &mut board.number, |g| {
                 match integer::<u32>(g)? {
-                    0 => Err("0 is out of range: tournament boards are numbered from 1".into()),
+                    0 => Err(BadValue::BoardNumberZero),
                     n => Ok(Some(n)),
                 }
             });
@@ -530,7 +530,7 @@ impl Walk {
         path: &str,
         key: &str,
         slot: &mut T,
-        read: impl Fn(&Got) -> Result<T, String>,
+        read: impl Fn(&Got) -> Result<T, BadValue>,
     ) {
         let Some(value) = table.get(key) else { return };
         let full = join(path, key);
@@ -603,48 +603,87 @@ fn kind_name(kind: &ValueKind) -> String {
     }
 }
 
-fn string(got: &Got) -> Result<String, String> {
-    match &got.value.kind {
-        ValueKind::String(s) => Ok(s.clone()),
-        other => Err(format!("expected a string, found {}", kind_name(other))),
+/// What was wrong with one key's value; the walker adds the key and where it was set.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+enum BadValue {
+    /// A value of the wrong kind: what the key takes, and what it got.
+    #[error("expected {expected}, found {found}")]
+    Expected { expected: String, found: String },
+    #[error("expected a path, found an empty string")]
+    EmptyPath,
+    #[error("{n} is out of range: expected {range}")]
+    OutOfRange { n: i64, range: String },
+    #[error("0 is out of range: tournament boards are numbered from 1")]
+    BoardNumberZero,
+    #[error("{0}: a duration cannot be negative")]
+    NegativeSeconds(i64),
+    #[error("{0} s is too long: at most 10 days")]
+    TooManySeconds(i64),
+    #[error(transparent)]
+    Duration(#[from] DurationError),
+    #[error(
+        "time control '{text}': {error} (e.g. \"40/5400+30:1800+30\", see `hallclock tc check`)"
+    )]
+    TimeControl {
+        text: String,
+        error: time_control::TcError,
+    },
+    /// A name outside its table: the names, and a suggestion when one is close.
+    #[error("'{got}' is not one of {names}{hint}")]
+    NotOneOf {
+        got: String,
+        names: String,
+        hint: String,
+    },
+}
+
+/// `Expected` with the found value's kind in words.
+fn expected(what: impl Into<String>, found: &ValueKind) -> BadValue {
+    BadValue::Expected {
+        expected: what.into(),
+        found: kind_name(found),
     }
 }
 
-fn path(got: &Got) -> Result<PathBuf, String> {
+fn string(got: &Got) -> Result<String, BadValue> {
     match &got.value.kind {
-        ValueKind::String(s) if s.is_empty() => {
-            Err("expected a path, found an empty string".into())
-        }
+        ValueKind::String(s) => Ok(s.clone()),
+        other => Err(expected("a string", other)),
+    }
+}
+
+fn path(got: &Got) -> Result<PathBuf, BadValue> {
+    match &got.value.kind {
+        ValueKind::String(s) if s.is_empty() => Err(BadValue::EmptyPath),
         ValueKind::String(s) => Ok(PathBuf::from(s)),
-        other => Err(format!(
-            "expected a path (a string), found {}",
-            kind_name(other)
-        )),
+        other => Err(expected("a path (a string)", other)),
     }
 }
 
 /// An optional key: an empty environment variable unsets it, since the environment has
 /// no other way to say "none".
 fn optional<T>(
-    read: impl Fn(&Got) -> Result<T, String>,
-) -> impl Fn(&Got) -> Result<Option<T>, String> {
+    read: impl Fn(&Got) -> Result<T, BadValue>,
+) -> impl Fn(&Got) -> Result<Option<T>, BadValue> {
     move |got| match &got.value.kind {
         ValueKind::String(s) if got.from_env && s.is_empty() => Ok(None),
         _ => read(got).map(Some),
     }
 }
 
-fn integer<T: TryFrom<i64> + Bounded>(got: &Got) -> Result<T, String> {
+fn integer<T: TryFrom<i64> + Bounded>(got: &Got) -> Result<T, BadValue> {
     let range = || format!("an integer from {} to {}", T::MIN_I64, T::MAX_TEXT);
     let n: i64 = match &got.value.kind {
         ValueKind::I64(n) => *n,
-        ValueKind::String(s) if got.from_env => s
-            .trim()
-            .parse()
-            .map_err(|_| format!("expected {}, found \"{s}\"", range()))?,
-        other => return Err(format!("expected {}, found {}", range(), kind_name(other))),
+        ValueKind::String(s) if got.from_env => {
+            s.trim().parse().map_err(|_| BadValue::Expected {
+                expected: range(),
+                found: format!("\"{s}\""),
+            })?
+        }
+        other => return Err(expected(range(), other)),
     };
-    T::try_from(n).map_err(|_| format!("{n} is out of range: expected {}", range()))
+    T::try_from(n).map_err(|_| BadValue::OutOfRange { n, range: range() })
 }
 
 /// The range of an integer key, for messages.
@@ -674,53 +713,50 @@ impl Bounded for usize {
     const MAX_TEXT: &'static str = "9223372036854775807";
 }
 
-fn boolean(got: &Got) -> Result<bool, String> {
+fn boolean(got: &Got) -> Result<bool, BadValue> {
     match &got.value.kind {
         ValueKind::Boolean(b) => Ok(*b),
         ValueKind::String(s) if got.from_env => match s.trim().to_lowercase().as_str() {
             "true" => Ok(true),
             "false" => Ok(false),
-            _ => Err(format!("expected true or false, found \"{s}\"")),
+            _ => Err(BadValue::Expected {
+                expected: "true or false".into(),
+                found: format!("\"{s}\""),
+            }),
         },
-        other => Err(format!(
-            "expected true or false, found {}",
-            kind_name(other)
-        )),
+        other => Err(expected("true or false", other)),
     }
 }
 
-fn duration(got: &Got) -> Result<Millis, String> {
+fn duration(got: &Got) -> Result<Millis, BadValue> {
     match &got.value.kind {
-        ValueKind::I64(n) if *n < 0 => Err(format!("{n}: a duration cannot be negative")),
-        ValueKind::I64(n) if *n > MAX_DURATION_SECS => {
-            Err(format!("{n} s is too long: at most 10 days"))
-        }
+        ValueKind::I64(n) if *n < 0 => Err(BadValue::NegativeSeconds(*n)),
+        ValueKind::I64(n) if *n > MAX_DURATION_SECS => Err(BadValue::TooManySeconds(*n)),
         ValueKind::I64(n) => Ok(Millis::from_secs(*n)),
-        ValueKind::String(s) => parse_duration(s.trim()).map_err(|e| e.to_string()),
-        other => Err(format!(
-            "expected a duration (\"1:00:00\", \"90s\" or a number of seconds), found {}",
-            kind_name(other)
+        ValueKind::String(s) => Ok(parse_duration(s.trim())?),
+        other => Err(expected(
+            "a duration (\"1:00:00\", \"90s\" or a number of seconds)",
+            other,
         )),
     }
 }
 
-fn time_control_value(got: &Got) -> Result<TimeControl, String> {
+fn time_control_value(got: &Got) -> Result<TimeControl, BadValue> {
     match &got.value.kind {
-        ValueKind::String(s) => time_control::parse(s).map_err(|e| {
-            format!(
-                "time control '{s}': {e} (e.g. \"40/5400+30:1800+30\", see `hallclock tc check`)"
-            )
+        ValueKind::String(s) => time_control::parse(s).map_err(|error| BadValue::TimeControl {
+            text: s.clone(),
+            error,
         }),
-        other => Err(format!(
-            "expected a time control string such as \"40/5400+30:1800+30\", found {}",
-            kind_name(other)
+        other => Err(expected(
+            "a time control string such as \"40/5400+30:1800+30\"",
+            other,
         )),
     }
 }
 
 fn one_of<T: Copy + PartialEq>(
     table: &'static [(&'static str, T)],
-) -> impl Fn(&Got) -> Result<T, String> {
+) -> impl Fn(&Got) -> Result<T, BadValue> {
     move |got| {
         let names: Vec<&str> = table.iter().map(|(n, _)| *n).collect();
         match &got.value.kind {
@@ -728,18 +764,12 @@ fn one_of<T: Copy + PartialEq>(
                 .iter()
                 .find(|(n, _)| n == s)
                 .map(|(_, v)| *v)
-                .ok_or_else(|| {
-                    format!(
-                        "'{s}' is not one of {}{}",
-                        quoted_list(&names),
-                        did_you_mean(s, names.iter().copied())
-                    )
+                .ok_or_else(|| BadValue::NotOneOf {
+                    got: s.clone(),
+                    names: quoted_list(&names),
+                    hint: did_you_mean(s, names.iter().copied()),
                 }),
-            other => Err(format!(
-                "expected one of {}, found {}",
-                quoted_list(&names),
-                kind_name(other)
-            )),
+            other => Err(expected(format!("one of {}", quoted_list(&names)), other)),
         }
     }
 }
