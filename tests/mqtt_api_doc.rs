@@ -23,12 +23,13 @@ use hallclock::mqtt::payload::{
     ResponsePayload, ResponseStatus, StatePayload,
 };
 use hallclock::rules::adjournment::{
-    AdjournmentRules, DrawOffer, Edition, Envelope, EnvelopeStatus, EnvelopeTime, NotationLanguage,
-    Opening, Resumption, SealedVerdict, Stage, commitment,
+    AdjournmentRules, DrawOffer, Edition, Envelope, EnvelopeStatus, EnvelopeTime, NonceError,
+    NotationLanguage, Opening, Resumption, SealTextError, SealedVerdict, Stage, commitment,
 };
+use hallclock::rules::fen::FenError;
 use hallclock::rules::game::{
-    ArbiterResult, Arrival, Event, Game, GameResult, Input, Rejection, Score, Termination,
-    describe_result,
+    ArbiterResult, Arrival, Event, Game, GameResult, Input, MoveError, Rejection, Score,
+    Termination, describe_result,
 };
 use hallclock::rules::placement::Side;
 use hallclock::rules::{Color, Millis};
@@ -852,7 +853,7 @@ fn all_rejections() -> Vec<Rejection> {
         Rejection::PositionUnknown,
         Rejection::BadMove {
             mv: "e2e5".into(),
-            reason: "illegal in this position".into(),
+            reason: MoveError::Illegal,
         },
         Rejection::MovePending { side: Color::Black },
         Rejection::NoPendingFlag,
@@ -865,7 +866,10 @@ fn all_rejections() -> Vec<Rejection> {
             allowed: "0 to 86400000 ms (24 h)".into(),
         },
         Rejection::BadFen {
-            reason: "piece placement (field 1): 3 ranks, not 8".into(),
+            reason: FenError::Syntax {
+                field: "piece placement (field 1)",
+                detail: "3 ranks, not 8".into(),
+            },
         },
         Rejection::ReasonRequired { what: "set_time" },
         Rejection::ArbiterRequired,
@@ -883,10 +887,10 @@ fn all_rejections() -> Vec<Rejection> {
             sealer: Color::Black,
         },
         Rejection::BadNonce {
-            reason: "the nonce must be 16 to 64 random bytes, got 8".into(),
+            reason: NonceError::Length(8),
         },
         Rejection::BadSealText {
-            reason: "a sealed move is at most 32 characters".into(),
+            reason: SealTextError::TooLong,
         },
         Rejection::ResponderAbsent { side: Color::White },
         Rejection::CommitmentMismatch { envelope: 1 },

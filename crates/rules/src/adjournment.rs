@@ -211,15 +211,33 @@ pub const MAX_NONCE_BYTES: usize = 64;
 /// A sealed move as written is short; more is a mistake, not a move.
 pub const MAX_MOVE_TEXT: usize = 32;
 
+/// Why a nonce is refused (`commitment`, `decode_hex`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum NonceError {
+    #[error("the nonce must be hex with an even number of digits")]
+    OddDigits,
+    #[error("the nonce must be hex (0-9, a-f)")]
+    NotHex,
+    /// The number of bytes it decodes to, outside `MIN_NONCE_BYTES..=MAX_NONCE_BYTES`.
+    #[error("the nonce must be {MIN_NONCE_BYTES} to {MAX_NONCE_BYTES} random bytes, got {0}")]
+    Length(usize),
+}
+
+/// Why a sealed move's text is refused (`check_move_text`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum SealTextError {
+    #[error("the sealed move is empty")]
+    Empty,
+    #[error("a sealed move is at most {MAX_MOVE_TEXT} characters")]
+    TooLong,
+}
+
 /// `hex(sha256(nonce ‖ text))`, the nonce given as hex, the text as UTF-8 exactly as
 /// written (not trimmed: the shell must keep it byte for byte).
-pub fn commitment(nonce_hex: &str, text: &str) -> Result<String, String> {
+pub fn commitment(nonce_hex: &str, text: &str) -> Result<String, NonceError> {
     let nonce = decode_hex(nonce_hex)?;
     if nonce.len() < MIN_NONCE_BYTES || nonce.len() > MAX_NONCE_BYTES {
-        return Err(format!(
-            "the nonce must be {MIN_NONCE_BYTES} to {MAX_NONCE_BYTES} random bytes, got {}",
-            nonce.len()
-        ));
+        return Err(NonceError::Length(nonce.len()));
     }
     let mut h = Sha256::new();
     h.update(&nonce);
@@ -227,14 +245,12 @@ pub fn commitment(nonce_hex: &str, text: &str) -> Result<String, String> {
     Ok(encode_hex(&h.finalize()))
 }
 
-pub fn check_move_text(text: &str) -> Result<(), String> {
+pub fn check_move_text(text: &str) -> Result<(), SealTextError> {
     if text.trim().is_empty() {
-        return Err("the sealed move is empty".into());
+        return Err(SealTextError::Empty);
     }
     if text.chars().count() > MAX_MOVE_TEXT {
-        return Err(format!(
-            "a sealed move is at most {MAX_MOVE_TEXT} characters"
-        ));
+        return Err(SealTextError::TooLong);
     }
     Ok(())
 }
@@ -249,7 +265,8 @@ pub fn encode_hex(bytes: &[u8]) -> String {
     s
 }
 
-pub fn decode_hex(s: &str) -> Result<Vec<u8>, String> {
+/// A nonce's hex digits as bytes (either case); never `NonceError::Length`.
+pub fn decode_hex(s: &str) -> Result<Vec<u8>, NonceError> {
     let digit = |c: u8| match c {
         b'0'..=b'9' => Some(c - b'0'),
         b'a'..=b'f' => Some(c - b'a' + 10),
@@ -257,7 +274,7 @@ pub fn decode_hex(s: &str) -> Result<Vec<u8>, String> {
         _ => None,
     };
     if !s.len().is_multiple_of(2) {
-        return Err("the nonce must be hex with an even number of digits".into());
+        return Err(NonceError::OddDigits);
     }
     s.as_bytes()
         .chunks(2)
@@ -265,7 +282,7 @@ pub fn decode_hex(s: &str) -> Result<Vec<u8>, String> {
             // `+`, not `|`: the two digits' bits never overlap, so `|`, `^` and `+` all
             // agree and a test could not tell a swap of them apart.
             (Some(h), Some(l)) => Ok(h * 16 + l),
-            _ => Err("the nonce must be hex (0-9, a-f)".to_string()),
+            _ => Err(NonceError::NotHex),
         })
         .collect()
 }
@@ -692,21 +709,47 @@ mod tests {
 
     #[test]
     fn rule_i_2_the_sealed_text_is_1_to_32_characters() {
-        assert_eq!(
-            check_move_text(""),
-            Err("the sealed move is empty".to_string())
-        );
+        assert_eq!(check_move_text(""), Err(SealTextError::Empty));
+        assert_eq!(SealTextError::Empty.to_string(), "the sealed move is empty");
         assert!(check_move_text("  ").is_err());
         assert_eq!(check_move_text("e4"), Ok(()));
         // Characters, not bytes: 32 two-byte letters are still a move's length.
         assert_eq!(check_move_text(&"é".repeat(MAX_MOVE_TEXT)), Ok(()));
         assert_eq!(check_move_text(&"x".repeat(MAX_MOVE_TEXT)), Ok(()));
-        let long = format!("a sealed move is at most {MAX_MOVE_TEXT} characters");
         assert_eq!(
             check_move_text(&"x".repeat(MAX_MOVE_TEXT + 1)),
-            Err(long.clone())
+            Err(SealTextError::TooLong)
         );
-        assert_eq!(check_move_text(&"x".repeat(MAX_MOVE_TEXT * 2)), Err(long));
+        assert_eq!(
+            check_move_text(&"x".repeat(MAX_MOVE_TEXT * 2)),
+            Err(SealTextError::TooLong)
+        );
+        assert_eq!(
+            SealTextError::TooLong.to_string(),
+            format!("a sealed move is at most {MAX_MOVE_TEXT} characters")
+        );
+    }
+
+    #[test]
+    fn nonce_errors_say_what_is_wrong() {
+        assert_eq!(
+            commitment(&"00".repeat(8), "e4"),
+            Err(NonceError::Length(8))
+        );
+        assert_eq!(
+            NonceError::Length(8).to_string(),
+            "the nonce must be 16 to 64 random bytes, got 8"
+        );
+        assert_eq!(commitment("abc", "e4"), Err(NonceError::OddDigits));
+        assert_eq!(
+            NonceError::OddDigits.to_string(),
+            "the nonce must be hex with an even number of digits"
+        );
+        assert_eq!(decode_hex("0G"), Err(NonceError::NotHex));
+        assert_eq!(
+            NonceError::NotHex.to_string(),
+            "the nonce must be hex (0-9, a-f)"
+        );
     }
 
     #[test]

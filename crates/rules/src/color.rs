@@ -37,13 +37,18 @@ impl std::fmt::Display for Color {
     }
 }
 
+/// A text that names no side; holds the text.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("'{0}' is not a side: expected 'white' or 'black'")]
+pub struct NotASide(pub String);
+
 impl std::str::FromStr for Color {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Color, String> {
+    type Err = NotASide;
+    fn from_str(s: &str) -> Result<Color, NotASide> {
         match s {
             "white" | "w" => Ok(Color::White),
             "black" | "b" => Ok(Color::Black),
-            _ => Err(format!("'{s}' is not a side: expected 'white' or 'black'")),
+            _ => Err(NotASide(s.to_owned())),
         }
     }
 }
@@ -110,9 +115,10 @@ mod tests {
         ] {
             assert_eq!(text.parse::<Color>(), Ok(side), "{text}");
         }
+        assert_eq!("White".parse::<Color>(), Err(NotASide("White".to_string())));
         assert_eq!(
-            "White".parse::<Color>(),
-            Err("'White' is not a side: expected 'white' or 'black'".to_string())
+            NotASide("White".to_string()).to_string(),
+            "'White' is not a side: expected 'white' or 'black'"
         );
     }
 }

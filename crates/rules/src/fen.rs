@@ -2,10 +2,10 @@
 //! placement, the rank and the character) that is wrong, because arbiters type these.
 
 use shakmaty::fen::{Fen, ParseFenError};
-use shakmaty::{CastlingMode, Chess, PositionError};
+use shakmaty::{CastlingMode, Chess, PositionErrorKinds};
 
-/// What is wrong with a FEN.
-#[derive(Debug, thiserror::Error)]
+/// What is wrong with a FEN. A value (`Clone`, `Eq`), so a refusal can carry it.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum FenError {
     /// A field does not parse; `detail` names the offending part.
     #[error("{field}: {detail}")]
@@ -13,9 +13,40 @@ pub enum FenError {
     /// Parses, but uses a variant's notation (pockets, promoted pieces, check counters).
     #[error("{0} are not standard chess")]
     NotStandardChess(&'static str),
-    /// Parses, but is not a legal position (shakmaty's reasons, e.g. "opposite check").
-    #[error("{0}")]
-    Illegal(Box<PositionError<Chess>>),
+    /// Parses, but is not a legal position: shakmaty's reasons (e.g. "opposite check"),
+    /// said as shakmaty says them.
+    #[error("illegal position: {}", illegal_reasons(*.0))]
+    Illegal(PositionErrorKinds),
+}
+
+/// shakmaty's `PositionError` text after its "illegal position: ", from its kinds alone
+/// (the error itself holds the position, which is neither `Eq` nor needed to say why).
+fn illegal_reasons(kinds: PositionErrorKinds) -> String {
+    const REASONS: [(PositionErrorKinds, &str); 10] = [
+        (PositionErrorKinds::EMPTY_BOARD, "empty board"),
+        (PositionErrorKinds::MISSING_KING, "missing king"),
+        (PositionErrorKinds::TOO_MANY_KINGS, "too many kings"),
+        (PositionErrorKinds::PAWNS_ON_BACKRANK, "pawns on backrank"),
+        (
+            PositionErrorKinds::INVALID_CASTLING_RIGHTS,
+            "invalid castling rights",
+        ),
+        (PositionErrorKinds::INVALID_EP_SQUARE, "invalid ep square"),
+        (PositionErrorKinds::OPPOSITE_CHECK, "opposite check"),
+        (PositionErrorKinds::IMPOSSIBLE_CHECK, "impossible check"),
+        (PositionErrorKinds::TOO_MUCH_MATERIAL, "too much material"),
+        (PositionErrorKinds::VARIANT, "variant rule violated"),
+    ];
+    let named: Vec<&str> = REASONS
+        .iter()
+        .filter(|(kind, _)| kinds.contains(*kind))
+        .map(|(_, reason)| *reason)
+        .collect();
+    if named.is_empty() {
+        "unknown reason".to_owned()
+    } else {
+        named.join(", ")
+    }
 }
 
 /// Parses a standard-chess FEN strictly, naming the field (and for the board, the rank and
@@ -35,7 +66,7 @@ pub fn parse_position(text: &str) -> Result<Chess, FenError> {
         return Err(FenError::NotStandardChess("promoted-piece marks (~)"));
     }
     fen.into_position(CastlingMode::Standard)
-        .map_err(|e| FenError::Illegal(Box::new(e)))
+        .map_err(|e| FenError::Illegal(e.kinds()))
 }
 
 fn syntax_error(text: &str, error: ParseFenError) -> FenError {
@@ -152,6 +183,33 @@ mod tests {
         assert_eq!(
             error("8/8/8/8/8/8/8/4K1N1 w - - 0 1"),
             "illegal position: missing king"
+        );
+    }
+
+    #[test]
+    fn illegal_positions_are_said_as_shakmaty_says_them() {
+        // One reason, several, and each kind the standard position can have.
+        for fen in [
+            "8/8/8/8/8/8/8/8 w - - 0 1",
+            "8/8/8/8/8/8/8/4K1N1 w - - 0 1",
+            "4k3/8/8/8/8/8/8/3KK3 w - - 0 1",
+            "P3k3/8/8/8/8/8/8/4K3 w - - 0 1",
+            "4k3/8/8/8/8/8/8/4K3 w KQkq - 0 1",
+            "4k3/8/8/8/8/8/8/4K3 w - e6 0 1",
+            "4k3/8/8/8/8/8/4R3/K7 w - - 0 1",
+            "4k3/8/8/8/8/3n1n2/8/4K3 w - - 0 1",
+            "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/QQQQKQQQ w - - 0 1",
+            "8/8/8/8/8/8/8/3KK1P1 w KQ - 0 1",
+        ] {
+            let shakmaty: Fen = fen.parse().unwrap();
+            let Err(theirs) = shakmaty.into_position::<Chess>(CastlingMode::Standard) else {
+                panic!("{fen:?} should be illegal");
+            };
+            assert_eq!(error(fen), theirs.to_string(), "{fen}");
+        }
+        assert_eq!(
+            FenError::Illegal(PositionErrorKinds::empty()).to_string(),
+            "illegal position: unknown reason"
         );
     }
 

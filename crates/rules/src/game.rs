@@ -27,6 +27,7 @@ use super::adjournment::Stage;
 use super::clock::Clock;
 use super::color::{ByColor, Color};
 use super::dead_position::{self, MateVerdict};
+use super::fen::FenError;
 use super::millis::Millis;
 use super::time_control::{IncrementCredit, Period, PeriodTransition, TimeControl};
 
@@ -46,7 +47,7 @@ pub use event::{Arrival, Event};
 pub use input::Input;
 pub use outcome::{ArbiterResult, GameResult, Score, Termination, describe_result};
 pub use phase::{PausedBy, Phase};
-pub use rejection::Rejection;
+pub use rejection::{MoveError, Rejection};
 pub use setup::{BothAbsent, FlagMode, Setup, SetupError};
 pub use timer::Timer;
 pub use view::{AdjournmentView, PendingFlag, SideView, View};
@@ -119,8 +120,8 @@ pub(super) struct Owed {
 pub const MAX_OWED_PLIES: u8 = 8;
 
 /// Parse a FEN into a legal position, saying what is wrong (see [`super::fen`]).
-pub fn parse_fen(fen: &str) -> Result<Chess, String> {
-    super::fen::parse_position(fen).map_err(|e| e.to_string())
+pub fn parse_fen(fen: &str) -> Result<Chess, FenError> {
+    super::fen::parse_position(fen)
 }
 
 pub fn fen_of(pos: &Chess) -> String {
@@ -133,19 +134,15 @@ fn zobrist(pos: &Chess) -> u64 {
 }
 
 /// Parse a move in UCI (`e2e4`, `e7e8q`) or SAN (`Nf3`, `exd5`, `O-O`, `e8=Q+`).
-pub fn parse_move(pos: &Chess, text: &str) -> Result<Move, String> {
+pub fn parse_move(pos: &Chess, text: &str) -> Result<Move, MoveError> {
     let text = text.trim();
     if let Ok(uci) = text.parse::<UciMove>() {
-        return uci
-            .to_move(pos)
-            .map_err(|_| "illegal in this position".to_string());
+        return uci.to_move(pos).map_err(|_| MoveError::Illegal);
     }
-    let san: San = text
-        .parse()
-        .map_err(|_| "neither SAN (e.g. Nf3) nor UCI (e.g. g1f3)".to_string())?;
+    let san: San = text.parse().map_err(|_| MoveError::Unreadable)?;
     san.to_move(pos).map_err(|e| match e {
-        shakmaty::san::SanError::AmbiguousSan => "ambiguous".to_string(),
-        shakmaty::san::SanError::IllegalSan => "illegal in this position".to_string(),
+        shakmaty::san::SanError::AmbiguousSan => MoveError::Ambiguous,
+        shakmaty::san::SanError::IllegalSan => MoveError::Illegal,
     })
 }
 

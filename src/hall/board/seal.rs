@@ -15,8 +15,10 @@ impl BoardActor {
         counter: bool,
     ) -> Result<(), Refusal> {
         let nonce = crate::custody::fresh_nonce();
-        let commitment = crate::rules::adjournment::commitment(&nonce, &mv)
-            .map_err(|reason| Refusal::Internal { reason })?;
+        let commitment =
+            crate::rules::adjournment::commitment(&nonce, &mv).map_err(|e| Refusal::Internal {
+                reason: e.to_string(),
+            })?;
         let secret = Secret {
             mv: mv.clone(),
             nonce: nonce.clone(),

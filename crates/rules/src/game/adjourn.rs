@@ -14,8 +14,8 @@ use super::super::color::{ByColor, Color};
 use super::super::dead_position::{self, MateVerdict};
 use super::super::millis::Millis;
 use super::{
-    AdjournmentView, Arrival, Event, Game, Input, PausedBy, Phase, Rejection, Score, Termination,
-    check_time, fen_of, parse_move, require_arbiter,
+    AdjournmentView, Arrival, Event, Game, Input, MoveError, PausedBy, Phase, Rejection, Score,
+    Termination, check_time, fen_of, parse_move, require_arbiter,
 };
 
 /// A sealed move written and not yet committed (I.1.1).
@@ -767,7 +767,7 @@ impl Game {
             .and_then(|u| u.to_move(pos).ok())
             .ok_or_else(|| Rejection::BadMove {
                 mv: uci.to_string(),
-                reason: "illegal in this position".into(),
+                reason: MoveError::Illegal,
             })?;
         let mut after = pos.clone();
         after.play_unchecked(m);

@@ -1,10 +1,32 @@
 //! Why `decide` refuses an input (`Rejection`): each reason a sender must read, typed,
 //! so the shell can answer it without parsing strings.
 
-use serde::Serialize;
+use serde::{Serialize, Serializer};
 
+use super::super::adjournment::{NonceError, SealTextError};
 use super::super::color::Color;
+use super::super::fen::FenError;
 use super::super::millis::Millis;
+
+/// Why a move's text is not a move in the position (`parse_move`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum MoveError {
+    /// A move, but not a legal one here.
+    #[error("illegal in this position")]
+    Illegal,
+    /// Neither notation reads it.
+    #[error("neither SAN (e.g. Nf3) nor UCI (e.g. g1f3)")]
+    Unreadable,
+    /// SAN that fits more than one legal move.
+    #[error("ambiguous")]
+    Ambiguous,
+}
+
+/// A typed reason serialised as the sentence it displays: senders read the text (the
+/// JSON is the same as when the reasons were strings).
+fn as_text<S: Serializer>(reason: &impl std::fmt::Display, s: S) -> Result<S::Ok, S::Error> {
+    s.collect_str(reason)
+}
 
 /// Why an input was refused. Nothing changed.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error, Serialize)]
@@ -27,7 +49,11 @@ pub enum Rejection {
     #[error("the position is not known; the arbiter can set it (set_position)")]
     PositionUnknown,
     #[error("'{mv}' is not a move in this position: {reason}")]
-    BadMove { mv: String, reason: String },
+    BadMove {
+        mv: String,
+        #[serde(serialize_with = "as_text")]
+        reason: MoveError,
+    },
     #[error("{side} has made a move that is not completed yet; press the clock first")]
     MovePending { side: Color },
     #[error("no flag is waiting for the arbiter")]
@@ -43,7 +69,10 @@ pub enum Rejection {
         allowed: String,
     },
     #[error("fen: {reason}")]
-    BadFen { reason: String },
+    BadFen {
+        #[serde(serialize_with = "as_text")]
+        reason: FenError,
+    },
     #[error("{what} requires a reason")]
     ReasonRequired { what: &'static str },
     #[error("the arbiter's id is required")]
@@ -68,9 +97,15 @@ pub enum Rejection {
     #[error("{side} is not the player who must seal ({sealer})")]
     NotTheSealer { side: Color, sealer: Color },
     #[error("nonce: {reason}")]
-    BadNonce { reason: String },
+    BadNonce {
+        #[serde(serialize_with = "as_text")]
+        reason: NonceError,
+    },
     #[error("sealed move: {reason}")]
-    BadSealText { reason: String },
+    BadSealText {
+        #[serde(serialize_with = "as_text")]
+        reason: SealTextError,
+    },
     #[error(
         "I.7: the envelope opens only when {side}, who must respond to the sealed move, is present"
     )]
@@ -89,4 +124,55 @@ pub enum Rejection {
     CorrectionWindowClosed,
     #[error("no draw offer stands")]
     NoDrawOffer,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn typed_reasons_are_sent_as_their_sentences() {
+        let cases = [
+            (
+                Rejection::BadMove {
+                    mv: "e2e5".into(),
+                    reason: MoveError::Illegal,
+                },
+                json!({"rejection": "bad_move", "mv": "e2e5", "reason": "illegal in this position"}),
+            ),
+            (
+                Rejection::BadFen {
+                    reason: FenError::Syntax {
+                        field: "piece placement (field 1)",
+                        detail: "3 ranks, not 8".into(),
+                    },
+                },
+                json!({"rejection": "bad_fen", "reason": "piece placement (field 1): 3 ranks, not 8"}),
+            ),
+            (
+                Rejection::BadNonce {
+                    reason: NonceError::Length(8),
+                },
+                json!({"rejection": "bad_nonce", "reason": "the nonce must be 16 to 64 random bytes, got 8"}),
+            ),
+            (
+                Rejection::BadSealText {
+                    reason: SealTextError::Empty,
+                },
+                json!({"rejection": "bad_seal_text", "reason": "the sealed move is empty"}),
+            ),
+        ];
+        for (rejection, want) in cases {
+            assert_eq!(serde_json::to_value(&rejection).ok(), Some(want));
+        }
+        assert_eq!(
+            Rejection::BadMove {
+                mv: "Nd2".into(),
+                reason: MoveError::Ambiguous,
+            }
+            .to_string(),
+            "'Nd2' is not a move in this position: ambiguous"
+        );
+    }
 }

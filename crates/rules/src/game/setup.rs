@@ -5,6 +5,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::super::color::Color;
+use super::super::fen::FenError;
 use super::super::millis::Millis;
 use super::super::time_control::{ClockOptions, TimeControl};
 
@@ -85,7 +86,7 @@ pub enum SetupError {
     #[error("{color}'s time control: {reason}")]
     TimeControl { color: Color, reason: &'static str },
     #[error("fen: {0}")]
-    Fen(String),
+    Fen(FenError),
     #[error("default time cannot be negative")]
     NegativeDefaultTime,
 }
