@@ -6,9 +6,10 @@ use serde_json::{Map, Value};
 
 use super::json::StrictError;
 use super::refusal::Refusal;
+pub use super::refusal::{InstantOutOfRange, NeedsSide};
 use crate::rules::adjournment::{AdjournmentRules, Resumption};
 use crate::rules::game::{ArbiterResult, BothAbsent, FlagMode, Score};
-use crate::rules::millis::{format_iso, parse_instant};
+use crate::rules::millis::parse_instant;
 use crate::rules::time_control::TimeControl;
 use crate::rules::{Color, Millis};
 
@@ -206,11 +207,6 @@ pub enum ResultName {
     #[serde(rename = "0-0")]
     BothLose,
 }
-
-/// A result that names a side (`resignation`, `illegal_moves`) sent without one.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
-#[error("'{0}' needs \"side\"")]
-pub struct NeedsSide(pub &'static str);
 
 impl ResultName {
     /// The core's result; `side` is who resigned or made the illegal moves.
@@ -462,21 +458,6 @@ pub fn log_safe(s: &str) -> String {
 /// arithmetic (2^63-1 ms is the year 292278994).
 pub const INSTANTS_BACK: Millis = Millis(86_400_000);
 pub const INSTANTS_AHEAD: Millis = Millis(14 * 86_400_000);
-
-/// An instant of a command outside the range around now.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error(
-    "{key}: {} is out of range: allowed from {} to {} (1 day back, 14 days ahead)",
-    format_iso(*at),
-    format_iso(*from),
-    format_iso(*to)
-)]
-pub struct InstantOutOfRange {
-    pub key: &'static str,
-    pub at: Millis,
-    pub from: Millis,
-    pub to: Millis,
-}
 
 /// `Err` naming the first instant outside [`now - INSTANTS_BACK`, `now + INSTANTS_AHEAD`]
 /// and the allowed range.

@@ -22,7 +22,7 @@ pub enum Refusal {
     #[error("{0}")]
     DuplicateKey(String),
     #[error(transparent)]
-    OutOfRange(crate::intake::command::InstantOutOfRange),
+    OutOfRange(InstantOutOfRange),
     /// A command sent to `ask`, which takes only requests that read.
     #[error("'{action}' is a command: send it to the hall's set topic; ask takes only replay")]
     NotARequest { action: &'static str },
@@ -128,7 +128,7 @@ pub enum Refusal {
     SameBoard,
     /// A result name the core cannot take as it is (`resignation` without `side`).
     #[error(transparent)]
-    BadResult(crate::intake::command::NeedsSide),
+    BadResult(NeedsSide),
 
     // --- the disk ---
     #[error("board {board}: the game could not be stored: {reason}")]
@@ -219,4 +219,24 @@ impl From<Rejection> for Refusal {
     fn from(r: Rejection) -> Refusal {
         Refusal::Rejected(r)
     }
+}
+
+/// A result that names a side (`resignation`, `illegal_moves`) sent without one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("'{0}' needs \"side\"")]
+pub struct NeedsSide(pub &'static str);
+
+/// An instant of a command outside the range around now.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "{key}: {} is out of range: allowed from {} to {} (1 day back, 14 days ahead)",
+    crate::rules::millis::format_iso(*at),
+    crate::rules::millis::format_iso(*from),
+    crate::rules::millis::format_iso(*to)
+)]
+pub struct InstantOutOfRange {
+    pub key: &'static str,
+    pub at: Millis,
+    pub from: Millis,
+    pub to: Millis,
 }
