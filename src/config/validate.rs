@@ -425,8 +425,8 @@ fn quoted_chars(chars: &[char]) -> String {
 
 /// Whether a PEM file holds what its key says (a certificate, or a private key), so a
 /// swapped or wrong file is found by check-config and not at the first TLS handshake.
-fn pem_has(file: &Path, private_key: bool) -> Result<(), String> {
-    let text = std::fs::read(file).map_err(|e| format!("cannot be read ({e})"))?;
+fn pem_has(file: &Path, private_key: bool) -> Result<(), PemError> {
+    let text = std::fs::read(file).map_err(PemError::Unreadable)?;
     let text = String::from_utf8_lossy(&text);
     let found = text.lines().any(|l| {
         l.strip_prefix("-----BEGIN ")
@@ -442,10 +442,23 @@ fn pem_has(file: &Path, private_key: bool) -> Result<(), String> {
     if found {
         Ok(())
     } else if private_key {
-        Err("no unencrypted PEM private key in it (BEGIN PRIVATE KEY, RSA PRIVATE KEY or EC PRIVATE KEY)".into())
+        Err(PemError::NoPrivateKey)
     } else {
-        Err("no PEM certificate in it (BEGIN CERTIFICATE)".into())
+        Err(PemError::NoCertificate)
     }
+}
+
+/// What a TLS file named in the config does not hold.
+#[derive(Debug, thiserror::Error)]
+enum PemError {
+    #[error("cannot be read ({0})")]
+    Unreadable(std::io::Error),
+    #[error(
+        "no unencrypted PEM private key in it (BEGIN PRIVATE KEY, RSA PRIVATE KEY or EC PRIVATE KEY)"
+    )]
+    NoPrivateKey,
+    #[error("no PEM certificate in it (BEGIN CERTIFICATE)")]
+    NoCertificate,
 }
 
 /// MQTT 3.1.1 (3.1.3.1) makes a broker accept only 1–23 characters of `[0-9a-zA-Z]`; real

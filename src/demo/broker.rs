@@ -62,34 +62,50 @@ fn config(port: u16) -> Config {
     }
 }
 
+/// Why the embedded broker did not start.
+#[derive(Debug, thiserror::Error)]
+pub enum BrokerError {
+    #[error("no free local port for the broker: {0}")]
+    NoPort(std::io::Error),
+    #[error("the embedded MQTT broker refused its own link: {0}")]
+    Link(Box<rumqttd::local::LinkError>),
+    #[error("cannot start the broker's thread: {0}")]
+    Thread(std::io::Error),
+    #[error("the MQTT broker on 127.0.0.1:{port} did not answer: {source}")]
+    NoAnswer { port: u16, source: std::io::Error },
+    #[error("127.0.0.1:{0} is another program's MQTT broker, not the embedded one")]
+    NotOurs(u16),
+    #[error("the embedded MQTT broker did not come up on 127.0.0.1:{0}")]
+    NotUp(u16),
+}
+
 /// Start the broker and wait until it accepts connections — its own connections: a
 /// listener that lost the port to another broker fails inside rumqttd's thread, and
 /// connecting to the port would then reach the other broker, whose hall would mix with
 /// ours (two demos started together did exactly that, each losing moves to the other).
-pub fn start() -> Result<EmbeddedBroker, String> {
-    let mut last = String::new();
-    for attempt in 0..3 {
-        let port = pick_port(attempt > 0)
-            .map_err(|e| format!("no free local port for the broker: {e}"))?;
+pub fn start() -> Result<EmbeddedBroker, BrokerError> {
+    let mut attempt = 0;
+    loop {
+        let port = pick_port(attempt > 0).map_err(BrokerError::NoPort)?;
         match start_on(port) {
             Ok(broker) => return Ok(broker),
-            Err(e) => last = e,
+            Err(e) if attempt == 2 => return Err(e),
+            Err(_) => attempt += 1,
         }
     }
-    Err(last)
 }
 
-fn start_on(port: u16) -> Result<EmbeddedBroker, String> {
+fn start_on(port: u16) -> Result<EmbeddedBroker, BrokerError> {
     let mut broker = Broker::new(config(port));
     // A link inside the router, subscribed to a topic only this process knows: a publish
     // to it over TCP comes back here only if the port is this broker's.
     let (mut probe_tx, mut probe_rx) = broker
         .link("hallclock-demo-probe")
-        .map_err(|e| format!("the embedded MQTT broker refused its own link: {e}"))?;
+        .map_err(|e| BrokerError::Link(Box::new(e)))?;
     let topic = format!("hallclock-demo-probe/{}/{port}", std::process::id());
     probe_tx
         .subscribe(topic.clone())
-        .map_err(|e| format!("the embedded MQTT broker refused its own link: {e}"))?;
+        .map_err(|e| BrokerError::Link(Box::new(e)))?;
     std::thread::Builder::new()
         .name("mqtt-broker".into())
         .spawn(move || {
@@ -98,13 +114,13 @@ fn start_on(port: u16) -> Result<EmbeddedBroker, String> {
                 tracing::error!("embedded MQTT broker: {e}");
             }
         })
-        .map_err(|e| format!("cannot start the broker's thread: {e}"))?;
+        .map_err(BrokerError::Thread)?;
     let deadline = Instant::now() + Duration::from_secs(5);
     let addr = SocketAddr::V4(SocketAddrV4::new(Ipv4Addr::LOCALHOST, port));
     while Instant::now() < deadline {
         if let Ok(stream) = TcpStream::connect_timeout(&addr, Duration::from_millis(200)) {
             publish_once(stream, &topic)
-                .map_err(|e| format!("the MQTT broker on 127.0.0.1:{port} did not answer: {e}"))?;
+                .map_err(|source| BrokerError::NoAnswer { port, source })?;
             return match seen(&mut probe_rx, Instant::now() + Duration::from_secs(3)) {
                 true => {
                     // The link lives as long as the broker (the process): the router is
@@ -112,16 +128,12 @@ fn start_on(port: u16) -> Result<EmbeddedBroker, String> {
                     std::mem::forget((probe_tx, probe_rx));
                     Ok(EmbeddedBroker { port })
                 }
-                false => Err(format!(
-                    "127.0.0.1:{port} is another program's MQTT broker, not the embedded one"
-                )),
+                false => Err(BrokerError::NotOurs(port)),
             };
         }
         std::thread::sleep(Duration::from_millis(20));
     }
-    Err(format!(
-        "the embedded MQTT broker did not come up on 127.0.0.1:{port}"
-    ))
+    Err(BrokerError::NotUp(port))
 }
 
 /// One MQTT 3.1.1 session by hand: CONNECT, wait for CONNACK, PUBLISH (QoS 0) an empty

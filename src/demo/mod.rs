@@ -65,8 +65,9 @@ pub enum DemoError {
         "this hallclock was built without the embedded broker (cargo feature `embedded-broker`): pass --broker HOST:PORT"
     )]
     NoEmbeddedBroker,
-    #[error("{0}")]
-    Broker(String),
+    #[cfg(feature = "embedded-broker")]
+    #[error(transparent)]
+    Broker(broker::BrokerError),
     #[error("the simulated boards: {0}")]
     Sim(#[from] SimError),
     #[error("the daemon: {0}")]
