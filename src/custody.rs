@@ -40,8 +40,9 @@ pub enum CustodyError {
     Missing(String),
     #[error("the record for commitment {0} does not decrypt (damaged, or another key)")]
     Damaged(String),
+    /// The custody could not be opened at start-up; every seal and opening carries why.
     #[error("the custody is unavailable: {0}")]
-    Unavailable(String),
+    Unavailable(std::sync::Arc<CustodyError>),
 }
 
 /// A sealed move and its nonce, as kept. `Debug` never shows the move.
@@ -63,7 +64,7 @@ pub struct Custody {
     dir: PathBuf,
     /// `Err`: the key could not be read; the hall runs on (the clocks matter more) and
     /// every seal and opening is refused with this reason.
-    cipher: Result<ChaCha20Poly1305, String>,
+    cipher: Result<ChaCha20Poly1305, std::sync::Arc<CustodyError>>,
 }
 
 impl std::fmt::Debug for Custody {
@@ -122,17 +123,17 @@ impl Custody {
 
     /// A custody that refuses everything, for a daemon whose key is damaged: games go on,
     /// sealing waits for the operator.
-    pub fn unavailable(state_dir: &Path, why: String) -> Custody {
+    pub fn unavailable(state_dir: &Path, why: CustodyError) -> Custody {
         Custody {
             dir: state_dir.join("custody"),
-            cipher: Err(why),
+            cipher: Err(std::sync::Arc::new(why)),
         }
     }
 
     fn cipher(&self) -> Result<&ChaCha20Poly1305, CustodyError> {
         self.cipher
             .as_ref()
-            .map_err(|why| CustodyError::Unavailable(why.clone()))
+            .map_err(|why| CustodyError::Unavailable(std::sync::Arc::clone(why)))
     }
 
     fn record_path(&self, commitment: &str) -> Result<PathBuf, CustodyError> {
@@ -312,7 +313,7 @@ mod tests {
         fs::create_dir_all(&dir).unwrap();
         fs::write(dir.join("custody.key"), b"short").unwrap();
         assert!(matches!(Custody::open(&dir), Err(CustodyError::BadKey(_))));
-        let c = Custody::unavailable(&dir, "bad key".into());
+        let c = Custody::unavailable(&dir, CustodyError::BadKey(dir.join("custody.key")));
         let secret = Secret {
             mv: "e4".into(),
             nonce: fresh_nonce(),

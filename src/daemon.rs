@@ -8,26 +8,33 @@ use crate::link::LinkConfig;
 use crate::mqtt::MqttSettings;
 use crate::mqtt::client::BrokerState;
 
-/// The hall's settings from a validated configuration.
-pub fn settings(config: &Config) -> HallSettings {
+/// The hall's settings from a validated configuration: the ids become [`Id`]s here, the
+/// edge where the configuration's text enters the hall (validation has already said
+/// why an id is bad, so the `Err` is for a configuration that skipped it).
+///
+/// [`Id`]: crate::id::Id
+pub fn settings(config: &Config) -> Result<HallSettings, crate::id::BadId> {
     let mut link = LinkConfig::new("");
     link.silence_timeout = Duration::from_millis(config.link.liveness_timeout_ms);
     link.ack_timeout = Duration::from_millis(config.link.ack_timeout_ms);
     link.max_resends = config.link.max_resends;
     link.reopen_backoff_max = Duration::from_millis(config.link.reopen_backoff_max_ms);
-    HallSettings {
-        hall: config.hall.id.clone(),
-        boards: config
-            .boards
-            .iter()
-            .zip(crate::config::board_numbers(&config.boards))
-            .map(|(b, number)| BoardSettings {
-                id: b.id.clone(),
+    let boards = config
+        .boards
+        .iter()
+        .zip(crate::config::board_numbers(&config.boards))
+        .map(|(b, number)| {
+            Ok(BoardSettings {
+                id: crate::id::Id::parse(&b.id)?,
                 port: b.port.clone(),
                 white: b.white,
                 number,
             })
-            .collect(),
+        })
+        .collect::<Result<_, crate::id::BadId>>()?;
+    Ok(HallSettings {
+        hall: crate::id::Id::parse(&config.hall.id)?,
+        boards,
         defaults: config.defaults.clone(),
         link,
         mqtt: MqttSettings {
@@ -61,7 +68,7 @@ pub fn settings(config: &Config) -> HallSettings {
             }
         }),
         broadcast: config.broadcast.clone(),
-    }
+    })
 }
 
 /// Who may log in to the dashboard: the hall's arbiters (those with a password). With
@@ -170,7 +177,7 @@ pub fn init_logging(level: &str) {
 /// (STATUS), and that it makes progress (WATCHDOG, only from the hall's heartbeat, which
 /// needs the coordinator and every board actor to answer).
 pub async fn run(config: Config, path: std::path::PathBuf) -> Result<(), HallError> {
-    let settings = settings(&config);
+    let settings = settings(&config)?;
     tracing::info!(
         hall = %settings.hall,
         boards = settings.boards.len(),
@@ -296,7 +303,14 @@ async fn reload(running: &hall::RunningHall, old: Config, path: &std::path::Path
             return old;
         }
     };
-    let s = settings(&new);
+    let s = match settings(&new) {
+        Ok(s) => s,
+        Err(e) => {
+            tracing::error!("reload refused; nothing changed: {e}");
+            notify(&[sd_notify::NotifyState::Ready]);
+            return old;
+        }
+    };
     for line in running.reload(s.boards.clone(), s.defaults.clone()).await {
         tracing::info!("reload: {line}");
     }

@@ -29,6 +29,21 @@ impl Id {
     }
 }
 
+/// An id reads as the text it is (topics, logs, maps keyed by text); it is made only by
+/// [`Id::parse`] and `TryFrom<String>`, so every `Id` passed the check.
+impl std::ops::Deref for Id {
+    type Target = str;
+    fn deref(&self) -> &str {
+        &self.0
+    }
+}
+
+impl std::borrow::Borrow<str> for Id {
+    fn borrow(&self) -> &str {
+        &self.0
+    }
+}
+
 impl std::fmt::Display for Id {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(&self.0)

@@ -61,7 +61,17 @@ pub struct GameOutcome {
     /// `White - Black (Round)`, from the tags lichess read.
     pub game: String,
     /// Moves lichess took, or its error.
-    pub result: Result<u64, String>,
+    pub result: Result<u64, GameRefusal>,
+}
+
+/// Why lichess did not take a game, in lichess's own words when it gave any.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum GameRefusal {
+    /// lichess's `error` for the game, verbatim (escaped before it reaches a log).
+    #[error("{0}")]
+    Said(String),
+    #[error("no moves and no error in lichess's answer")]
+    Silent,
 }
 
 /// The outcome of the last push attempt (for the log and the tests).
@@ -272,9 +282,11 @@ fn outcomes(body: &[u8]) -> Vec<GameOutcome> {
             };
             let game = format!("{} - {} ({})", tag("White"), tag("Black"), tag("Round"));
             let result = match (g.get("error"), g.get("moves")) {
-                (Some(e), _) => Err(e.as_str().map_or_else(|| e.to_string(), String::from)),
+                (Some(e), _) => Err(GameRefusal::Said(
+                    e.as_str().map_or_else(|| e.to_string(), String::from),
+                )),
                 (None, Some(m)) => Ok(m.as_u64().unwrap_or(0)),
-                (None, None) => Err("no moves and no error in lichess's answer".into()),
+                (None, None) => Err(GameRefusal::Silent),
             };
             GameOutcome { game, result }
         })
@@ -326,7 +338,7 @@ async fn run(
                             tracing::info!(game = %log_safe(&g.game), moves, "lichess took the game")
                         }
                         Err(e) => {
-                            tracing::warn!(game = %log_safe(&g.game), "lichess refused the game: {}", log_safe(e))
+                            tracing::warn!(game = %log_safe(&g.game), "lichess refused the game: {}", log_safe(&e.to_string()))
                         }
                     }
                 }

@@ -343,7 +343,7 @@ pub async fn run(opts: DemoOptions) -> Result<(), DemoError> {
     if !problems.is_empty() {
         return Err(DemoError::Config(problems.join("; ")));
     }
-    let settings = crate::daemon::settings(&config);
+    let settings = crate::daemon::settings(&config).map_err(hall::HallError::from)?;
     let arbiters = crate::daemon::web_arbiters(&config, &settings.security);
     tracing::info!(boards = opts.boards, broker = %format!("{host}:{port}"), "demo starting");
     let running = hall::start(settings)?;

@@ -37,7 +37,7 @@ use board::{BoardParts, FromBoard, GameSlot, StageNote, ToBoard};
 /// One board of the hall.
 #[derive(Debug, Clone)]
 pub struct BoardSettings {
-    pub id: String,
+    pub id: crate::id::Id,
     pub port: PathBuf,
     /// Which side of the clock White sits on (6.4).
     pub white: Side,
@@ -52,7 +52,7 @@ pub use crate::config::EventDefaults as GameDefaults;
 /// What the daemon runs.
 #[derive(Debug, Clone)]
 pub struct HallSettings {
-    pub hall: String,
+    pub hall: crate::id::Id,
     pub boards: Vec<BoardSettings>,
     pub defaults: GameDefaults,
     /// Timings for every link; the path is replaced per board.
@@ -202,11 +202,9 @@ impl RunningHall {
 /// coordinator.
 pub fn start(settings: HallSettings) -> Result<RunningHall, HallError> {
     let mut seen = HashMap::new();
-    crate::id::Id::parse(&settings.hall)?;
     for b in &settings.boards {
-        crate::id::Id::parse(&b.id)?;
         if seen.insert(b.id.clone(), ()).is_some() {
-            return Err(HallError::DuplicateBoard(b.id.clone()));
+            return Err(HallError::DuplicateBoard(b.id.to_string()));
         }
     }
     // Recovery first: the journal is replayed before anything is published.
@@ -310,7 +308,7 @@ pub fn start(settings: HallSettings) -> Result<RunningHall, HallError> {
             };
             tracing::error!("{}", alert.message);
             publisher.json_retained(topics.alert("custody"), &alert);
-            crate::custody::Custody::unavailable(&settings.state_dir, e.to_string())
+            crate::custody::Custody::unavailable(&settings.state_dir, e)
         }
     };
     let custody = Arc::new(custody);
@@ -333,14 +331,14 @@ pub fn start(settings: HallSettings) -> Result<RunningHall, HallError> {
         broadcast: feed,
     };
     for b in &board_settings {
-        let slot = recovered.games.remove(&b.id).map(|g| GameSlot {
+        let slot = recovered.games.remove(b.id.as_str()).map(|g| GameSlot {
             id: g.game_id,
             game: g.game,
             round: g.round,
             fide: g.fide,
             events: g.events,
         });
-        let seq = recovered.seqs.get(&b.id).copied().unwrap_or(0);
+        let seq = recovered.seqs.get(b.id.as_str()).copied().unwrap_or(0);
         hall.spawn_board(b, slot, seq);
     }
     let (stop_tx, stop_rx) = oneshot::channel();
@@ -374,7 +372,7 @@ impl Hall {
         let link = spawn_link(link_cfg);
         let (inbox_tx, inbox_rx) = mpsc::channel(64);
         let parts = BoardParts {
-            id: b.id.clone(),
+            id: b.id.to_string(),
             port: b.port.display().to_string(),
             placement: Placement { white: b.white },
             topics: self.topics.clone(),
@@ -393,7 +391,7 @@ impl Hall {
         };
         let actor = tokio::spawn(board::run(parts));
         self.boards.insert(
-            b.id.clone(),
+            b.id.to_string(),
             BoardEntry {
                 inbox: inbox_tx,
                 actor,
@@ -405,13 +403,13 @@ impl Hall {
     /// SIGHUP: boards added or removed, new defaults for the next rounds.
     async fn reload(&mut self, boards: Vec<BoardSettings>, defaults: GameDefaults) -> Vec<String> {
         let mut done = Vec::new();
-        let wanted: BTreeMap<String, BoardSettings> =
+        let wanted: BTreeMap<crate::id::Id, BoardSettings> =
             boards.iter().map(|b| (b.id.clone(), b.clone())).collect();
         let current: Vec<String> = self.boards.keys().cloned().collect();
         for id in current {
             let changed = match (
-                wanted.get(&id),
-                self.settings.boards.iter().find(|b| b.id == id),
+                wanted.get(id.as_str()),
+                self.settings.boards.iter().find(|b| *b.id == *id),
             ) {
                 (Some(w), Some(old)) => w.port != old.port || w.white != old.white,
                 (Some(_), None) => false,
@@ -438,12 +436,12 @@ impl Hall {
                 self.publisher
                     .retained(self.topics.availability(&id), Vec::new());
                 self.publisher.retained(self.topics.state(&id), Vec::new());
-                self.settings.boards.retain(|b| b.id != id);
+                self.settings.boards.retain(|b| *b.id != *id);
                 done.push(format!("board {id}: removed"));
             }
         }
         for (id, b) in &wanted {
-            if !self.boards.contains_key(id) {
+            if !self.boards.contains_key(id.as_str()) {
                 // The journal's last word on this board, if it ever had one.
                 let seq = self.journal_seq(id).await;
                 self.spawn_board(b, None, seq);
@@ -583,13 +581,13 @@ impl Hall {
     fn publish_info(&self) {
         let info = InfoPayload {
             version: env!("CARGO_PKG_VERSION").to_string(),
-            hall: self.settings.hall.clone(),
+            hall: self.settings.hall.to_string(),
             boards: self
                 .settings
                 .boards
                 .iter()
                 .map(|b| BoardInfo {
-                    id: b.id.clone(),
+                    id: b.id.to_string(),
                     port: b.port.display().to_string(),
                     white_side: b.white,
                 })

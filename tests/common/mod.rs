@@ -247,10 +247,10 @@ impl Rig {
         let sim = Sim::start(cfg).await.expect("simulator starts");
         let watcher = Watcher::connect(broker.port, &format!("watcher-{name}")).await;
         let settings = HallSettings {
-            hall: HALL.into(),
+            hall: hallclock::id::Id::parse(HALL).expect("a valid hall id"),
             boards: (1..=boards)
                 .map(|n| BoardSettings {
-                    id: board_id(n),
+                    id: hallclock::id::Id::parse(&board_id(n)).expect("a valid board id"),
                     port: sim.board(n).path().to_path_buf(),
                     white: Side::Left,
                     number: n as u32,

@@ -264,30 +264,32 @@ enum Kind {
     Tag,
     /// Kept as it is: other records, extensions, comments, blank lines.
     Kept,
+    /// Not a record: its first four columns, as found.
+    NotARecord(String),
 }
 
-fn kind(chars: &[char]) -> Result<Kind, String> {
+fn kind(chars: &[char]) -> Kind {
     if chars.iter().all(|c| c.is_whitespace()) {
-        return Ok(Kind::Kept);
+        return Kind::Kept;
     }
     let code: String = chars.iter().take(3).collect();
     if code == "###" {
-        return Ok(Kind::Kept);
+        return Kind::Kept;
     }
     let separated = chars.get(3).is_none_or(|c| *c == ' ');
     let digits = code.len() == 3 && code.chars().all(|c| c.is_ascii_digit());
     // JaVaFo's extensions (XXR, XXC, XXP, …) and national rating records (a federation).
     let letters = code.len() == 3 && code.chars().all(|c| c.is_ascii_uppercase());
     if !separated || !(digits || letters) {
-        return Err(chars.iter().take(4).collect());
+        return Kind::NotARecord(chars.iter().take(4).collect());
     }
-    Ok(if code == "001" {
+    if code == "001" {
         Kind::Player
     } else if record::tag_name(&code).is_some() {
         Kind::Tag
     } else {
         Kind::Kept
-    })
+    }
 }
 
 fn read_player(cols: &Cols) -> Result<Player, TrfError> {
@@ -396,8 +398,7 @@ impl Trf {
             let number = i + 1;
             let chars: Vec<char> = line.text.chars().collect();
             let k = match kind(&chars) {
-                Ok(k) => k,
-                Err(_) if !seen_record => {
+                Kind::NotARecord(_) if !seen_record => {
                     return Err(TrfError::new(
                         TrfErrorKind::NotATrf {
                             why: "its first line does not start with a record code such as 012 or 001",
@@ -405,12 +406,13 @@ impl Trf {
                         Position::line(number),
                     ));
                 }
-                Err(found) => {
+                Kind::NotARecord(found) => {
                     return Err(TrfError::new(
                         TrfErrorKind::BadRecordCode { found },
                         Position::field(number, 1, 3, "record code"),
                     ));
                 }
+                k => k,
             };
             if !chars.iter().all(|c| c.is_whitespace()) {
                 seen_record = true;
@@ -430,7 +432,8 @@ impl Trf {
                         value,
                     });
                 }
-                Kind::Kept => {}
+                // Refused above.
+                Kind::Kept | Kind::NotARecord(_) => {}
             }
         }
         if trf.players.is_empty() {
