@@ -2,7 +2,7 @@
 //! unused delay of the running turn. Nothing ticks: remaining time at any instant is
 //! computed from the last settled value and when the turn (re)started, as lichess does.
 //!
-//! The clock only does arithmetic. Which events change it, and why, is `game.rs`.
+//! The clock only does arithmetic. Which events change it, and why, is `game/evolve.rs`.
 
 use super::color::{ByColor, Color};
 use serde::{Deserialize, Serialize};
