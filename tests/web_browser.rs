@@ -226,7 +226,7 @@ async fn an_arbiter_runs_a_round_from_the_browser() {
         .click()
         .await
         .unwrap();
-    let reply = chrome.until("the start_round reply", "document.getElementById('round-reply').textContent.startsWith('ok') || document.getElementById('round-reply').textContent.startsWith('refused') && document.getElementById('round-reply').textContent").await;
+    let reply = chrome.until("the start_round reply", "document.getElementById('round-reply').textContent.startsWith('done') || document.getElementById('round-reply').textContent.startsWith('refused') && document.getElementById('round-reply').textContent").await;
     assert_eq!(reply, Value::Bool(true), "start_round: {reply}");
     let started = rig.watcher.event(&board_id(1), "clock_started").await;
     assert_eq!(started["side"], "white");
@@ -256,7 +256,7 @@ async fn an_arbiter_runs_a_round_from_the_browser() {
     let pressed = Instant::now();
     rig.sim.board(1).press();
     chrome
-        .until("e4 and Black's clock running", &format!("(document.querySelector('.tile[data-board=\"{b1}\"] .lastmove') || {{}}).textContent === 'last e4' && document.querySelector('.tile[data-board=\"{b1}\"] .side.black.running')"))
+        .until("e4 and Black's clock running", &format!("(document.querySelector('.tile[data-board=\"{b1}\"] .lastmove') || {{}}).textContent === 'last 1. e4' && document.querySelector('.tile[data-board=\"{b1}\"] .side.black.running')"))
         .await;
     let shown_after = pressed.elapsed();
     println!("lever press to the page showing the move and Black running: {shown_after:?}");
@@ -266,7 +266,7 @@ async fn an_arbiter_runs_a_round_from_the_browser() {
     // from the retained state).
     c.refresh().await.unwrap();
     chrome
-        .until("e4 on the tile after a reload", &format!("(document.querySelector('.tile[data-board=\"{b1}\"] .lastmove') || {{}}).textContent === 'last e4'"))
+        .until("e4 on the tile after a reload", &format!("(document.querySelector('.tile[data-board=\"{b1}\"] .lastmove') || {{}}).textContent === 'last 1. e4'"))
         .await;
 
     // --- add_time from the board page's form changes the clock ---
@@ -296,7 +296,7 @@ async fn an_arbiter_runs_a_round_from_the_browser() {
     .await
     .unwrap();
     let reply = chrome.until("the add_time reply", "document.querySelector('form[data-action=add_time] .reply').textContent.length > 2 && document.querySelector('form[data-action=add_time] .reply').textContent").await;
-    assert_eq!(reply, "ok (add_time)");
+    assert_eq!(reply, "done: add time");
     let after = chrome
         .until("White's clock a minute up", &format!("(() => {{ const t = document.querySelector('.bigclocks .side.white .clock').textContent.split(':').reduce((a, p) => a * 60 + Number(p), 0); return t >= {before} + 59 && t; }})()"))
         .await;
@@ -355,7 +355,7 @@ async fn an_arbiter_runs_a_round_from_the_browser() {
         .await;
     // A page opened after the board's later events (add_time) still shows its last move.
     chrome
-        .until("e4 on the tile of a page opened later", &format!("(document.querySelector('.tile[data-board=\"{b1}\"] .lastmove') || {{}}).textContent === 'last e4'"))
+        .until("e4 on the tile of a page opened later", &format!("(document.querySelector('.tile[data-board=\"{b1}\"] .lastmove') || {{}}).textContent === 'last 1. e4'"))
         .await;
     // Let the clocks move a little for the picture.
     tokio::time::sleep(Duration::from_millis(500)).await;
@@ -554,7 +554,7 @@ async fn the_round_page_starts_a_round_from_the_pairing_programs_file() {
         .click()
         .await
         .unwrap();
-    let reply = chrome.until("the start_round reply", "(document.getElementById('round-reply').textContent.startsWith('ok') || document.getElementById('round-reply').textContent.startsWith('refused')) && document.getElementById('round-reply').textContent").await;
+    let reply = chrome.until("the start_round reply", "(document.getElementById('round-reply').textContent.startsWith('done') || document.getElementById('round-reply').textContent.startsWith('refused')) && document.getElementById('round-reply').textContent").await;
     assert!(
         reply.as_str().unwrap_or("").starts_with("ok"),
         "start_round from the TRF: {reply}"

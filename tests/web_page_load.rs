@@ -142,7 +142,7 @@ async fn page_script_time_with_200_running_boards() {
     // A page opened mid-round shows the last moves (from the boards' recent events).
     chrome.client.goto(&format!("{base_url}/")).await.unwrap();
     chrome
-        .until("a last move after a reload", "Array.from(document.querySelectorAll('.tile .lastmove')).some(e => e.textContent === 'last e4')")
+        .until("a last move after a reload", "Array.from(document.querySelectorAll('.tile .lastmove')).some(e => e.textContent === 'last 1. e4')")
         .await;
     assert!(script_per_s > 0.0, "the page's counters work");
     chrome.close().await;

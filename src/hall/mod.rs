@@ -590,6 +590,7 @@ impl Hall {
                     id: b.id.to_string(),
                     port: b.port.display().to_string(),
                     white_side: b.white,
+                    number: b.number,
                 })
                 .collect(),
             defaults: DefaultsInfo {

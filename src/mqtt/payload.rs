@@ -330,6 +330,8 @@ pub struct BoardInfo {
     pub id: String,
     pub port: String,
     pub white_side: Side,
+    /// The tournament board number played here (the `Board` tag, `game-B.pgn`).
+    pub number: u32,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -32,6 +32,16 @@ const FILES: &[(&str, &[u8], &str)] = &[
         "text/javascript; charset=utf-8",
     ),
     (
+        "feed.js",
+        include_bytes!("assets/feed.js"),
+        "text/javascript; charset=utf-8",
+    ),
+    (
+        "icon.svg",
+        include_bytes!("assets/icon.svg"),
+        "image/svg+xml",
+    ),
+    (
         "style.css",
         include_bytes!("assets/style.css"),
         "text/css; charset=utf-8",
@@ -142,6 +152,12 @@ pub async fn asset(Path(file): Path<String>, headers: HeaderMap) -> Response {
         HeaderValue::from_static(asset.content_type),
     );
     (h, asset.bytes).into_response()
+}
+
+/// `GET /favicon.ico`: what a browser asks for before it reads the page's icon link, and
+/// what a bookmark or a hall screen's tab shows; the same SVG (browsers take SVG here).
+pub async fn favicon(headers: HeaderMap) -> Response {
+    asset(Path("icon.svg".to_string()), headers).await
 }
 
 /// The hashed URL of an asset (for tests).

@@ -4,7 +4,7 @@
 //! page that reconnects with `Last-Event-ID` resumes, or starts over from a snapshot.
 //!
 //! The public feed is filtered here, on the server: status, info, availability, board
-//! states without adjournment details, and the events a spectator sees (moves, presses,
+//! states without adjournment details, the hall's info without its serial ports, and the events a spectator sees (moves, presses,
 //! flags, results). No alerts, responses, envelopes or arbiter acts.
 
 use std::collections::{HashMap, VecDeque};
@@ -59,7 +59,22 @@ pub fn filter(audience: Audience, topic: &str, payload: &[u8]) -> Option<Vec<u8>
     let kind = topic.rsplit('/').next().unwrap_or("");
     let on_board = level(2) == Some("board");
     match kind {
-        "status" | "info" if !on_board => Some(payload.to_vec()),
+        "status" if !on_board => Some(payload.to_vec()),
+        "info" if !on_board => {
+            let Ok(Value::Object(mut info)) = serde_json::from_slice::<Value>(payload) else {
+                return None;
+            };
+            // Where the boards are plugged in is the hall server's business, not a
+            // spectator's: the serial-port paths go.
+            if let Some(Value::Array(boards)) = info.get_mut("boards") {
+                for b in boards.iter_mut() {
+                    if let Value::Object(b) = b {
+                        b.remove("port");
+                    }
+                }
+            }
+            serde_json::to_vec(&info).ok()
+        }
         "availability" if on_board => Some(payload.to_vec()),
         "state" if on_board => {
             let Ok(Value::Object(mut state)) = serde_json::from_slice::<Value>(payload) else {
@@ -436,6 +451,14 @@ mod tests {
         let text = String::from_utf8_lossy(&out);
         assert!(text.contains("\"stage\":\"sealed\""), "{text}");
         assert!(!text.contains("commitment"), "{text}");
+        let info = br#"{"version":"0.1.0","hall":"h","boards":[{"id":"b","port":"/dev/ttyACM0","white_side":"left","number":1}]}"#;
+        let out = filter(p, "hallclock/h/info", info).unwrap_or_default();
+        let text = String::from_utf8_lossy(&out);
+        assert!(
+            !text.contains("ttyACM0") && !text.contains("port"),
+            "{text}"
+        );
+        assert!(text.contains("\"number\":1"), "the rest stays: {text}");
         // Arbiters get the bytes as published.
         assert_eq!(
             filter(Audience::Arbiters, "hallclock/h/board/b/state", state).as_deref(),

@@ -134,7 +134,8 @@ pub fn router(state: AppState) -> Router {
         .route("/alerts", get(assets::index))
         .route("/public", get(assets::index))
         .route("/board/{board}", get(assets::index))
-        .route("/assets/{file}", get(assets::asset));
+        .route("/assets/{file}", get(assets::asset))
+        .route("/favicon.ico", get(assets::favicon));
     let api = Router::new()
         .route("/api/login", post(commands::login))
         .route("/api/logout", post(commands::logout))

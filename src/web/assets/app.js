@@ -110,10 +110,32 @@ function clockMs(st, color) {
   return side.display_ms;
 }
 
-/** @param {any} result */
-function resultText(result) {
+const COLOR_WORD = { white: "White", black: "Black" };
+/** @param {any} c */
+function colorWord(c) { return /** @type {any} */ (COLOR_WORD)[c] || String(c || ""); }
+
+/** Why a game ended, in words (the state's `termination`). */
+const TERMINATION_WORDS = {
+  checkmate: () => "checkmate", stalemate: () => "stalemate", dead_position: () => "dead position",
+  seventy_five_moves: () => "75-move rule", fivefold_repetition: () => "fivefold repetition",
+  flag: (/** @type {any} */ r) => `${colorWord(r.side)} lost on time`,
+  flag_opponent_cannot_mate: (/** @type {any} */ r) => `${colorWord(r.side)}'s flag fell, but the opponent cannot mate`,
+  default: (/** @type {any} */ r) => `${(r.absent || []).map(colorWord).join(" and ")} absent at default time`,
+  invalid_sealed_move: (/** @type {any} */ r) => `${colorWord(r.side)}'s sealed move was not valid (I.8)`,
+  invalid_sealed_move_opponent_cannot_mate: (/** @type {any} */ r) => `${colorWord(r.side)}'s sealed move was not valid, but the opponent cannot mate`,
+  arbiter: (/** @type {any} */ r) => String(r.kind || "set by the arbiter").replace(/_/g, " "),
+};
+
+/**
+ * The result and, when `withReason`, why ("1-0 · Black lost on time").
+ * @param {any} result @param {boolean} [withReason]
+ */
+function resultText(result, withReason) {
   if (!result) return "";
-  return result.score || result.text || (typeof result === "string" ? result : "");
+  const score = result.score || result.text || (typeof result === "string" ? result : "");
+  if (!withReason || !result.termination) return score;
+  const why = /** @type {any} */ (TERMINATION_WORDS)[result.termination];
+  return `${score} · ${why ? why(result) : String(result.termination).replace(/_/g, " ")}`;
 }
 
 /** @param {string} id */
@@ -292,17 +314,24 @@ function apply(topic, text) {
   }
 }
 
+/** The tab's own EventSource, when the browser has no SharedWorker. */
 /** @type {EventSource | null} */
 let source = null;
+/** The shared feed's port (one feed per browser, `feed.js`). */
+/** @type {MessagePort | null} */
+let feedPort = null;
 
-function connect() {
+/**
+ * One item of the feed, from the shared worker or the tab's own EventSource: the same
+ * four kinds the server's stream has (snapshot, a message, ready) plus open and error.
+ * @param {{t: string, data?: string, closed?: boolean}} m
+ */
+function onFeed(m) {
   const conn = document.getElementById("conn");
-  source = new EventSource(PUBLIC ? "/api/public/feed" : "/api/feed");
-  source.addEventListener("snapshot", () => {
+  if (m.t === "snapshot") {
     store.snapshotting = true;
     store.alerts.clear();
-  });
-  source.addEventListener("ready", () => {
+  } else if (m.t === "ready") {
     store.snapshotting = false;
     dirty.all = true;
     if (conn) { conn.textContent = "live"; conn.className = "conn live"; }
@@ -311,40 +340,78 @@ function connect() {
     const view = currentBoard();
     if (view && !board(view).historyLoaded) loadHistory(view);
     if (!view && [...store.boards.values()].some((b) => !b.historyLoaded)) loadAllHistory();
-  });
-  source.onmessage = (e) => {
+  } else if (m.t === "msg" && typeof m.data === "string") {
     const t0 = performance.now();
-    const nl = e.data.indexOf("\n");
-    const topic = nl < 0 ? e.data : e.data.slice(0, nl);
-    const text = nl < 0 ? "" : e.data.slice(nl + 1);
+    const nl = m.data.indexOf("\n");
+    const topic = nl < 0 ? m.data : m.data.slice(0, nl);
+    const text = nl < 0 ? "" : m.data.slice(nl + 1);
     apply(topic, text);
     perf.feedItems++;
     if (!store.snapshotting) renderSoon();
     perf.scriptMs += performance.now() - t0;
-  };
-  source.onopen = () => { if (conn) { conn.textContent = "live"; conn.className = "conn live"; } };
-  source.onerror = async () => {
+  } else if (m.t === "open") {
+    if (conn) { conn.textContent = "live"; conn.className = "conn live"; }
+  } else if (m.t === "error") {
     if (conn) { conn.textContent = "reconnecting…"; conn.className = "conn down"; }
     // EventSource retries by itself (sending Last-Event-ID); a lost session does not heal.
-    if (!PUBLIC && source && source.readyState === EventSource.CLOSED) {
-      const r = await fetch("/api/me", { credentials: "same-origin" });
-      if (r.status === 401) { location.href = "/login"; return; }
-      setTimeout(connect, 1000);
+    if (!PUBLIC && m.closed) {
+      fetch("/api/me", { credentials: "same-origin" }).then((r) => {
+        if (r.status === 401) { location.href = "/login"; return; }
+        setTimeout(() => { if (feedPort) feedPort.postMessage({ t: "reset" }); else connect(); }, 1000);
+      }, () => setTimeout(connect, 1000));
     }
+  }
+}
+
+/** The feed: shared by the browser's tabs when it can be, else this tab's own (noted). */
+function connect() {
+  const url = PUBLIC ? "/api/public/feed" : "/api/feed";
+  const meta = document.querySelector("meta[name=feed-worker]");
+  const worker = meta ? meta.getAttribute("content") : null;
+  if (typeof SharedWorker === "function" && worker && !/[?&]feed=tab\b/.test(location.search)) {
+    try {
+      const w = new SharedWorker(worker, { name: url });
+      feedPort = w.port;
+      feedPort.onmessage = (e) => onFeed(e.data);
+      feedPort.start();
+      feedPort.postMessage({ t: "hello", feed: url, session: store.me ? store.me.csrf : "" });
+      return;
+    } catch (_) { feedPort = null; /* below: one feed for this tab */ }
+  }
+  const note = document.getElementById("feed-note");
+  if (note) note.hidden = false;
+  source = new EventSource(url);
+  source.addEventListener("snapshot", () => onFeed({ t: "snapshot" }));
+  source.addEventListener("ready", () => onFeed({ t: "ready" }));
+  source.onmessage = (e) => onFeed({ t: "msg", data: e.data });
+  source.onopen = () => onFeed({ t: "open" });
+  source.onerror = () => {
+    const closed = !!source && source.readyState === EventSource.CLOSED;
+    if (closed) source = null;
+    onFeed({ t: "error", closed });
   };
 }
 
 // ---------- commands ----------
 
+/** A transaction id for one filled form: a retry or a second click sends the same. */
+function mintTransaction() {
+  const bytes = new Uint8Array(8);
+  crypto.getRandomValues(bytes);
+  return `web-${[...bytes].map((x) => x.toString(16).padStart(2, "0")).join("")}`;
+}
+
 /**
- * Send a command (an MQTT `set` body) and show the reply in `replyEl`.
+ * Send a command (an MQTT `set` body) and show the reply in `replyEl`. The answer to
+ * the same `transaction` is the first one (sent twice, applied once).
  * @param {string|null} boardId  null: the hall
  * @param {Record<string, any>} body
  * @param {HTMLElement} [replyEl]
- * @returns {Promise<boolean>}
+ * @returns {Promise<"ok"|"refused"|"lost">} lost: no answer (a retry sends the same transaction)
  */
 async function post(boardId, body, replyEl) {
   const url = boardId ? `/api/board/${encodeURIComponent(boardId)}/command` : "/api/hall/command";
+  if (!body.transaction) body.transaction = mintTransaction();
   if (replyEl) { replyEl.textContent = "…"; replyEl.className = "reply"; }
   try {
     const r = await fetch(url, {
@@ -358,14 +425,16 @@ async function post(boardId, body, replyEl) {
     try { answer = await r.json(); } catch (_) { answer = {}; }
     const ok = r.ok && answer.status === "ok";
     if (replyEl) {
-      replyEl.textContent = ok ? `ok (${body.action})` : `refused: ${answer.reason || r.statusText || r.status}`;
+      // The daemon's reason is written for the arbiter; the code is for programs.
+      const why = answer.reason || r.statusText || String(r.status);
+      replyEl.textContent = ok ? `done: ${String(body.action).replace(/_/g, " ")}` : `refused: ${why}`;
       replyEl.className = ok ? "reply ok" : "reply err";
     }
     if (r.status === 401) location.href = "/login";
-    return ok;
+    return ok ? "ok" : (r.status >= 500 && !answer.status ? "lost" : "refused");
   } catch (e) {
-    if (replyEl) { replyEl.textContent = `no answer: ${e}`; replyEl.className = "reply err"; }
-    return false;
+    if (replyEl) { replyEl.textContent = `no answer (${e}); sending again repeats nothing`; replyEl.className = "reply err"; }
+    return "lost";
   }
 }
 
@@ -521,29 +590,106 @@ function fieldInput(f, boards) {
   return h("input", { name: f.name, type: "text", placeholder: f.placeholder || "" });
 }
 
+/** How long after a command was done a second click is still the same command. */
+const SAME_CLICK_MS = 3000;
+
 /**
+ * A command's form. One filled form is one command: its transaction is minted when it
+ * is first sent and kept while the form is unchanged — a double click, a retry after no
+ * answer, or a second click within SAME_CLICK_MS of the answer sends the same
+ * transaction, which the daemon applies once and answers with its first reply. The
+ * button is disabled until the reply. Masked fields (a sealed move) are emptied after
+ * every send, refused or not: text left in a field that looks empty became part of the
+ * next sealed move. Acts marked `danger` (and every seal) ask first, in words.
  * @param {Spec} spec @param {string|null} boardId @param {string[]} boards
  */
 function commandForm(spec, boardId, boards) {
   const reply = h("span", { class: "reply", "aria-live": "polite" });
   const fields = spec.fields.map((f) => h("label", {}, [f.label, fieldInput(f, boards)]));
   const reason = spec.reason === "none" ? null : h("label", {}, [spec.reason === "required" ? "Reason (required)" : "Reason", h("input", { name: "reason", type: "text" })]);
+  const button = /** @type {HTMLButtonElement} */ (h("button", { type: "submit", class: spec.danger ? "danger" : "primary", text: spec.label }));
+  const confirmBox = h("div", { class: "confirm", hidden: true });
   const form = /** @type {HTMLFormElement} */ (h("form", { class: "cmd", "data-action": spec.action }, [
     h("h4", {}, [spec.label, " ", h("small", { text: spec.rule ? `(${spec.rule})` : "" })]),
-    ...fields, reason,
-    h("button", { type: "submit", class: spec.danger ? "danger" : "primary", text: spec.label }),
-    reply,
+    ...fields, reason, button, confirmBox, reply,
   ]));
+  /** @type {string|null} */
+  let transaction = null;
+  let doneAt = 0;
+  let busy = false;
+  const clearSecrets = () => {
+    for (const f of spec.fields) if (f.kind === "secret") { const el = /** @type {HTMLInputElement} */ (form.elements.namedItem(f.name)); if (el) el.value = ""; }
+  };
+  // An edited form is another command.
+  form.addEventListener("input", () => { transaction = null; confirmBox.hidden = true; });
+  form.addEventListener("change", () => { transaction = null; });
+  /** @param {Record<string, any>} body */
+  const send = async (body) => {
+    busy = true;
+    button.disabled = true;
+    confirmBox.hidden = true;
+    if (!transaction || (doneAt && Date.now() - doneAt > SAME_CLICK_MS)) { transaction = mintTransaction(); doneAt = 0; }
+    body.transaction = transaction;
+    const outcome = await post(boardId, body, reply);
+    if (spec.fields.some((f) => f.kind === "secret")) clearSecrets();
+    if (outcome === "ok") doneAt = Date.now();
+    // A refusal is an answer: the next click (the state may have changed) is a new try.
+    else if (outcome === "refused") transaction = null;
+    busy = false;
+    button.disabled = false;
+  };
   form.addEventListener("submit", async (e) => {
     e.preventDefault();
-    const { body, error } = formBody(spec, form);
-    if (!body) { reply.textContent = error || "incomplete"; reply.className = "reply err"; return; }
-    if (spec.danger && !confirm(`${spec.label} on ${boardId || "the hall"}?`)) return;
-    const ok = await post(boardId, body, reply);
-    // A sealed move is not kept in the page once sent.
-    if (ok) for (const f of spec.fields) if (f.kind === "secret") { const el = /** @type {HTMLInputElement} */ (form.elements.namedItem(f.name)); if (el) el.value = ""; }
+    if (busy) return;
+    const { body, error: bad } = formBody(spec, form);
+    const notAMove = body && (spec.action === "seal" || spec.action === "counter_seal") && !MOVE_TEXT.test(String(body.mv))
+      ? `"${body.mv}" is not a move as written (Nf3, exd5, O-O, e8=Q, or g1f3); type it again` : "";
+    const error = bad || notAMove;
+    if (!body || error) {
+      reply.textContent = error || "incomplete"; reply.className = "reply err";
+      if (spec.fields.some((f) => f.kind === "secret")) clearSecrets();
+      return;
+    }
+    const ask = confirmText(spec, body, boardId);
+    if (!ask) { await send(body); return; }
+    // Said back in words, and sent only on a second, deliberate press.
+    const yes = /** @type {HTMLButtonElement} */ (h("button", { type: "button", class: spec.danger ? "danger" : "primary", text: "Confirm" }));
+    const no = h("button", { type: "button", text: "Cancel" });
+    yes.addEventListener("click", () => { if (!busy) send(body); });
+    no.addEventListener("click", () => { confirmBox.hidden = true; if (spec.fields.some((f) => f.kind === "secret")) clearSecrets(); });
+    confirmBox.replaceChildren(h("p", { text: ask }), yes, " ", no);
+    confirmBox.hidden = false;
+    reply.textContent = "";
   });
   return form;
+}
+
+/** A sealed move as written: SAN (Nf3, exd5, e8=Q+, O-O) or coordinates (g1f3, e7e8q). */
+const MOVE_TEXT = /^(?:[KQRBN][a-h]?[1-8]?x?[a-h][1-8]|[a-h](?:x[a-h])?[1-8](?:=?[QRBN])?|[O0]-[O0](?:-[O0])?|[a-h][1-8][a-h][1-8][qrbn]?)[+#]?[!?]{0,2}$/;
+
+/**
+ * What a danger act (or a seal) will do, restated for its confirmation; null: no
+ * confirmation needed.
+ * @param {Spec} spec @param {Record<string, any>} body @param {string|null} boardId
+ * @returns {string|null}
+ */
+function confirmText(spec, body, boardId) {
+  const where = boardId || "every board of the hall";
+  const st = boardId ? board(boardId).state : null;
+  const name = (/** @type {string} */ c) => (st && st[c] ? `${st[c].name} (${c === "white" ? "White" : "Black"})` : (c === "white" ? "White" : "Black"));
+  if (spec.action === "seal" || spec.action === "counter_seal") {
+    const sealer = body.side || (st && st.adjournment && st.adjournment.sealer) || (st && st.turn) || "";
+    return `${sealer ? name(sealer) : "The player to move"} seals the move "${body.mv}" on ${where}. Check it against the scoresheet: it is not shown again until the envelope is opened, and a move that cannot be played then loses the game (I.8).`;
+  }
+  if (spec.action === "set_result") {
+    const side = body.side ? name(body.side) : "";
+    const words = { resignation: `${side || "the side named"} resigns and loses`, illegal_moves: `${side || "the side named"} loses by illegal moves (7.5.5)`, agreed_draw: "the game is drawn by agreement", annulled: "the game is annulled" };
+    return `Set the result of ${where}: ${/** @type {any} */ (words)[body.result] || body.result}. The game ends now; the clocks stop.`;
+  }
+  if (spec.action === "envelope_lost") return `The envelope of ${where} is declared lost (I.12): the game is replayed from the position before the sealed move, with the times recorded at the adjournment.`;
+  if (spec.action === "pause" && !boardId) return "Pause every running clock of the hall (6.12a).";
+  if (spec.action === "seal_all") return "Order every game still playing to seal (I.1.1): each player to move writes a sealed move; their clocks run until it is committed.";
+  return spec.danger ? `${spec.label} on ${where}?` : null;
 }
 
 // ---------- alerts: sound and banner ----------
@@ -594,7 +740,7 @@ function renderBanner() {
   setText(count, store.alerts.size ? String(store.alerts.size) : "");
   if (PUBLIC || open.length === 0) { el.hidden = true; return; }
   el.hidden = false;
-  el.replaceChildren(`${open.length} critical alert${open.length > 1 ? "s" : ""}: `, ...open.slice(0, 3).map((a, i) => h("span", {}, [i ? "; " : "", h("a", { href: a.board ? `/board/${a.board}` : "/alerts", text: `${a.board || "hall"}: ${a.message}` })])), " — ", h("a", { href: "/alerts", text: "acknowledge" }));
+  el.replaceChildren(`${open.length} critical alert${open.length > 1 ? "s" : ""}: `, ...open.slice(0, 3).map((a, i) => h("span", {}, [i ? "; " : "", h("a", { href: a.board ? `/board/${a.board}` : "/alerts", text: `${a.board || "hall"}: ${a.message}` })])), " — ", h("a", { href: "/alerts", text: "resolve or silence" }));
 }
 
 // ---------- views ----------
@@ -657,13 +803,36 @@ function moveNumber(id) {
   return `move ${Math.min(st.white.moves, st.black.moves) + 1}`;
 }
 
+/**
+ * What the arbiter must see first about a game, as a marker key: flag (a flag waits for
+ * the arbiter), an adjournment stage, paused, or the phase.
+ * @param {State|null} st
+ */
+function phaseKey(st) {
+  if (!st) return "none";
+  if (st.pending_flag && st.phase !== "finished") return "flag";
+  const stage = st.adjournment && st.phase !== "finished" ? st.adjournment.stage : null;
+  if (stage && stage !== "resumed") return stage === "sealing" ? "sealing" : "adjourned";
+  return st.phase;
+}
+
 /** @param {BoardData} b @param {string} id */
 function phaseText(b, id) {
   const st = b.state;
   if (!st) return "no data";
-  if (st.adjournment && st.adjournment.stage && st.phase !== "finished") return String(st.adjournment.stage).replace(/_/g, " ");
-  if (st.pending_flag) return "flag: arbiter";
+  const key = phaseKey(st);
+  if (key === "flag") return "FLAG — arbiter";
+  if (key === "sealing") return "SEALING";
+  if (key === "adjourned") return String(st.adjournment.stage).replace(/_/g, " ").toUpperCase();
+  if (key === "paused") return "PAUSED";
   return st.phase;
+}
+
+/** The last move with its number ("12. Nf3", "12… Nf6"). @param {BoardData} b */
+function lastMoveText(b) {
+  const m = b.moves[b.moves.length - 1];
+  if (!m) return b.lastMove;
+  return `${m.no}${m.side === "white" ? "." : "…"} ${m.san}`;
 }
 
 /**
@@ -706,7 +875,7 @@ function renderTile(t, id) {
   const st = b.state;
   setText(t.parts.round, st && st.round ? `round ${st.round}` : "");
   setText(t.parts.phase, phaseText(b, id));
-  t.parts.phase.className = `badge phase phase-${st ? st.phase : "none"}`;
+  t.parts.phase.className = `badge phase phase-${phaseKey(st)}`;
   t.parts.off.hidden = b.online;
   t.el.classList.toggle("offline", !b.online);
   const n = PUBLIC ? 0 : alertsOf(id);
@@ -721,20 +890,25 @@ function renderTile(t, id) {
   for (const color of order) {
     const s = t.sides[color];
     setText(s.name, st && st[color] ? st[color].name : "");
+    // A long name is cut on a tile; the whole of it is one hover away.
+    if (st && st[color] && s.name.title !== st[color].name) s.name.title = st[color].name;
     setText(s.clock, st && st[color] ? fmtClock(clockMs(st, color)) : "–");
     const cls = sideClass(st, color) + (s.box.classList.contains("low") ? " low" : "");
     if (s.box.className !== cls) s.box.className = cls;
   }
   setText(t.parts.move, moveNumber(id));
-  setText(t.parts.last, b.lastMove ? `last ${b.lastMove}` : "");
+  setText(t.parts.last, b.lastMove ? `last ${lastMoveText(b)}` : "");
   setText(t.parts.result, st ? resultText(st.result) : "");
+  const why = st ? resultText(st.result, true) : "";
+  if (t.parts.result.title !== why) t.parts.result.title = why;
 }
 
 /** @param {string} id */
 function sortKey(id, how) {
   const st = board(id).state;
   if (how === "time") {
-    if (!st || !st.white || !st.black) return Infinity;
+    // Finished games have no time that matters: after every game still on.
+    if (!st || !st.white || !st.black || st.phase === "finished") return Infinity;
     return Math.min(clockMs(st, "white"), clockMs(st, "black"));
   }
   if (how === "phase") return ({ running: 0, paused: 1, scheduled: 2, finished: 3, idle: 4 })[st ? st.phase : "idle"] ?? 5;
@@ -748,7 +922,11 @@ function hallView() {
   const sort = h("select", { "aria-label": "sort" }, [["board", "by board"], ["time", "by time left"], ["phase", "by phase"]].map(([v, t]) => h("option", { value: v, text: t })));
   const summary = h("span", { class: "summary" });
   const grid = h("div", { class: "tiles", id: "tiles" });
-  main.replaceChildren(PUBLIC ? h("h1", { class: "pubtitle", text: "" }) : h("div", { class: "toolbar" }, [q, phase, sort, summary]), grid);
+  const pubTitle = h("h1", { class: "pubtitle" });
+  main.replaceChildren(PUBLIC ? pubTitle : h("div", { class: "toolbar" }, [q, phase, sort, summary]), grid);
+  document.title = PUBLIC ? "hallclock" : "Hall · hallclock";
+  // A hall screen shows one round: `?round=N`, or the round started last.
+  const askedRound = Number(new URLSearchParams(location.search).get("round")) || null;
   /** @type {Map<string, ReturnType<typeof makeTile>>} */
   const tiles = new Map();
   let lastOrder = "";
@@ -762,8 +940,17 @@ function hallView() {
     const how = /** @type {HTMLSelectElement} */ (sort).value;
     const ids = [...store.boards.keys()].sort();
     let running = 0, finished = 0;
+    const current = store.info && store.info.round ? store.info.round.round : null;
+    const shownRound = askedRound || current;
+    if (PUBLIC) {
+      const event = store.info && (store.info.event || (store.info.round && store.info.round.event));
+      const heading = [event || (store.info ? store.info.hall : ""), shownRound ? `Round ${shownRound}` : ""].filter(Boolean).join(" — ");
+      setText(pubTitle, heading);
+      if (heading && document.title !== heading) document.title = heading;
+    }
     const visible = ids.filter((id) => {
       const b = board(id), st = b.state;
+      if (PUBLIC && shownRound && (!st || st.round !== shownRound)) return false;
       if (st && st.phase === "running") running++;
       if (st && st.phase === "finished") finished++;
       if (text) {
@@ -794,11 +981,90 @@ function hallView() {
   render();
 }
 
+/** Event names in words; the rest are their names with spaces. */
+const EVENT_WORDS = {
+  clock_started: "clock started", move_made: "move", pressed: "clock pressed", time_added: "time added", time_set: "time set",
+  flag_fell: "flag fell", game_ended: "game ended", paused: "clock paused", resumed: "clock resumed", player_present: "player present",
+  adjournment_ordered: "ordered to seal", sealed: "sealed move written", seal_committed: "sealed move committed (clock stopped)",
+  default_time_passed: "default time passed", result_pending: "result waits for the arbiter", paused_by_player: "paused by a player",
+  discrepancy_acknowledged: "official times kept", moves_set: "move count set", position_set: "position set",
+  envelope_verified: "envelope verified", resumption_scheduled: "resumption scheduled", envelope_opened: "envelope opened",
+  sealed_move_played: "sealed move played", clock_discrepancy: "clock differs from the official time",
+};
+
+/**
+ * A value of an event in words: sides capitalised, times as clocks, instants local.
+ * @param {string} k @param {any} v
+ */
+function eventValue(k, v) {
+  if (v === null || v === undefined) return "";
+  if ((k === "side" || k === "sealer" || k === "running") && typeof v === "string") return colorWord(v);
+  if (/_ms$/.test(k) && typeof v === "number") return `${v < 0 ? "−" : ""}${fmtClock(Math.abs(v))}`;
+  if ((k === "start" || k === "end" || /_at$/.test(k)) && typeof v === "number" && v > 1e12) return new Date(v).toLocaleString();
+  if (typeof v === "object") {
+    if (v.score) return resultText(v, true);
+    return Object.entries(v).map(([kk, vv]) => `${kk.replace(/_/g, " ")} ${eventValue(kk, vv)}`).join(", ");
+  }
+  return String(v);
+}
+
 /** @param {any} ev */
 function eventText(ev) {
-  const skip = new Set(["board", "seq", "event", "at"]);
-  const rest = Object.entries(ev).filter(([k]) => !skip.has(k)).map(([k, v]) => `${k}=${typeof v === "object" ? JSON.stringify(v) : v}`);
-  return `${fmtTime(ev.at)}  #${ev.seq}  ${ev.event}  ${rest.join(" ")}`;
+  const skip = new Set(["board", "seq", "event", "at", "uci", "fen", "commitment", "nonce", "envelope"]);
+  const words = /** @type {any} */ (EVENT_WORDS)[ev.event] || String(ev.event).replace(/_/g, " ");
+  const rest = Object.entries(ev).filter(([k, v]) => !skip.has(k) && v !== null && v !== "").map(([k, v]) => `${k.replace(/_ms$/, "").replace(/_/g, " ")}: ${eventValue(k, v)}`);
+  return { time: fmtTime(ev.at), words, rest: rest.join(" · ") };
+}
+
+/** Every board act, by its action. */
+const SPEC_OF = new Map(Object.values(BOARD_COMMANDS).flat().map((s) => [s.action, s]));
+
+/**
+ * What a game's state calls for, the likely next act first, and a line that says where
+ * the game is. The other acts stay one click away ("Every act").
+ * @param {State|null} st
+ * @returns {{note: string, now: string[]}}
+ */
+function actsFor(st) {
+  if (!st || st.phase === "idle") return { note: "No game on this board. Start a round on the Round page.", now: ["set_position"] };
+  const adj = st.adjournment;
+  const stage = adj && st.phase !== "finished" ? adj.stage : null;
+  const name = (/** @type {any} */ c) => (st[c] ? `${st[c].name} (${colorWord(c)})` : colorWord(c));
+  if (st.phase === "finished") return { note: `Finished: ${resultText(st.result, true)}. A wrong result is corrected with Set result.`, now: ["set_result"] };
+  if (st.pending_flag) {
+    const f = st.pending_flag;
+    return { note: `${name(f.side)}'s flag fell at ${fmtTime(f.at)}: ${f.reason}. Confirm the flag, or set another result.`, now: ["confirm_flag", "set_result"] };
+  }
+  if (stage === "sealing") {
+    const sealer = adj.sealer ? name(adj.sealer) : "the player to move";
+    return adj.sealed
+      ? { note: `${sealer} has written the sealed move. Commit it: the clock stops and the envelope is made.`, now: ["commit_seal"] }
+      : { note: `Ordered to seal: ${sealer} writes the sealed move (their clock runs), then the arbiter types it here.`, now: ["seal"] };
+  }
+  if (stage === "adjourned") {
+    const env = adj.envelopes && adj.envelopes[adj.envelopes.length - 1];
+    const now = [];
+    if (env && !env.verified) now.push("verify_envelope");
+    if (!adj.resumption) now.push("schedule_resumption");
+    if (st.draw_offer) now.push("draw_reply"); else now.push("draw_offer");
+    const when = adj.resumption ? ` Resumes ${new Date(adj.resumption.start).toLocaleString()}${adj.resumption.place ? `, ${adj.resumption.place}` : ""}.` : "";
+    return { note: `Adjourned: the envelope is sealed${env && env.verified ? " and verified" : ""}.${when}`, now };
+  }
+  if (stage === "awaiting_opening" || stage === "awaiting_counter_opening") {
+    return { note: "The resumption has begun. Mark the players present, then open the envelope in front of them.", now: ["present", "open_envelope"] };
+  }
+  if (st.draw_offer) return { note: `${name(st.draw_offer.side)} offered a draw.`, now: ["draw_reply", "pause"] };
+  if (st.phase === "scheduled") return { note: "The round has not started on this board: the clock starts at the scheduled time (6.5).", now: ["present", "set_position"] };
+  if (st.phase === "paused") return { note: "The clock is paused.", now: ["resume", "add_time", "set_time"] };
+  return { note: `Playing, ${moveNumber(st.board) || "move 1"}.`, now: ["pause", "add_time", "set_time", "adjourn"] };
+}
+
+/** A key that changes when the acts a game calls for do. @param {State|null} st */
+function actsKey(st) {
+  if (!st) return "none";
+  const adj = st.adjournment || {};
+  const env = adj.envelopes && adj.envelopes[adj.envelopes.length - 1];
+  return [st.phase, st.round, !!st.pending_flag, adj.stage, adj.sealed, env && !!env.verified, !!adj.resumption, !!st.draw_offer].join("|");
 }
 
 /** @param {string} id */
@@ -806,10 +1072,21 @@ function boardView(id) {
   const main = /** @type {HTMLElement} */ (document.getElementById("main"));
   const b = board(id);
   if (!b.historyLoaded) loadHistory(id);
-  const diagram = /** @type {any} */ (window).HallBoard.createBoard({ flipped: false });
+  let flipped = localStorage.getItem(`hallclock.flip.${id}`) === "1";
+  let diagram = /** @type {any} */ (window).HallBoard.createBoard({ flipped });
+  const diagramBox = h("div", { class: "diagram" }, [diagram.svg]);
+  const flip = h("button", { type: "button", class: "flip", text: "Flip board", onclick: () => {
+    flipped = !flipped;
+    localStorage.setItem(`hallclock.flip.${id}`, flipped ? "1" : "0");
+    diagram = /** @type {any} */ (window).HallBoard.createBoard({ flipped });
+    diagramBox.replaceChildren(diagram.svg);
+    diagram.update(b.state ? b.state.fen : null, b.lastUci);
+  } });
   const title = h("h2", { text: id });
-  const status = h("div", { class: "muted" });
+  const marker = h("div", { class: "marker", hidden: true });
+  const status = h("div", { class: "status" });
   const clocks = h("div", { class: "bigclocks" });
+  const pgn = h("a", { class: "pgn", hidden: true, text: "PGN (broadcast)" });
   /** @type {Record<string, {box: HTMLElement, name: HTMLElement, clock: HTMLElement}>} */
   const sides = {};
   liveClocks = [];
@@ -820,49 +1097,77 @@ function boardView(id) {
     liveClocks.push([clock, id, color]);
   }
   const movesBody = h("tbody");
+  const movesBox = h("div", { class: "moves" }, [h("table", { id: "moves" }, [h("thead", {}, [h("tr", {}, ["#", "White", "clock", "Black", "clock"].map((t) => h("th", { text: t })))]), movesBody])]);
   const log = h("div", { class: "log", id: "log" });
   const alertsBox = h("div", { class: "alerts" });
   const boards = [...store.boards.keys()].sort();
-  const commands = h("div", {});
   const canCommand = mayCommand(id);
-  if (canCommand) {
-    for (const [group, specs] of Object.entries(BOARD_COMMANDS)) {
-      commands.append(h("div", { class: "group-title", text: group }), h("div", { class: "forms" }, specs.map((s) => commandForm(s, id, boards.filter((x) => x !== id)))));
-    }
-  } else {
-    commands.append(h("p", { class: "muted", text: store.me ? `${store.me.arbiter.name} (${store.me.arbiter.role}) cannot command ${id}: read only.` : "read only" }));
-  }
+  const nowNote = h("p", { class: "now-note", id: "now-note" });
+  const nowForms = h("div", { class: "forms now", id: "acts-now" });
+  const allActs = h("div", { id: "acts-all" });
+  const commands = canCommand
+    ? h("div", {}, [nowNote, nowForms, h("details", { class: "every" }, [h("summary", { text: "Every act on this board" }), allActs])])
+    : h("p", { class: "muted", text: store.me ? `${store.me.arbiter.name} (${store.me.arbiter.role}) cannot command ${id}: read only.` : "read only" });
+  document.title = `${id} · hallclock`;
   main.replaceChildren(
     h("p", {}, [h("a", { href: "/", text: "← hall" })]),
     h("div", { class: "boardview" }, [
       h("div", {}, [
-        h("div", { class: "card" }, [title, status, clocks, diagram.svg]),
+        h("div", { class: "card" }, [h("div", { class: "titlebar" }, [title, flip]), marker, status, clocks, diagramBox, pgn]),
         h("div", { class: "card" }, [h("h3", { text: "Alerts" }), alertsBox]),
       ]),
       h("div", {}, [
-        h("div", { class: "card" }, [h("h3", { text: "Moves" }), h("div", { class: "moves" }, [h("table", { id: "moves" }, [h("thead", {}, [h("tr", {}, ["#", "White", "clock", "Black", "clock"].map((t) => h("th", { text: t })))]), movesBody])])]),
-        h("div", { class: "card" }, [h("h3", { text: "Commands" }), commands]),
-        h("div", { class: "card" }, [h("h3", { text: "Event log" }), log]),
+        h("div", { class: "card" }, [h("h3", { text: "Now" }), commands]),
+        h("div", { class: "card" }, [h("h3", { text: "Moves" }), movesBox]),
+        h("div", { class: "card" }, [h("h3", { text: "Event log (newest first)" }), log]),
       ]),
     ]),
   );
-  let shownMoves = -1, shownEvents = -1, seated = "";
+  let shownMoves = -1, shownEvents = -1, seated = "", shownActs = "";
+  const renderActs = () => {
+    const st = b.state;
+    const key = actsKey(st);
+    if (!canCommand || key === shownActs) return;
+    shownActs = key;
+    const { note, now } = actsFor(st);
+    setText(nowNote, note);
+    const others = boards.filter((x) => x !== id);
+    nowForms.replaceChildren(...now.map((a) => SPEC_OF.get(a)).filter(Boolean).map((spec) => commandForm(/** @type {Spec} */ (spec), id, others)));
+    // The rest, grouped as before; danger acts only here and behind their confirmation.
+    allActs.replaceChildren(...Object.entries(BOARD_COMMANDS).flatMap(([group, specs]) => {
+      const rest = specs.filter((sp) => !now.includes(sp.action));
+      return rest.length ? [h("div", { class: "group-title", text: group }), h("div", { class: "forms" }, rest.map((sp) => commandForm(sp, id, others)))] : [];
+    }));
+    // A link from an alert ("or set the time") opens the act it names.
+    const want = location.hash.slice(1);
+    if (want && !now.includes(want)) {
+      const form = allActs.querySelector(`form[data-action="${want}"]`);
+      const details = /** @type {HTMLDetailsElement|null} */ (commands.querySelector("details.every"));
+      if (form && details) { details.open = true; form.scrollIntoView(); }
+    }
+  };
   render = () => {
     const st = b.state;
     const order = seating(st);
     if (seated !== order.join()) { clocks.replaceChildren(sides[order[0]].box, sides[order[1]].box); seated = order.join(); }
     for (const color of order) {
       setText(sides[color].clock, st && st[color] ? fmtClock(clockMs(st, color)) : "–");
-      setText(sides[color].name, st && st[color] ? `${st[color].name} · ${st[color].moves} moves${st[color].present ? "" : " · absent"}` : color);
+      setText(sides[color].name, st && st[color] ? `${st[color].name} · ${st[color].moves} moves${st[color].present ? "" : " · absent"}` : colorWord(color));
       const cls = sideClass(st, color);
       if (sides[color].box.className.replace(" low", "") !== cls) sides[color].box.className = cls;
     }
-    const bits = [b.online ? "online" : "OFFLINE", st ? phaseText(b, id) : "", st && st.round ? `round ${st.round}` : "", st && st.time_control ? st.time_control : "", moveNumber(id), st ? resultText(st.result) : ""];
-    if (st && st.pending_flag) bits.push("flag fell: result pending the arbiter");
-    if (st && st.draw_offer) bits.push(`draw offered by ${st.draw_offer.side}`);
+    const key = phaseKey(st);
+    const big = ["flag", "sealing", "adjourned", "paused"].includes(key);
+    marker.hidden = !big;
+    if (big) { setText(marker, phaseText(b, id)); marker.className = `marker phase-${key}`; }
+    const bits = [b.online ? "online" : "OFFLINE", st && !big ? phaseText(b, id) : "", st && st.round ? `round ${st.round}` : "", st && st.time_control ? st.time_control : "", moveNumber(id), st ? resultText(st.result, true) : ""];
+    if (st && st.draw_offer) bits.push(`draw offered by ${colorWord(st.draw_offer.side)}`);
     setText(status, bits.filter(Boolean).join(" · "));
+    const number = store.info && store.info.boards ? (store.info.boards.find((/** @type {any} */ x) => x.id === id) || {}).number : undefined;
+    pgn.hidden = !(st && st.round && number);
+    if (st && st.round && number) { const href = `/broadcast/round/${st.round}/game-${number}.pgn`; if (pgn.getAttribute("href") !== href) pgn.setAttribute("href", href); }
     diagram.update(st ? st.fen : null, b.lastUci);
-    if (b.moves.length !== shownMoves || b.moves.some((m) => m.clock !== null && !m.shown)) {
+    if (b.moves.length !== shownMoves || b.moves.some((m) => m.clock !== null && !(/** @type {any} */ (m)).shown)) {
       /** @type {HTMLElement[]} */
       const rows = [];
       const whites = b.moves.filter((m) => m.side === "white"), blacks = b.moves.filter((m) => m.side === "black");
@@ -872,31 +1177,69 @@ function boardView(id) {
         if (w && w.clock !== null) /** @type {any} */ (w).shown = true;
         if (k && k.clock !== null) /** @type {any} */ (k).shown = true;
       }
+      const grew = b.moves.length > shownMoves;
       movesBody.replaceChildren(...rows);
       shownMoves = b.moves.length;
+      // The move list follows the game: the newest move in view.
+      if (grew) movesBox.scrollTop = movesBox.scrollHeight;
     }
     if (b.events.length !== shownEvents) {
-      log.replaceChildren(...b.events.slice(-300).reverse().map((ev) => h("div", { text: eventText(ev) })));
+      log.replaceChildren(...b.events.slice(-300).reverse().map((ev) => {
+        const t = eventText(ev);
+        return h("div", { class: "ev" }, [h("span", { class: "at", text: t.time }), " ", h("b", { text: t.words }), t.rest ? ` — ${t.rest}` : ""]);
+      }));
       shownEvents = b.events.length;
     }
     const mine = [...store.alerts.values()].filter((a) => a.board === id);
     alertsBox.replaceChildren(...(mine.length ? mine.map(alertRow) : [h("span", { class: "muted", text: "none" })]));
+    renderActs();
   };
   render();
 }
 
-/** @param {any} a */
+/** The transaction of each alert's act (see alertRow). @type {Map<string, string>} */
+const alertTxns = new Map();
+
+/**
+ * One alert with the acts that resolve it. Resolving is done by the daemon, so every
+ * arbiter's page sees it go: a clock discrepancy is kept with `acknowledge_alert` (or
+ * corrected with set_time on the board page); a flag is confirmed; a player's pause is
+ * ended. "Silence" only stops this browser's sound and banner for an alert nobody can
+ * resolve from here (a board offline until its cable is back).
+ * @param {any} a
+ */
 function alertRow(a) {
   const done = acked().has(alertKey(a));
   /** @type {(Node|null)[]} */
   const actions = [];
   const reply = h("span", { class: "reply" });
+  /** @param {string} text @param {Record<string, any>} body */
+  const act = (text, body) => {
+    const btn = /** @type {HTMLButtonElement} */ (h("button", { type: "button", class: "primary", text }));
+    // One alert, one act: a double click, or a click on the row redrawn meanwhile, is
+    // the same command.
+    const key = `${alertKey(a)}/${body.action}`;
+    const txn = alertTxns.get(key) || mintTransaction();
+    alertTxns.set(key, txn);
+    btn.addEventListener("click", async () => {
+      btn.disabled = true;
+      await post(a.board, { ...body, transaction: txn }, reply);
+      btn.disabled = false;
+    });
+    return btn;
+  };
+  let resolvable = false;
   if (a.board && mayCommand(a.board)) {
-    if (a.kind === "result_pending") actions.push(h("button", { type: "button", text: "Confirm flag", onclick: () => post(a.board, { action: "confirm_flag" }, reply) }));
-    if (a.kind === "player_pause") actions.push(h("button", { type: "button", text: "Resume clock", onclick: () => post(a.board, { action: "resume", reason: "6.12b: arbiter attended" }, reply) }));
+    if (a.kind === "result_pending") { actions.push(act("Confirm flag", { action: "confirm_flag" })); resolvable = true; }
+    if (a.kind === "player_pause") { actions.push(act("Resume clock", { action: "resume", reason: "6.12b: arbiter attended" })); resolvable = true; }
+    if (a.kind === "clock_discrepancy") {
+      actions.push(act("Keep the official times", { action: "acknowledge_alert", alert: "clock_discrepancy" }));
+      actions.push(h("a", { href: `/board/${a.board}#set_time`, text: "or set the time" }));
+      resolvable = true;
+    }
   }
-  if (a.board) actions.push(h("a", { href: `/board/${a.board}`, text: "open board" }));
-  actions.push(done ? h("span", { class: "muted", text: "acknowledged" }) : h("button", { type: "button", class: "ack", text: "Acknowledge", onclick: () => ack(a) }));
+  if (a.board && !resolvable) actions.push(h("a", { href: `/board/${a.board}`, text: "open board" }));
+  if (!resolvable) actions.push(done ? h("span", { class: "muted", text: "silenced here" }) : h("button", { type: "button", class: "ack", text: "Silence", title: "stop the sound and the banner in this browser; the alert stays until its cause is gone", onclick: () => ack(a) }));
   return h("div", { class: `alert ${isCritical(a) ? "critical" : ""} ${done ? "acked" : ""}`, "data-alert": a.id, "data-kind": a.kind }, [
     h("span", { class: "kind", text: `${a.severity} · ${String(a.kind).replace(/_/g, " ")}` }),
     h("span", { class: "msg", text: `${a.board ? a.board + ": " : ""}${a.message}` }),
@@ -907,8 +1250,9 @@ function alertRow(a) {
 
 function alertsView() {
   const main = /** @type {HTMLElement} */ (document.getElementById("main"));
+  document.title = "Alerts · hallclock";
   const list = h("div", { class: "alerts", id: "alerts" });
-  main.replaceChildren(h("h2", { text: "Alerts" }), h("p", { class: "muted", text: "Critical alerts sound once and flash until acknowledged. Resolving one is acting on it (confirm the flag, resume the clock, fix the board): the daemon clears it." }), list);
+  main.replaceChildren(h("h2", { text: "Alerts" }), h("p", { class: "muted", text: "Critical alerts sound once and flash until resolved. Resolving one is acting on it (confirm the flag, resume the clock, keep or set the time, fix the board): the daemon clears it for every arbiter. Silence stops the sound and the banner in this browser only." }), list);
   liveClocks = [];
   let shown = "";
   render = () => {
@@ -923,6 +1267,7 @@ function alertsView() {
 
 function roundView() {
   const main = /** @type {HTMLElement} */ (document.getElementById("main"));
+  document.title = "Round · hallclock";
   liveClocks = [];
   const boards = () => [...store.boards.keys()].sort();
   const chief = isChief();
@@ -979,7 +1324,12 @@ function roundView() {
     const r = await fetch(`/api/tc?tc=${encodeURIComponent(tc.value)}`, { credentials: "same-origin" });
     const a = await r.json().catch(() => ({}));
     if (r.ok) { tcDesc.textContent = a.description + (a.note ? ` (note: ${a.note})` : ""); tcDesc.className = "desc"; }
-    else { tcDesc.textContent = a.reason || "not a time control"; tcDesc.className = "desc err"; }
+    else {
+      // The reader's words, and an example in the notation this hall uses.
+      const example = store.info && store.info.defaults ? store.info.defaults.time_control : "90+30";
+      tcDesc.textContent = `${a.reason || "not a time control"} — for example ${example}, 90+30 (90 min, +30 s a move) or 40/5400+30:1800+30`;
+      tcDesc.className = "desc err";
+    }
   }, 250);
   tc.addEventListener("input", checkTc);
   checkTc();
@@ -1001,8 +1351,25 @@ function roundView() {
     trfReview,
     h("button", { type: "submit", class: "primary", text: "Start round" }), " ", reply,
   ]);
+  /** One filled round form, one transaction (a second click is the same start). */
+  /** @type {string|null} */
+  let roundTxn = null;
+  startForm.addEventListener("input", () => { roundTxn = null; });
+  startForm.addEventListener("change", () => { roundTxn = null; });
+  const submitBtn = /** @type {HTMLButtonElement} */ (startForm.querySelector("button[type=submit]"));
+  const clearRowErrors = () => {
+    for (const tr of rowsBody.querySelectorAll("tr.bad")) tr.classList.remove("bad");
+    for (const el of rowsBody.querySelectorAll("tr.row-error")) el.remove();
+  };
+  /** The error on the row itself, where the arbiter looks. @param {Element} tr @param {string} text */
+  const rowError = (tr, text) => {
+    tr.classList.add("bad");
+    tr.after(h("tr", { class: "row-error" }, [h("td", { colspan: 6, class: "reply err", text })]));
+    reply.textContent = text; reply.className = "reply err";
+  };
   startForm.addEventListener("submit", async (e) => {
     e.preventDefault();
+    if (submitBtn.disabled) return;
     /** @type {any[]} */
     let pairings = [];
     if (trfText) {
@@ -1023,13 +1390,18 @@ function roundView() {
         if (!Array.isArray(pairings)) throw new Error("expected an array of pairings, or an object with \"pairings\"");
       } catch (err) { reply.textContent = `pasted JSON: ${err}`; reply.className = "reply err"; return; }
     } else {
+      clearRowErrors();
+      let n = 0;
       for (const tr of rowsBody.querySelectorAll("tr")) {
-        const val = (/** @type {string} */ n) => /** @type {HTMLInputElement} */ (tr.querySelector(`[name=${n}]`)).value.trim();
+        n++;
+        const val = (/** @type {string} */ k) => /** @type {HTMLInputElement} */ (tr.querySelector(`[name=${k}]`)).value.trim();
         if (!val("white") && !val("black")) continue;
         /** @type {any} */
         const p = { board: val("board"), white: val("white"), black: val("black") };
+        const missing = !p.white ? "White" : !p.black ? "Black" : "";
+        if (missing) { rowError(tr, `${missing} is missing on row ${n} (${p.board})`); return; }
         for (const f of ["white_fide_id", "black_fide_id"]) if (val(f)) {
-          if (!/^\d+$/.test(val(f))) { reply.textContent = `${p.board}: FIDE id '${val(f)}' is not a number`; reply.className = "reply err"; return; }
+          if (!/^\d+$/.test(val(f))) { rowError(tr, `row ${n} (${p.board}): ${f.startsWith("white") ? "White" : "Black"}'s FIDE id '${val(f)}' is not a number`); return; }
           p[f] = Number(val(f));
         }
         pairings.push(p);
@@ -1042,7 +1414,25 @@ function roundView() {
     const body = { action: "start_round", round: Number(num.value), start: startMs, time_control: tc.value.trim(), pairings };
     if (sessionEnd.value) body.session_end = parseLocal(sessionEnd.value);
     if (/** @type {HTMLSelectElement} */ (flagMode).value) body.flag_mode = /** @type {HTMLSelectElement} */ (flagMode).value;
-    await post(null, body, reply);
+    if (!roundTxn) roundTxn = mintTransaction();
+    body.transaction = roundTxn;
+    submitBtn.disabled = true;
+    const outcome = await post(null, body, reply);
+    submitBtn.disabled = false;
+    if (outcome === "refused") {
+      roundTxn = null;
+      // The daemon names a pairing by its 0-based index: say the row, and mark it.
+      const m = /pairings\[(\d+)\](?:\.(\w+))?:?\s*(.*)/.exec(reply.textContent || "");
+      const rows = [...rowsBody.querySelectorAll("tr")].filter((tr) => /** @type {HTMLInputElement} */ (tr.querySelector("[name=white]")).value.trim() || /** @type {HTMLInputElement} */ (tr.querySelector("[name=black]")).value.trim());
+      if (m && !pasted.value.trim()) {
+        const i = Number(m[1]);
+        const field = m[2] ? `${m[2].replace(/_/g, " ")}: ` : "";
+        const tr = rows[i];
+        if (tr) rowError(tr, `row ${i + 1} (${pairings[i] ? pairings[i].board : "?"}): ${field}${arbiterWords(m[3])}`);
+      } else {
+        reply.textContent = arbiterWords(reply.textContent || "");
+      }
+    }
   });
   for (const b of boards()) addRow(b);
 
@@ -1079,9 +1469,13 @@ function roundView() {
     let done = 0, playing = 0;
     for (const id of boards()) {
       const st = board(id).state;
-      if (!st || !r || st.round !== r.round) continue;
-      if (st.phase === "finished") done++; else playing++;
-      rows.push(h("tr", { "data-board": id }, [h("td", {}, [h("a", { href: `/board/${id}`, text: id })]), h("td", { text: st.white ? st.white.name : "" }), h("td", { text: st.black ? st.black.name : "" }), h("td", { text: phaseText(board(id), id) }), h("td", { text: resultText(st.result) })]));
+      if (!st || !r || st.round === null) continue;
+      // A game of an earlier round still on (adjourned, or slow) belongs in the summary.
+      const earlier = st.round < r.round && st.phase !== "finished";
+      if (st.round !== r.round && !earlier) continue;
+      if (st.round === r.round) { if (st.phase === "finished") done++; else playing++; }
+      const phase = `${phaseText(board(id), id)}${earlier ? ` (round ${st.round})` : ""}`;
+      rows.push(h("tr", { "data-board": id, class: earlier ? "earlier" : null }, [h("td", {}, [h("a", { href: `/board/${id}`, text: id })]), h("td", { text: st.white ? st.white.name : "" }), h("td", { text: st.black ? st.black.name : "" }), h("td", { text: phase }), h("td", { text: resultText(st.result, true) })]));
     }
     const s = store.session;
     summary.replaceChildren(...[
@@ -1091,6 +1485,17 @@ function roundView() {
     ].filter((x) => x !== null));
   };
   render();
+}
+
+/**
+ * A reader's message for programmers in an arbiter's words: serde's field messages.
+ * @param {string} text
+ */
+function arbiterWords(text) {
+  return text
+    .replace(/missing field `(\w+)`/g, (_, f) => `${f.replace(/_/g, " ").replace(/^./, (c) => c.toUpperCase())} is missing`)
+    .replace(/unknown field `(\w+)`, expected [^;]*/g, (_, f) => `'${f}' is not a pairing's field`)
+    .replace(/invalid type: ([^,]+), expected ([^;]+?)( at line \d+ column \d+)?$/g, "expected $2, not $1");
 }
 
 function loginView() {
@@ -1153,6 +1558,9 @@ async function main() {
   out.hidden = false;
   out.addEventListener("click", async () => {
     await fetch("/api/logout", { method: "POST", credentials: "same-origin", headers: { "x-csrf-token": store.me ? store.me.csrf : "" } });
+    // The other tabs' shared feed ends with this session: reopened without it, it is
+    // refused, and they go to the login page.
+    if (feedPort) feedPort.postMessage({ t: "reset" });
     location.href = "/login";
   });
   connect();
@@ -1164,10 +1572,13 @@ async function main() {
   requestAnimationFrame(tick);
 }
 
-// A page left (or kept in the back-forward cache) closes its feed: the browser holds at
-// most six connections to a host, and feeds left open by earlier pages starved the next
-// page's requests (a hall page after five others never got its boards' last moves).
-window.addEventListener("pagehide", () => { if (source) { source.close(); source = null; } });
-window.addEventListener("pageshow", (e) => { if (e.persisted && !source) connect(); });
+// A page left (or kept in the back-forward cache) lets go of its feed: a tab's own feed
+// holds one of the browser's six connections to a host (feeds left open by earlier pages
+// starved the next page's requests), and the shared feed need not write to a page gone.
+window.addEventListener("pagehide", () => {
+  if (source) { source.close(); source = null; }
+  if (feedPort) { feedPort.postMessage({ t: "bye" }); feedPort = null; }
+});
+window.addEventListener("pageshow", (e) => { if (e.persisted && !source && !feedPort) connect(); });
 
 main();

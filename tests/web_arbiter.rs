@@ -1,0 +1,616 @@
+//! The arbiters' screen as arbiters work it, in a real headless Chromium (WebDriver)
+//! against the real daemon, the simulator on pseudo-terminals and a real Mosquitto: ten
+//! tabs of one browser stay live and each gets its answer; a double click applies once;
+//! a refused seal leaves no text behind; an alert resolved in one browser is gone in
+//! another; the board page shows first the acts the game's phase calls for.
+//! Screenshots go to target/web-screenshots/.
+
+mod common;
+mod webcommon;
+
+use std::time::Duration;
+
+use common::{Rig, board_id};
+use fantoccini::Locator;
+use hallclock::hall::GameDefaults;
+use hallclock::web::AppState;
+use serde_json::{Value, json};
+use webcommon::{Chrome, PASSWORD};
+
+/// The rig's hall on the dashboard, with the test accounts.
+async fn dashboard(rig: &Rig) -> hallclock::web::RunningWeb {
+    let state = AppState::for_hall(
+        common::HALL,
+        rig.hall.as_ref().expect("the daemon runs"),
+        webcommon::accounts(),
+        false,
+    );
+    webcommon::serve(state).await
+}
+
+/// Log in through the login page, as a person does; the browser keeps the session.
+async fn log_in(chrome: &Chrome, base: &str, id: &str) {
+    let c = &chrome.client;
+    c.goto(&format!("{base}/login"))
+        .await
+        .expect("the login page");
+    chrome
+        .until(
+            "the login form",
+            "document.querySelector('#login input[name=id]')",
+        )
+        .await;
+    c.find(Locator::Css("#login input[name=id]"))
+        .await
+        .expect("the id field")
+        .send_keys(id)
+        .await
+        .expect("type the id");
+    c.find(Locator::Css("#login input[name=password]"))
+        .await
+        .expect("the password field")
+        .send_keys(PASSWORD)
+        .await
+        .expect("type the password");
+    press(&chrome, "#login button", "the button").await;
+    chrome
+        .until("the hall after the login", "location.pathname === '/'")
+        .await;
+}
+
+/// Click `css` as a person does (WebDriver's click), once it is scrolled to the middle
+/// of the window: at the top it would sit under the sticky header.
+async fn press(chrome: &Chrome, css: &str, what: &str) {
+    chrome
+        .js(&format!(
+            "document.querySelector({css:?}).scrollIntoView({{block: 'center'}}); return true;"
+        ))
+        .await;
+    chrome
+        .client
+        .find(Locator::Css(css))
+        .await
+        .unwrap_or_else(|e| panic!("{what}: {e}"))
+        .click()
+        .await
+        .unwrap_or_else(|e| panic!("click {what}: {e}"));
+}
+
+/// How many events of `kind` `board` has published so far.
+fn events(rig: &mut Rig, board: &str, kind: &str) -> usize {
+    let topic = rig.topic(&format!("board/{board}/event"));
+    rig.watcher
+        .drain()
+        .iter()
+        .filter(|m| m.topic == topic && m.json()["event"] == kind)
+        .count()
+}
+
+/// A command answered after the ones before it: what they published has arrived.
+async fn barrier(rig: &mut Rig, board: &str) {
+    let r = rig
+        .board_command(board, json!({"action": "present", "side": "white"}))
+        .await;
+    assert_eq!(r["status"], "ok", "{r}");
+    tokio::time::sleep(Duration::from_millis(300)).await;
+}
+
+/// The actions of the forms the board page offers first ("Now").
+async fn acts_now(chrome: &Chrome) -> Vec<String> {
+    let v = chrome
+        .js("return [...document.querySelectorAll('#acts-now form')].map(f => f.dataset.action);")
+        .await;
+    v.as_array()
+        .map(|a| {
+            a.iter()
+                .filter_map(|x| x.as_str().map(String::from))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Wait until the board page's first acts are `want` (the feed brought the new phase).
+async fn until_acts(chrome: &Chrome, what: &str, want: &[&str]) -> Vec<String> {
+    let list = want
+        .iter()
+        .map(|a| format!("'{a}'"))
+        .collect::<Vec<_>>()
+        .join(",");
+    chrome
+        .until(
+            what,
+            &format!(
+                "JSON.stringify([...document.querySelectorAll('#acts-now form')].map(f => f.dataset.action)) === JSON.stringify([{list}])"
+            ),
+        )
+        .await;
+    acts_now(chrome).await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ten_tabs_of_one_browser_stay_live_and_a_command_from_each_is_answered() {
+    let mut rig = Rig::start_with("web-tabs", 6, GameDefaults::default()).await;
+    let r = rig.start_round(6, "600", 0, json!({})).await;
+    assert_eq!(r["status"], "ok", "{r}");
+    let web = dashboard(&rig).await;
+    let base = format!("http://{}", web.addr);
+    let chrome = Chrome::start("web-tabs", 1200, 900).await;
+    log_in(&chrome, &base, "chief").await;
+    let c = &chrome.client;
+    // The hall, five board pages, the alerts, the round page and two more boards: more
+    // pages than the six connections a browser holds to one host over HTTP/1.1.
+    let pages: Vec<String> = vec![
+        "/".into(),
+        format!("/board/{}", board_id(1)),
+        format!("/board/{}", board_id(2)),
+        format!("/board/{}", board_id(3)),
+        format!("/board/{}", board_id(4)),
+        format!("/board/{}", board_id(5)),
+        "/alerts".into(),
+        "/round".into(),
+        format!("/board/{}", board_id(6)),
+        format!("/board/{}", board_id(1)),
+    ];
+    let mut tabs = vec![c.window().await.expect("the first tab")];
+    c.goto(&format!("{base}{}", pages[0]))
+        .await
+        .expect("the hall");
+    for page in &pages[1..] {
+        let w = c.new_window(true).await.expect("a new tab");
+        c.switch_to_window(w.handle.clone())
+            .await
+            .expect("switch to it");
+        c.goto(&format!("{base}{page}"))
+            .await
+            .expect("open the page");
+        tabs.push(w.handle);
+    }
+    // Every tab is drawn and live: the feed reached it.
+    for (i, tab) in tabs.iter().enumerate() {
+        c.switch_to_window(tab.clone()).await.expect("switch");
+        chrome
+            .until(
+                &format!("tab {} live ({})", i + 1, pages[i]),
+                "document.querySelector('#conn.live') && store.boards.size === 6 && [...store.boards.values()].every(b => b.state)",
+            )
+            .await;
+    }
+    // A command from each tab within the same second: each is answered, none waits for
+    // a feed to let go of a connection.
+    let at: i64 = chrome
+        .js("return Date.now() + 2500;")
+        .await
+        .as_i64()
+        .unwrap_or(0);
+    for (i, tab) in tabs.iter().enumerate() {
+        c.switch_to_window(tab.clone()).await.expect("switch");
+        let board = board_id(i % 6 + 1);
+        chrome
+            .js(&format!(
+                "window.__sent = null; window.__outcome = null;
+                 setTimeout(() => {{
+                   window.__sent = Date.now();
+                   post('{board}', {{action: 'add_time', side: 'black', delta_ms: 1000, reason: 'tab {n}'}})
+                     .then(o => {{ window.__outcome = o; window.__took = Date.now() - window.__sent; }});
+                 }}, Math.max(0, {at} - Date.now()));
+                 return true;",
+                n = i + 1
+            ))
+            .await;
+    }
+    let mut took = Vec::new();
+    for (i, tab) in tabs.iter().enumerate() {
+        c.switch_to_window(tab.clone()).await.expect("switch");
+        let outcome = chrome
+            .until(&format!("tab {}'s answer", i + 1), "window.__outcome")
+            .await;
+        assert_eq!(outcome, "ok", "tab {} ({})", i + 1, pages[i]);
+        took.push(chrome.js("return window.__took;").await);
+    }
+    println!("ten tabs, one command each: answered in {took:?} ms");
+    // Each applied once: ten time_added events in all.
+    for n in 1..=6 {
+        barrier(&mut rig, &board_id(n)).await;
+    }
+    let added: usize = (1..=6)
+        .map(|n| events(&mut rig, &board_id(n), "time_added"))
+        .sum();
+    assert_eq!(added, 10, "one add_time per tab");
+    // Still live after all that: the last tab's clocks follow the game.
+    chrome
+        .until(
+            "the last tab still live",
+            "document.querySelector('#conn.live')",
+        )
+        .await;
+    chrome.close().await;
+    rig.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_board_page_offers_the_acts_of_each_phase_and_a_click_is_one_command() {
+    let mut rig = Rig::start_with("web-acts", 2, GameDefaults::default()).await;
+    let r = rig
+        .start_round(2, "600", 0, json!({"flag_mode": "claim"}))
+        .await;
+    assert_eq!(r["status"], "ok", "{r}");
+    let b1 = board_id(1);
+    let b2 = board_id(2);
+    rig.watcher.event(&b1, "clock_started").await;
+    let web = dashboard(&rig).await;
+    let base = format!("http://{}", web.addr);
+    let chrome = Chrome::start("web-acts", 1400, 1000).await;
+    log_in(&chrome, &base, "chief").await;
+    let c = &chrome.client;
+
+    // --- running: pause and the time corrections first ---
+    c.goto(&format!("{base}/board/{b1}"))
+        .await
+        .expect("board 1");
+    let now = until_acts(
+        &chrome,
+        "a running game's acts",
+        &["pause", "add_time", "set_time", "adjourn"],
+    )
+    .await;
+    assert_eq!(now[0], "pause");
+    let title = chrome.js("return document.title;").await;
+    assert_eq!(title, format!("{b1} · hallclock"), "the tab says the board");
+    let danger_first = chrome
+        .js("return [...document.querySelectorAll('#acts-now button.danger')].length;")
+        .await;
+    assert_eq!(danger_first, 0, "no danger act among the first ones");
+    let _ = chrome.shot("board-running").await;
+
+    // --- a double click on "Add time" applies it once ---
+    chrome
+        .js(r#"
+            const f = document.querySelector('#acts-now form[data-action=add_time]');
+            f.querySelector('[name=side]').value = 'black';
+            f.querySelector('[name=delta_ms]').value = '30';
+            f.querySelector('[name=reason]').value = '7.5.5: illegal move by White';
+            f.dispatchEvent(new Event('input'));
+            const b = f.querySelector('button[type=submit]');
+            b.click(); b.click();
+            return true;"#)
+        .await;
+    let reply = chrome
+        .until(
+            "the add_time reply",
+            "(t => t.startsWith('done') || t.startsWith('refused') ? t : '')(document.querySelector('#acts-now form[data-action=add_time] .reply').textContent)",
+        )
+        .await;
+    assert_eq!(reply, "done: add time");
+    // A third click right after the answer is still the same command (a double click
+    // whose second half came late): the first reply again, nothing applied.
+    press(
+        &chrome,
+        "#acts-now form[data-action=add_time] button[type=submit]",
+        "the button",
+    )
+    .await;
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    barrier(&mut rig, &b1).await;
+    assert_eq!(
+        events(&mut rig, &b1, "time_added"),
+        1,
+        "+30 s once, for a double click and a late third click"
+    );
+
+    // --- a refused seal leaves no text in the masked field ---
+    chrome
+        .js("document.querySelector('details.every').open = true; return true;")
+        .await;
+    let mv = c
+        .find(Locator::Css(
+            "#acts-all form[data-action=seal] input[name=mv]",
+        ))
+        .await
+        .expect("the seal's masked field");
+    mv.send_keys("Nh3").await.expect("type a move");
+    press(
+        &chrome,
+        "#acts-all form[data-action=seal] button[type=submit]",
+        "the seal button",
+    )
+    .await;
+    // Said back before it is sent.
+    let ask = chrome
+        .until(
+            "the seal's confirmation",
+            "(b => b && !b.hidden && b.textContent)(document.querySelector('#acts-all form[data-action=seal] .confirm'))",
+        )
+        .await;
+    assert!(
+        ask.as_str().unwrap_or("").contains("\"Nh3\""),
+        "the move is echoed: {ask}"
+    );
+    press(
+        &chrome,
+        "#acts-all form[data-action=seal] .confirm button.primary",
+        "confirm",
+    )
+    .await;
+    let refused = chrome
+        .until(
+            "the seal's refusal",
+            "(t => t.startsWith('refused') ? t : '')(document.querySelector('#acts-all form[data-action=seal] .reply').textContent)",
+        )
+        .await;
+    println!("a seal before the adjournment: {refused}");
+    let left = chrome
+        .js("return document.querySelector('#acts-all form[data-action=seal] input[name=mv]').value;")
+        .await;
+    assert_eq!(left, "", "the refused move is not kept in the masked field");
+    // Not a move as written: refused by the page, and cleared too.
+    let mv = c
+        .find(Locator::Css(
+            "#acts-all form[data-action=seal] input[name=mv]",
+        ))
+        .await
+        .expect("the field");
+    mv.send_keys("Nh3Nh3").await.expect("type");
+    press(
+        &chrome,
+        "#acts-all form[data-action=seal] button[type=submit]",
+        "the seal button",
+    )
+    .await;
+    let said = chrome
+        .until(
+            "the form check",
+            "document.querySelector('#acts-all form[data-action=seal] .reply').textContent.includes('not a move')",
+        )
+        .await;
+    assert_eq!(said, true);
+    let left = chrome
+        .js("return document.querySelector('#acts-all form[data-action=seal] input[name=mv]').value;")
+        .await;
+    assert_eq!(left, "");
+
+    // --- paused: resume first, and the marker says so ---
+    let r = rig
+        .board_command(&b1, json!({"action": "pause", "reason": "noise"}))
+        .await;
+    assert_eq!(r["status"], "ok", "{r}");
+    let now = until_acts(
+        &chrome,
+        "a paused game's acts",
+        &["resume", "add_time", "set_time"],
+    )
+    .await;
+    assert_eq!(now[0], "resume");
+    let marker = chrome
+        .until(
+            "the PAUSED marker",
+            "(m => !m.hidden && m.textContent)(document.querySelector('.marker'))",
+        )
+        .await;
+    assert_eq!(marker, "PAUSED");
+    let _ = chrome.shot("board-paused").await;
+    let r = rig
+        .board_command(&b1, json!({"action": "resume", "reason": "quiet again"}))
+        .await;
+    assert_eq!(r["status"], "ok", "{r}");
+
+    // --- the adjournment as one guided flow, from the page ---
+    until_acts(
+        &chrome,
+        "running again",
+        &["pause", "add_time", "set_time", "adjourn"],
+    )
+    .await;
+    press(
+        &chrome,
+        "#acts-now form[data-action=adjourn] button[type=submit]",
+        "adjourn",
+    )
+    .await;
+    until_acts(&chrome, "ordered to seal: the seal", &["seal"]).await;
+    let mv = c
+        .find(Locator::Css(
+            "#acts-now form[data-action=seal] input[name=mv]",
+        ))
+        .await
+        .expect("the seal's field");
+    mv.send_keys("Nf3").await.expect("type the sealed move");
+    press(
+        &chrome,
+        "#acts-now form[data-action=seal] button[type=submit]",
+        "seal",
+    )
+    .await;
+    press(
+        &chrome,
+        "#acts-now form[data-action=seal] .confirm button.primary",
+        "confirm the seal",
+    )
+    .await;
+    until_acts(&chrome, "sealed: commit it", &["commit_seal"]).await;
+    press(
+        &chrome,
+        "#acts-now form[data-action=commit_seal] button[type=submit]",
+        "commit",
+    )
+    .await;
+    let now = until_acts(
+        &chrome,
+        "adjourned: verify and schedule",
+        &["verify_envelope", "schedule_resumption", "draw_offer"],
+    )
+    .await;
+    assert_eq!(now[0], "verify_envelope");
+    let marker = chrome
+        .until(
+            "the ADJOURNED marker",
+            "(m => !m.hidden && m.textContent)(document.querySelector('.marker'))",
+        )
+        .await;
+    assert_eq!(marker, "ADJOURNED");
+    // Nothing sealed was sent twice and the sealed move is the one typed once.
+    let sealed = events(&mut rig, &b1, "sealed");
+    assert_eq!(sealed, 1, "one seal");
+    let overflow = chrome
+        .js("return document.documentElement.scrollWidth <= window.innerWidth + 1;")
+        .await;
+    assert_eq!(overflow, true, "the page does not overflow after a seal");
+    let _ = chrome.shot("board-adjourned").await;
+
+    // --- a flag waiting for the arbiter: confirm it or set the result ---
+    let r = rig
+        .board_command(
+            &b2,
+            json!({"action": "set_time", "side": "white", "remaining_ms": 1500, "reason": "test"}),
+        )
+        .await;
+    assert_eq!(r["status"], "ok", "{r}");
+    c.goto(&format!("{base}/board/{b2}"))
+        .await
+        .expect("board 2");
+    let now = until_acts(
+        &chrome,
+        "a pending flag's acts",
+        &["confirm_flag", "set_result"],
+    )
+    .await;
+    assert_eq!(now[0], "confirm_flag");
+    let marker = chrome
+        .until(
+            "the FLAG marker",
+            "(m => !m.hidden && m.textContent)(document.querySelector('.marker'))",
+        )
+        .await;
+    assert!(
+        marker.as_str().unwrap_or("").starts_with("FLAG"),
+        "{marker}"
+    );
+    let note = chrome
+        .js("return document.getElementById('now-note').textContent;")
+        .await;
+    assert!(
+        note.as_str().unwrap_or("").contains("White 2 (White)"),
+        "the note names the player: {note}"
+    );
+    let _ = chrome.shot("board-flag").await;
+    // Set result is a danger act: it says what will happen before it is sent.
+    chrome
+        .js("const f = document.querySelector('#acts-now form[data-action=set_result]'); f.querySelector('[name=result]').value = 'resignation'; f.querySelector('[name=side]').value = 'black'; f.querySelector('[name=reason]').value = 'test'; f.querySelector('button[type=submit]').click(); return true;")
+        .await;
+    let ask = chrome
+        .until(
+            "the result's confirmation",
+            "(b => b && !b.hidden && b.textContent)(document.querySelector('#acts-now form[data-action=set_result] .confirm'))",
+        )
+        .await;
+    assert!(
+        ask.as_str()
+            .unwrap_or("")
+            .contains("Black 2 (Black) resigns"),
+        "{ask}"
+    );
+    assert_eq!(
+        events(&mut rig, &b2, "game_ended"),
+        0,
+        "nothing sent before the confirmation"
+    );
+
+    // --- the hall: big markers, and the public screen without server paths ---
+    c.goto(&format!("{base}/")).await.expect("the hall");
+    chrome
+        .until(
+            "the hall's markers",
+            "document.querySelector('.tile .badge.phase-adjourned') && document.querySelector('.tile .badge.phase-flag')",
+        )
+        .await;
+    let _ = chrome.shot("hall-markers").await;
+    c.goto(&format!("{base}/public")).await.expect("public");
+    let heading = chrome
+        .until(
+            "the public heading",
+            "document.querySelector('.pubtitle').textContent",
+        )
+        .await;
+    assert!(
+        heading.as_str().unwrap_or("").contains("Round 1"),
+        "{heading}"
+    );
+    let info = chrome.js("return JSON.stringify(store.info);").await;
+    assert!(
+        !info.as_str().unwrap_or("").contains("/dev/")
+            && !info.as_str().unwrap_or("").contains("\"port\""),
+        "no serial port on /public: {info}"
+    );
+    let _ = chrome.shot("public").await;
+    chrome.close().await;
+    rig.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_alert_resolved_in_one_browser_is_gone_in_another() {
+    use hallclock::sim::Side;
+    let mut rig = Rig::start("web-ack", 1).await;
+    let b = board_id(1);
+    let r = rig.start_round(1, "600", 0, json!({})).await;
+    assert_eq!(r["status"], "ok", "{r}");
+    rig.watcher.event(&b, "clock_started").await;
+    let web = dashboard(&rig).await;
+    let base = format!("http://{}", web.addr);
+    let one = Chrome::start("web-ack-1", 1200, 800).await;
+    let two = Chrome::start("web-ack-2", 1200, 800).await;
+    log_in(&one, &base, "chief").await;
+    log_in(&two, &base, "chief").await;
+    // A clock that disagrees with the official time: two presses during an outage.
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
+    while rig.sim.board(1).clock_display().running != Some(Side::Left) {
+        assert!(tokio::time::Instant::now() < deadline, "White's clock runs");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    // As tests/outage.rs provokes it.
+    rig.sim.board(1).unplug().await.expect("unplug");
+    tokio::time::sleep(Duration::from_millis(1000)).await;
+    rig.sim.board(1).press(); // White
+    tokio::time::sleep(Duration::from_millis(6000)).await;
+    rig.sim.board(1).press(); // Black: White's clock runs again, as the journal says
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    rig.sim.board(1).replug().await.expect("replug");
+    rig.watcher.event(&b, "clock_discrepancy").await;
+    let row = "document.querySelector('#alerts .alert[data-kind=clock_discrepancy]')";
+    for chrome in [&one, &two] {
+        chrome
+            .client
+            .goto(&format!("{base}/alerts"))
+            .await
+            .expect("alerts");
+        chrome.until("the discrepancy's alert", row).await;
+    }
+    let _ = one.shot("alerts-discrepancy").await;
+    let count_before = two
+        .js("return document.getElementById('alert-count').textContent;")
+        .await;
+    one.client
+        .find(Locator::Css(
+            "#alerts .alert[data-kind=clock_discrepancy] button.primary",
+        ))
+        .await
+        .expect("Keep the official times")
+        .click()
+        .await
+        .expect("click");
+    one.until("gone in the first browser", &format!("!{row}"))
+        .await;
+    two.until("gone in the other browser", &format!("!{row}"))
+        .await;
+    let acked = rig.watcher.event(&b, "discrepancy_acknowledged").await;
+    assert_eq!(acked["arbiter"], "IA Chief Test", "{acked}");
+    let count_after = two
+        .js("return document.getElementById('alert-count').textContent;")
+        .await;
+    assert_ne!(
+        count_before, count_after,
+        "the badge counts it no more: {count_before} → {count_after}"
+    );
+    let _: Value = two.js("return true;").await;
+    one.close().await;
+    two.close().await;
+    rig.stop().await;
+}
