@@ -6,6 +6,7 @@ pub mod assets;
 pub mod commands;
 pub mod error;
 pub mod feed;
+pub mod limiter;
 pub mod session;
 
 use std::net::SocketAddr;
