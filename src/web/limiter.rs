@@ -316,7 +316,7 @@ mod tests {
                 wait(l.check(ip("10.0.0.1"), "chief", now + Millis(expected - 1))),
                 Some(Millis(1))
             );
-            now = now + Millis(expected);
+            now += Millis(expected);
             assert_eq!(l.check(ip("10.0.0.1"), "chief", now), Verdict::Try);
             l.record_failure(ip("10.0.0.1"), "chief", now);
         }
