@@ -130,13 +130,19 @@ pub async fn login(
         // so it cannot carry control characters; the account name is the client's text.
         tracing::warn!(arbiter = %shown, %client, "web login refused");
         if recorded.locked() {
-            let whom = match (recorded.account_locked, recorded.client_locked) {
-                (true, true) => "the account and the client are",
-                (true, false) => "the account is",
-                _ => "the client is",
+            // The alert says what was locked: an account guessed at (from wherever), or a
+            // client guessing (at whichever accounts).
+            let what = match (recorded.account_locked, recorded.client_locked) {
+                (true, true) => {
+                    format!("for account '{shown}' from {client}: the account and the client are")
+                }
+                (true, false) => {
+                    format!("for account '{shown}' (the last from {client}): the account is")
+                }
+                _ => format!("from {client} (the last for account '{shown}'): the client is"),
             };
             let message = format!(
-                "dashboard login: {} failed passwords in a row for account '{shown}' from {client}; {whom} locked out for {} min (a restart of the daemon lifts it)",
+                "dashboard login: {} failed passwords in a row {what} locked out for {} min (a restart of the daemon lifts it)",
                 limiter::LOCKOUT_FAILURES,
                 limiter::LOCKOUT.0 / 60_000,
             );
