@@ -7,8 +7,9 @@
 //! The rule, for a client and for an account alike: the first [`FREE_FAILURES`] failures
 //! cost nothing; each further one makes the next attempt wait, [`FIRST_WAIT`] doubling
 //! ([`FIRST_WAIT`], 2×, 4×, …); at [`LOCKOUT_FAILURES`] the next attempt waits
-//! [`LOCKOUT`]. A failure older than [`FORGET_AFTER`] counts no more, and a success clears
-//! the client's and the account's failures.
+//! [`LOCKOUT`]. The count is forgotten after [`FORGET_AFTER`] without a failure, and a
+//! success clears the client's and the account's failures. A refused attempt (during a
+//! wait) is not a failure: its password was never checked.
 
 use std::collections::HashMap;
 use std::net::IpAddr;
@@ -373,7 +374,7 @@ mod tests {
     }
 
     #[test]
-    fn failures_older_than_the_window_do_not_add_up() {
+    fn fifteen_minutes_without_a_failure_forget_the_count() {
         let mut l = LoginLimiter::default();
         fail_n(&mut l, "10.0.0.1", "chief", 2, T0);
         let later = T0 + FORGET_AFTER;
