@@ -40,6 +40,9 @@ pub enum AlertKind {
     /// The players show a result with the kings on the centre squares (DGT's gesture):
     /// not a move; the arbiter records the result (`set_result`).
     ResultShown,
+    /// Dashboard logins were locked out after a burst of wrong passwords (hall-wide, id
+    /// `auth-failures`): the account and the client address, never a password.
+    AuthFailures,
 }
 
 impl AlertKind {
@@ -60,6 +63,7 @@ impl AlertKind {
             AlertKind::BoardMoved => "board-moved",
             AlertKind::OutgoingQueue => "outgoing-queue",
             AlertKind::ResultShown => "result-shown",
+            AlertKind::AuthFailures => "auth-failures",
         }
     }
 }

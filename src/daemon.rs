@@ -113,6 +113,16 @@ pub async fn start_web(
     };
     let state =
         crate::web::AppState::for_hall(&config.hall.id, running, arbiters.into(), w.secure_cookies);
+    if !w.trusted_proxy.is_empty() {
+        match w.trusted_proxy.parse() {
+            Ok(proxy) => state.trust_proxy(proxy),
+            // check-config refuses it; a daemon started anyway trusts no header.
+            Err(_) => tracing::error!(
+                trusted_proxy = %w.trusted_proxy.escape_debug(),
+                "web.trusted_proxy is not an IP address; X-Forwarded-For is not trusted"
+            ),
+        }
+    }
     match crate::web::start(&settings, state).await {
         Ok(web) => Some(web),
         Err(e) => {

@@ -186,7 +186,7 @@ fn the_shipped_file_documents_every_key() {
             "{section} {key} is not in config/hallclock.toml"
         );
     }
-    assert_eq!(keys, 43);
+    assert_eq!(keys, 44);
 }
 
 #[test]
@@ -1281,5 +1281,27 @@ fn broadcast_delay_and_lichess_push_are_read_and_checked() {
         error_at(&e, "broadcast.lichess.base_url")
             .message
             .contains("http")
+    );
+}
+
+#[test]
+fn web_trusted_proxy_is_an_ip_address_or_empty() {
+    let dir = TempDir::new();
+    let (c, _) = ok(
+        &with_state_dir(&dir, "[web]\ntrusted_proxy = \"127.0.0.1\"\n"),
+        &[],
+    );
+    assert_eq!(c.web.trusted_proxy, "127.0.0.1");
+    let (c, _) = ok(&with_state_dir(&dir, ""), &[]);
+    assert_eq!(c.web.trusted_proxy, "", "no proxy is trusted by default");
+    let e = err(
+        &with_state_dir(&dir, "[web]\ntrusted_proxy = \"nginx.local\"\n"),
+        &[],
+    );
+    assert!(
+        error_at(&e, "web.trusted_proxy")
+            .message
+            .contains("is not an IP address"),
+        "{e}"
     );
 }

@@ -193,9 +193,10 @@ fn every_example_parses_into_the_daemons_own_types() {
                 Some(board) => {
                     assert_eq!(a.id, format!("{board}-{}", a.kind.slug()), "{at}: alert id")
                 }
-                // Hall-wide alerts: a journal found damaged at start-up, a queue overflow.
+                // Hall-wide alerts: a journal found damaged at start-up, a queue overflow,
+                // a dashboard login locked out.
                 None => assert!(
-                    a.id == "journal" || a.id == "mqtt-queue",
+                    a.id == "journal" || a.id == "mqtt-queue" || a.id == "auth-failures",
                     "{at}: hall-wide alert id"
                 ),
             }
@@ -791,6 +792,7 @@ fn all_alert_kinds() -> Vec<AlertKind> {
         AlertKind::BoardMoved,
         AlertKind::OutgoingQueue,
         AlertKind::ResultShown,
+        AlertKind::AuthFailures,
     ];
     covers_every_variant(
         &kinds,
@@ -810,8 +812,9 @@ fn all_alert_kinds() -> Vec<AlertKind> {
             AlertKind::BoardMoved => 12,
             AlertKind::OutgoingQueue => 13,
             AlertKind::ResultShown => 14,
+            AlertKind::AuthFailures => 15,
         },
-        15,
+        16,
     );
     kinds
 }

@@ -90,6 +90,10 @@ pub struct WebConfig {
     /// Mark the session cookie `Secure` (behind a TLS proxy that does not send
     /// `X-Forwarded-Proto`).
     pub secure_cookies: bool,
+    /// The reverse proxy's address (`"127.0.0.1"` with the proxy on the same machine):
+    /// logins from it are counted under the client its `X-Forwarded-For` names. Empty:
+    /// the header is never read, every client is its TCP peer.
+    pub trusted_proxy: String,
 }
 
 impl Default for WebConfig {
@@ -98,6 +102,7 @@ impl Default for WebConfig {
             enabled: true,
             listen: "0.0.0.0:8080".into(),
             secure_cookies: false,
+            trusted_proxy: String::new(),
         }
     }
 }

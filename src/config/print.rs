@@ -84,6 +84,7 @@ impl Config {
         t.raw("enabled", w.enabled);
         t.string("listen", &w.listen);
         t.raw("secure_cookies", w.secure_cookies);
+        t.string("trusted_proxy", &w.trusted_proxy);
         t.section("security");
         t.string("commands", name_of(COMMANDS, self.security.commands));
         t.path("arbiters", &self.security.arbiters);

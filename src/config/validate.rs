@@ -297,6 +297,15 @@ impl Config {
                 ),
             ));
         }
+        if !w.trusted_proxy.is_empty() && w.trusted_proxy.parse::<std::net::IpAddr>().is_err() {
+            out.push(Problem::error(
+                "web.trusted_proxy",
+                format!(
+                    "'{}' is not an IP address (the reverse proxy's, e.g. \"127.0.0.1\"; empty: no proxy is trusted)",
+                    w.trusted_proxy
+                ),
+            ));
+        }
     }
 
     fn validate_boards(&self, out: &mut Vec<Problem>) {

@@ -172,7 +172,7 @@ const ROOT_KEYS: &[&str] = &[
 const BROADCAST_KEYS: &[&str] = &["delay_minutes", "lichess"];
 const LICHESS_KEYS: &[&str] = &["base_url", "round_id", "token_file"];
 const SECURITY_KEYS: &[&str] = &["commands", "arbiters", "window_secs"];
-const WEB_KEYS: &[&str] = &["enabled", "listen", "secure_cookies"];
+const WEB_KEYS: &[&str] = &["enabled", "listen", "secure_cookies", "trusted_proxy"];
 const HALL_KEYS: &[&str] = &["id", "state_dir", "sync_window_ms"];
 pub(super) const BROKER_KEYS: &[&str] = &[
     "host",
@@ -364,6 +364,7 @@ impl Walk {
             self.field(t, "web", "enabled", &mut w.enabled, boolean);
             self.field(t, "web", "listen", &mut w.listen, string);
             self.field(t, "web", "secure_cookies", &mut w.secure_cookies, boolean);
+            self.field(t, "web", "trusted_proxy", &mut w.trusted_proxy, string);
         }
 
         if let Some(t) = self.table(root, "", "broadcast") {

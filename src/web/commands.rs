@@ -21,7 +21,8 @@ use crate::rules::time_control;
 
 use super::AppState;
 use super::error::WebError;
-use super::session::{self, Arbiter};
+use super::limiter::{self, Scope, Verdict};
+use super::session::{self, Arbiter, Peer};
 
 /// How long a command may take: a flag can run the full 6.9 search (about a second at
 /// worst), a `start_round` of a big hall a few seconds.
@@ -68,24 +69,92 @@ fn secure(state: &AppState, headers: &HeaderMap) -> bool {
 }
 
 /// `POST /api/login`, JSON `{id, password}`: sets the session cookie, returns the CSRF
-/// token. The same answer for an unknown id and a wrong password.
+/// token. The same answer for an unknown id and a wrong password. Too many failures from
+/// the client or for the account (`limiter.rs`) and the login is refused with 429 and
+/// `Retry-After` before the password is looked at, right or wrong.
 pub async fn login(
     State(state): State<AppState>,
+    peer: Peer,
     headers: HeaderMap,
     Json(login): Json<Login>,
 ) -> Result<Response, WebError> {
     session::same_origin(&headers)?;
+    let client = session::client_address(peer.0, &headers, state.trusted_proxy());
     let arbiters = state.arbiters();
     let id = login.id.trim().to_string();
-    let shown = id.escape_debug().to_string();
-    let identity = tokio::task::spawn_blocking(move || arbiters.login(&id, &login.password))
+    // Escaped (the client's text in a log line and an alert), and cut as the limiter cuts
+    // it: a 1 MiB id must not make a 1 MiB log line or alert.
+    let mut shown: String = id
+        .chars()
+        .take(limiter::MAX_ACCOUNT_CHARS)
+        .collect::<String>()
+        .escape_debug()
+        .to_string();
+    if id.chars().nth(limiter::MAX_ACCOUNT_CHARS).is_some() {
+        shown.push('…');
+    }
+    // The attempt counts as a failure from the moment it is let through, and a success
+    // takes it back: parallel guesses cannot all pass the check before the first one is
+    // recorded.
+    let recorded = {
+        let now = state.timebase().now();
+        let mut limiter = state.limiter();
+        if let Verdict::Wait {
+            retry_after,
+            scope,
+            locked,
+        } = limiter.check(client, &id, now)
+        {
+            drop(limiter);
+            let retry_after_secs = u64::try_from((retry_after.0 + 999) / 1000)
+                .unwrap_or(1)
+                .max(1);
+            tracing::warn!(
+                arbiter = %shown,
+                %client,
+                retry_after_secs,
+                by = match scope { Scope::Client => "client", Scope::Account => "account" },
+                locked,
+                "web login refused: too many failed logins (password not checked)"
+            );
+            return Err(WebError::TooManyAttempts { retry_after_secs });
+        }
+        limiter.record_failure(client, &id, now)
+    };
+    let account = id.clone();
+    let identity = tokio::task::spawn_blocking(move || arbiters.login(&account, &login.password))
         .await
         .map_err(|e| WebError::Internal(e.to_string()))?;
     let Some(identity) = identity else {
-        tracing::warn!(arbiter = %shown, "web login refused");
+        // `client` is a parsed `IpAddr` (the peer's, or a trusted proxy's header parsed),
+        // so it cannot carry control characters; the account name is the client's text.
+        tracing::warn!(arbiter = %shown, %client, "web login refused");
+        if recorded.locked() {
+            // The alert says what was locked: an account guessed at (from wherever), or a
+            // client guessing (at whichever accounts).
+            let what = match (recorded.account_locked, recorded.client_locked) {
+                (true, true) => {
+                    format!("for account '{shown}' from {client}: the account and the client are")
+                }
+                (true, false) => {
+                    format!("for account '{shown}' (the last from {client}): the account is")
+                }
+                _ => format!("from {client} (the last for account '{shown}'): the client is"),
+            };
+            let message = format!(
+                "dashboard login: {} failed passwords in a row {what} locked out for {} min (a restart of the daemon lifts it)",
+                limiter::LOCKOUT_FAILURES,
+                limiter::LOCKOUT.0 / 60_000,
+            );
+            tracing::warn!("{message}");
+            state.raise_auth_alert(message);
+        }
         return Err(WebError::BadLogin);
     };
-    tracing::info!(arbiter = %identity.id.escape_debug(), "web login");
+    state
+        .limiter()
+        .record_success(client, &id, state.timebase().now());
+    tracing::info!(arbiter = %identity.id.escape_debug(), %client, "web login");
     let (cookie, csrf) = state.sessions().create(identity.clone());
     let set = cookie_header(&cookie, None, secure(&state, &headers));
     Ok((

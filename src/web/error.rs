@@ -1,7 +1,7 @@
 //! One error type for every handler: the status code is decided here and nowhere else.
 
 use axum::Json;
-use axum::http::StatusCode;
+use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use serde_json::json;
 
@@ -17,6 +17,10 @@ pub enum WebError {
     /// Wrong identifier or password; deliberately says nothing about which.
     #[error("unknown arbiter or wrong password")]
     BadLogin,
+    /// Too many failed logins from this client or for this account (`web::limiter`): the
+    /// password was not checked. `retry_after_secs` goes in the `Retry-After` header.
+    #[error("too many failed logins: try again in {retry_after_secs} s")]
+    TooManyAttempts { retry_after_secs: u64 },
     /// A POST without the session's CSRF token, or from another site.
     #[error("{0}")]
     Csrf(&'static str),
@@ -44,6 +48,7 @@ impl WebError {
         match self {
             WebError::BadRequest(_) => StatusCode::BAD_REQUEST,
             WebError::Unauthenticated | WebError::BadLogin => StatusCode::UNAUTHORIZED,
+            WebError::TooManyAttempts { .. } => StatusCode::TOO_MANY_REQUESTS,
             WebError::Csrf(_) | WebError::Forbidden(_) => StatusCode::FORBIDDEN,
             WebError::NotFound(_) => StatusCode::NOT_FOUND,
             WebError::Refused { status, .. } => *status,
@@ -76,6 +81,20 @@ impl IntoResponse for WebError {
             WebError::Internal(why) => {
                 tracing::error!(error = %why.escape_debug(), "web: internal error");
                 status.into_response()
+            }
+            WebError::TooManyAttempts { retry_after_secs } => {
+                let body = json!({
+                    "status": "error",
+                    "error": "too_many_attempts",
+                    "reason": self.to_string(),
+                    "retry_after_secs": retry_after_secs,
+                });
+                (
+                    status,
+                    [(header::RETRY_AFTER, retry_after_secs.to_string())],
+                    Json(body),
+                )
+                    .into_response()
             }
             other => {
                 let code = match &other {

@@ -6,10 +6,11 @@ pub mod assets;
 pub mod commands;
 pub mod error;
 pub mod feed;
+pub mod limiter;
 pub mod session;
 
-use std::net::SocketAddr;
-use std::sync::Arc;
+use std::net::{IpAddr, SocketAddr};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use axum::Router;
 use axum::routing::{get, post};
@@ -18,6 +19,8 @@ use tokio::sync::mpsc;
 use crate::hall::RunningHall;
 use crate::intake::Incoming;
 use crate::mqtt::feed::LocalFeed;
+use crate::mqtt::{Publisher, Topics};
+use crate::timebase::Timebase;
 
 use crate::intake::auth::Arbiters;
 
@@ -40,6 +43,19 @@ struct Inner {
     secure_cookies: bool,
     /// The hall's broadcast feed (`/broadcast/…`, docs/BROADCAST.md), when there is one.
     broadcast: Option<crate::broadcast::BroadcastSource>,
+    /// Failed logins per client and per account (`limiter.rs`); in memory, so a restart
+    /// clears every lockout.
+    limiter: Mutex<limiter::LoginLimiter>,
+    /// The limiter's clock and the alerts' `since`.
+    timebase: Timebase,
+    /// Where the `auth_failures` alert goes: the hall's publisher (MQTT and this feed).
+    /// None for a dashboard without a hall (tests of the router): logged only.
+    alerts: Option<(Publisher, Topics)>,
+    /// Bumped at every lockout alert, so the timer that clears it clears only its own.
+    alert_generation: std::sync::atomic::AtomicU64,
+    /// `web.trusted_proxy`: requests from this address are counted under the client
+    /// their `X-Forwarded-For` names. Set once, before serving.
+    trusted_proxy: OnceLock<IpAddr>,
 }
 
 /// What every handler shares; cheap to clone.
@@ -58,7 +74,7 @@ impl AppState {
         arbiters: Arc<Arbiters>,
         secure_cookies: bool,
     ) -> AppState {
-        AppState::build(hall, feed, intake, arbiters, secure_cookies, None)
+        AppState::build(hall, feed, intake, arbiters, secure_cookies, None, None)
     }
 
     fn build(
@@ -68,9 +84,16 @@ impl AppState {
         arbiters: Arc<Arbiters>,
         secure_cookies: bool,
         broadcast: Option<crate::broadcast::BroadcastSource>,
+        alerts: Option<Publisher>,
     ) -> AppState {
         let history = feed::History::default();
         history.follow(&feed);
+        let alerts = alerts.map(|p| (p, Topics::new(hall)));
+        if let Some((publisher, topics)) = &alerts {
+            // A restart forgot every lockout: an `auth_failures` alert the broker kept from
+            // the last run no longer stands (the hall leaves hall-wide alerts to their room).
+            publisher.retained(topics.alert(AUTH_ALERT_ID), Vec::new());
+        }
         AppState {
             inner: Arc::new(Inner {
                 hall: hall.to_string(),
@@ -81,6 +104,11 @@ impl AppState {
                 history,
                 secure_cookies,
                 broadcast,
+                limiter: Mutex::new(limiter::LoginLimiter::default()),
+                timebase: Timebase::start(),
+                alerts,
+                alert_generation: std::sync::atomic::AtomicU64::new(0),
+                trusted_proxy: OnceLock::new(),
             }),
         }
     }
@@ -99,7 +127,68 @@ impl AppState {
             arbiters,
             secure_cookies,
             Some(running.broadcast.clone()),
+            Some(running.publisher.clone()),
         )
+    }
+
+    /// Trust `X-Forwarded-For` on requests from `proxy` (`web.trusted_proxy`), before
+    /// serving; a second call changes nothing.
+    pub fn trust_proxy(&self, proxy: IpAddr) {
+        let _ = self.inner.trusted_proxy.set(proxy);
+    }
+
+    pub fn trusted_proxy(&self) -> Option<IpAddr> {
+        self.inner.trusted_proxy.get().copied()
+    }
+
+    /// The login limiter, under its lock (never held across an await).
+    pub fn limiter(&self) -> std::sync::MutexGuard<'_, limiter::LoginLimiter> {
+        self.inner
+            .limiter
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    pub fn timebase(&self) -> Timebase {
+        self.inner.timebase
+    }
+
+    /// Raise the hall's `auth_failures` alert (retained, `board: null`), and clear it when
+    /// the lockout it reports ends, unless a newer one replaced it. Without a hall, the
+    /// log line the caller wrote is all there is.
+    pub fn raise_auth_alert(&self, message: String) {
+        use std::sync::atomic::Ordering;
+        let Some((publisher, topics)) = &self.inner.alerts else {
+            return;
+        };
+        let alert = crate::mqtt::payload::AlertPayload {
+            id: AUTH_ALERT_ID.into(),
+            board: None,
+            kind: crate::alert::AlertKind::AuthFailures,
+            severity: crate::alert::Severity::Warning,
+            message,
+            since: self.inner.timebase.now(),
+            error: None,
+        };
+        let topic = topics.alert(AUTH_ALERT_ID);
+        publisher.json_retained(topic.clone(), &alert);
+        let generation = self.inner.alert_generation.fetch_add(1, Ordering::SeqCst) + 1;
+        let inner = Arc::downgrade(&self.inner);
+        let lockout =
+            std::time::Duration::from_millis(u64::try_from(limiter::LOCKOUT.0).unwrap_or(u64::MAX));
+        tokio::spawn(async move {
+            tokio::time::sleep(lockout).await;
+            // The dashboard is gone (the daemon stopped): nothing to clear.
+            let Some(inner) = inner.upgrade() else {
+                return;
+            };
+            let Some((publisher, _)) = &inner.alerts else {
+                return;
+            };
+            if inner.alert_generation.load(Ordering::SeqCst) == generation {
+                publisher.retained(topic, Vec::new());
+            }
+        });
     }
 
     pub fn hall(&self) -> &str {
@@ -124,6 +213,10 @@ impl AppState {
         self.inner.secure_cookies
     }
 }
+
+/// The `auth_failures` alert's id (`alert/auth-failures`): one for the hall, the latest
+/// lockout's.
+pub const AUTH_ALERT_ID: &str = "auth-failures";
 
 /// The whole site. The only constructor: the daemon, the demo and the tests all use it.
 pub fn router(state: AppState) -> Router {
@@ -198,9 +291,13 @@ pub async fn start(settings: &WebSettings, state: AppState) -> Result<RunningWeb
         let stop = async move {
             let _ = closed.wait_for(|c| *c).await;
         };
-        if let Err(e) = axum::serve(listener, app)
-            .with_graceful_shutdown(stop)
-            .await
+        // With the peer's address (`ConnectInfo`): the login limiter counts by client.
+        if let Err(e) = axum::serve(
+            listener,
+            app.into_make_service_with_connect_info::<SocketAddr>(),
+        )
+        .with_graceful_shutdown(stop)
+        .await
         {
             tracing::error!("web server: {e}");
         }

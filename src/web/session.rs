@@ -4,10 +4,11 @@
 //! may do is decided by the hall's intake, as for a signed MQTT command.
 
 use std::collections::HashMap;
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use axum::extract::FromRequestParts;
+use axum::extract::{ConnectInfo, FromRequestParts};
 use axum::http::request::Parts;
 use axum::http::{HeaderMap, Method, header};
 use rand::RngCore;
@@ -142,6 +143,50 @@ pub fn same_origin(headers: &HeaderMap) -> Result<(), WebError> {
     Ok(())
 }
 
+/// The TCP peer's address, when the server was started with `ConnectInfo` (as
+/// `web::start` does); a router driven without a socket (tests) has none.
+#[derive(Debug, Clone, Copy)]
+pub struct Peer(pub Option<SocketAddr>);
+
+impl<S: Send + Sync> FromRequestParts<S> for Peer {
+    type Rejection = std::convert::Infallible;
+
+    async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, Self::Rejection> {
+        Ok(Peer(
+            parts
+                .extensions
+                .get::<ConnectInfo<SocketAddr>>()
+                .map(|c| c.0),
+        ))
+    }
+}
+
+/// Who a login comes from, for the limiter and the log: the TCP peer, unless the peer is
+/// the configured reverse proxy (`web.trusted_proxy`), whose `X-Forwarded-For` then names
+/// the client: its last entry, the address the proxy itself saw (entries before it are
+/// whatever the client sent). A header that does not parse as an address leaves the
+/// proxy's own. Without a peer (no socket), the unspecified address.
+pub fn client_address(
+    peer: Option<SocketAddr>,
+    headers: &HeaderMap,
+    trusted_proxy: Option<IpAddr>,
+) -> IpAddr {
+    let Some(peer) = peer.map(|p| p.ip()) else {
+        return IpAddr::V4(Ipv4Addr::UNSPECIFIED);
+    };
+    if trusted_proxy != Some(peer) {
+        return peer;
+    }
+    headers
+        .get_all("x-forwarded-for")
+        .iter()
+        .next_back()
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.rsplit(',').next())
+        .and_then(|last| last.trim().parse::<IpAddr>().ok())
+        .unwrap_or(peer)
+}
+
 /// A logged-in arbiter. Taking one refuses strangers (401); on anything but GET/HEAD it
 /// also checks the CSRF token and the origin (403).
 #[derive(Debug, Clone)]
@@ -175,5 +220,68 @@ impl FromRequestParts<AppState> for Arbiter {
             csrf: session.csrf,
             session: id,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use axum::http::HeaderValue;
+
+    fn xff(values: &[&str]) -> HeaderMap {
+        let mut h = HeaderMap::new();
+        for v in values {
+            if let Ok(v) = HeaderValue::from_str(v) {
+                h.append("x-forwarded-for", v);
+            }
+        }
+        h
+    }
+
+    fn addr(s: &str) -> Option<SocketAddr> {
+        s.parse().ok()
+    }
+
+    fn ip(s: &str) -> IpAddr {
+        s.parse().unwrap_or(IpAddr::V4(Ipv4Addr::BROADCAST))
+    }
+
+    #[test]
+    fn the_client_is_the_peer_when_no_proxy_is_trusted() {
+        let h = xff(&["192.0.2.1"]);
+        assert_eq!(
+            client_address(addr("10.0.0.7:5000"), &h, None),
+            ip("10.0.0.7")
+        );
+        // Another peer than the trusted proxy: its header is its own claim.
+        let proxy = Some(ip("127.0.0.1"));
+        assert_eq!(
+            client_address(addr("10.0.0.7:5000"), &h, proxy),
+            ip("10.0.0.7")
+        );
+    }
+
+    #[test]
+    fn the_trusted_proxy_names_the_client_in_the_last_forwarded_for_entry() {
+        let proxy = Some(ip("127.0.0.1"));
+        let peer = addr("127.0.0.1:40000");
+        // What the client sent comes first; what the proxy saw is last.
+        let h = xff(&["6.6.6.6, 7.7.7.7", "192.0.2.1,  198.51.100.2 "]);
+        assert_eq!(client_address(peer, &h, proxy), ip("198.51.100.2"));
+        // No header, or one that is not an address: the proxy itself.
+        assert_eq!(
+            client_address(peer, &HeaderMap::new(), proxy),
+            ip("127.0.0.1")
+        );
+        let h = xff(&["1.2.3.4, not-an-address"]);
+        assert_eq!(client_address(peer, &h, proxy), ip("127.0.0.1"));
+    }
+
+    #[test]
+    fn without_a_socket_the_client_is_unspecified() {
+        assert_eq!(
+            client_address(None, &xff(&["192.0.2.1"]), Some(ip("127.0.0.1"))),
+            IpAddr::V4(Ipv4Addr::UNSPECIFIED)
+        );
     }
 }

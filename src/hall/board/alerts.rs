@@ -123,7 +123,10 @@ impl Alerts {
         let kind = alert.kind;
         if alert.id != self.id(kind)
             || self.standing.contains_key(&kind)
-            || matches!(kind, AlertKind::BoardMoved | AlertKind::OutgoingQueue)
+            || matches!(
+                kind,
+                AlertKind::BoardMoved | AlertKind::OutgoingQueue | AlertKind::AuthFailures
+            )
         {
             return Stale::Ignore;
         }
@@ -204,7 +207,11 @@ mod tests {
         let mut other = retained(&a, AlertKind::Offline, "gone");
         other.id = "b2-offline".into();
         assert_eq!(a.stale(&other), Stale::Ignore);
-        for kind in [AlertKind::BoardMoved, AlertKind::OutgoingQueue] {
+        for kind in [
+            AlertKind::BoardMoved,
+            AlertKind::OutgoingQueue,
+            AlertKind::AuthFailures,
+        ] {
             assert_eq!(a.stale(&retained(&a, kind, "x")), Stale::Ignore);
         }
     }

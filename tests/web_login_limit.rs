@@ -1,0 +1,163 @@
+//! Login rate limiting over real HTTP (docs/SECURITY.md, "Over the web"): after a burst of
+//! wrong passwords the right one is refused with 429 and `Retry-After` without being
+//! checked, another client and another account are not held up, the client is the TCP
+//! peer unless `web.trusted_proxy` names it, and the lockout raises the hall's
+//! `auth_failures` alert over a real Mosquitto, naming the account and the client and
+//! never the password. The limiter's timing (1 s, 2 s, 4 s …, 15 minutes) is proven in
+//! `web::limiter`'s unit tests with explicit instants; nothing here waits on the clock.
+
+mod common;
+mod webcommon;
+
+use common::{HALL, Rig};
+use hallclock::rules::Millis;
+use hallclock::web::AppState;
+use hallclock::web::limiter::{FREE_FAILURES, LOCKOUT, LOCKOUT_FAILURES};
+use serde_json::{Value, json};
+use webcommon::{PASSWORD, http};
+
+const WRONG: &str = "not-the-password-42";
+
+/// One login from `client` (sent as the proxy's `X-Forwarded-For`): (status, head, body).
+async fn login_from(
+    addr: std::net::SocketAddr,
+    client: &str,
+    id: &str,
+    password: &str,
+) -> (u16, String, Value) {
+    let (status, head, body) = http(
+        addr,
+        "POST",
+        "/api/login",
+        &[
+            ("Content-Type", "application/json"),
+            ("X-Forwarded-For", client),
+        ],
+        &json!({"id": id, "password": password}).to_string(),
+    )
+    .await;
+    (
+        status,
+        head.to_ascii_lowercase(),
+        serde_json::from_str(&body).unwrap_or(Value::Null),
+    )
+}
+
+fn retry_after(head: &str) -> Option<u64> {
+    head.lines()
+        .find_map(|l| l.strip_prefix("retry-after: "))
+        .and_then(|v| v.trim().parse().ok())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn after_three_wrong_passwords_the_right_one_waits_with_429_for_that_client_and_account() {
+    let (publisher, _rx) = hallclock::mqtt::client::detached();
+    let (tx, _intake) = tokio::sync::mpsc::channel(8);
+    let state = AppState::new(
+        HALL,
+        publisher.feed().clone(),
+        tx,
+        webcommon::accounts(),
+        false,
+    );
+    state.trust_proxy("127.0.0.1".parse().expect("an address"));
+    let web = webcommon::serve(state).await;
+    let a = "198.51.100.7";
+    for n in 0..FREE_FAILURES {
+        let (status, _, body) = login_from(web.addr, a, "arb", WRONG).await;
+        assert_eq!((status, &body["error"]), (401, &json!("bad_login")), "{n}");
+    }
+    // The right password now: refused, unchecked, with when to come back.
+    let (status, head, body) = login_from(web.addr, a, "arb", PASSWORD).await;
+    assert_eq!(status, 429, "{body}");
+    assert_eq!(body["error"], "too_many_attempts", "{body}");
+    assert_eq!(retry_after(&head), Some(1), "{head}");
+    // Another account from the same client waits too (the client is held)…
+    let (status, _, _) = login_from(web.addr, a, "viewer", PASSWORD).await;
+    assert_eq!(status, 429);
+    // … and the same account from another client (the account is held) …
+    let b = "198.51.100.8";
+    let (status, _, _) = login_from(web.addr, b, "arb", PASSWORD).await;
+    assert_eq!(status, 429);
+    // … but another client with another account logs in.
+    let (status, _, body) = login_from(web.addr, b, "viewer", PASSWORD).await;
+    assert_eq!(status, 200, "{body}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn without_a_trusted_proxy_x_forwarded_for_does_not_make_a_new_client() {
+    let (publisher, _rx) = hallclock::mqtt::client::detached();
+    let (tx, _intake) = tokio::sync::mpsc::channel(8);
+    let state = AppState::new(
+        HALL,
+        publisher.feed().clone(),
+        tx,
+        webcommon::accounts(),
+        false,
+    );
+    let web = webcommon::serve(state).await;
+    for n in 0..FREE_FAILURES {
+        let (status, _, _) = login_from(web.addr, &format!("192.0.2.{n}"), "arb", WRONG).await;
+        assert_eq!(status, 401);
+    }
+    // The header claims a fresh address, but the peer is the same 127.0.0.1.
+    let (status, head, _) = login_from(web.addr, "192.0.2.99", "viewer", PASSWORD).await;
+    assert_eq!(status, 429);
+    assert_eq!(retry_after(&head), Some(1), "{head}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_lockout_refuses_the_right_password_and_raises_auth_failures_over_mqtt() {
+    let mut rig = Rig::start("login-limit", 1).await;
+    let state = AppState::for_hall(
+        HALL,
+        rig.hall.as_ref().expect("the daemon runs"),
+        webcommon::accounts(),
+        false,
+    );
+    state.trust_proxy("127.0.0.1".parse().expect("an address"));
+    let attacker = "203.0.113.9";
+    // Nine failures long enough ago that their back-off (64 s at most) is over: the
+    // burst without the waiting, which the limiter's unit tests prove.
+    {
+        let then = state.timebase().now() - Millis(200_000);
+        let mut limiter = state.limiter();
+        for _ in 1..LOCKOUT_FAILURES {
+            limiter.record_failure(attacker.parse().expect("an address"), "chief", then);
+        }
+    }
+    let web = webcommon::serve(state).await;
+    let (status, _, body) = login_from(web.addr, attacker, "chief", WRONG).await;
+    assert_eq!(status, 401, "the tenth wrong password is checked: {body}");
+
+    let topic = rig.topic("alert/auth-failures");
+    let alert = rig
+        .watcher
+        .wait("the auth_failures alert", |m| {
+            m.topic == topic && !m.payload.is_empty()
+        })
+        .await;
+    let text = String::from_utf8_lossy(&alert.payload).into_owned();
+    let alert = alert.json();
+    assert_eq!(alert["kind"], "auth_failures", "{alert}");
+    assert_eq!(alert["id"], "auth-failures", "{alert}");
+    assert_eq!(alert["board"], Value::Null, "{alert}");
+    let message = alert["message"].as_str().unwrap_or("");
+    assert!(message.contains("'chief'"), "names the account: {message}");
+    assert!(message.contains(attacker), "names the client: {message}");
+    assert!(!text.contains(WRONG), "never the password: {text}");
+
+    // Locked out: the right password is refused for the lockout's length.
+    let (status, head, body) = login_from(web.addr, attacker, "chief", PASSWORD).await;
+    assert_eq!(status, 429, "{body}");
+    let secs = retry_after(&head).unwrap_or(0);
+    let lockout = u64::try_from(LOCKOUT.0 / 1000).unwrap_or(0);
+    assert!(secs > lockout - 60 && secs <= lockout, "{head}");
+    // The chief from the hall's own machine, and others, are not the attacker: the
+    // account is locked for everyone, the other accounts for nobody.
+    let (status, _, _) = login_from(web.addr, "10.0.0.5", "chief", PASSWORD).await;
+    assert_eq!(status, 429, "the account itself is locked");
+    let (status, _, body) = login_from(web.addr, "10.0.0.5", "arb", PASSWORD).await;
+    assert_eq!(status, 200, "{body}");
+    rig.stop().await;
+}
