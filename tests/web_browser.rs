@@ -440,7 +440,7 @@ async fn an_arbiter_runs_a_round_from_the_browser() {
     }
     // The arbiters' page still shows the board adjourned.
     c.goto(&format!("{base}/board/{b1}")).await.unwrap();
-    chrome.until("the adjourned stage", "document.querySelector('.card .muted').textContent.includes('sealing') || document.querySelector('.card .muted').textContent.includes('adjourned')").await;
+    chrome.until("the adjourned stage", "['SEALING', 'ADJOURNED'].includes(document.querySelector('.marker').textContent)").await;
 
     // The README's picture of a live round.
     let docs = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/dashboard-hall.png");
@@ -556,7 +556,7 @@ async fn the_round_page_starts_a_round_from_the_pairing_programs_file() {
         .unwrap();
     let reply = chrome.until("the start_round reply", "(document.getElementById('round-reply').textContent.startsWith('done') || document.getElementById('round-reply').textContent.startsWith('refused')) && document.getElementById('round-reply').textContent").await;
     assert!(
-        reply.as_str().unwrap_or("").starts_with("ok"),
+        reply.as_str().unwrap_or("").starts_with("done"),
         "start_round from the TRF: {reply}"
     );
     rig.watcher.event(&board_id(1), "clock_started").await;
