@@ -816,14 +816,17 @@ function phaseKey(st) {
   return st.phase;
 }
 
-/** @param {BoardData} b @param {string} id */
-function phaseText(b, id) {
+/**
+ * The phase as a marker; `short` for a tile's badge (a tile is narrow).
+ * @param {BoardData} b @param {string} id @param {boolean} [short]
+ */
+function phaseText(b, id, short) {
   const st = b.state;
   if (!st) return "no data";
   const key = phaseKey(st);
-  if (key === "flag") return "FLAG — arbiter";
+  if (key === "flag") return short ? "FLAG" : "FLAG — arbiter";
   if (key === "sealing") return "SEALING";
-  if (key === "adjourned") return String(st.adjournment.stage).replace(/_/g, " ").toUpperCase();
+  if (key === "adjourned") return short ? "ADJOURNED" : String(st.adjournment.stage).replace(/_/g, " ").toUpperCase();
   if (key === "paused") return "PAUSED";
   return st.phase;
 }
@@ -874,7 +877,7 @@ function renderTile(t, id) {
   const b = board(id);
   const st = b.state;
   setText(t.parts.round, st && st.round ? `round ${st.round}` : "");
-  setText(t.parts.phase, phaseText(b, id));
+  setText(t.parts.phase, phaseText(b, id, true));
   t.parts.phase.className = `badge phase phase-${phaseKey(st)}`;
   t.parts.off.hidden = b.online;
   t.el.classList.toggle("offline", !b.online);
