@@ -426,3 +426,304 @@ async fn sigint_mid_round_stops_cleanly_and_the_daemon_says_offline() {
         })
         .await;
 }
+
+/// A demo left running: its output line by line, as a user reads it.
+struct LiveDemo {
+    child: std::process::Child,
+    lines: std::sync::mpsc::Receiver<String>,
+    seen: Vec<String>,
+    dir: std::path::PathBuf,
+}
+
+impl LiveDemo {
+    fn start(name: &str, args: &[&str]) -> LiveDemo {
+        use std::io::BufRead;
+        let dir = scratch_dir(&format!("demo-{name}"));
+        let mut child = Command::new(env!("CARGO_BIN_EXE_hallclock"))
+            .arg("demo")
+            .args(args)
+            .arg("--dir")
+            .arg(&dir)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("the binary starts");
+        let out = child.stdout.take().expect("piped stdout");
+        let (tx, lines) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            for line in std::io::BufReader::new(out).lines() {
+                let Ok(line) = line else { break };
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        LiveDemo {
+            child,
+            lines,
+            seen: Vec::new(),
+            dir,
+        }
+    }
+
+    /// The next line that matches, waiting at most `limit`; fails with what was seen.
+    fn wait_for(&mut self, what: &str, limit: Duration, matches: impl Fn(&str) -> bool) -> String {
+        let deadline = Instant::now() + limit;
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            match self.lines.recv_timeout(left) {
+                Ok(line) => {
+                    self.seen.push(line.clone());
+                    if matches(&line) {
+                        return line;
+                    }
+                }
+                Err(_) => {
+                    let log =
+                        std::fs::read_to_string(self.dir.join("hallclock.log")).unwrap_or_default();
+                    let tail: Vec<&str> = log.lines().rev().take(40).collect();
+                    panic!(
+                        "no {what} within {limit:?}; output:\n{}\nlog (last lines, newest first):\n{}",
+                        self.seen.join("\n"),
+                        tail.join("\n")
+                    );
+                }
+            }
+        }
+    }
+
+    /// The broker's port, from the watch command the demo printed.
+    fn watch_line(&mut self) -> String {
+        let line = self.wait_for("watch command", Duration::from_secs(30), |l| {
+            l.starts_with("watch the MQTT traffic:  ")
+        });
+        line.trim_start_matches("watch the MQTT traffic:  ")
+            .to_string()
+    }
+
+    /// Ctrl-C, and the exit status once it stopped (at most 15 s).
+    fn interrupt(&mut self) -> Option<i32> {
+        let _ = Command::new("kill")
+            .args(["-INT", &self.child.id().to_string()])
+            .status();
+        let started = Instant::now();
+        while started.elapsed() < Duration::from_secs(15) {
+            if let Ok(Some(status)) = self.child.try_wait() {
+                while let Ok(line) = self.lines.recv_timeout(Duration::from_secs(1)) {
+                    self.seen.push(line);
+                }
+                return status.code();
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        None
+    }
+}
+
+impl Drop for LiveDemo {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn port_of(watch: &str) -> u16 {
+    watch
+        .split_whitespace()
+        .skip_while(|w| *w != "-p")
+        .nth(1)
+        .and_then(|p| p.parse().ok())
+        .unwrap_or_else(|| panic!("no port in {watch:?}"))
+}
+
+/// `hallclock command` as an arbiter at another terminal runs it, with the demo's key.
+fn command(demo: &LiveDemo, hall: &str, port: u16, json: &str) -> (bool, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_hallclock"))
+        .args([
+            "command",
+            "--hall",
+            hall,
+            "--arbiter",
+            "demo-chief",
+            "--key-file",
+        ])
+        .arg(demo.dir.join("demo-chief.key"))
+        .arg("--broker")
+        .arg(format!("127.0.0.1:{port}"))
+        .arg(json)
+        .output()
+        .expect("hallclock command runs");
+    (
+        out.status.success(),
+        format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        ),
+    )
+}
+
+fn round_number(line: &str, after: &str) -> Option<u32> {
+    line.split_once(after)?
+        .1
+        .split_whitespace()
+        .next()?
+        .parse()
+        .ok()
+}
+
+/// The issue's first defect: a round started from outside the demo (the dashboard,
+/// `hallclock command`) was never played, and the demo's own rounds stopped for good.
+#[test]
+fn a_round_an_arbiter_starts_is_played_and_the_demo_carries_on_after_it() {
+    let hall = "demo-arbiter";
+    let mut demo = LiveDemo::start(
+        "arbiter-round",
+        &[
+            "--boards", "2", "--tc", "15", "--speed", "4", "--seed", "21", "--hall", hall,
+        ],
+    );
+    let port = port_of(&demo.watch_line());
+    // Between two of the demo's rounds the boards are free; the arbiter's command may
+    // still lose the race to the demo's next round (it is then refused as busy), and is
+    // sent again after that one.
+    let mut ours = None;
+    for _ in 0..3 {
+        let finished = demo.wait_for("a finished round", Duration::from_secs(90), |l| {
+            l.contains(" finished: every game has a result")
+        });
+        let last = round_number(&finished, "round ").expect("a round number");
+        let number = last + 10;
+        let start = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .expect("after 1970")
+            .as_millis()
+            + 1000;
+        let json = format!(
+            r#"{{"action":"start_round","round":{number},"start":{start},"time_control":"15","pairings":[{{"board":"board-001","white":"Ext White One","black":"Ext Black One"}},{{"board":"board-002","white":"Ext White Two","black":"Ext Black Two"}}]}}"#
+        );
+        let (ok, response) = command(&demo, hall, port, &json);
+        if ok {
+            ours = Some(number);
+            break;
+        }
+        assert!(response.contains("board_busy"), "{response}");
+    }
+    let number = ours.expect("the arbiter's round was accepted within three tries");
+    demo.wait_for(
+        "the arbiter's round started",
+        Duration::from_secs(20),
+        |l| l.contains(&format!("round {number} started on 2 boards")),
+    );
+    // The demo's players play it: moves, then a result on every board.
+    let mut over = std::collections::BTreeSet::new();
+    while over.len() < 2 {
+        let line = demo.wait_for("the arbiter's games over", Duration::from_secs(90), |l| {
+            l.contains(" game over: ") && l.contains("Ext White")
+        });
+        let board = line.split_whitespace().nth(1).unwrap_or("").to_string();
+        over.insert(board);
+    }
+    assert_eq!(
+        over.iter().map(String::as_str).collect::<Vec<_>>(),
+        ["board-001", "board-002"]
+    );
+    demo.wait_for(
+        "the arbiter's round finished",
+        Duration::from_secs(30),
+        |l| l.contains(&format!("round {number} finished: every game has a result")),
+    );
+    // And the demo's own rounds carry on, numbered after it.
+    demo.wait_for("the demo's next round", Duration::from_secs(30), |l| {
+        l.contains(" started on 2 boards")
+    });
+    let next = demo.seen.last().cloned().unwrap_or_default();
+    assert!(
+        next.contains(&format!("round {} started on 2 boards", number + 1)),
+        "{next}"
+    );
+    let played: Vec<&String> = demo
+        .seen
+        .iter()
+        .skip_while(|l| !l.contains(&format!("round {number} started")))
+        .take_while(|l| !l.contains(&format!("round {number} finished")))
+        .filter(|l| l.contains(". "))
+        .collect();
+    for b in ["board-001", "board-002"] {
+        let moves = played
+            .iter()
+            .filter(|l| l.contains(&format!(" {b} ")))
+            .count();
+        assert!(
+            moves >= 2,
+            "{b}: {moves} move lines in round {number}:\n{played:?}"
+        );
+    }
+    assert_eq!(demo.interrupt(), Some(0), "{}", demo.seen.join("\n"));
+}
+
+/// The issue's second defect: the printed watch command, run as printed with Debian's
+/// mosquitto_sub (which connects with an empty client id), got no answer from the
+/// embedded broker.
+#[test]
+fn the_printed_watch_command_shows_the_demos_traffic() {
+    let mosquitto_sub = std::path::Path::new("/usr/bin/mosquitto_sub");
+    if !mosquitto_sub.exists() {
+        eprintln!(
+            "SKIPPED: /usr/bin/mosquitto_sub is absent (apt-get install mosquitto-clients; CI has it)"
+        );
+        return;
+    }
+    let mut demo = LiveDemo::start(
+        "watch",
+        &[
+            "--boards",
+            "1",
+            "--tc",
+            "15",
+            "--seed",
+            "5",
+            "--hall",
+            "demo-watch",
+        ],
+    );
+    let watch = demo.watch_line();
+    assert!(watch.starts_with("mosquitto_sub "), "{watch}");
+    // Exactly as printed, through a shell as the user pastes it; `exec` so that the
+    // kill below reaches mosquitto_sub itself.
+    let mut sub = Command::new("sh")
+        .arg("-c")
+        .arg(format!("exec {watch}"))
+        .env("PATH", "/usr/bin:/bin")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("sh runs");
+    let out = sub.stdout.take().expect("piped stdout");
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        use std::io::BufRead;
+        for line in std::io::BufReader::new(out).lines() {
+            let Ok(line) = line else { break };
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    // The daemon's retained status comes at once on subscription; the round's traffic
+    // follows.
+    let seen = rx.recv_timeout(Duration::from_secs(20));
+    let _ = sub.kill();
+    let status = sub.wait().expect("mosquitto_sub ends");
+    let mut err = String::new();
+    if let Some(mut e) = sub.stderr.take() {
+        let _ = e.read_to_string(&mut err);
+    }
+    let line = seen.unwrap_or_else(|_| {
+        panic!("`{watch}` printed nothing within 20 s (exit {status:?}, stderr: {err})")
+    });
+    assert!(line.starts_with("hallclock/demo-watch/"), "{line}");
+    assert_eq!(demo.interrupt(), Some(0), "{}", demo.seen.join("\n"));
+}

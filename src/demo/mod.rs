@@ -11,6 +11,7 @@
 pub mod broker;
 pub mod names;
 pub mod player;
+mod seats;
 pub mod table;
 
 use std::io::Write;
@@ -21,7 +22,7 @@ use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use rumqttc::{AsyncClient, Event, MqttOptions, Packet, QoS};
 use serde_json::{Value, json};
-use tokio::sync::{mpsc, watch};
+use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 
 use crate::config::{BoardConfig, Config, HallConfig};
@@ -31,7 +32,7 @@ use crate::rules::placement::Side;
 use crate::rules::time_control::{Bonus, TimeControl};
 use crate::sim::{Sim, SimConfig, SimError};
 
-use player::{Seat, Temperament};
+use seats::Players;
 use table::Table;
 
 /// The demo's hall id unless told otherwise: topics `hallclock/demo/…`.
@@ -72,6 +73,8 @@ pub enum DemoError {
     Sim(#[from] SimError),
     #[error("the daemon: {0}")]
     Hall(#[from] HallError),
+    #[error("the demo's arbiter: {0}")]
+    Signer(#[from] SignerError),
     #[error("the demo's configuration is not valid: {0}")]
     Config(String),
     #[error("no answer from the MQTT broker at {0} within 10 s (is it running?)")]
@@ -243,23 +246,55 @@ fn console(host: &str, port: u16, hall: &str) -> (AsyncClient, Inbox, JoinHandle
     (client, rx, task)
 }
 
+/// The command the demo prints for watching its MQTT traffic. No client id (`-i`):
+/// mosquitto_sub then connects with an empty one and a clean session, which Mosquitto
+/// and the embedded broker accept.
+pub fn watch_command(host: &str, port: u16) -> String {
+    format!("mosquitto_sub -h {host} -p {port} -t 'hallclock/#' -v")
+}
+
+/// Why the demo's arbiter could not be made.
+#[derive(Debug, thiserror::Error)]
+pub enum SignerError {
+    #[error(transparent)]
+    Arbiters(#[from] crate::intake::auth::ArbitersError),
+    #[error("cannot write the arbiter's key to {path}: {source}")]
+    KeyFile {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+}
+
 /// The demo's arbiter: an account in the demo's own arbiters file, and its key.
 struct Signer {
     id: &'static str,
     key: crate::intake::auth::Key,
+    /// The key as `hallclock arbiter add --key-file` writes it, so that a user (or a
+    /// test) can send the demo's hall commands with `hallclock command`.
+    key_file: PathBuf,
     /// The dashboard password, printed with the dashboard's address.
     password: String,
 }
 
 impl Signer {
-    fn create(dir: &std::path::Path) -> Result<Signer, crate::intake::auth::ArbitersError> {
+    fn create(dir: &std::path::Path) -> Result<Signer, SignerError> {
         let mut arbiters = crate::intake::auth::Arbiters::default();
         let id = "demo-chief";
         let key = arbiters.add(id, "Demo Arbiter", crate::intake::auth::Role::Chief, None)?;
         let password = crate::web::session::token()[..12].to_string();
         arbiters.set_password(id, &password)?;
         arbiters.save(&dir.join("arbiters.toml"))?;
-        Ok(Signer { id, key, password })
+        let key_file = dir.join(format!("{id}.key"));
+        write_secret(&key_file, &key.to_hex()).map_err(|source| SignerError::KeyFile {
+            path: key_file.clone(),
+            source,
+        })?;
+        Ok(Signer {
+            id,
+            key,
+            key_file,
+            password,
+        })
     }
 
     /// A command as published: signed, with the time it was signed.
@@ -268,32 +303,35 @@ impl Signer {
     }
 }
 
+/// A secret into a file only its owner reads (mode 0600 from its creation on), replacing
+/// the last run's.
+fn write_secret(path: &std::path::Path, text: &str) -> std::io::Result<()> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let _ = std::fs::remove_file(path);
+    let mut f = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(path)?;
+    f.write_all(text.as_bytes())?;
+    f.write_all(b"\n")
+}
+
 /// The demo's arbiter at work: who signs, and the MQTT client it publishes with.
 struct Arbiter<'a> {
     signer: &'a Signer,
     client: &'a AsyncClient,
+    /// Begins every transaction of this run: the daemon answers a transaction it has
+    /// seen with its first reply, and a demo run again on the same directory must not
+    /// be taken for the last one.
+    run: String,
 }
 
-/// One round in play: the players' tasks and how to tell them their game is over.
-struct Round {
-    hall: String,
+/// A `start_round` the demo's arbiter sent and the daemon has not answered yet: until
+/// then no other automatic round is sent.
+struct OwnStart {
     number: u32,
     transaction: String,
-    finished: Vec<(String, watch::Sender<bool>)>,
-    players: Vec<JoinHandle<()>>,
-    /// Boards whose pending flag the demo's arbiter has already ruled on.
-    ruled: Vec<String>,
-    /// Pending flags seen, with when: the arbiter walks to the board first (the daemon
-    /// may still decide the flag itself, when the pressed move shows on the board).
-    pending: Vec<(String, &'static str, tokio::time::Instant)>,
-}
-
-impl Round {
-    fn stop(&mut self) {
-        for p in &self.players {
-            p.abort();
-        }
-    }
 }
 
 /// Wait for SIGINT or SIGTERM.
@@ -332,7 +370,7 @@ pub async fn run(opts: DemoOptions) -> Result<(), DemoError> {
     let sim = Sim::start(SimConfig::new(opts.boards, &boards_dir)).await?;
     let mut config = hall_config(&opts, &host, port, &sim);
     // The demo runs signed, as a hall does: one chief arbiter, made for this run.
-    let signer = Signer::create(&opts.dir).map_err(|e| DemoError::Config(e.to_string()))?;
+    let signer = Signer::create(&opts.dir)?;
     config.security.arbiters = opts.dir.join("arbiters.toml");
     let problems: Vec<String> = config
         .validate()
@@ -378,7 +416,13 @@ pub async fn run(opts: DemoOptions) -> Result<(), DemoError> {
         ),
         dashboard,
         broadcast,
-        format!("watch the MQTT traffic:  mosquitto_sub -h {host} -p {port} -t 'hallclock/#' -v"),
+        format!("watch the MQTT traffic:  {}", watch_command(&host, port)),
+        format!(
+            "arbiter's key: {}   (hallclock command --hall {} --broker {host}:{port} --arbiter {} --key-file …)",
+            signer.key_file.display(),
+            opts.hall,
+            signer.id
+        ),
         format!(
             "daemon log: {}   stop: Ctrl-C",
             opts.dir.join("hallclock.log").display()
@@ -396,6 +440,7 @@ pub async fn run(opts: DemoOptions) -> Result<(), DemoError> {
     let arbiter = Arbiter {
         signer: &signer,
         client: &client,
+        run: format!("demo-{:08x}", rand::random::<u32>()),
     };
     let result = play(
         &opts,
@@ -433,7 +478,9 @@ fn embedded_broker() -> Result<u16, DemoError> {
     Err(DemoError::NoEmbeddedBroker)
 }
 
-/// The demo's main loop: wait for the daemon, then rounds until told to stop.
+/// The demo's main loop: wait for the daemon, then rounds until told to stop. Any round
+/// started on the hall is played, the demo's own or an arbiter's; once the round in play
+/// is over the demo starts the next one, numbered after the highest round seen.
 async fn play(
     opts: &DemoOptions,
     sim: &Sim,
@@ -445,72 +492,91 @@ async fn play(
 ) -> Result<(), DemoError> {
     let mut rng = StdRng::seed_from_u64(opts.seed);
     let mut table = Table::new(&opts.hall);
+    let mut players = Players::new(opts);
     let stop = stop_signal();
     tokio::pin!(stop);
     let mut tick = tokio::time::interval(Duration::from_secs(1));
     let pause = Duration::from_secs_f64((10.0 / opts.speed).clamp(2.0, 10.0));
     let ready_by = tokio::time::Instant::now() + Duration::from_secs(10);
-    // Round 1 starts once the daemon is online with every board; later rounds after a
-    // pause once the previous one is over.
+    // The first round starts once the daemon is online with every board (or after 10 s
+    // with those that are); later ones a pause after the round in play is over.
     let mut next_round_at: Option<tokio::time::Instant> = None;
-    let mut round: Option<Round> = None;
-    let mut number = 0u32;
-    loop {
+    let mut own: Option<OwnStart> = None;
+    let mut seen_round: Option<u32> = None;
+    let mut rounds_over = 0usize;
+    let result = loop {
         let wake = next_round_at.unwrap_or_else(|| tokio::time::Instant::now() + pause * 100);
         tokio::select! {
-            () = &mut stop => break,
+            () = &mut stop => break Ok(()),
             msg = inbox.recv() => {
-                let Some((topic, payload)) = msg else { break };
+                let Some((topic, payload)) = msg else { break Ok(()) };
                 screen.feed(&mut table, &topic, &payload);
-                if let Some(r) = &mut round {
-                    if let Err(e) = check_response(r, &topic, &payload) {
-                        r.stop();
-                        return Err(e);
-                    }
-                    mark_finished(r, &topic, &payload);
-                    note_pending_flag(r, &topic, &payload);
-                    if table.finished_rounds.contains(&r.number) {
-                        r.stop();
-                        round = None;
-                        if opts.rounds.is_some_and(|n| number >= n) {
-                            // Let the last states reach the screen, then stop.
-                            tokio::time::sleep(Duration::from_millis(500)).await;
-                            while let Ok((topic, payload)) = inbox.try_recv() {
-                                screen.feed(&mut table, &topic, &payload);
+                if let Some(o) = &own {
+                    match answer(&opts.hall, o, &topic, &payload) {
+                        Answer::None => {}
+                        Answer::Accepted => own = None,
+                        // Another round took the boards first (an arbiter's, sent as
+                        // ours was): it is followed, and ours comes after it.
+                        Answer::Busy(reason) => {
+                            table.news = format!("round {} not started: {reason}", o.number);
+                            if !screen.live {
+                                let line = format!("{} {}", clock_of_day(now_ms()), table.news);
+                                screen.print(&[line]);
                             }
-                            break;
+                            own = None;
                         }
-                        next_round_at = Some(tokio::time::Instant::now() + pause);
+                        Answer::Refused(reason) => {
+                            break Err(DemoError::Refused { round: o.number, reason });
+                        }
                     }
-                } else if number == 0 && next_round_at.is_none() && daemon_ready(&table, opts.boards) {
-                    next_round_at = Some(tokio::time::Instant::now());
+                }
+                if table.round() != seen_round {
+                    // A round started, whoever started it: an automatic one waits for
+                    // it to be over.
+                    seen_round = table.round();
+                    next_round_at = None;
+                }
+                players.follow(&table, sim);
+                while rounds_over < table.finished_rounds.len() {
+                    players.round_over(table.finished_rounds[rounds_over], sim);
+                    rounds_over += 1;
+                }
+                if opts.rounds.is_some_and(|n| rounds_over >= n as usize) {
+                    // Let the last states reach the screen, then stop.
+                    tokio::time::sleep(Duration::from_millis(500)).await;
+                    while let Ok((topic, payload)) = inbox.try_recv() {
+                        screen.feed(&mut table, &topic, &payload);
+                    }
+                    break Ok(());
+                }
+                if next_round_at.is_none() && own.is_none() {
+                    next_round_at = when_next(&table, opts.boards, pause);
                 }
             }
             () = tokio::time::sleep_until(wake), if next_round_at.is_some() => {
                 next_round_at = None;
-                number += 1;
-                round = Some(start_round(opts, sim, arbiter, number, &mut rng).await);
+                let number = table.highest_round() + 1;
+                own = Some(start_round(opts, sim, arbiter, number, &mut rng).await);
             }
             _ = tick.tick() => {
-                if number == 0 && next_round_at.is_none() && tokio::time::Instant::now() > ready_by {
+                if table.round().is_none() && own.is_none() && next_round_at.is_none()
+                    && tokio::time::Instant::now() > ready_by
+                {
                     if table.status() != "online" {
-                        return Err(DemoError::Unreachable(address.to_string()));
+                        break Err(DemoError::Unreachable(address.to_string()));
                     }
                     // Some board is slow to answer: start anyway, it joins when it can.
                     next_round_at = Some(tokio::time::Instant::now());
                 }
-                if let Some(r) = &mut round {
-                    rule_on_pending_flags(r, arbiter).await;
-                }
+                players.rule_on_pending_flags(arbiter).await;
                 if screen.live {
                     screen.draw(header, &table, now_ms());
                 }
             }
         }
-    }
-    if let Some(r) = &mut round {
-        r.stop();
-    }
+    };
+    players.stop();
+    result?;
     if screen.live {
         screen.draw(header, &table, now_ms());
     }
@@ -529,6 +595,18 @@ async fn play(
     }
     println!("{}", count.line());
     Ok(())
+}
+
+/// When the demo's next round is due, if one is: the first once the daemon is ready,
+/// later ones a pause after the round in play (anyone's) is over.
+fn when_next(table: &Table, boards: usize, pause: Duration) -> Option<tokio::time::Instant> {
+    let now = tokio::time::Instant::now();
+    match table.round() {
+        None if daemon_ready(table, boards) => Some(now),
+        None => None,
+        Some(r) if table.finished_rounds.contains(&r) => Some(now + pause),
+        Some(_) => None,
+    }
 }
 
 /// Moves made against moves published, game by game.
@@ -636,116 +714,50 @@ fn daemon_ready(table: &Table, boards: usize) -> bool {
     table.status() == "online" && table.online_boards() >= boards
 }
 
-/// The response to our `start_round`: a refusal ends the demo with its reason.
-fn check_response(r: &Round, topic: &str, payload: &[u8]) -> Result<(), DemoError> {
-    if topic != format!("hallclock/{}/response", r.hall) {
-        return Ok(());
+/// What the daemon answered to the demo's own `start_round`.
+#[derive(Debug, PartialEq)]
+enum Answer {
+    /// Not its response.
+    None,
+    Accepted,
+    /// Refused because a board was busy: another round (an arbiter's) got there first.
+    Busy(String),
+    /// Refused for any other reason: that ends the demo, with the reason.
+    Refused(String),
+}
+
+fn answer(hall: &str, own: &OwnStart, topic: &str, payload: &[u8]) -> Answer {
+    if topic != format!("hallclock/{hall}/response") {
+        return Answer::None;
     }
     let v: Value = serde_json::from_slice(payload).unwrap_or(Value::Null);
-    if v["transaction"] != r.transaction.as_str() || v["status"] == "ok" {
-        return Ok(());
+    if v["transaction"] != own.transaction.as_str() {
+        return Answer::None;
     }
-    Err(DemoError::Refused {
-        round: r.number,
-        reason: v["reason"]
-            .as_str()
-            .unwrap_or("no reason given")
-            .to_string(),
-    })
-}
-
-/// A board's state with a result for this round: its players stop.
-fn mark_finished(r: &Round, topic: &str, payload: &[u8]) {
-    let Some(board) = topic
-        .strip_prefix(&format!("hallclock/{}/board/", r.hall))
-        .and_then(|t| t.strip_suffix("/state"))
-    else {
-        return;
-    };
-    let v: Value = serde_json::from_slice(payload).unwrap_or(Value::Null);
-    if v["round"] != r.number || v["result"].is_null() {
-        return;
+    if v["status"] == "ok" {
+        return Answer::Accepted;
     }
-    for (b, tx) in &r.finished {
-        if b == board {
-            let _ = tx.send(true);
-        }
+    let reason = v["reason"]
+        .as_str()
+        .unwrap_or("no reason given")
+        .to_string();
+    match v["error"].as_str() {
+        Some("board_busy") => Answer::Busy(reason),
+        _ => Answer::Refused(reason),
     }
 }
 
-/// A board's state with a flag whose result waits for the arbiter (the daemon could not
-/// settle 6.9: the 6.9 search undecided, or the position unknown, a press having reached
-/// it before the move did): noted, for [`rule_on_pending_flags`]. A state with a result
-/// (the daemon decided the flag when the move showed) takes the board off the list.
-fn note_pending_flag(r: &mut Round, topic: &str, payload: &[u8]) {
-    let Some(board) = topic
-        .strip_prefix(&format!("hallclock/{}/board/", r.hall))
-        .and_then(|t| t.strip_suffix("/state"))
-    else {
-        return;
-    };
-    let v: Value = serde_json::from_slice(payload).unwrap_or(Value::Null);
-    if v["round"] != r.number {
-        return;
-    }
-    let score: &'static str = match v["pending_flag"]["side"].as_str() {
-        Some("white") => "0-1",
-        Some("black") => "1-0",
-        _ => "",
-    };
-    if !v["result"].is_null() || score.is_empty() {
-        r.pending.retain(|(b, _, _)| b != board);
-        return;
-    }
-    if !r.pending.iter().any(|(b, _, _)| b == board) {
-        r.pending
-            .push((board.to_string(), score, tokio::time::Instant::now()));
-    }
-}
-
-/// The demo's arbiter rules on the flags pending for a second or more, as a hall's would
-/// once at the board, over MQTT, so that the round can finish.
-async fn rule_on_pending_flags(r: &mut Round, arbiter: &Arbiter<'_>) {
-    let due: Vec<(String, &'static str)> = r
-        .pending
-        .iter()
-        .filter(|(b, _, since)| since.elapsed() >= Duration::from_secs(1) && !r.ruled.contains(b))
-        .map(|(b, score, _)| (b.clone(), *score))
-        .collect();
-    for (board, score) in due {
-        rule_on_pending_flag(r, arbiter, &board, score).await;
-    }
-}
-
-async fn rule_on_pending_flag(r: &mut Round, arbiter: &Arbiter<'_>, board: &str, score: &str) {
-    r.ruled.push(board.to_string());
-    let command = json!({
-        "transaction": format!("{}-{board}-flag", r.transaction),
-        "action": "set_result",
-        "result": score,
-        "reason": "flag fell; the demo's arbiter confirms the loss",
-    });
-    let topic = format!("hallclock/{}/board/{board}/set", r.hall);
-    let signed = arbiter.signer.sign(&topic, command);
-    if let Err(e) = arbiter
-        .client
-        .publish(topic, QoS::AtLeastOnce, false, signed)
-        .await
-    {
-        tracing::warn!("cannot publish set_result: {e}");
-    }
-}
-
-/// Set up the pieces, publish `start_round` like an arbiter, seat the players.
+/// Set up the pieces and publish `start_round` like an arbiter; the players sit down
+/// when the boards' states show the round's games, as they do for anyone's round.
 async fn start_round(
     opts: &DemoOptions,
     sim: &Sim,
     arbiter: &Arbiter<'_>,
     number: u32,
     rng: &mut StdRng,
-) -> Round {
+) -> OwnStart {
     for b in sim.boards() {
-        player::prepare_board(b, crate::sim::Side::Left);
+        player::prepare_board(b, crate::sim::Side::Left, &shakmaty::Board::new());
     }
     // The boards report the new position on their next scans.
     tokio::time::sleep(Duration::from_millis(600)).await;
@@ -759,7 +771,7 @@ async fn start_round(
             })
         })
         .collect();
-    let transaction = format!("demo-round-{number}-{}", rng.r#gen::<u32>());
+    let transaction = format!("{}-round-{number}-{}", arbiter.run, rng.r#gen::<u32>());
     let command = json!({
         "transaction": transaction,
         "action": "start_round",
@@ -778,32 +790,8 @@ async fn start_round(
     {
         tracing::warn!("cannot publish start_round: {e}");
     }
-    let (initial, increment) = initial_and_increment(&opts.time_control);
-    let mut round = Round {
-        hall: opts.hall.clone(),
+    OwnStart {
         number,
         transaction,
-        finished: Vec::new(),
-        players: Vec::new(),
-        ruled: Vec::new(),
-        pending: Vec::new(),
-    };
-    for b in sim.boards() {
-        let (tx, rx) = watch::channel(false);
-        round.finished.push((board_id(b.number()), tx));
-        let seat = Seat {
-            board: b.clone(),
-            white_side: crate::sim::Side::Left,
-            white: Temperament::random(rng),
-            black: Temperament::random(rng),
-            initial,
-            increment,
-            speed: opts.speed,
-            finished: rx,
-            rng: StdRng::seed_from_u64(rng.r#gen()),
-            round: number,
-        };
-        round.players.push(tokio::spawn(seat.play()));
     }
-    round
 }

@@ -163,6 +163,9 @@ pub struct Seat {
     pub rng: StdRng,
     /// The round, for the count of moves made against moves published.
     pub round: u32,
+    /// The position the game starts from, as the daemon published it: the initial
+    /// position, or the pairing's FEN when the arbiter gave one.
+    pub start: Chess,
 }
 
 const LOOK: Duration = Duration::from_millis(100);
@@ -186,7 +189,7 @@ impl Seat {
 
     /// Play one game from the initial position until it is over.
     pub async fn play(mut self) {
-        let mut pos = Chess::default();
+        let mut pos = self.start.clone();
         let mut ply = 0u32;
         // Until the daemon starts this game, the clock may still show the last one's flag.
         let mut started = false;
@@ -306,39 +309,43 @@ fn complete_move(index: usize, at: crate::rules::Millis) {
     }
 }
 
-/// Between rounds, as players do: the pieces back to the initial position, square by
-/// square, and the clock's levers set so that White's is up (the side that will run;
-/// the last game may have ended with the other lever up).
-pub fn prepare_board(board: &BoardHandle, white_side: Side) {
-    set_up_pieces(board);
+/// Between rounds, as players do: the pieces set up for the next game (`pieces`: the
+/// initial position, or the one an arbiter's pairing gave), square by square, and the
+/// clock's levers set so that White's is up (the side that will run; the last game may
+/// have ended with the other lever up). Only what differs is touched, so a board already
+/// set up is left alone, even under a game in play.
+pub fn prepare_board(board: &BoardHandle, white_side: Side, pieces: &shakmaty::Board) {
+    set_up_pieces(board, pieces);
     let clock = board.clock_display();
     if clock.running.is_none() && clock.lever_high != white_side {
         board.press();
     }
 }
 
-fn set_up_pieces(board: &BoardHandle) {
-    const START: [&str; 8] = [
-        "rnbqkbnr", "pppppppp", "........", "........", "........", "........", "PPPPPPPP",
-        "RNBQKBNR",
-    ];
+fn set_up_pieces(board: &BoardHandle, pieces: &shakmaty::Board) {
     let now = board.squares();
-    for (row, line) in START.iter().enumerate() {
-        for (file, piece) in line.chars().enumerate() {
-            let index = row * 8 + file;
-            let want = crate::sim::Piece::from_fen(piece).map_or(0, crate::sim::Piece::code);
-            if now[index] == want {
-                continue;
-            }
-            let square = format!("{}{}", (b'a' + file as u8) as char, 8 - row);
-            let r = if want == 0 {
-                board.lift(&square)
-            } else {
-                board.place(&square, piece)
-            };
-            if let Err(e) = r {
-                tracing::warn!(board = board.number(), %square, "cannot set up the pieces: {e}");
-            }
+    // The simulator's squares run from a8 to h1, row by row, as a DGT board's fields do
+    // with White at the bottom.
+    for (index, have) in now.iter().enumerate() {
+        let (row, file) = (index / 8, index % 8);
+        let square = Square::from_coords(
+            shakmaty::File::new(file as u32),
+            shakmaty::Rank::new(7 - row as u32),
+        );
+        let piece = pieces.piece_at(square).map(shakmaty::Piece::char);
+        let want = piece
+            .and_then(crate::sim::Piece::from_fen)
+            .map_or(0, crate::sim::Piece::code);
+        if *have == want {
+            continue;
+        }
+        let name = square.to_string();
+        let r = match piece {
+            Some(letter) if want != 0 => board.place(&name, letter),
+            _ => board.lift(&name),
+        };
+        if let Err(e) = r {
+            tracing::warn!(board = board.number(), square = %name, "cannot set up the pieces: {e}");
         }
     }
 }

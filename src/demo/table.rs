@@ -48,6 +48,10 @@ pub struct Table {
     rows: BTreeMap<String, Row>,
     status: String,
     round: Option<u32>,
+    /// The rounds whose `round_started` arrived, whoever started them.
+    started: Vec<u32>,
+    /// The highest round number seen, in a round's start or a board's state.
+    highest_round: u32,
     /// The rounds whose `round_finished` arrived.
     pub finished_rounds: Vec<u32>,
     /// The latest hall-level news (round started or finished), for the footer.
@@ -64,6 +68,8 @@ impl Table {
             rows: BTreeMap::new(),
             status: "unknown".into(),
             round: None,
+            started: Vec::new(),
+            highest_round: 0,
             finished_rounds: Vec::new(),
             news: String::new(),
             moves_published: 0,
@@ -157,6 +163,7 @@ impl Table {
                 let Ok(state) = serde_json::from_slice::<StatePayload>(payload) else {
                     return Vec::new();
                 };
+                self.highest_round = self.highest_round.max(state.round.unwrap_or(0));
                 let row = self.rows.entry((*b).to_string()).or_default();
                 row.state = Some(state);
                 if row.changed {
@@ -228,6 +235,8 @@ impl Table {
         self.news = match event {
             HallEvent::RoundStarted { round, boards, .. } => {
                 self.round = Some(round);
+                self.started.push(round);
+                self.highest_round = self.highest_round.max(round);
                 for b in &boards {
                     let row = self.rows.entry(b.clone()).or_default();
                     row.last.clear();
@@ -357,8 +366,25 @@ impl Table {
         &self.status
     }
 
+    /// The round started last.
     pub fn round(&self) -> Option<u32> {
         self.round
+    }
+
+    /// Whether `round`'s `round_started` arrived.
+    pub fn started(&self, round: u32) -> bool {
+        self.started.contains(&round)
+    }
+
+    /// The highest round number seen: the demo's next round comes after it, whoever
+    /// started the rounds so far.
+    pub fn highest_round(&self) -> u32 {
+        self.highest_round
+    }
+
+    /// The board's latest state.
+    pub fn state(&self, board: &str) -> Option<&StatePayload> {
+        self.rows.get(board).and_then(|r| r.state.as_ref())
     }
 }
 
