@@ -440,7 +440,12 @@ async fn an_arbiter_runs_a_round_from_the_browser() {
     }
     // The arbiters' page still shows the board adjourned.
     c.goto(&format!("{base}/board/{b1}")).await.unwrap();
-    chrome.until("the adjourned stage", "['SEALING', 'ADJOURNED'].includes(document.querySelector('.marker').textContent)").await;
+    chrome
+        .until(
+            "the adjourned stage",
+            "['SEALING', 'ADJOURNED'].includes(document.querySelector('.marker').textContent)",
+        )
+        .await;
 
     // The README's picture of a live round.
     let docs = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/dashboard-hall.png");

@@ -168,12 +168,50 @@ fn start_events(start: Start, audience: Audience, out: &mut VecDeque<Bytes>) {
 /// A comment line every so often keeps proxies and browsers from closing an idle feed.
 const KEEP_ALIVE: std::time::Duration = std::time::Duration::from_secs(15);
 
+/// At most one write to a client per this long: what arrives meanwhile goes out in one
+/// write, and a board's state superseded within it is sent once, as its latest. A write
+/// and a wake-up per payload per client was what 50 dashboards on a 1000-board hall cost
+/// (docs/BENCHMARKS.md); 100 ms is below what an arbiter sees of a clock (the page counts
+/// down by itself) and keeps a lever press on the page within a tenth.
+const COALESCE: std::time::Duration = std::time::Duration::from_millis(100);
+
+/// The items of one write, in arrival order. A retained topic's older item leaves when a
+/// newer one comes (its last word is what a screen shows); events and command answers
+/// are each sent.
+#[derive(Default)]
+struct Batch(Vec<Arc<FeedItem>>);
+
+impl Batch {
+    fn push(&mut self, item: Arc<FeedItem>) {
+        if item.retained {
+            self.0.retain(|i| i.topic != item.topic);
+        }
+        self.0.push(item);
+    }
+
+    /// One chunk of SSE frames (`None`: nothing this audience may see).
+    fn chunk(&self, audience: Audience) -> Option<Bytes> {
+        let frames: Vec<Bytes> = self
+            .0
+            .iter()
+            .filter_map(|i| message(i, audience, true))
+            .collect();
+        match frames.len() {
+            0 => None,
+            1 => frames.into_iter().next(),
+            _ => Some(Bytes::from(frames.concat())),
+        }
+    }
+}
+
 struct Subscriber {
     feed: LocalFeed,
     audience: Audience,
     pending: VecDeque<Bytes>,
     rx: broadcast::Receiver<Arc<FeedItem>>,
     closed: watch::Receiver<bool>,
+    /// When the last live write went out (COALESCE is counted from it).
+    last_write: Option<tokio::time::Instant>,
 }
 
 enum Next {
@@ -194,6 +232,7 @@ impl Subscriber {
             audience,
             pending,
             rx,
+            last_write: None,
         }
     }
 
@@ -215,9 +254,22 @@ impl Subscriber {
                 Next::End => return None,
                 Next::Idle => self.pending.push_back(Bytes::from_static(b":\n\n")),
                 Next::Item(item) => {
-                    if let Some(e) = message(&item, self.audience, true) {
-                        self.pending.push_back(e);
+                    let mut batch = Batch::default();
+                    batch.push(item);
+                    match self.gather(&mut batch).await {
+                        Gathered::Lagged => {
+                            // The snapshot supersedes the batch.
+                            let (start, rx) = self.feed.subscribe(None);
+                            self.rx = rx;
+                            start_events(start, self.audience, &mut self.pending);
+                        }
+                        Gathered::Batch | Gathered::End => {
+                            if let Some(e) = batch.chunk(self.audience) {
+                                self.pending.push_back(e);
+                            }
+                        }
                     }
+                    self.last_write = Some(tokio::time::Instant::now());
                 }
                 // Behind the broadcast: a fresh snapshot, never a silent gap.
                 Next::Lagged => {
@@ -225,6 +277,43 @@ impl Subscriber {
                     self.rx = rx;
                     start_events(start, self.audience, &mut self.pending);
                 }
+            }
+        }
+    }
+}
+
+enum Gathered {
+    Batch,
+    Lagged,
+    End,
+}
+
+impl Subscriber {
+    /// Add to `batch` what is already queued and, when the last write was less than
+    /// COALESCE ago, what arrives until then: the first payload after a quiet spell goes
+    /// out at once.
+    async fn gather(&mut self, batch: &mut Batch) -> Gathered {
+        let due = self.last_write.map(|t| t + COALESCE);
+        loop {
+            match self.rx.try_recv() {
+                Ok(item) => {
+                    batch.push(item);
+                    continue;
+                }
+                Err(broadcast::error::TryRecvError::Lagged(_)) => return Gathered::Lagged,
+                Err(broadcast::error::TryRecvError::Closed) => return Gathered::End,
+                Err(broadcast::error::TryRecvError::Empty) => {}
+            }
+            let Some(due) = due.filter(|d| *d > tokio::time::Instant::now()) else {
+                return Gathered::Batch;
+            };
+            tokio::select! {
+                _ = tokio::time::sleep_until(due) => return Gathered::Batch,
+                r = self.rx.recv() => match r {
+                    Ok(item) => batch.push(item),
+                    Err(broadcast::error::RecvError::Lagged(_)) => return Gathered::Lagged,
+                    Err(broadcast::error::RecvError::Closed) => return Gathered::End,
+                },
             }
         }
     }
@@ -464,5 +553,46 @@ mod tests {
             filter(Audience::Arbiters, "hallclock/h/board/b/state", state).as_deref(),
             Some(&state[..])
         );
+    }
+
+    fn item(id: u64, topic: &str, payload: &str, retained: bool) -> Arc<FeedItem> {
+        Arc::new(FeedItem {
+            id,
+            topic: topic.into(),
+            payload: payload.as_bytes().to_vec(),
+            retained,
+            public: Default::default(),
+            frames: Default::default(),
+        })
+    }
+
+    #[test]
+    fn a_batch_sends_a_boards_latest_state_once_and_every_event_in_order() {
+        let mut b = Batch::default();
+        let state = "hallclock/h/board/b/state";
+        let event = "hallclock/h/board/b/event";
+        b.push(item(1, state, r#"{"seq":1}"#, true));
+        b.push(item(2, event, r#"{"seq":2,"event":"pressed"}"#, false));
+        b.push(item(3, state, r#"{"seq":2}"#, true));
+        b.push(item(4, event, r#"{"seq":3,"event":"move_made"}"#, false));
+        b.push(item(5, "hallclock/h/board/c/state", r#"{"seq":9}"#, true));
+        let ids: Vec<u64> = b.0.iter().map(|i| i.id).collect();
+        assert_eq!(
+            ids,
+            [2, 3, 4, 5],
+            "the older state of b is gone, the rest in order"
+        );
+        let chunk = b.chunk(Audience::Arbiters).unwrap_or_default();
+        let text = String::from_utf8_lossy(&chunk);
+        assert_eq!(
+            text.matches("\n\n").count(),
+            4,
+            "four SSE messages in one write: {text}"
+        );
+        assert!(!text.contains(r#"{"seq":1}"#), "{text}");
+        let first_event = text.find("pressed").unwrap_or(usize::MAX);
+        let new_state = text.find(r#"{"seq":2}"#).unwrap_or(0);
+        assert!(first_event < new_state, "arrival order kept: {text}");
+        assert!(Batch::default().chunk(Audience::Arbiters).is_none());
     }
 }
