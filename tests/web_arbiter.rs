@@ -52,7 +52,7 @@ async fn log_in(chrome: &Chrome, base: &str, id: &str) {
         .send_keys(PASSWORD)
         .await
         .expect("type the password");
-    press(&chrome, "#login button", "the button").await;
+    press(chrome, "#login button", "the button").await;
     chrome
         .until("the hall after the login", "location.pathname === '/'")
         .await;
