@@ -123,6 +123,31 @@ async fn assert_game(rig: &mut Rig, n: usize, ucis: &[&str]) {
         "{:?}",
         alerts(rig, "irregular")
     );
+    assert_position_never_vanished(rig, &b);
+}
+
+/// Every state of the board's game carried a position: a press before its move was read
+/// shows the position before it with `move_pending`, never `"fen": null`.
+fn assert_position_never_vanished(rig: &mut Rig, board: &str) {
+    let topic = format!("hallclock/{}/board/{board}/state", common::HALL);
+    let states: Vec<Value> = rig
+        .watcher
+        .drain()
+        .iter()
+        .filter(|m| m.topic == topic)
+        .map(|m| m.json())
+        .filter(|s| s["phase"] != "idle")
+        .collect();
+    assert!(!states.is_empty(), "board {board}: no state of its game");
+    for s in &states {
+        assert!(
+            s["fen"].is_string(),
+            "board {board}: a state without its position: {s}"
+        );
+        if s["move_pending"] == true {
+            assert!(s["pending_side"].is_string(), "{s}");
+        }
+    }
 }
 
 const GAME: [&str; 7] = ["e2e4", "e7e5", "g1f3", "b8c6", "f1c4", "g8f6", "e1g1"];
@@ -324,6 +349,42 @@ async fn a_piece_lifted_and_held_is_no_alert_until_it_stays_in_the_air() {
             m.topic == topic && m.text().is_empty()
         })
         .await;
+    rig.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_press_before_its_move_is_read_shows_the_position_before_it_as_pending() {
+    // Black presses with the pawn still in the hand: the state keeps the position after
+    // 1. e4 (Black to move) with `move_pending`, and has 1... e5 once the pawn lands.
+    let mut rig = rig("move-pending", 1).await;
+    round(&mut rig, 1, None).await;
+    let b = board_id(1);
+    rig.sim.board(1).play_move("e2e4").unwrap();
+    tokio::time::sleep(Duration::from_millis(400)).await; // read and settled
+    rig.sim.board(1).press();
+    rig.watcher.event(&b, "pressed").await;
+    rig.sim.board(1).lift("e7").unwrap();
+    rig.sim.board(1).press();
+    let after_e4 = fen_after(&["e2e4"]);
+    let pending = rig
+        .watcher
+        .state(&b, "a pending move", |s| s["move_pending"] == true)
+        .await;
+    assert_eq!(pending["fen"], after_e4.as_str(), "{pending}");
+    assert_eq!(pending["pending_side"], "black", "{pending}");
+    assert_eq!(pending["pending_plies"], 1, "{pending}");
+    assert_eq!(pending["running"], "white", "the press counted: {pending}");
+    rig.sim.board(1).place("e5", 'p').unwrap();
+    let after_e5 = fen_after(&["e2e4", "e7e5"]);
+    let known = rig
+        .watcher
+        .state(&b, "1... e5 on the board", |s| {
+            s["fen"] == after_e5.as_str()
+        })
+        .await;
+    assert_eq!(known["move_pending"], false, "{known}");
+    assert!(known.get("pending_side").is_none(), "{known}");
+    assert_position_never_vanished(&mut rig, &b);
     rig.stop().await;
 }
 

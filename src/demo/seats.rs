@@ -92,7 +92,12 @@ impl Players {
     /// The players sit down at `board` for its game in `round`, with the position, the
     /// sides and the time control the daemon published for it.
     fn seat(&mut self, board: &BoardHandle, id: &str, round: u32, state: &StatePayload) {
-        // The position is unknown while a move is owed by a press; the next state has it.
+        // A game's start is a state with its whole position; while a move is owed by a
+        // press the FEN is the position before it, not where the game stands, and the
+        // next state has it.
+        if state.move_pending {
+            return;
+        }
         let Some(start) = state.fen.as_deref().and_then(position) else {
             return;
         };

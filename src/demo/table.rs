@@ -431,11 +431,19 @@ fn numbered_san(event: &Value) -> String {
     }
 }
 
-/// The move number from the position; while a move is owed by a press (no FEN), the
-/// last move seen and `…` for the one the board has yet to show.
+/// The move number from the position; while a move is owed by a press (`move_pending`:
+/// the FEN is the position before it), that number and `…` for the move the board has
+/// yet to show; with no position at all, the last move seen and `…`.
 fn move_number(s: &StatePayload, row: &Row) -> String {
     match s.fen.as_deref() {
-        Some(f) => f.split(' ').nth(5).map(String::from).unwrap_or_default(),
+        Some(f) => {
+            let n = f.split(' ').nth(5).unwrap_or_default();
+            if s.move_pending {
+                format!("{n}…")
+            } else {
+                n.to_string()
+            }
+        }
         None if s.white.is_some() && s.result.is_none() => format!("{}…", row.last_number),
         None => String::new(),
     }
@@ -520,6 +528,19 @@ mod tests {
         t.apply(
             "hallclock/demo/board/board-001/state",
             owed.as_bytes(),
+            Millis(1_000_000),
+        );
+        let lines = t.render(Millis(1_000_000));
+        assert!(lines[1].contains("   2…  2. Nf3"), "{}", lines[1]);
+        // Black pressed before the board showed the move: the position before it, pending.
+        let pending = STATE.replace(
+            r#""fen":"#,
+            r#""move_pending":true,"pending_side":"black","fen":"#,
+        );
+        assert_ne!(pending, STATE);
+        t.apply(
+            "hallclock/demo/board/board-001/state",
+            pending.as_bytes(),
             Millis(1_000_000),
         );
         let lines = t.render(Millis(1_000_000));

@@ -121,7 +121,19 @@ pub struct StatePayload {
     pub white_side: Side,
     pub white: Option<SideState>,
     pub black: Option<SideState>,
+    /// The position; while `move_pending`, the last known one (before the owed moves).
+    /// `null` only when the position is not known at all.
     pub fen: Option<String>,
+    /// 6.7a with an e-board: presses came before the board showed their moves; `fen` is
+    /// the position before them until the moves are read.
+    #[serde(default)]
+    pub move_pending: bool,
+    /// The side whose move is owed first, while `move_pending`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pending_side: Option<Color>,
+    /// How many presses wait for their moves, while `move_pending`.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub pending_plies: u8,
     pub result: Option<GameResult>,
     pub pending_flag: Option<PendingFlag>,
     pub both_flags_order_unknown: bool,
@@ -172,6 +184,9 @@ impl StatePayload {
             white: None,
             black: None,
             fen: None,
+            move_pending: false,
+            pending_side: None,
+            pending_plies: 0,
             result: None,
             pending_flag: None,
             both_flags_order_unknown: false,
@@ -226,6 +241,9 @@ impl StatePayload {
             white: Some(side(&view.white, fide.0)),
             black: Some(side(&view.black, fide.1)),
             fen: view.fen.clone(),
+            move_pending: view.move_pending,
+            pending_side: view.pending_side,
+            pending_plies: view.pending_plies,
             result: view.result.clone(),
             pending_flag: view.pending_flag.clone(),
             both_flags_order_unknown: view.both_flags_order_unknown,
@@ -242,6 +260,10 @@ impl StatePayload {
                 .and_then(|a| serde_json::to_value(a).ok()),
         }
     }
+}
+
+fn is_zero(n: &u8) -> bool {
+    *n == 0
 }
 
 /// `board/<b>/event`: one core event with the board's sequence number.

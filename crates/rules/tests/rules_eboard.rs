@@ -88,6 +88,15 @@ fn fen(g: &Game, now: Millis) -> Option<String> {
     g.view(now).fen
 }
 
+const START: &str = "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1";
+
+/// What a display sees while presses wait for their moves: the last known position, the
+/// side whose move is owed first and how many are owed.
+fn pending(g: &Game, now: Millis) -> (Option<String>, bool, Option<Color>, u8) {
+    let v = g.view(now);
+    (v.fen, v.move_pending, v.pending_side, v.pending_plies)
+}
+
 #[test]
 fn rule_6_7a_a_move_read_after_its_press_is_attached_to_it() {
     let mut g = started(None);
@@ -95,6 +104,11 @@ fn rule_6_7a_a_move_read_after_its_press_is_attached_to_it() {
     assert_eq!(g.move_owed(), Some(Color::White));
     // The press counted at once: black's clock runs, white's time stopped at the press.
     assert_eq!(g.view(at(1500)).running, Some(Color::Black));
+    // The position is not forgotten meanwhile: the one before the owed move is shown.
+    assert_eq!(
+        pending(&g, at(1100)),
+        (Some(START.into()), true, Some(Color::White), 1)
+    );
     let e = late(&mut g, "e2e4", at(1200));
     assert!(
         matches!(&e[..], [Event::MoveMade { side: Color::White, uci, san, .. }] if uci == "e2e4" && san == "e4"),
@@ -102,8 +116,13 @@ fn rule_6_7a_a_move_read_after_its_press_is_attached_to_it() {
     );
     assert_eq!(g.move_owed(), None);
     assert_eq!(
-        fen(&g, at(1200)).as_deref(),
-        Some("rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq - 0 1")
+        pending(&g, at(1200)),
+        (
+            Some("rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq - 0 1".into()),
+            false,
+            None,
+            0
+        )
     );
     // The game goes on normally: black's move with its press.
     press(&mut g, Color::Black, Some("e7e5"), at(3000));
@@ -119,13 +138,21 @@ fn rule_6_7a_both_presses_before_either_move_is_read() {
     press(&mut g, Color::Black, None, at(1100));
     assert_eq!(g.move_owed(), Some(Color::White));
     assert_eq!(
-        fen(&g, at(1100)),
-        None,
-        "unknown until both moves are attached"
+        pending(&g, at(1100)),
+        (Some(START.into()), true, Some(Color::White), 2),
+        "the last known position until both moves are attached"
     );
     late(&mut g, "e2e4", at(1150));
     assert_eq!(g.move_owed(), Some(Color::Black));
-    assert_eq!(fen(&g, at(1150)), None);
+    assert_eq!(
+        pending(&g, at(1150)),
+        (
+            Some("rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq - 0 1".into()),
+            true,
+            Some(Color::Black),
+            1
+        )
+    );
     // Black's owed move is checked in the position after white's.
     let r = g
         .decide(&Input::Move { mv: "e2e4".into() }, at(1160))
@@ -340,14 +367,23 @@ fn rule_6_7a_three_presses_before_their_moves_are_read_keep_the_position() {
     press(&mut g, Color::Black, None, at(1200));
     press(&mut g, Color::White, None, at(1400));
     assert_eq!(g.move_owed(), Some(Color::White));
-    assert_eq!(fen(&g, at(1400)), None);
+    assert_eq!(
+        pending(&g, at(1400)),
+        (Some(START.into()), true, Some(Color::White), 3)
+    );
     late(&mut g, "e2e4", at(1600));
     assert_eq!(g.move_owed(), Some(Color::Black));
     late(&mut g, "e7e5", at(1600));
     assert_eq!(g.move_owed(), Some(Color::White));
-    assert_eq!(fen(&g, at(1600)), None, "one move still owed");
+    let (shown, owed, side, plies) = pending(&g, at(1600));
+    assert!(
+        shown.is_some_and(|f| f.starts_with("rnbqkbnr/pppp1ppp/8/4p3/4P3/8/") && f.contains(" w ")),
+        "one move still owed: the position after 1. e4 e5"
+    );
+    assert_eq!((owed, side, plies), (true, Some(Color::White), 1));
     late(&mut g, "g1f3", at(1601));
     assert_eq!(g.move_owed(), None);
+    assert!(!g.view(at(1601)).move_pending);
     assert!(
         fen(&g, at(1601)).is_some_and(|f| f.starts_with("rnbqkbnr/pppp1ppp/8/4p3/4P3/5N2/")),
         "{:?}",
@@ -366,8 +402,19 @@ fn rule_6_7a_more_presses_without_moves_than_the_board_can_owe_leave_the_positio
         assert_eq!(g.move_owed(), Some(Color::White), "press {}", i + 1);
     }
     let over = usize::from(hallclock_rules::game::MAX_OWED_PLIES);
+    assert_eq!(
+        pending(&g, at(2999)),
+        (
+            Some(START.into()),
+            true,
+            Some(Color::White),
+            hallclock_rules::game::MAX_OWED_PLIES
+        )
+    );
     press(&mut g, sides[over % 2], None, at(3000));
     assert_eq!(g.move_owed(), None);
+    // Truly unknown now: no position, and nothing pending to wait for.
+    assert_eq!(pending(&g, at(3000)), (None, false, None, 0));
     let r = g
         .decide(&Input::Move { mv: "e2e4".into() }, at(3100))
         .unwrap_err();

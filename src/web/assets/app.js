@@ -11,7 +11,8 @@
  * @typedef {{board: string, seq: number, as_of: number, phase: string, online: boolean,
  *   round: number|null, running: "white"|"black"|null, turn: string|null, white_side: string,
  *   white: Side|null, black: Side|null, fen: string|null, result: any, pending_flag: any,
- *   time_control: string|null, adjournment?: any, draw_offer?: any}} State
+ *   time_control: string|null, adjournment?: any, draw_offer?: any,
+ *   move_pending?: boolean, pending_side?: "white"|"black", pending_plies?: number}} State
  * @typedef {{state: State|null, online: boolean, events: any[], lastSeq: number,
  *   lastMove: string, lastUci: string, moves: {no: number, side: string, san: string, clock: number|null}[],
  *   historyLoaded: boolean, earlyPress: Object<string, number|null>}} BoardData
@@ -1165,6 +1166,11 @@ function boardView(id) {
     if (big) { setText(marker, phaseText(b, id)); marker.className = `marker phase-${key}`; }
     const bits = [b.online ? "online" : "OFFLINE", st && !big ? phaseText(b, id) : "", st && st.round ? `round ${st.round}` : "", st && st.time_control ? st.time_control : "", moveNumber(id), st ? resultText(st.result, true) : ""];
     if (st && st.draw_offer) bits.push(`draw offered by ${colorWord(st.draw_offer.side)}`);
+    // 6.7a: a press came before the board showed its move; the diagram keeps the last
+    // known position (dimmed) until the move is read, rather than going blank.
+    const pending = !!(st && st.move_pending && st.result === null);
+    if (pending && st) bits.push(`${colorWord(st.pending_side || "white")} pressed; waiting for the board to show the move`);
+    diagramBox.classList.toggle("pending", pending);
     setText(status, bits.filter(Boolean).join(" · "));
     const number = store.info && store.info.boards ? (store.info.boards.find((/** @type {any} */ x) => x.id === id) || {}).number : undefined;
     pgn.hidden = !(st && st.round && number);

@@ -30,7 +30,18 @@ pub struct View {
     pub turn: Color,
     pub white: SideView,
     pub black: SideView,
+    /// The position on the board. While presses wait for their moves (6.7a with an
+    /// e-board: the lever frame came before the board's scan), this is the position before
+    /// the first owed move, the last one known, and `move_pending` says so: displays keep
+    /// showing a board rather than nothing. `None` only when the position is not known at
+    /// all (a clock-only board, or more presses than moves the board can owe).
     pub fen: Option<String>,
+    /// Presses came before the board showed their moves: `fen` is the position before them.
+    pub move_pending: bool,
+    /// The side whose move is owed first (the side to move in `fen`), while one is.
+    pub pending_side: Option<Color>,
+    /// How many presses wait for their moves (0 when none; at most `MAX_OWED_PLIES`).
+    pub pending_plies: u8,
     pub result: Option<GameResult>,
     pub pending_flag: Option<PendingFlag>,
     pub both_flags_order_unknown: bool,
@@ -112,7 +123,14 @@ impl Game {
             turn: self.clock.turn,
             white: side_view(Color::White),
             black: side_view(Color::Black),
-            fen: self.position.as_ref().map(fen_of),
+            fen: self
+                .position
+                .as_ref()
+                .or(self.owed.as_ref().map(|o| &o.position))
+                .map(fen_of),
+            move_pending: self.owed.is_some(),
+            pending_side: self.move_owed(),
+            pending_plies: self.owed.as_ref().map_or(0, |o| o.plies),
             result: self.result.clone(),
             pending_flag: self.pending_flag.clone(),
             both_flags_order_unknown: self.both_flags_order_unknown,
