@@ -3,8 +3,9 @@
 //! a state, 200 payloads a second), the real web server, and 50 SSE clients that are
 //! separate `curl` processes (so their reading is not counted). The figure is this
 //! process's CPU time (getrusage) with 50 clients minus with none, over the same traffic.
-//! Ignored by default (it takes ~30 s of a shared machine): run with
-//! `cargo test --test web_feed_load -- --ignored --nocapture`.
+//! The same with 200 `/public` hall screens. Ignored by default (each takes ~30 s of a
+//! shared machine): run with `cargo test --release --test web_feed_load -- --ignored
+//! --nocapture --test-threads 1` (one at a time: they measure this process's CPU).
 
 mod webcommon;
 
@@ -60,6 +61,17 @@ async fn traffic(publisher: &hallclock::mqtt::Publisher, seconds: u64, seq: &mut
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "a measurement: run with --ignored"]
 async fn fifty_dashboards_on_a_1000_board_hall() {
+    measure(CLIENTS, "dashboards").await;
+}
+
+/// The hall screens of a big venue: 200 `/public` pages on the same traffic.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "a measurement: run with --ignored"]
+async fn two_hundred_public_screens_on_a_1000_board_hall() {
+    measure(200, "/public screens").await;
+}
+
+async fn measure(clients: usize, what: &str) {
     let (publisher, mut out) = hallclock::mqtt::client::detached();
     // The MQTT side's queue: drained, as the connection task would.
     tokio::spawn(async move { while out.recv().await.is_some() {} });
@@ -85,7 +97,7 @@ async fn fifty_dashboards_on_a_1000_board_hall() {
     let base = cpu_seconds() - c0;
 
     let url = format!("http://{}/api/public/feed", web.addr);
-    let mut clients: Vec<_> = (0..CLIENTS)
+    let mut clients: Vec<_> = (0..clients)
         .map(|_| {
             Command::new("curl")
                 .args(["-sN", &url])
@@ -100,13 +112,14 @@ async fn fifty_dashboards_on_a_1000_board_hall() {
     let c1 = cpu_seconds();
     traffic(&publisher, SECONDS, &mut seq).await;
     let with = cpu_seconds() - c1;
+    let n = clients.len();
     for c in &mut clients {
         let _ = c.kill();
         let _ = c.wait();
     }
     let added = (with - base) / SECONDS as f64 * 100.0;
     println!(
-        "{BOARDS} boards, 200 payloads/s: {:.1} % of a core without dashboards, {:.1} % with {CLIENTS} (public feed); added {added:.1} % of a core",
+        "{BOARDS} boards, 200 payloads/s: {:.1} % of a core without {what}, {:.1} % with {n} (public feed); added {added:.1} % of a core",
         base / SECONDS as f64 * 100.0,
         with / SECONDS as f64 * 100.0
     );

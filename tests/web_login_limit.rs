@@ -12,7 +12,7 @@ mod webcommon;
 use common::{HALL, Rig};
 use hallclock::rules::Millis;
 use hallclock::web::AppState;
-use hallclock::web::limiter::{FREE_FAILURES, LOCKOUT, LOCKOUT_FAILURES};
+use hallclock::web::limiter::{BURST_FAILURES, FREE_FAILURES, LOCKOUT, LOCKOUT_FAILURES};
 use serde_json::{Value, json};
 use webcommon::{PASSWORD, http};
 
@@ -158,6 +158,56 @@ async fn a_lockout_refuses_the_right_password_and_raises_auth_failures_over_mqtt
     let (status, _, _) = login_from(web.addr, "10.0.0.5", "chief", PASSWORD).await;
     assert_eq!(status, 429, "the account itself is locked");
     let (status, _, body) = login_from(web.addr, "10.0.0.5", "arb", PASSWORD).await;
+    assert_eq!(status, 200, "{body}");
+    rig.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_spray_from_many_addresses_at_many_accounts_raises_auth_failures_over_mqtt() {
+    // One wrong password each from 20 addresses at 20 account names: no address and no
+    // account is held up, but the hall has seen a burst, and the arbiters are told.
+    let mut rig = Rig::start("login-spray", 1).await;
+    let state = AppState::for_hall(
+        HALL,
+        rig.hall.as_ref().expect("the daemon runs"),
+        webcommon::accounts(),
+        false,
+    );
+    state.trust_proxy("127.0.0.1".parse().expect("an address"));
+    let web = webcommon::serve(state).await;
+    let topic = rig.topic("alert/auth-failures");
+    for n in 0..BURST_FAILURES {
+        let (status, _, body) =
+            login_from(web.addr, &format!("198.18.0.{n}"), &format!("guess-{n}"), WRONG).await;
+        assert_eq!(status, 401, "{n}: {body}");
+        if n + 1 < BURST_FAILURES {
+            assert!(
+                rig.watcher
+                    .drain()
+                    .iter()
+                    .all(|m| m.topic != topic || m.payload.is_empty()),
+                "no alert before the burst ({n})"
+            );
+        }
+    }
+    let alert = rig
+        .watcher
+        .wait("the auth_failures alert of the burst", |m| {
+            m.topic == topic && !m.payload.is_empty()
+        })
+        .await;
+    let text = String::from_utf8_lossy(&alert.payload).into_owned();
+    let alert = alert.json();
+    assert_eq!(alert["kind"], "auth_failures", "{alert}");
+    let message = alert["message"].as_str().unwrap_or("");
+    assert!(
+        message.contains(&format!("{BURST_FAILURES} failed passwords in the hall")),
+        "{message}"
+    );
+    assert!(message.contains("198.18.0.19"), "the last client: {message}");
+    assert!(!text.contains(WRONG), "never the password: {text}");
+    // Nobody is locked out by it: the chief logs in from a fresh address.
+    let (status, _, body) = login_from(web.addr, "10.0.0.5", "chief", PASSWORD).await;
     assert_eq!(status, 200, "{body}");
     rig.stop().await;
 }

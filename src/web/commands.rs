@@ -148,6 +148,15 @@ pub async fn login(
             );
             tracing::warn!("{message}");
             state.raise_auth_alert(message);
+        } else if recorded.burst {
+            // A spray: many addresses at many accounts, none of them locked out alone.
+            let message = format!(
+                "dashboard login: {} failed passwords in the hall within {} s (the last for account '{shown}' from {client}): someone may be guessing from several addresses; each address and account is still limited on its own",
+                limiter::BURST_FAILURES,
+                limiter::BURST_WINDOW.0 / 1000,
+            );
+            tracing::warn!("{message}");
+            state.raise_auth_alert(message);
         }
         return Err(WebError::BadLogin);
     };

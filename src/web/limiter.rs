@@ -45,6 +45,15 @@ pub const MAX_ACCOUNTS: usize = 4096;
 /// 1 MiB login body cannot make a 1 MiB key.
 pub const MAX_ACCOUNT_CHARS: usize = 64;
 
+/// Failed logins across the whole hall, from any clients at any accounts, within
+/// [`BURST_WINDOW`] that raise the `auth_failures` alert by themselves. The per-client and
+/// per-account limits stop one guesser; a spray (a few guesses each from many addresses
+/// at many accounts) stays under both, and this is what shows it. A hall's dozen arbiters
+/// mistyping do not come near twenty in a minute.
+pub const BURST_FAILURES: usize = 20;
+/// The window of [`BURST_FAILURES`].
+pub const BURST_WINDOW: Millis = Millis(60_000);
+
 /// Who a limit applies to: a client address or an account name.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Scope {
@@ -72,6 +81,9 @@ pub enum Verdict {
 pub struct Recorded {
     pub client_locked: bool,
     pub account_locked: bool,
+    /// This failure made [`BURST_FAILURES`] in the hall within [`BURST_WINDOW`] (said once
+    /// per burst: the next is said only after a whole window below the mark).
+    pub burst: bool,
 }
 
 impl Recorded {
@@ -200,6 +212,11 @@ impl<K: std::hash::Hash + Eq + Clone> Book<K> {
 pub struct LoginLimiter {
     clients: Book<ClientKey>,
     accounts: Book<String>,
+    /// The instants of the hall's recent failures, oldest first, at most
+    /// [`BURST_FAILURES`] of them (older ones say nothing more).
+    recent: std::collections::VecDeque<Millis>,
+    /// The burst being reported: no second alert until the window has fallen below the mark.
+    in_burst: bool,
 }
 
 impl Default for LoginLimiter {
@@ -220,6 +237,8 @@ impl LoginLimiter {
         LoginLimiter {
             clients: Book::new(clients.max(1)),
             accounts: Book::new(accounts.max(1)),
+            recent: std::collections::VecDeque::with_capacity(BURST_FAILURES),
+            in_burst: false,
         }
     }
 
@@ -254,13 +273,38 @@ impl LoginLimiter {
         Recorded {
             client_locked: self.clients.fail(ClientKey::of(client), now),
             account_locked: self.accounts.fail(account_key(account), now),
+            burst: self.burst_after_failure(now),
         }
     }
 
-    /// The right password: the client and the account start afresh.
+    /// The hall's failures in the window, with this one: is it the one that makes a burst?
+    fn burst_after_failure(&mut self, now: Millis) -> bool {
+        self.forget_before(now - BURST_WINDOW);
+        if self.recent.len() == BURST_FAILURES {
+            self.recent.pop_front();
+        }
+        self.recent.push_back(now);
+        let burst = self.recent.len() >= BURST_FAILURES;
+        let first = burst && !self.in_burst;
+        self.in_burst = burst;
+        first
+    }
+
+    fn forget_before(&mut self, cutoff: Millis) {
+        while self.recent.front().is_some_and(|t| *t <= cutoff) {
+            self.recent.pop_front();
+        }
+    }
+
+    /// The right password: the client and the account start afresh, and the failure the
+    /// attempt was counted as beforehand is taken back from the hall's count.
     pub fn record_success(&mut self, client: IpAddr, account: &str, _now: Millis) {
         self.clients.clear(&ClientKey::of(client));
         self.accounts.clear(&account_key(account));
+        self.recent.pop_back();
+        if self.recent.len() < BURST_FAILURES {
+            self.in_burst = false;
+        }
     }
 
     /// Records held: (clients, accounts).
@@ -346,7 +390,8 @@ mod tests {
             r,
             Recorded {
                 client_locked: true,
-                account_locked: true
+                account_locked: true,
+                burst: false,
             }
         );
         let later = T0 + LOCKOUT - Millis(1);
@@ -360,6 +405,62 @@ mod tests {
             l.check(ip("10.0.0.1"), "chief", T0 + Millis(1) + LOCKOUT),
             Verdict::Try
         );
+    }
+
+    #[test]
+    fn a_spray_from_many_clients_at_many_accounts_is_a_burst_said_once() {
+        // Two guesses each from 10 addresses at 10 accounts: no client and no account is
+        // held up, but the hall has seen 20 failures within a minute.
+        let mut l = LoginLimiter::default();
+        let mut bursts = Vec::new();
+        for n in 0..BURST_FAILURES {
+            let client = format!("10.0.1.{}", n / 2);
+            let account = format!("acct-{}", n / 2);
+            let at = T0 + Millis(2_000 * n as i64);
+            let r = l.record_failure(ip(&client), &account, at);
+            assert!(!r.locked(), "{n}");
+            assert_eq!(l.check(ip(&client), &account, at), Verdict::Try, "{n}");
+            bursts.push(r.burst);
+        }
+        assert_eq!(bursts.iter().filter(|b| **b).count(), 1, "{bursts:?}");
+        assert!(bursts[BURST_FAILURES - 1], "the twentieth makes the burst");
+        // More failures in the same burst say nothing new.
+        let t = T0 + Millis(2_000 * BURST_FAILURES as i64);
+        assert!(!l.record_failure(ip("10.0.2.1"), "x", t).burst);
+        // After a quiet window, a new burst is said again.
+        let later = t + BURST_WINDOW + Millis(1);
+        let again: Vec<bool> = (0..BURST_FAILURES)
+            .map(|n| {
+                l.record_failure(ip(&format!("10.0.3.{n}")), "y", later + Millis(n as i64))
+                    .burst
+            })
+            .collect();
+        assert_eq!(again.iter().filter(|b| **b).count(), 1, "{again:?}");
+    }
+
+    #[test]
+    fn failures_spread_over_more_than_a_minute_are_no_burst() {
+        let mut l = LoginLimiter::default();
+        for n in 0..(3 * BURST_FAILURES) {
+            let at = T0 + Millis(BURST_WINDOW.0 / BURST_FAILURES as i64 * n as i64 + 1);
+            let r = l.record_failure(ip(&format!("10.0.4.{n}")), &format!("a{n}"), at);
+            assert!(!r.burst, "{n}");
+        }
+    }
+
+    #[test]
+    fn a_right_password_takes_back_its_counted_failure() {
+        // 19 failures and then logins that succeed: each was counted beforehand and taken
+        // back, so the hall never reaches the mark.
+        let mut l = LoginLimiter::default();
+        for n in 0..BURST_FAILURES - 1 {
+            l.record_failure(ip(&format!("10.0.5.{n}")), "a", T0);
+        }
+        for n in 0..5 {
+            let c = ip(&format!("10.0.6.{n}"));
+            assert!(!l.record_failure(c, "chief", T0).burst, "{n}");
+            l.record_success(c, "chief", T0);
+        }
     }
 
     #[test]
