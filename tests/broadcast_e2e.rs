@@ -262,3 +262,64 @@ async fn delayed_feed_never_shows_a_move_younger_than_the_delay_across_a_restart
     poll_delayed(port, &made, delay, 2).await;
     rig.stop().await;
 }
+
+/// The round's `Event` and `Site` at a cut of the live feed, and the PGN itself.
+fn round_pgn(rig: &Rig, round: u32) -> String {
+    let source = &rig.hall.as_ref().expect("running").broadcast;
+    let r = source
+        .round(hallclock::broadcast::Which::Round(round))
+        .expect("the round is in the feed");
+    String::from_utf8(r.body.to_vec()).expect("utf-8")
+}
+
+/// Issue 22: `Event` and `Site` are real: a TRF's tournament name (012) and place (022),
+/// `start_round`'s own, else the configuration's; FIDE ids from the TRF are tagged; and a
+/// round keeps its tags across a restart.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn event_and_site_come_from_the_trf_the_round_or_the_configuration() {
+    let mut rig = Rig::start_custom("bcast-tags", 4, Default::default(), |s| {
+        s.broadcast.tags.event = Some("Config Open".into());
+        s.broadcast.tags.site = Some("Config City".into());
+    })
+    .await;
+    let trf = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/trf/fide-trf26.trf"),
+    )
+    .expect("test file");
+    let r = rig
+        .hall_command(json!({"action": "start_round", "round": 2, "trf": trf,
+            "start": now_ms(), "only_our_boards": true}))
+        .await;
+    assert_eq!(r["status"], "ok", "{r}");
+    rig.watcher.event(&board_id(1), "clock_started").await;
+    let r = rig
+        .hall_command(
+            json!({"action": "start_round", "round": 3, "start": now_ms(),
+            "site": "Hall B",
+            "pairings": [{"board": board_id(4), "white": "White 4", "black": "Black 4"}]}),
+        )
+        .await;
+    assert_eq!(r["status"], "ok", "{r}");
+    rig.watcher.event(&board_id(4), "clock_started").await;
+
+    let from_trf = round_pgn(&rig, 2);
+    assert!(
+        from_trf.contains("[Event \"Hallclock Autumn Open 2026\"]"),
+        "{from_trf}"
+    );
+    assert!(from_trf.contains("[Site \"Leiden\"]"), "{from_trf}");
+    assert!(
+        from_trf.contains("[WhiteFideId \"600200002\"]"),
+        "{from_trf}"
+    );
+    let own = round_pgn(&rig, 3);
+    assert!(own.contains("[Event \"Config Open\"]"), "{own}");
+    assert!(own.contains("[Site \"Hall B\"]"), "{own}");
+
+    // The event's tags change meanwhile: the rounds keep those they started with.
+    rig.settings.broadcast.tags.event = Some("Renamed".into());
+    rig.restart_daemon().await;
+    assert_eq!(round_pgn(&rig, 2), from_trf, "round 2 after the restart");
+    assert_eq!(round_pgn(&rig, 3), own, "round 3 after the restart");
+    rig.stop().await;
+}

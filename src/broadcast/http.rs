@@ -161,6 +161,28 @@ pub fn render_round(
     r
 }
 
+/// Some games' multi-game PGN at `cut`, without a round entry: the texts come from (and
+/// go to) the per-game cache, the ETag is the hash of their hashes as for a round.
+pub fn render_games(
+    cache: &Mutex<Cache>,
+    games: &[Arc<FeedGame>],
+    cut: Option<Millis>,
+) -> Rendered {
+    let mut cache = lock(cache);
+    let mut texts = Vec::with_capacity(games.len());
+    let mut hasher = Sha256::new();
+    for g in games {
+        let (text, hash) = game_text(&mut cache, g, view::shown(g, cut));
+        hasher.update(hash);
+        texts.push(text);
+    }
+    let body = view::round_text(texts.iter().map(|t| &**t));
+    Rendered {
+        body: bytes::Bytes::from(body),
+        etag: format!("\"{}\"", hex(&hasher.finalize()[..16])),
+    }
+}
+
 /// One game's PGN at `cut`.
 pub fn render_game(cache: &Mutex<Cache>, g: &FeedGame, cut: Option<Millis>) -> Rendered {
     let mut cache = lock(cache);
