@@ -14,7 +14,7 @@ mod http;
 pub mod push;
 pub mod view;
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
@@ -194,11 +194,38 @@ impl FeedRound {
     }
 }
 
-/// Every round the daemon knows, and the current one.
+/// Every round the daemon holds, the current one, and the rounds let go.
 #[derive(Debug, Clone, Default)]
 pub struct Feed {
     pub current: Option<u32>,
     pub rounds: BTreeMap<u32, FeedRound>,
+    /// Rounds older than the current and the previous one, evicted so that a long event
+    /// does not keep every game's events in memory: each game's id and the number of
+    /// events it had then (to tell a later correction from a board republishing its last
+    /// game). Read again from the journal when asked for.
+    pub evicted: BTreeMap<u32, HashMap<u64, usize>>,
+}
+
+impl Feed {
+    /// Let go of the rounds older than the current one and the one before it.
+    fn evict(&mut self) {
+        let Some(current) = self.current else { return };
+        let Some(previous) = self.rounds.range(..current).next_back().map(|(n, _)| *n) else {
+            return;
+        };
+        let old: Vec<u32> = self.rounds.range(..previous).map(|(n, _)| *n).collect();
+        for n in old {
+            if let Some(r) = self.rounds.remove(&n) {
+                let seen = r
+                    .games
+                    .values()
+                    .map(|g| (g.game_id, g.events.len()))
+                    .collect();
+                tracing::debug!(round = n, "broadcast: round evicted from memory");
+                self.evicted.insert(n, seen);
+            }
+        }
+    }
 }
 
 /// The board order key: the number in the board id, then the id.
@@ -291,6 +318,8 @@ impl FeedWriter {
         for n in missing {
             w.archive(n);
         }
+        // Only then: a round archived above may be one to let go of.
+        w.tx.send_modify(Feed::evict);
         w
     }
 
@@ -300,6 +329,19 @@ impl FeedWriter {
             feed: self.tx.subscribe(),
             now,
             cache: Arc::new(Mutex::new(http::Cache::default())),
+            journal: Arc::new(JournalRounds {
+                state_dir: self.state_dir.clone(),
+                default_delay: self.default_delay,
+                default_tags: self.default_tags.clone(),
+            }),
+        }
+    }
+
+    fn journal(&self) -> JournalRounds {
+        JournalRounds {
+            state_dir: self.state_dir.clone(),
+            default_delay: self.default_delay,
+            default_tags: self.default_tags.clone(),
         }
     }
 
@@ -330,12 +372,36 @@ impl FeedWriter {
             r.delay = delay;
             r.tags = tags;
             f.current = Some(round);
+            f.evict();
         });
         Ok(())
     }
 
     /// A board's game as it now stands (called where `board/<b>/pgn` is published).
-    pub fn game(&self, mut game: FeedGame, round: u32) {
+    pub fn game(&self, game: FeedGame, round: u32) {
+        if let Some(seen) = self.tx.borrow().evicted.get(&round) {
+            // A board republishing the game it held when the round was evicted changes
+            // nothing; a change (a result corrected later) is in the journal already, so
+            // the archive is rewritten from there and the round stays out of memory.
+            if seen.get(&game.game_id) == Some(&game.events.len()) {
+                return;
+            }
+        } else {
+            return self.live_game(game, round);
+        }
+        self.tx.send_modify(|f| {
+            if let Some(seen) = f.evicted.get_mut(&round) {
+                seen.insert(game.game_id, game.events.len());
+            }
+        });
+        if let Some(r) = self.journal().round(round)
+            && r.finished()
+        {
+            self.write_archive(round, r.games.values());
+        }
+    }
+
+    fn live_game(&self, mut game: FeedGame, round: u32) {
         let mut finished = false;
         self.tx.send_modify(|f| {
             let r = f.rounds.entry(round).or_default();
@@ -359,6 +425,11 @@ impl FeedWriter {
             Some(r) => r.games.values().cloned().collect(),
             None => return,
         };
+        self.write_archive(round, games.iter());
+    }
+
+    fn write_archive<'a>(&self, round: u32, games: impl Iterator<Item = &'a Arc<FeedGame>>) {
+        let games: Vec<&Arc<FeedGame>> = games.collect();
         let path = archive_path(&self.state_dir, round);
         let texts: Vec<String> = games
             .iter()
@@ -373,6 +444,50 @@ impl FeedWriter {
                 path.display()
             ),
         }
+    }
+}
+
+/// Where an evicted round is read again: the journal, with the round's stored delay and
+/// tags (or the event's), exactly as [`FeedWriter::recovered`] reads it at a start, so
+/// the text served again is the text served before.
+#[derive(Debug, Clone)]
+struct JournalRounds {
+    state_dir: PathBuf,
+    default_delay: Millis,
+    default_tags: RoundTags,
+}
+
+impl JournalRounds {
+    /// Round `n` from the journal; `None` when it cannot be read or has no game there.
+    fn round(&self, n: u32) -> Option<FeedRound> {
+        let dir = self.state_dir.join("journal");
+        let scan = match crate::store::read_dir(&dir) {
+            Ok(s) => s,
+            Err(e) => {
+                tracing::warn!(
+                    round = n,
+                    "broadcast: cannot read the journal at {}: {e}",
+                    dir.display()
+                );
+                return None;
+            }
+        };
+        let tags = read_tags(&self.state_dir, n).unwrap_or(self.default_tags.clone());
+        let mut round = FeedRound {
+            delay: read_delay(&self.state_dir, n).unwrap_or(self.default_delay),
+            tags,
+            games: BTreeMap::new(),
+        };
+        let games = crate::store::games::games(scan.records.into_iter().map(|(r, _, _)| r));
+        for (id, g) in games {
+            if g.round != Some(n) {
+                continue;
+            }
+            let fg = journaled(id, g, &round.tags);
+            round.games.retain(|_, old| old.game_id != id);
+            round.games.insert(board_key(&fg.board), Arc::new(fg));
+        }
+        (!round.games.is_empty()).then_some(round)
     }
 }
 
@@ -436,6 +551,8 @@ pub struct BroadcastSource {
     feed: watch::Receiver<Feed>,
     now: Arc<dyn Fn() -> Millis + Send + Sync>,
     cache: Arc<Mutex<http::Cache>>,
+    /// Where an evicted round is read again.
+    journal: Arc<JournalRounds>,
 }
 
 impl std::fmt::Debug for BroadcastSource {
@@ -451,6 +568,9 @@ pub struct Rendered {
     /// `"…"`, quotes included: the hash of the body.
     pub etag: String,
 }
+
+/// A round's number, delay, games, and whether it was read from the journal.
+type RoundGames = (u32, Millis, Vec<Arc<FeedGame>>, bool);
 
 /// A round as the feed shows it now: see [`BroadcastSource::round_at`].
 #[derive(Debug, Clone)]
@@ -488,23 +608,57 @@ impl BroadcastSource {
         (self.now)()
     }
 
-    fn round_games(&self, which: Which) -> Result<(u32, Millis, Vec<Arc<FeedGame>>), NotInFeed> {
-        let feed = self.feed.borrow();
-        let n = match which {
-            Which::Round(n) => n,
-            Which::Current => feed.current.ok_or(NotInFeed::NoCurrentRound)?,
+    /// The round's number, delay and games, and whether it came from the journal (an
+    /// evicted round: its texts are not kept in the cache).
+    fn round_games(&self, which: Which) -> Result<RoundGames, NotInFeed> {
+        let n = {
+            let feed = self.feed.borrow();
+            self.forget_evicted(&feed);
+            let n = match which {
+                Which::Round(n) => n,
+                Which::Current => feed.current.ok_or(NotInFeed::NoCurrentRound)?,
+            };
+            if let Some(r) = feed.rounds.get(&n) {
+                if r.games.is_empty() {
+                    return Err(NotInFeed::NoRound(n));
+                }
+                return Ok((n, r.delay, r.games.values().cloned().collect(), false));
+            }
+            if !feed.evicted.contains_key(&n) {
+                return Err(NotInFeed::NoRound(n));
+            }
+            n
         };
-        let r = feed.rounds.get(&n).ok_or(NotInFeed::NoRound(n))?;
-        if r.games.is_empty() {
-            return Err(NotInFeed::NoRound(n));
+        // Read outside the feed's lock: the board actors keep publishing meanwhile.
+        let r = self.journal.round(n).ok_or(NotInFeed::NoRound(n))?;
+        Ok((n, r.delay, r.games.values().cloned().collect(), true))
+    }
+
+    /// The cache lets go of the texts of evicted rounds (once per eviction).
+    fn forget_evicted(&self, feed: &Feed) {
+        let mut cache = http::lock(&self.cache);
+        if cache.evicted_seen == feed.evicted.len() {
+            return;
         }
-        Ok((n, r.delay, r.games.values().cloned().collect()))
+        cache.evicted_seen = feed.evicted.len();
+        cache.rounds.retain(|n, _| !feed.evicted.contains_key(n));
+        let live: std::collections::HashSet<u64> = feed
+            .rounds
+            .values()
+            .flat_map(|r| r.games.values().map(|g| g.game_id))
+            .collect();
+        cache.games.retain(|(id, _), _| live.contains(id));
+    }
+
+    /// Whether round `n` is read from the journal when asked for (evicted from memory).
+    pub fn is_evicted(&self, n: u32) -> bool {
+        self.feed.borrow().evicted.contains_key(&n)
     }
 
     /// The round's number, where the feed cuts it now (its delay) and its games in board
     /// order: what the push splits between lichess rounds.
     pub fn round_at(&self, which: Which) -> Result<RoundAt, NotInFeed> {
-        let (number, delay, games) = self.round_games(which)?;
+        let (number, delay, games, _) = self.round_games(which)?;
         Ok(RoundAt {
             number,
             cut: view::cut(self.now(), delay),
@@ -520,19 +674,31 @@ impl BroadcastSource {
 
     /// The round's games in board order, as the feed shows them now (delayed).
     pub fn round(&self, which: Which) -> Result<Rendered, NotInFeed> {
-        let (n, delay, games) = self.round_games(which)?;
+        let (n, delay, games, from_journal) = self.round_games(which)?;
         let cut = view::cut(self.now(), delay);
+        if from_journal {
+            // Rendered aside: an evicted round stays out of memory once answered.
+            let aside = Mutex::new(http::Cache::default());
+            return Ok(http::render_round(&aside, n, &games, cut));
+        }
         Ok(http::render_round(&self.cache, n, &games, cut))
     }
 
     /// One board's game (by its number), as the feed shows it now (delayed).
     pub fn board(&self, which: Which, board: u32) -> Result<Rendered, NotInFeed> {
-        let (n, delay, games) = self.round_games(which)?;
+        let (n, delay, games, from_journal) = self.round_games(which)?;
         let g = games
             .iter()
             .find(|g| g.info.board == Some(board))
             .ok_or(NotInFeed::NoBoard { round: n, board })?;
         let cut = view::cut(self.now(), delay);
+        if from_journal {
+            return Ok(http::render_game(
+                &Mutex::new(http::Cache::default()),
+                g,
+                cut,
+            ));
+        }
         Ok(http::render_game(&self.cache, g, cut))
     }
 
