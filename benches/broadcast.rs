@@ -102,6 +102,7 @@ fn feed(boards: usize, delay: Millis) -> (FeedWriter, Vec<JournaledGame>) {
     let w = FeedWriter::recovered(
         &dir,
         delay,
+        Default::default(),
         games
             .iter()
             .cloned()

@@ -43,6 +43,10 @@ pub enum AlertKind {
     /// Dashboard logins were locked out after a burst of wrong passwords (hall-wide, id
     /// `auth-failures`): the account and the client address, never a password.
     AuthFailures,
+    /// The push to lichess cannot deliver every game (hall-wide, id `broadcast-push`):
+    /// games lichess refused, a lichess round with a source URL, a lichess round given more
+    /// games than a push takes, boards in no configured range.
+    BroadcastPush,
 }
 
 impl AlertKind {
@@ -64,6 +68,7 @@ impl AlertKind {
             AlertKind::OutgoingQueue => "outgoing-queue",
             AlertKind::ResultShown => "result-shown",
             AlertKind::AuthFailures => "auth-failures",
+            AlertKind::BroadcastPush => "broadcast-push",
         }
     }
 }

@@ -195,22 +195,34 @@ pub async fn run(config: Config, path: std::path::PathBuf) -> Result<(), HallErr
         "hallclock starting"
     );
     let arbiters = web_arbiters(&config, &settings.security);
+    let settings_hall = settings.hall.to_string();
     let running = hall::start(settings)?;
     let web = start_web(&config, &running, arbiters).await;
     // Off by default; a push that cannot start (no token) does not stop the clocks.
-    let _push =
-        config.broadcast.lichess.as_ref().and_then(|l| {
-            match crate::broadcast::push::spawn(running.broadcast.clone(), l) {
-                Ok(p) => {
-                    tracing::info!(round_id = %l.round_id, "pushing the broadcast to lichess");
-                    Some(p)
-                }
-                Err(e) => {
-                    tracing::error!("no push to lichess: {e}");
-                    None
-                }
+    let _push = config.broadcast.lichess.as_ref().and_then(|l| {
+        let alerts = crate::broadcast::push::AlertSink {
+            publisher: running.publisher.clone(),
+            topics: crate::mqtt::Topics::new(&settings_hall),
+        };
+        match crate::broadcast::push::spawn(running.broadcast.clone(), l, Some(alerts)) {
+            Ok(p) => {
+                let rounds: Vec<String> = l
+                    .targets()
+                    .iter()
+                    .map(|r| match r.boards {
+                        Some(b) => format!("boards {b} to {}", r.round_id),
+                        None => r.round_id.clone(),
+                    })
+                    .collect();
+                tracing::info!(rounds = %rounds.join(", "), "pushing the broadcast to lichess");
+                Some(p)
             }
-        });
+            Err(e) => {
+                tracing::error!("no push to lichess: {e}");
+                None
+            }
+        }
+    });
     // READY only after the broker was tried (a refusal is fine: the hall still runs).
     let _ = tokio::time::timeout(Duration::from_secs(10), running.publisher.first_attempt()).await;
     let mut broker = running.publisher.broker_state();

@@ -262,3 +262,131 @@ async fn delayed_feed_never_shows_a_move_younger_than_the_delay_across_a_restart
     poll_delayed(port, &made, delay, 2).await;
     rig.stop().await;
 }
+
+/// The round's `Event` and `Site` at a cut of the live feed, and the PGN itself.
+fn round_pgn(rig: &Rig, round: u32) -> String {
+    let source = &rig.hall.as_ref().expect("running").broadcast;
+    let r = source
+        .round(hallclock::broadcast::Which::Round(round))
+        .expect("the round is in the feed");
+    String::from_utf8(r.body.to_vec()).expect("utf-8")
+}
+
+/// Issue 22: `Event` and `Site` are real: a TRF's tournament name (012) and place (022),
+/// `start_round`'s own, else the configuration's; FIDE ids from the TRF are tagged; and a
+/// round keeps its tags across a restart.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn event_and_site_come_from_the_trf_the_round_or_the_configuration() {
+    let mut rig = Rig::start_custom("bcast-tags", 4, Default::default(), |s| {
+        s.broadcast.tags.event = Some("Config Open".into());
+        s.broadcast.tags.site = Some("Config City".into());
+    })
+    .await;
+    let trf = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/trf/fide-trf26.trf"),
+    )
+    .expect("test file");
+    let r = rig
+        .hall_command(json!({"action": "start_round", "round": 2, "trf": trf,
+            "start": now_ms(), "only_our_boards": true}))
+        .await;
+    assert_eq!(r["status"], "ok", "{r}");
+    rig.watcher.event(&board_id(1), "clock_started").await;
+    let r = rig
+        .hall_command(
+            json!({"action": "start_round", "round": 3, "start": now_ms(),
+            "site": "Hall B",
+            "pairings": [{"board": board_id(4), "white": "White 4", "black": "Black 4"}]}),
+        )
+        .await;
+    assert_eq!(r["status"], "ok", "{r}");
+    rig.watcher.event(&board_id(4), "clock_started").await;
+
+    let from_trf = round_pgn(&rig, 2);
+    assert!(
+        from_trf.contains("[Event \"Hallclock Autumn Open 2026\"]"),
+        "{from_trf}"
+    );
+    assert!(from_trf.contains("[Site \"Leiden\"]"), "{from_trf}");
+    assert!(
+        from_trf.contains("[WhiteFideId \"600200002\"]"),
+        "{from_trf}"
+    );
+    let own = round_pgn(&rig, 3);
+    assert!(own.contains("[Event \"Config Open\"]"), "{own}");
+    assert!(own.contains("[Site \"Hall B\"]"), "{own}");
+
+    // The event's tags change meanwhile: the rounds keep those they started with.
+    rig.settings.broadcast.tags.event = Some("Renamed".into());
+    rig.restart_daemon().await;
+    assert_eq!(round_pgn(&rig, 2), from_trf, "round 2 after the restart");
+    assert_eq!(round_pgn(&rig, 3), own, "round 3 after the restart");
+    rig.stop().await;
+}
+
+/// Issue 22: the feed lets go of rounds older than the current and the previous one; an
+/// evicted round asked for again is read from the journal and served byte for byte as
+/// before, with the same ETag (also after a restart).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_evicted_round_is_served_again_from_the_journal_byte_for_byte() {
+    let mut rig = Rig::start_custom("bcast-evict", 1, Default::default(), |s| {
+        s.broadcast.tags.event = Some("Evict Open".into());
+    })
+    .await;
+    let port = serve(&rig).await;
+    let b1 = board_id(1);
+    let mut before = None;
+    for round in 1..=3u32 {
+        let r = rig
+            .hall_command(
+                json!({"action": "start_round", "round": round, "start": now_ms(),
+                "pairings": [{"board": b1, "white": format!("White {round}"),
+                    "black": format!("Black {round}"), "white_fide_id": 1503014}]}),
+            )
+            .await;
+        assert_eq!(r["status"], "ok", "round {round}: {r}");
+        rig.watcher.event(&b1, "clock_started").await;
+        if round == 1 {
+            play(&mut rig, 1, "e2e4").await;
+            rig.watcher.event(&b1, "move_made").await;
+        }
+        if round < 3 {
+            let r = rig
+                .board_command(
+                    &b1,
+                    json!({"action": "set_result", "result": "1-0", "reason": "arbiter"}),
+                )
+                .await;
+            assert_eq!(r["status"], "ok", "{r}");
+            rig.watcher.event(&b1, "game_ended").await;
+        }
+        if round == 2 {
+            // Round 1 as served while it was still in memory.
+            before = Some(get(port, "/broadcast/round/1/games.pgn", None).await);
+        }
+    }
+    let before = before.expect("served before the eviction");
+    assert_eq!(before.status, 200, "{}", before.body);
+    let source = rig.hall.as_ref().expect("running").broadcast.clone();
+    assert!(source.is_evicted(1), "round 1 is older than rounds 3 and 2");
+    assert!(!source.is_evicted(2) && !source.is_evicted(3));
+    let archived = std::fs::read_to_string(rig.settings.state_dir.join("pgn/round-1.pgn"))
+        .expect("round 1 was archived");
+    let again = get(port, "/broadcast/round/1/games.pgn", None).await;
+    assert_eq!(again.status, 200, "{}", again.body);
+    assert_eq!(again.body, before.body, "the same text, from the journal");
+    assert_eq!(again.headers["etag"], before.headers["etag"]);
+    assert_eq!(again.body, archived);
+    assert!(
+        again.body.contains("[Event \"Evict Open\"]"),
+        "{}",
+        again.body
+    );
+    assert!(again.body.contains("1. e4"), "{}", again.body);
+    let one = get(port, "/broadcast/round/1/game-1.pgn", None).await;
+    assert_eq!(one.body, archived);
+    let etag = again.headers["etag"].clone();
+    let cached = get(port, "/broadcast/round/1/games.pgn", Some(&etag)).await;
+    assert_eq!(cached.status, 304, "the same ETag as before");
+    rig.stop().await;
+}

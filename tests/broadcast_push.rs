@@ -10,10 +10,11 @@ use std::time::{Duration, Instant};
 
 use axum::extract::{Path, State};
 use axum::http::{HeaderMap, StatusCode};
-use common::{Rig, board_id};
-use hallclock::broadcast::LichessSettings;
-use hallclock::broadcast::push::{self, PushReport};
+use common::{HALL, Rig, board_id};
+use hallclock::broadcast::push::{self, AlertSink, PushProblem, PushReport};
+use hallclock::broadcast::{BoardRange, FeedGame, FeedWriter, LichessRound, LichessSettings};
 use hallclock::link::testing::scratch_dir;
+use hallclock::rules::Millis;
 use serde_json::json;
 
 #[derive(Debug, Clone)]
@@ -24,11 +25,22 @@ struct Request {
     at: Instant,
 }
 
+/// What the stand-in answers to one push.
+#[derive(Debug, Clone)]
+enum Reply {
+    /// 200 with every game taken, 401 "No such token", or anything else as a bare error.
+    Status(u16),
+    /// 200, every game refused with this reason (lichess's per-game error).
+    GameError(&'static str),
+    /// 400 as lila answers a push to a round that has a source URL.
+    SourceUrl,
+}
+
 #[derive(Clone, Default)]
 struct StandIn {
     requests: Arc<Mutex<Vec<Request>>>,
-    /// Statuses to answer, in order; then 200.
-    script: Arc<Mutex<Vec<u16>>>,
+    /// Replies to give, in order; then 200.
+    script: Arc<Mutex<Vec<Reply>>>,
 }
 
 async fn push_endpoint(
@@ -48,28 +60,48 @@ async fn push_endpoint(
         body: body.clone(),
         at: Instant::now(),
     });
-    let status = {
+    let reply = {
         let mut script = s.script.lock().unwrap();
         if script.is_empty() {
-            200
+            Reply::Status(200)
         } else {
             script.remove(0)
         }
     };
-    let answer = match status {
-        200 => {
+    let tags = json!({"White": "White 1", "Black": "Black 1", "Round": "1.1"});
+    match reply {
+        Reply::Status(200) => {
             let games: Vec<_> = (0..games)
-                .map(|_| json!({"tags": {"White": "White 1", "Black": "Black 1", "Round": "1.1"}, "moves": body.matches("[%clk").count()}))
+                .map(|_| json!({"tags": tags, "moves": body.matches("[%clk").count()}))
                 .collect();
-            json!({ "games": games }).to_string()
+            (StatusCode::OK, json!({ "games": games }).to_string())
         }
-        401 => json!({"error": "No such token"}).to_string(),
-        _ => "Internal error".to_string(),
-    };
-    (StatusCode::from_u16(status).unwrap(), answer)
+        Reply::Status(401) => (
+            StatusCode::UNAUTHORIZED,
+            json!({"error": "No such token"}).to_string(),
+        ),
+        Reply::Status(status) => (
+            StatusCode::from_u16(status).unwrap(),
+            "Internal error".to_string(),
+        ),
+        Reply::GameError(why) => {
+            let games: Vec<_> = (0..games)
+                .map(|_| json!({"tags": tags, "error": why}))
+                .collect();
+            (StatusCode::OK, json!({ "games": games }).to_string())
+        }
+        Reply::SourceUrl => (
+            StatusCode::BAD_REQUEST,
+            json!({"error": "The relay has an upstream URL, and cannot be pushed to."}).to_string(),
+        ),
+    }
 }
 
 async fn stand_in(script: Vec<u16>) -> (StandIn, String) {
+    stand_in_replies(script.into_iter().map(Reply::Status).collect()).await
+}
+
+async fn stand_in_replies(script: Vec<Reply>) -> (StandIn, String) {
     let s = StandIn {
         script: Arc::new(Mutex::new(script)),
         ..StandIn::default()
@@ -96,6 +128,7 @@ fn settings(name: &str, url: &str) -> LichessSettings {
     LichessSettings {
         base_url: url.to_string(),
         round_id: "AbCd1234".into(),
+        rounds: Vec::new(),
         token_file,
     }
 }
@@ -149,7 +182,7 @@ async fn push_retries_after_a_500_and_debounces_to_one_a_second() {
     assert_eq!(r["status"], "ok", "{r}");
     rig.watcher.event(&board_id(1), "clock_started").await;
     let source = rig.hall.as_ref().unwrap().broadcast.clone();
-    let mut p = push::spawn(source, &settings("push-retry", &url)).expect("the push starts");
+    let mut p = push::spawn(source, &settings("push-retry", &url), None).expect("the push starts");
 
     let requests = standin.requests.clone();
     wait_for("the retry", || requests.lock().unwrap().len() >= 2).await;
@@ -200,7 +233,7 @@ async fn push_refused_with_401_is_not_retried() {
     assert_eq!(r["status"], "ok", "{r}");
     rig.watcher.event(&board_id(1), "clock_started").await;
     let source = rig.hall.as_ref().unwrap().broadcast.clone();
-    let mut p = push::spawn(source, &settings("push-401", &url)).expect("the push starts");
+    let mut p = push::spawn(source, &settings("push-401", &url), None).expect("the push starts");
     let (status, body) = report(&mut p.reports, "the refusal", |r| match r {
         PushReport::Refused { status, body, .. } => Some((*status, body.clone())),
         _ => None,
@@ -225,6 +258,225 @@ async fn push_refused_with_401_is_not_retried() {
             .any(|r| r.body.contains("1. e4"))
     })
     .await;
+    drop(p);
+    rig.stop().await;
+}
+
+/// The hall's publisher, as `hallclock run` hands it to the push for its alert.
+fn alerts(rig: &Rig) -> Option<AlertSink> {
+    Some(AlertSink {
+        publisher: rig.hall.as_ref().expect("running").publisher.clone(),
+        topics: hallclock::mqtt::Topics::new(HALL),
+    })
+}
+
+/// A round of `n` games (boards 1..=n, no move yet) in a feed of its own: the broadcast
+/// source the daemon hands the push, without 150 simulated boards.
+fn synthetic_round(name: &str, n: u32) -> FeedWriter {
+    let dir = scratch_dir(name);
+    let w = FeedWriter::recovered(&dir, Millis::ZERO, Default::default(), std::iter::empty());
+    w.start_round(1, Some(0), Default::default())
+        .expect("the round's delay is stored");
+    let defaults = hallclock::config::EventDefaults::default();
+    for b in 1..=n {
+        let info = hallclock::pgn::GameInfo {
+            round: Some(1),
+            board: Some(b),
+            white_fide_id: Some(1_000_000 + u64::from(b)),
+            black_fide_id: Some(2_000_000 + u64::from(b)),
+            ..Default::default()
+        };
+        w.game(
+            FeedGame {
+                game_id: u64::from(b),
+                board: format!("board-{b:03}"),
+                info,
+                setup: defaults.setup(&format!("White {b}"), &format!("Black {b}"), Millis(0)),
+                events: Vec::new(),
+                finished: false,
+            },
+            1,
+        );
+    }
+    w
+}
+
+fn fixed_clock() -> Arc<dyn Fn() -> Millis + Send + Sync> {
+    Arc::new(|| Millis(1_796_000_000_000))
+}
+
+/// Issue 22: lichess takes at most 100 games a push. A 150-game hall round with two board
+/// ranges goes as two pushes, boards 1–100 to one lichess round and 101–150 to the other,
+/// each the whole of its range.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_150_game_round_is_pushed_as_two_lichess_rounds_of_at_most_100() {
+    let (standin, url) = stand_in(vec![]).await;
+    let feed = synthetic_round("push-150", 150);
+    let mut s = settings("push-150", &url);
+    s.round_id = String::new();
+    s.rounds = vec![
+        LichessRound {
+            boards: Some(BoardRange::parse("1-100").unwrap()),
+            round_id: "AbCd1234".into(),
+        },
+        LichessRound {
+            boards: Some(BoardRange::parse("101-200").unwrap()),
+            round_id: "EfGh5678".into(),
+        },
+    ];
+    let p = push::spawn(feed.source(fixed_clock()), &s, None).expect("the push starts");
+    let requests = standin.requests.clone();
+    wait_for("two pushes", || requests.lock().unwrap().len() >= 2).await;
+    let got = requests.lock().unwrap().clone();
+    let first = got
+        .iter()
+        .find(|r| r.round_id == "AbCd1234")
+        .expect("a push to AbCd1234");
+    let second = got
+        .iter()
+        .find(|r| r.round_id == "EfGh5678")
+        .expect("a push to EfGh5678");
+    assert_eq!(first.body.matches("[Event ").count(), 100);
+    assert_eq!(second.body.matches("[Event ").count(), 50);
+    assert!(first.body.contains("[Round \"1.1\"]") && first.body.contains("[Round \"1.100\"]"));
+    assert!(!first.body.contains("[Round \"1.101\"]"));
+    assert!(second.body.contains("[Round \"1.101\"]") && second.body.contains("[Round \"1.150\"]"));
+    // lichess matches players by FIDE id.
+    assert!(first.body.contains("[WhiteFideId \"1000001\"]"));
+    assert!(first.body.contains("[BlackFideId \"2000001\"]"));
+    drop(p);
+}
+
+/// One lichess round given 150 games: nothing is pushed (lichess would keep the first 100
+/// and drop the rest without a word), and the push says why.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_lichess_round_given_more_than_100_games_is_not_pushed_and_says_why() {
+    let (standin, url) = stand_in(vec![]).await;
+    let feed = synthetic_round("push-too-many", 150);
+    let mut p = push::spawn(
+        feed.source(fixed_clock()),
+        &settings("push-too-many", &url),
+        None,
+    )
+    .expect("the push starts");
+    let (round_id, games) = report(&mut p.reports, "too many games", |r| match r {
+        PushReport::TooMany {
+            round_id, games, ..
+        } => Some((round_id.clone(), *games)),
+        _ => None,
+    })
+    .await;
+    assert_eq!((round_id.as_str(), games), ("AbCd1234", 150));
+    let problem = PushProblem::TooMany {
+        round: 1,
+        round_id,
+        games,
+    };
+    assert!(
+        problem
+            .to_string()
+            .contains("would get 150 games of round 1, more than the 100 a push takes"),
+        "{problem}"
+    );
+    assert!(
+        standin.requests.lock().unwrap().is_empty(),
+        "no truncated push"
+    );
+    drop(p);
+}
+
+/// A game lichess refuses is logged and stands in the hall's `broadcast_push` alert on
+/// MQTT (what the dashboard shows) until a later push has it taken.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_game_lichess_refuses_is_an_alert_until_a_later_push_takes_it() {
+    let (_standin, url) =
+        stand_in_replies(vec![Reply::GameError("Invalid PGN: no such move")]).await;
+    let mut rig = Rig::start("bcast-game-error", 1).await;
+    let r = rig.start_round(1, "300+2", 0, json!({})).await;
+    assert_eq!(r["status"], "ok", "{r}");
+    rig.watcher.event(&board_id(1), "clock_started").await;
+    let source = rig.hall.as_ref().unwrap().broadcast.clone();
+    let mut p = push::spawn(source, &settings("push-game-error", &url), alerts(&rig))
+        .expect("the push starts");
+    let refused = report(&mut p.reports, "the refused game", |r| match r {
+        PushReport::Pushed { games, .. } => Some(games.clone()),
+        _ => None,
+    })
+    .await;
+    assert!(refused[0].result.is_err(), "{refused:?}");
+    let topic = rig.topic("alert/broadcast-push");
+    let alert = rig
+        .watcher
+        .wait("the broadcast_push alert", |m| {
+            m.topic == topic && !m.payload.is_empty()
+        })
+        .await
+        .json();
+    assert_eq!(alert["kind"], "broadcast_push", "{alert}");
+    assert_eq!(alert["id"], "broadcast-push", "{alert}");
+    assert_eq!(alert["board"], serde_json::Value::Null, "{alert}");
+    let message = alert["message"].as_str().unwrap_or_default();
+    assert!(
+        message.contains(
+            "lichess round AbCd1234 refused 1 game: White 1 - Black 1 (1.1): Invalid PGN: no such move"
+        ),
+        "{message}"
+    );
+    // The next push (a move) is taken: the alert is cleared.
+    play(&mut rig, "e2e4").await;
+    rig.watcher
+        .wait("the alert cleared", |m| {
+            m.topic == topic && m.payload.is_empty()
+        })
+        .await;
+    drop(p);
+    rig.stop().await;
+}
+
+/// A lichess round with a source URL refuses every push: the operator is told that, and
+/// what to do, in the log and the alert, not a generic refusal.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_lichess_round_with_a_source_url_is_named_as_such() {
+    let (standin, url) = stand_in_replies(vec![Reply::SourceUrl, Reply::SourceUrl]).await;
+    let mut rig = Rig::start("bcast-source-url", 1).await;
+    let r = rig.start_round(1, "300+2", 0, json!({})).await;
+    assert_eq!(r["status"], "ok", "{r}");
+    rig.watcher.event(&board_id(1), "clock_started").await;
+    let source = rig.hall.as_ref().unwrap().broadcast.clone();
+    let mut p = push::spawn(source, &settings("push-source-url", &url), alerts(&rig))
+        .expect("the push starts");
+    let (status, problem) = report(&mut p.reports, "the refusal", |r| match r {
+        PushReport::Refused {
+            status, problem, ..
+        } => Some((*status, problem.clone())),
+        _ => None,
+    })
+    .await;
+    assert_eq!(status, 400);
+    assert_eq!(
+        problem,
+        PushProblem::SourceUrl {
+            round_id: "AbCd1234".into()
+        }
+    );
+    let topic = rig.topic("alert/broadcast-push");
+    let alert = rig
+        .watcher
+        .wait("the broadcast_push alert", |m| {
+            m.topic == topic && !m.payload.is_empty()
+        })
+        .await
+        .json();
+    assert_eq!(
+        alert["message"],
+        "lichess round AbCd1234 has a source URL; a round fed by push must have none — remove it in the round's settings on lichess",
+        "{alert}"
+    );
+    assert_eq!(
+        standin.requests.lock().unwrap().len(),
+        1,
+        "not retried at once"
+    );
     drop(p);
     rig.stop().await;
 }

@@ -157,6 +157,7 @@ fn the_shipped_file_documents_every_key() {
     all.broadcast.lichess = Some(hallclock::broadcast::LichessSettings {
         base_url: "https://lichess.org".into(),
         round_id: "AbCd1234".into(),
+        rounds: Vec::new(),
         token_file: "/etc/hallclock/lichess.token".into(),
     });
     let mut section = String::new();
@@ -186,7 +187,7 @@ fn the_shipped_file_documents_every_key() {
             "{section} {key} is not in config/hallclock.toml"
         );
     }
-    assert_eq!(keys, 44);
+    assert_eq!(keys, 47);
 }
 
 #[test]
@@ -1281,6 +1282,109 @@ fn broadcast_delay_and_lichess_push_are_read_and_checked() {
         error_at(&e, "broadcast.lichess.base_url")
             .message
             .contains("http")
+    );
+}
+
+/// Issue 22: `event` and `site` fill the PGN's tags; `rounds` maps board ranges to lichess
+/// rounds (a push takes at most 100 games), checked for overlaps, width and ids, and
+/// printed so that print-config's output loads back the same.
+#[test]
+fn broadcast_event_site_and_lichess_rounds_are_read_checked_and_printed() {
+    use hallclock::broadcast::{BoardRange, LichessRound};
+    let dir = TempDir::new();
+    let (config, _) = ok(
+        &with_state_dir(
+            &dir,
+            &format!(
+                "[broadcast]\nevent = \"Hall Open 2026\"\nsite = \"Lisbon POR\"\n\
+                 [broadcast.lichess]\ntoken_file = \"/t\"\n\
+                 rounds = [{{ boards = \"1-100\", round_id = \"AbCd1234\" }}, {{ boards = \"101-150\", round_id = \"EfGh5678\" }}]\n{}",
+                board("b1")
+            ),
+        ),
+        &[],
+    );
+    assert_eq!(
+        config.broadcast.tags.event.as_deref(),
+        Some("Hall Open 2026")
+    );
+    assert_eq!(config.broadcast.tags.site.as_deref(), Some("Lisbon POR"));
+    let l = config.broadcast.lichess.clone().expect("the push is on");
+    assert_eq!(
+        l.rounds,
+        vec![
+            LichessRound {
+                boards: Some(BoardRange {
+                    first: 1,
+                    last: 100
+                }),
+                round_id: "AbCd1234".into()
+            },
+            LichessRound {
+                boards: Some(BoardRange {
+                    first: 101,
+                    last: 150
+                }),
+                round_id: "EfGh5678".into()
+            },
+        ]
+    );
+    let printed = config.effective_toml(false);
+    assert!(printed.contains("event = \"Hall Open 2026\""), "{printed}");
+    let (again, _) = ok(&printed, &[]);
+    assert_eq!(again.broadcast, config.broadcast, "print-config loads back");
+
+    // Empty tags are no tags.
+    let (c, _) = ok(&with_state_dir(&dir, "[broadcast]\nevent = \"\"\n"), &[]);
+    assert_eq!(c.broadcast.tags.event, None);
+
+    let e = err(
+        &with_state_dir(
+            &dir,
+            "[broadcast]\nevent = 7\n[broadcast.lichess]\ntoken_file = \"/t\"\nround_id = \"Xy\"\n\
+             rounds = [{ boards = \"1-100\", round_id = \"AbCd1234\" },\
+             { boards = \"90-120\", round_id = \"\" },\
+             { boards = \"200-350\", round_id = \"AbCd1234\" },\
+             { boards = \"x-3\", round_id = \"Zz\" },\
+             { boards = \"9-2\", round_id = \"Zy\" },\
+             { round_id = \"Zx\" }]\n",
+        ),
+        &[],
+    );
+    let msg = |key: &str| error_at(&e, key).message.clone();
+    assert!(msg("broadcast.event").contains("expected a string"), "{e}");
+    assert!(
+        msg("broadcast.lichess.round_id").contains("not both"),
+        "{e}"
+    );
+    assert!(
+        msg("broadcast.lichess.rounds[1].boards").contains("overlaps rounds[0] (\"1-100\")"),
+        "{e}"
+    );
+    assert!(
+        msg("broadcast.lichess.rounds[1].round_id").contains("is not a lichess round id"),
+        "{e}"
+    );
+    assert!(
+        msg("broadcast.lichess.rounds[2].boards")
+            .contains("151 boards: a lichess round takes at most 100 games"),
+        "{e}"
+    );
+    assert!(
+        msg("broadcast.lichess.rounds[2].round_id").contains("rounds[0]'s too"),
+        "{e}"
+    );
+    assert!(
+        msg("broadcast.lichess.rounds[3].boards").contains("'x-3' is not a board range"),
+        "{e}"
+    );
+    assert!(
+        msg("broadcast.lichess.rounds[4].boards").contains("the first board comes after the last"),
+        "{e}"
+    );
+    assert!(
+        msg("broadcast.lichess.rounds[5].boards").contains("missing"),
+        "{e}"
     );
 }
 

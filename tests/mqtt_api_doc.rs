@@ -196,7 +196,10 @@ fn every_example_parses_into_the_daemons_own_types() {
                 // Hall-wide alerts: a journal found damaged at start-up, a queue overflow,
                 // a dashboard login locked out.
                 None => assert!(
-                    a.id == "journal" || a.id == "mqtt-queue" || a.id == "auth-failures",
+                    a.id == "journal"
+                        || a.id == "mqtt-queue"
+                        || a.id == "auth-failures"
+                        || a.id == "broadcast-push",
                     "{at}: hall-wide alert id"
                 ),
             }
@@ -793,6 +796,7 @@ fn all_alert_kinds() -> Vec<AlertKind> {
         AlertKind::OutgoingQueue,
         AlertKind::ResultShown,
         AlertKind::AuthFailures,
+        AlertKind::BroadcastPush,
     ];
     covers_every_variant(
         &kinds,
@@ -813,8 +817,9 @@ fn all_alert_kinds() -> Vec<AlertKind> {
             AlertKind::OutgoingQueue => 13,
             AlertKind::ResultShown => 14,
             AlertKind::AuthFailures => 15,
+            AlertKind::BroadcastPush => 16,
         },
-        16,
+        17,
     );
     kinds
 }

@@ -24,7 +24,7 @@ use crate::rules::Millis;
 
 pub const CONTENT_TYPE: &str = "application/x-chess-pgn; charset=utf-8";
 
-struct GameText {
+pub(super) struct GameText {
     shown: usize,
     text: Arc<str>,
     hash: [u8; 32],
@@ -35,7 +35,7 @@ type RoundKey = Vec<(u64, Option<u32>, usize)>;
 
 /// A round's body as last rendered, and how long it stays right without looking at the
 /// games' events again.
-struct RoundEntry {
+pub(super) struct RoundEntry {
     key: RoundKey,
     /// The games it was made of: a game that changes is a new `Arc` in the feed.
     games: Vec<Arc<FeedGame>>,
@@ -50,9 +50,11 @@ struct RoundEntry {
 #[derive(Default)]
 pub struct Cache {
     /// By game id and board (a game moved to another board renders anew).
-    games: HashMap<(u64, String), GameText>,
+    pub(super) games: HashMap<(u64, String), GameText>,
     /// By round.
-    rounds: HashMap<u32, RoundEntry>,
+    pub(super) rounds: HashMap<u32, RoundEntry>,
+    /// How many rounds the feed had evicted when this cache last let go of their texts.
+    pub(super) evicted_seen: usize,
 }
 
 impl RoundEntry {
@@ -77,7 +79,7 @@ fn hex(bytes: &[u8]) -> String {
     })
 }
 
-fn lock(cache: &Mutex<Cache>) -> std::sync::MutexGuard<'_, Cache> {
+pub(super) fn lock(cache: &Mutex<Cache>) -> std::sync::MutexGuard<'_, Cache> {
     // A panic elsewhere left only a cache behind: its texts are still right.
     cache.lock().unwrap_or_else(|p| p.into_inner())
 }
@@ -161,6 +163,28 @@ pub fn render_round(
     r
 }
 
+/// Some games' multi-game PGN at `cut`, without a round entry: the texts come from (and
+/// go to) the per-game cache, the ETag is the hash of their hashes as for a round.
+pub fn render_games(
+    cache: &Mutex<Cache>,
+    games: &[Arc<FeedGame>],
+    cut: Option<Millis>,
+) -> Rendered {
+    let mut cache = lock(cache);
+    let mut texts = Vec::with_capacity(games.len());
+    let mut hasher = Sha256::new();
+    for g in games {
+        let (text, hash) = game_text(&mut cache, g, view::shown(g, cut));
+        hasher.update(hash);
+        texts.push(text);
+    }
+    let body = view::round_text(texts.iter().map(|t| &**t));
+    Rendered {
+        body: bytes::Bytes::from(body),
+        etag: format!("\"{}\"", hex(&hasher.finalize()[..16])),
+    }
+}
+
 /// One game's PGN at `cut`.
 pub fn render_game(cache: &Mutex<Cache>, g: &FeedGame, cut: Option<Millis>) -> Rendered {
     let mut cache = lock(cache);
@@ -185,6 +209,20 @@ async fn round_file(
     headers: HeaderMap,
 ) -> Response {
     match round.parse::<u32>() {
+        // An evicted round is read from the journal: off the async workers.
+        Ok(n) if n > 0 && source.is_evicted(n) => {
+            let answered = tokio::task::spawn_blocking(move || {
+                answer(&source, Which::Round(n), &file, &headers)
+            })
+            .await;
+            answered.unwrap_or_else(|_| {
+                (
+                    StatusCode::INTERNAL_SERVER_ERROR,
+                    "the round could not be read from the journal\n",
+                )
+                    .into_response()
+            })
+        }
         Ok(n) if n > 0 => answer(&source, Which::Round(n), &file, &headers),
         _ => not_found(format!(
             "'{}' is not a round number (1, 2, …)",

@@ -14,7 +14,7 @@ mod http;
 pub mod push;
 pub mod view;
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
@@ -33,8 +33,32 @@ pub const MAX_DELAY_MINUTES: u32 = 60;
 pub struct BroadcastSettings {
     /// The event's delay (`delay_minutes`); a round may say otherwise at its start.
     pub delay: Millis,
+    /// `event` and `site`: the PGN's `Event` and `Site` tags for every round that does not
+    /// bring its own (from `start_round` or its TRF).
+    pub tags: RoundTags,
     /// `[broadcast.lichess]`: push every change to a lichess broadcast round.
     pub lichess: Option<LichessSettings>,
+}
+
+/// A round's `Event` and `Site` tags; `None` is written `?`. lichess identifies a pushed
+/// game by its event, round and players, so these stay the same for the whole round: they
+/// are fixed when the round starts and stored with it (`round-N.tags`).
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct RoundTags {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub event: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub site: Option<String>,
+}
+
+impl RoundTags {
+    /// Each tag from `self` when it has one, else from `other`.
+    pub fn or(self, other: &RoundTags) -> RoundTags {
+        RoundTags {
+            event: self.event.or_else(|| other.event.clone()),
+            site: self.site.or_else(|| other.site.clone()),
+        }
+    }
 }
 
 /// `[broadcast.lichess]`.
@@ -42,10 +66,111 @@ pub struct BroadcastSettings {
 pub struct LichessSettings {
     /// `https://lichess.org` unless a test says otherwise.
     pub base_url: String,
-    /// The lichess broadcast round's id (8 characters in its URL).
+    /// The lichess broadcast round's id (8 characters in its URL), for a hall round that
+    /// goes whole to one lichess round; empty when `rounds` splits it.
     pub round_id: String,
+    /// `rounds`: board ranges, each pushed to its own lichess round (a lichess push takes
+    /// at most 100 games). Empty: the whole round goes to `round_id`.
+    pub rounds: Vec<LichessRound>,
     /// A file holding the organiser's token (scope `study:write`), root's alone.
     pub token_file: PathBuf,
+}
+
+impl LichessSettings {
+    /// Where the games go: the ranges of `rounds`, or every board to `round_id`.
+    pub fn targets(&self) -> Vec<LichessRound> {
+        if self.rounds.is_empty() {
+            vec![LichessRound {
+                boards: None,
+                round_id: self.round_id.clone(),
+            }]
+        } else {
+            self.rounds.clone()
+        }
+    }
+}
+
+/// One lichess round of a hall round: the boards it shows and its id.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LichessRound {
+    /// `None`: every board (the plain `round_id`).
+    pub boards: Option<BoardRange>,
+    pub round_id: String,
+}
+
+/// Board numbers `first` to `last`, both included: the numbers the PGN's `Round "r.b"` and
+/// `Board` tags show, i.e. the games' order in `games.pgn`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BoardRange {
+    pub first: u32,
+    pub last: u32,
+}
+
+/// Why a board range does not read.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum BoardRangeError {
+    #[error(
+        "'{0}' is not a board range: write \"1-100\" (boards 1 to 100) or \"7\" (board 7 alone)"
+    )]
+    Syntax(String),
+    #[error("'{0}': boards are numbered from 1")]
+    Zero(String),
+    #[error("'{0}': the first board comes after the last")]
+    Reversed(String),
+}
+
+impl BoardRange {
+    pub fn parse(text: &str) -> Result<BoardRange, BoardRangeError> {
+        let number = |t: &str| {
+            let t = t.trim();
+            if t.is_empty() || !t.bytes().all(|b| b.is_ascii_digit()) {
+                return Err(BoardRangeError::Syntax(text.to_string()));
+            }
+            t.parse::<u32>()
+                .map_err(|_| BoardRangeError::Syntax(text.to_string()))
+        };
+        let (first, last) = match text.split_once('-') {
+            Some((a, b)) => (number(a)?, number(b)?),
+            None => {
+                let n = number(text)?;
+                (n, n)
+            }
+        };
+        if first == 0 {
+            return Err(BoardRangeError::Zero(text.to_string()));
+        }
+        if first > last {
+            return Err(BoardRangeError::Reversed(text.to_string()));
+        }
+        Ok(BoardRange { first, last })
+    }
+
+    pub fn contains(&self, board: u32) -> bool {
+        (self.first..=self.last).contains(&board)
+    }
+
+    pub fn overlaps(&self, other: &BoardRange) -> bool {
+        self.first <= other.last && other.first <= self.last
+    }
+
+    /// How many boards it holds.
+    pub fn len(&self) -> u64 {
+        u64::from(self.last - self.first) + 1
+    }
+
+    pub fn is_empty(&self) -> bool {
+        false
+    }
+}
+
+impl std::fmt::Display for BoardRange {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if self.first == self.last {
+            write!(f, "{}", self.first)
+        } else {
+            write!(f, "{}-{}", self.first, self.last)
+        }
+    }
 }
 
 /// A delay in minutes as the feed keeps it.
@@ -53,10 +178,12 @@ pub fn minutes(m: u32) -> Millis {
     Millis(i64::from(m) * 60_000)
 }
 
-/// One round of the feed: its delay and its games by board (board number, then id).
+/// One round of the feed: its delay, its tags and its games by board (board number, then id).
 #[derive(Debug, Clone, Default)]
 pub struct FeedRound {
     pub delay: Millis,
+    /// `Event` and `Site` of every game of the round.
+    pub tags: RoundTags,
     pub games: BTreeMap<(u32, String), Arc<FeedGame>>,
 }
 
@@ -67,11 +194,38 @@ impl FeedRound {
     }
 }
 
-/// Every round the daemon knows, and the current one.
+/// Every round the daemon holds, the current one, and the rounds let go.
 #[derive(Debug, Clone, Default)]
 pub struct Feed {
     pub current: Option<u32>,
     pub rounds: BTreeMap<u32, FeedRound>,
+    /// Rounds older than the current and the previous one, evicted so that a long event
+    /// does not keep every game's events in memory: each game's id and the number of
+    /// events it had then (to tell a later correction from a board republishing its last
+    /// game). Read again from the journal when asked for.
+    pub evicted: BTreeMap<u32, HashMap<u64, usize>>,
+}
+
+impl Feed {
+    /// Let go of the rounds older than the current one and the one before it.
+    fn evict(&mut self) {
+        let Some(current) = self.current else { return };
+        let Some(previous) = self.rounds.range(..current).next_back().map(|(n, _)| *n) else {
+            return;
+        };
+        let old: Vec<u32> = self.rounds.range(..previous).map(|(n, _)| *n).collect();
+        for n in old {
+            if let Some(r) = self.rounds.remove(&n) {
+                let seen = r
+                    .games
+                    .values()
+                    .map(|g| (g.game_id, g.events.len()))
+                    .collect();
+                tracing::debug!(round = n, "broadcast: round evicted from memory");
+                self.evicted.insert(n, seen);
+            }
+        }
+    }
 }
 
 /// The board order key: the number in the board id, then the id.
@@ -101,6 +255,8 @@ pub struct FeedWriter {
     state_dir: PathBuf,
     /// The event's delay, for rounds that started without one written.
     default_delay: Millis,
+    /// The event's tags (`[broadcast] event`, `site`), likewise.
+    default_tags: RoundTags,
 }
 
 /// Write `bytes` to `path` so that a reader sees the old file or the new one, never a
@@ -126,24 +282,31 @@ impl FeedWriter {
     pub fn recovered(
         state_dir: &Path,
         default_delay: Millis,
+        default_tags: RoundTags,
         games: impl IntoIterator<Item = (u64, crate::store::JournaledGame)>,
     ) -> FeedWriter {
         let mut feed = Feed::default();
+        let mut tags: BTreeMap<u32, RoundTags> = BTreeMap::new();
         for (id, g) in games {
             let Some(round) = g.round else { continue };
-            let fg = journaled(id, g);
+            let t = tags
+                .entry(round)
+                .or_insert_with(|| read_tags(state_dir, round).unwrap_or(default_tags.clone()));
+            let fg = journaled(id, g, t);
             let r = feed.rounds.entry(round).or_default();
             r.games.retain(|_, old| old.game_id != id);
             r.games.insert(board_key(&fg.board), Arc::new(fg));
         }
         for (n, r) in &mut feed.rounds {
             r.delay = read_delay(state_dir, *n).unwrap_or(default_delay);
+            r.tags = tags.remove(n).unwrap_or_default();
         }
         feed.current = feed.rounds.keys().next_back().copied();
         let w = FeedWriter {
             tx: Arc::new(watch::Sender::new(feed)),
             state_dir: state_dir.to_path_buf(),
             default_delay,
+            default_tags,
         };
         let missing: Vec<u32> =
             w.tx.borrow()
@@ -155,6 +318,8 @@ impl FeedWriter {
         for n in missing {
             w.archive(n);
         }
+        // Only then: a round archived above may be one to let go of.
+        w.tx.send_modify(Feed::evict);
         w
     }
 
@@ -164,33 +329,84 @@ impl FeedWriter {
             feed: self.tx.subscribe(),
             now,
             cache: Arc::new(Mutex::new(http::Cache::default())),
+            journal: Arc::new(JournalRounds {
+                state_dir: self.state_dir.clone(),
+                default_delay: self.default_delay,
+                default_tags: self.default_tags.clone(),
+            }),
         }
     }
 
-    /// A round starts with `delay_minutes` (or the event's delay): stored before any of
-    /// its games is, so no game of the round is ever shown without its delay.
-    pub fn start_round(&self, round: u32, delay_minutes: Option<u32>) -> Result<(), DelayError> {
+    fn journal(&self) -> JournalRounds {
+        JournalRounds {
+            state_dir: self.state_dir.clone(),
+            default_delay: self.default_delay,
+            default_tags: self.default_tags.clone(),
+        }
+    }
+
+    /// A round starts with `delay_minutes` (or the event's delay) and `tags` (each tag it
+    /// lacks from the event's): stored before any of its games is, so no game of the round
+    /// is ever shown without its delay, and its tags survive a restart (lichess identifies
+    /// a pushed game by them: they must not change under it).
+    pub fn start_round(
+        &self,
+        round: u32,
+        delay_minutes: Option<u32>,
+        tags: RoundTags,
+    ) -> Result<(), DelayError> {
         let delay = match delay_minutes {
             Some(m) if m > MAX_DELAY_MINUTES => return Err(DelayError::TooLong(m)),
             Some(m) => minutes(m),
             None => self.default_delay,
         };
+        let tags = tags.or(&self.default_tags);
         let path = delay_path(&self.state_dir, round);
         write_atomically(&path, format!("{}\n", delay.0).as_bytes())
             .map_err(|source| DelayError::NotStored { path, source })?;
+        let path = tags_path(&self.state_dir, round);
+        let text = serde_json::to_vec(&tags).unwrap_or_default();
+        write_atomically(&path, &text).map_err(|source| DelayError::NotStored { path, source })?;
         self.tx.send_modify(|f| {
             let r = f.rounds.entry(round).or_default();
             r.delay = delay;
+            r.tags = tags;
             f.current = Some(round);
+            f.evict();
         });
         Ok(())
     }
 
     /// A board's game as it now stands (called where `board/<b>/pgn` is published).
     pub fn game(&self, game: FeedGame, round: u32) {
+        if let Some(seen) = self.tx.borrow().evicted.get(&round) {
+            // A board republishing the game it held when the round was evicted changes
+            // nothing; a change (a result corrected later) is in the journal already, so
+            // the archive is rewritten from there and the round stays out of memory.
+            if seen.get(&game.game_id) == Some(&game.events.len()) {
+                return;
+            }
+        } else {
+            return self.live_game(game, round);
+        }
+        self.tx.send_modify(|f| {
+            if let Some(seen) = f.evicted.get_mut(&round) {
+                seen.insert(game.game_id, game.events.len());
+            }
+        });
+        if let Some(r) = self.journal().round(round)
+            && r.finished()
+        {
+            self.write_archive(round, r.games.values());
+        }
+    }
+
+    fn live_game(&self, mut game: FeedGame, round: u32) {
         let mut finished = false;
         self.tx.send_modify(|f| {
             let r = f.rounds.entry(round).or_default();
+            game.info.event.clone_from(&r.tags.event);
+            game.info.site.clone_from(&r.tags.site);
             // 6.10: the game left another board.
             r.games.retain(|_, old| old.game_id != game.game_id);
             r.games.insert(board_key(&game.board), Arc::new(game));
@@ -209,6 +425,11 @@ impl FeedWriter {
             Some(r) => r.games.values().cloned().collect(),
             None => return,
         };
+        self.write_archive(round, games.iter());
+    }
+
+    fn write_archive<'a>(&self, round: u32, games: impl Iterator<Item = &'a Arc<FeedGame>>) {
+        let games: Vec<&Arc<FeedGame>> = games.collect();
         let path = archive_path(&self.state_dir, round);
         let texts: Vec<String> = games
             .iter()
@@ -226,13 +447,58 @@ impl FeedWriter {
     }
 }
 
-fn journaled(id: u64, g: crate::store::JournaledGame) -> FeedGame {
+/// Where an evicted round is read again: the journal, with the round's stored delay and
+/// tags (or the event's), exactly as [`FeedWriter::recovered`] reads it at a start, so
+/// the text served again is the text served before.
+#[derive(Debug, Clone)]
+struct JournalRounds {
+    state_dir: PathBuf,
+    default_delay: Millis,
+    default_tags: RoundTags,
+}
+
+impl JournalRounds {
+    /// Round `n` from the journal; `None` when it cannot be read or has no game there.
+    fn round(&self, n: u32) -> Option<FeedRound> {
+        let dir = self.state_dir.join("journal");
+        let scan = match crate::store::read_dir(&dir) {
+            Ok(s) => s,
+            Err(e) => {
+                tracing::warn!(
+                    round = n,
+                    "broadcast: cannot read the journal at {}: {e}",
+                    dir.display()
+                );
+                return None;
+            }
+        };
+        let tags = read_tags(&self.state_dir, n).unwrap_or(self.default_tags.clone());
+        let mut round = FeedRound {
+            delay: read_delay(&self.state_dir, n).unwrap_or(self.default_delay),
+            tags,
+            games: BTreeMap::new(),
+        };
+        let games = crate::store::games::games(scan.records.into_iter().map(|(r, _, _)| r));
+        for (id, g) in games {
+            if g.round != Some(n) {
+                continue;
+            }
+            let fg = journaled(id, g, &round.tags);
+            round.games.retain(|_, old| old.game_id != id);
+            round.games.insert(board_key(&fg.board), Arc::new(fg));
+        }
+        (!round.games.is_empty()).then_some(round)
+    }
+}
+
+fn journaled(id: u64, g: crate::store::JournaledGame, tags: &RoundTags) -> FeedGame {
     let info = crate::pgn::GameInfo {
+        event: tags.event.clone(),
+        site: tags.site.clone(),
         round: g.round,
         board: crate::pgn::board_number(&g.board),
         white_fide_id: g.fide.0,
         black_fide_id: g.fide.1,
-        ..crate::pgn::GameInfo::default()
     };
     FeedGame {
         game_id: id,
@@ -249,6 +515,18 @@ fn delay_path(state_dir: &Path, round: u32) -> PathBuf {
     state_dir
         .join("broadcast")
         .join(format!("round-{round}.delay"))
+}
+
+/// `<state_dir>/broadcast/round-N.tags`: the round's `Event` and `Site`, as JSON.
+fn tags_path(state_dir: &Path, round: u32) -> PathBuf {
+    state_dir
+        .join("broadcast")
+        .join(format!("round-{round}.tags"))
+}
+
+fn read_tags(state_dir: &Path, round: u32) -> Option<RoundTags> {
+    let text = std::fs::read(tags_path(state_dir, round)).ok()?;
+    serde_json::from_slice(&text).ok()
 }
 
 /// `<state_dir>/pgn/round-N.pgn`: a finished round's PGN.
@@ -273,6 +551,8 @@ pub struct BroadcastSource {
     feed: watch::Receiver<Feed>,
     now: Arc<dyn Fn() -> Millis + Send + Sync>,
     cache: Arc<Mutex<http::Cache>>,
+    /// Where an evicted round is read again.
+    journal: Arc<JournalRounds>,
 }
 
 impl std::fmt::Debug for BroadcastSource {
@@ -287,6 +567,17 @@ pub struct Rendered {
     pub body: bytes::Bytes,
     /// `"…"`, quotes included: the hash of the body.
     pub etag: String,
+}
+
+/// A round's number, delay, games, and whether it was read from the journal.
+type RoundGames = (u32, Millis, Vec<Arc<FeedGame>>, bool);
+
+/// A round as the feed shows it now: see [`BroadcastSource::round_at`].
+#[derive(Debug, Clone)]
+pub struct RoundAt {
+    pub number: u32,
+    pub cut: Option<Millis>,
+    pub games: Vec<Arc<FeedGame>>,
 }
 
 /// Which round a request means.
@@ -317,34 +608,97 @@ impl BroadcastSource {
         (self.now)()
     }
 
-    fn round_games(&self, which: Which) -> Result<(u32, Millis, Vec<Arc<FeedGame>>), NotInFeed> {
-        let feed = self.feed.borrow();
-        let n = match which {
-            Which::Round(n) => n,
-            Which::Current => feed.current.ok_or(NotInFeed::NoCurrentRound)?,
+    /// The round's number, delay and games, and whether it came from the journal (an
+    /// evicted round: its texts are not kept in the cache).
+    fn round_games(&self, which: Which) -> Result<RoundGames, NotInFeed> {
+        let n = {
+            let feed = self.feed.borrow();
+            self.forget_evicted(&feed);
+            let n = match which {
+                Which::Round(n) => n,
+                Which::Current => feed.current.ok_or(NotInFeed::NoCurrentRound)?,
+            };
+            if let Some(r) = feed.rounds.get(&n) {
+                if r.games.is_empty() {
+                    return Err(NotInFeed::NoRound(n));
+                }
+                return Ok((n, r.delay, r.games.values().cloned().collect(), false));
+            }
+            if !feed.evicted.contains_key(&n) {
+                return Err(NotInFeed::NoRound(n));
+            }
+            n
         };
-        let r = feed.rounds.get(&n).ok_or(NotInFeed::NoRound(n))?;
-        if r.games.is_empty() {
-            return Err(NotInFeed::NoRound(n));
+        // Read outside the feed's lock: the board actors keep publishing meanwhile.
+        let r = self.journal.round(n).ok_or(NotInFeed::NoRound(n))?;
+        Ok((n, r.delay, r.games.values().cloned().collect(), true))
+    }
+
+    /// The cache lets go of the texts of evicted rounds (once per eviction).
+    fn forget_evicted(&self, feed: &Feed) {
+        let mut cache = http::lock(&self.cache);
+        if cache.evicted_seen == feed.evicted.len() {
+            return;
         }
-        Ok((n, r.delay, r.games.values().cloned().collect()))
+        cache.evicted_seen = feed.evicted.len();
+        cache.rounds.retain(|n, _| !feed.evicted.contains_key(n));
+        let live: std::collections::HashSet<u64> = feed
+            .rounds
+            .values()
+            .flat_map(|r| r.games.values().map(|g| g.game_id))
+            .collect();
+        cache.games.retain(|(id, _), _| live.contains(id));
+    }
+
+    /// Whether round `n` is read from the journal when asked for (evicted from memory).
+    pub fn is_evicted(&self, n: u32) -> bool {
+        self.feed.borrow().evicted.contains_key(&n)
+    }
+
+    /// The round's number, where the feed cuts it now (its delay) and its games in board
+    /// order: what the push splits between lichess rounds.
+    pub fn round_at(&self, which: Which) -> Result<RoundAt, NotInFeed> {
+        let (number, delay, games, _) = self.round_games(which)?;
+        Ok(RoundAt {
+            number,
+            cut: view::cut(self.now(), delay),
+            games,
+        })
+    }
+
+    /// Some of a round's games at `cut`, as one multi-game PGN (each game's text from the
+    /// shared cache): one lichess round's push.
+    pub fn render_games(&self, games: &[Arc<FeedGame>], cut: Option<Millis>) -> Rendered {
+        http::render_games(&self.cache, games, cut)
     }
 
     /// The round's games in board order, as the feed shows them now (delayed).
     pub fn round(&self, which: Which) -> Result<Rendered, NotInFeed> {
-        let (n, delay, games) = self.round_games(which)?;
+        let (n, delay, games, from_journal) = self.round_games(which)?;
         let cut = view::cut(self.now(), delay);
+        if from_journal {
+            // Rendered aside: an evicted round stays out of memory once answered.
+            let aside = Mutex::new(http::Cache::default());
+            return Ok(http::render_round(&aside, n, &games, cut));
+        }
         Ok(http::render_round(&self.cache, n, &games, cut))
     }
 
     /// One board's game (by its number), as the feed shows it now (delayed).
     pub fn board(&self, which: Which, board: u32) -> Result<Rendered, NotInFeed> {
-        let (n, delay, games) = self.round_games(which)?;
+        let (n, delay, games, from_journal) = self.round_games(which)?;
         let g = games
             .iter()
             .find(|g| g.info.board == Some(board))
             .ok_or(NotInFeed::NoBoard { round: n, board })?;
         let cut = view::cut(self.now(), delay);
+        if from_journal {
+            return Ok(http::render_game(
+                &Mutex::new(http::Cache::default()),
+                g,
+                cut,
+            ));
+        }
         Ok(http::render_game(&self.cache, g, cut))
     }
 

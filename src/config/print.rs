@@ -92,12 +92,27 @@ impl Config {
 
         t.section("broadcast");
         t.raw("delay_minutes", self.broadcast.delay.0 / 60_000);
+        t.string("event", self.broadcast.tags.event.as_deref().unwrap_or(""));
+        t.string("site", self.broadcast.tags.site.as_deref().unwrap_or(""));
         match &self.broadcast.lichess {
             None => t.line("# [broadcast.lichess]: not set (no push)"),
             Some(l) => {
                 t.section("broadcast.lichess");
                 t.string("base_url", &l.base_url);
                 t.string("round_id", &l.round_id);
+                let rounds: Vec<String> = l
+                    .rounds
+                    .iter()
+                    .map(|r| {
+                        let boards = r.boards.map(|b| b.to_string()).unwrap_or_default();
+                        format!(
+                            "{{ boards = {}, round_id = {} }}",
+                            toml_string(&boards),
+                            toml_string(&r.round_id)
+                        )
+                    })
+                    .collect();
+                t.raw("rounds", format!("[{}]", rounds.join(", ")));
                 t.path("token_file", &l.token_file);
             }
         }

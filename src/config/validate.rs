@@ -57,14 +57,68 @@ impl Config {
                 format!("'{}' is not an http:// or https:// URL", l.base_url),
             ));
         }
-        if l.round_id.is_empty() || !l.round_id.chars().all(|c| c.is_ascii_alphanumeric()) {
+        let bad_id = |id: &str| id.is_empty() || !id.chars().all(|c| c.is_ascii_alphanumeric());
+        let not_an_id = |id: &str| {
+            format!("'{id}' is not a lichess round id (letters and digits, from the round's URL)")
+        };
+        if l.rounds.is_empty() {
+            if bad_id(&l.round_id) {
+                out.push(Problem::error(
+                    "broadcast.lichess.round_id",
+                    not_an_id(&l.round_id),
+                ));
+            }
+        } else if !l.round_id.is_empty() {
             out.push(Problem::error(
                 "broadcast.lichess.round_id",
-                format!(
-                    "'{}' is not a lichess round id (letters and digits, from the round's URL)",
-                    l.round_id
-                ),
+                "give round_id (the whole round to one lichess round) or rounds (board ranges to several), not both",
             ));
+        }
+        for (i, r) in l.rounds.iter().enumerate() {
+            let at = format!("broadcast.lichess.rounds[{i}]");
+            // An entry the walker could not read: its problem is reported already.
+            let Some(boards) = r.boards else { continue };
+            if bad_id(&r.round_id) {
+                out.push(Problem::error(
+                    format!("{at}.round_id"),
+                    not_an_id(&r.round_id),
+                ));
+            }
+            // A lichess push takes at most 100 games: a wider range could need more.
+            if boards.len() > crate::broadcast::push::MAX_GAMES as u64 {
+                out.push(Problem::error(
+                    format!("{at}.boards"),
+                    format!(
+                        "\"{boards}\" is {} boards: a lichess round takes at most {} games a push; split it into several rounds",
+                        boards.len(),
+                        crate::broadcast::push::MAX_GAMES
+                    ),
+                ));
+            }
+            for (j, earlier) in l.rounds[..i].iter().enumerate() {
+                if let Some(e) = earlier.boards
+                    && e.overlaps(&boards)
+                {
+                    out.push(Problem::error(
+                        format!("{at}.boards"),
+                        format!(
+                            "\"{boards}\" overlaps rounds[{j}] (\"{e}\"): a board goes to one lichess round"
+                        ),
+                    ));
+                }
+            }
+            if let Some(j) = l.rounds[..i]
+                .iter()
+                .position(|e| e.boards.is_some() && e.round_id == r.round_id)
+            {
+                out.push(Problem::error(
+                    format!("{at}.round_id"),
+                    format!(
+                        "'{}' is rounds[{j}]'s too: each board range needs its own lichess round (a push replaces the round's games)",
+                        r.round_id
+                    ),
+                ));
+            }
         }
         if l.token_file.as_os_str().is_empty() {
             out.push(Problem::error(

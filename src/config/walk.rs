@@ -169,8 +169,9 @@ const ROOT_KEYS: &[&str] = &[
     "broadcast",
     "boards",
 ];
-const BROADCAST_KEYS: &[&str] = &["delay_minutes", "lichess"];
-const LICHESS_KEYS: &[&str] = &["base_url", "round_id", "token_file"];
+const BROADCAST_KEYS: &[&str] = &["delay_minutes", "event", "site", "lichess"];
+const LICHESS_KEYS: &[&str] = &["base_url", "round_id", "rounds", "token_file"];
+const LICHESS_ROUND_KEYS: &[&str] = &["boards", "round_id"];
 const SECURITY_KEYS: &[&str] = &["commands", "arbiters", "window_secs"];
 const WEB_KEYS: &[&str] = &["enabled", "listen", "secure_cookies", "trusted_proxy"];
 const HALL_KEYS: &[&str] = &["id", "state_dir", "sync_window_ms"];
@@ -372,22 +373,92 @@ impl Walk {
             self.field(t, "broadcast", "delay_minutes", &mut b.delay, |g| {
                 integer::<u32>(g).map(crate::broadcast::minutes)
             });
+            // An empty string is no tag (`?`), as when the key is absent.
+            let tag = |g: &Got| string(g).map(|s| Some(s).filter(|s| !s.trim().is_empty()));
+            self.field(t, "broadcast", "event", &mut b.tags.event, tag);
+            self.field(t, "broadcast", "site", &mut b.tags.site, tag);
             if let Some(l) = self.table(t, "broadcast", "lichess") {
                 let s = "broadcast.lichess";
                 let mut lichess = crate::broadcast::LichessSettings {
                     base_url: "https://lichess.org".into(),
                     round_id: String::new(),
+                    rounds: Vec::new(),
                     token_file: PathBuf::new(),
                 };
                 self.field(l, s, "base_url", &mut lichess.base_url, string);
                 self.field(l, s, "round_id", &mut lichess.round_id, string);
                 self.field(l, s, "token_file", &mut lichess.token_file, path);
+                lichess.rounds = self.lichess_rounds(l);
                 b.lichess = Some(lichess);
             }
         }
 
         c.boards = self.boards(root);
         c
+    }
+
+    /// `broadcast.lichess.rounds`: an array of `{ boards = "1-100", round_id = "…" }`. A
+    /// bad entry is reported and left out (the problems stop the start anyway).
+    fn lichess_rounds(&mut self, l: &Map<String, Value>) -> Vec<crate::broadcast::LichessRound> {
+        let key = "broadcast.lichess.rounds";
+        let Some(value) = l.get("rounds") else {
+            return Vec::new();
+        };
+        let ValueKind::Array(items) = &value.kind else {
+            self.error(
+                key,
+                format!(
+                    "expected an array of tables ([{{ boards = \"1-100\", round_id = \"…\" }}, …]), found {}",
+                    kind_name(&value.kind)
+                ),
+            );
+            return Vec::new();
+        };
+        let mut rounds = Vec::new();
+        for (i, item) in items.iter().enumerate() {
+            let s = format!("{key}[{i}]");
+            let ValueKind::Table(t) = &item.kind else {
+                self.error(
+                    s,
+                    format!(
+                        "expected a table ({{ boards = \"1-100\", round_id = \"…\" }}), found {}",
+                        kind_name(&item.kind)
+                    ),
+                );
+                rounds.push(crate::broadcast::LichessRound {
+                    boards: None,
+                    round_id: String::new(),
+                });
+                continue;
+            };
+            self.unknown_keys(&s, t, LICHESS_ROUND_KEYS);
+            let mut missing = false;
+            for required in ["boards", "round_id"] {
+                if !t.contains_key(required) {
+                    missing = true;
+                    self.error(
+                        format!("{s}.{required}"),
+                        format!("missing; every lichess round needs '{required}'"),
+                    );
+                }
+            }
+            let mut boards = None;
+            let mut round_id = String::new();
+            self.field(t, &s, "boards", &mut boards, |g| {
+                let text = string(g)?;
+                crate::broadcast::BoardRange::parse(&text)
+                    .map(Some)
+                    .map_err(BadValue::BoardRange)
+            });
+            self.field(t, &s, "round_id", &mut round_id, string);
+            // A bad entry stays as a placeholder (no boards) so that rounds[i] keeps naming
+            // the file's i-th entry; its problem is reported and stops the start.
+            rounds.push(crate::broadcast::LichessRound {
+                boards: boards.filter(|_| !missing),
+                round_id,
+            });
+        }
+        rounds
     }
 
     fn boards(&mut self, root: &Map<String, Value>) -> Vec<BoardConfig> {
@@ -616,6 +687,8 @@ enum BadValue {
     OutOfRange { n: i64, range: String },
     #[error("0 is out of range: tournament boards are numbered from 1")]
     BoardNumberZero,
+    #[error(transparent)]
+    BoardRange(crate::broadcast::BoardRangeError),
     #[error("{0}: a duration cannot be negative")]
     NegativeSeconds(i64),
     #[error("{0} s is too long: at most 10 days")]

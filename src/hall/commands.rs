@@ -140,6 +140,8 @@ impl Hall {
                 both_absent,
                 session_end,
                 broadcast_delay_minutes,
+                event,
+                site,
             } => {
                 let (pairings, from_trf) = match self.trf_pairings(
                     round,
@@ -164,12 +166,24 @@ impl Hall {
                 template.default_time = default_time_ms.unwrap_or(d.default_time);
                 template.both_absent = both_absent.unwrap_or(d.both_absent);
                 template.flag_mode = flag_mode.unwrap_or(d.flag_mode);
+                // The round's own tags, else its TRF's, else (in the feed) the event's.
+                let file_tags = from_trf
+                    .as_ref()
+                    .map(|t| t.tags.clone())
+                    .unwrap_or_default();
+                let given = |v: Option<String>| v.filter(|v| !v.trim().is_empty());
+                let tags = crate::broadcast::RoundTags {
+                    event: given(event),
+                    site: given(site),
+                }
+                .or(&file_tags);
                 let r = self
                     .start_round(
                         round,
                         &pairings,
                         template,
                         broadcast_delay_minutes,
+                        tags,
                         &command.arbiter,
                     )
                     .await;

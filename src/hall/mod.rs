@@ -223,6 +223,7 @@ pub fn start(settings: HallSettings) -> Result<RunningHall, HallError> {
     let feed = crate::broadcast::FeedWriter::recovered(
         &settings.state_dir,
         settings.broadcast.delay,
+        settings.broadcast.tags.clone(),
         games,
     );
     tracing::info!(

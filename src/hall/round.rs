@@ -87,6 +87,7 @@ impl Hall {
         pairings: &[Pairing],
         template: Setup,
         broadcast_delay_minutes: Option<u32>,
+        tags: crate::broadcast::RoundTags,
         arbiter: &str,
     ) -> Result<(), Refusal> {
         if number == 0 {
@@ -155,7 +156,7 @@ impl Hall {
         // The round's broadcast delay is on disk before any of its games: none is ever
         // shown undelayed, even across a restart.
         self.broadcast
-            .start_round(number, broadcast_delay_minutes)
+            .start_round(number, broadcast_delay_minutes, tags)
             .map_err(|e| Refusal::NotStored {
                 reason: e.to_string(),
             })?;

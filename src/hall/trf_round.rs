@@ -19,6 +19,8 @@ pub struct TrfRound {
     pub ranks: BTreeMap<String, (u32, u32)>,
     /// Tag 222, when the file has it.
     pub time_control: Option<TrfTimeControl>,
+    /// The tournament's name (tag 012) and place (tag 022): the PGN's `Event` and `Site`.
+    pub tags: crate::broadcast::RoundTags,
 }
 
 /// Tournament board numbers of the hall's boards.
@@ -80,10 +82,15 @@ pub fn from_trf(
             "trf: round {round} has no game to play on this hall's boards"
         )));
     }
+    let tag = |v: Option<&str>| v.map(str::trim).filter(|v| !v.is_empty()).map(String::from);
     Ok(TrfRound {
         pairings,
         ranks,
         time_control: trf.time_control(),
+        tags: crate::broadcast::RoundTags {
+            event: tag(trf.name()),
+            site: tag(trf.tag("022")),
+        },
     })
 }
 

@@ -274,6 +274,13 @@ pub enum HallAction {
         /// event's `[broadcast] delay_minutes`.
         #[serde(default)]
         broadcast_delay_minutes: Option<u32>,
+        /// The PGN's `Event` for this round's games, instead of its TRF's name (012) or
+        /// the configuration's `[broadcast] event`.
+        #[serde(default)]
+        event: Option<String>,
+        /// The PGN's `Site`, likewise (TRF tag 022, `[broadcast] site`).
+        #[serde(default)]
+        site: Option<String>,
     },
     /// I.1.1: adjourn every running game now ("seal all").
     SealAll {

@@ -125,7 +125,10 @@ impl Alerts {
             || self.standing.contains_key(&kind)
             || matches!(
                 kind,
-                AlertKind::BoardMoved | AlertKind::OutgoingQueue | AlertKind::AuthFailures
+                AlertKind::BoardMoved
+                    | AlertKind::OutgoingQueue
+                    | AlertKind::AuthFailures
+                    | AlertKind::BroadcastPush
             )
         {
             return Stale::Ignore;
@@ -211,6 +214,7 @@ mod tests {
             AlertKind::BoardMoved,
             AlertKind::OutgoingQueue,
             AlertKind::AuthFailures,
+            AlertKind::BroadcastPush,
         ] {
             assert_eq!(a.stale(&retained(&a, kind, "x")), Stale::Ignore);
         }
