@@ -231,7 +231,12 @@ async fn ten_tabs_of_one_browser_stay_live_and_a_command_from_each_is_answered()
 async fn the_board_page_offers_the_acts_of_each_phase_and_a_click_is_one_command() {
     let mut rig = Rig::start_with("web-acts", 2, GameDefaults::default()).await;
     let r = rig
-        .start_round(2, "600", 0, json!({"flag_mode": "claim"}))
+        .start_round(
+            2,
+            "600",
+            0,
+            json!({"flag_mode": "claim", "event": "Hall Open 2026", "site": "Leipzig GER"}),
+        )
         .await;
     assert_eq!(r["status"], "ok", "{r}");
     let b1 = board_id(1);
@@ -530,10 +535,14 @@ async fn the_board_page_offers_the_acts_of_each_phase_and_a_click_is_one_command
             "document.querySelector('.pubtitle').textContent",
         )
         .await;
-    assert!(
-        heading.as_str().unwrap_or("").contains("Round 1"),
+    // The event and the round, as the round's PGN names them.
+    assert_eq!(
+        heading.as_str().unwrap_or(""),
+        "Hall Open 2026 — Round 1",
         "{heading}"
     );
+    let title = chrome.js("return document.title;").await;
+    assert_eq!(title.as_str().unwrap_or(""), "Hall Open 2026 — Round 1");
     let info = chrome.js("return JSON.stringify(store.info);").await;
     assert!(
         !info.as_str().unwrap_or("").contains("/dev/")

@@ -377,6 +377,15 @@ impl FeedWriter {
         Ok(())
     }
 
+    /// The round's `Event` and `Site` as its games carry them (its own, its TRF's or the
+    /// event's), for the hall's `info` and the `/public` heading.
+    pub fn round_tags(&self, round: u32) -> RoundTags {
+        if let Some(r) = self.tx.borrow().rounds.get(&round) {
+            return r.tags.clone();
+        }
+        read_tags(&self.state_dir, round).unwrap_or_else(|| self.default_tags.clone())
+    }
+
     /// A board's game as it now stands (called where `board/<b>/pgn` is published).
     pub fn game(&self, game: FeedGame, round: u32) {
         if let Some(seen) = self.tx.borrow().evicted.get(&round) {

@@ -602,11 +602,16 @@ impl Hall {
                     FlagMode::Claim => "claim".into(),
                 },
             },
-            round: self.round.as_ref().map(|r| RoundInfo {
-                round: r.number,
-                start: r.start,
-                time_control: r.time_control.clone(),
-                boards: r.boards.clone(),
+            round: self.round.as_ref().map(|r| {
+                let tags = self.broadcast.round_tags(r.number);
+                RoundInfo {
+                    round: r.number,
+                    start: r.start,
+                    time_control: r.time_control.clone(),
+                    boards: r.boards.clone(),
+                    event: tags.event,
+                    site: tags.site,
+                }
             }),
         };
         self.publisher.json_retained(self.topics.info(), &info);

@@ -369,6 +369,13 @@ pub struct RoundInfo {
     pub start: Millis,
     pub time_control: String,
     pub boards: Vec<String>,
+    /// The round's event (the PGN's `Event`: its `start_round`'s, its TRF's name or
+    /// `[broadcast] event`), the `/public` heading; absent when none is known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub event: Option<String>,
+    /// Its place (`Site`), likewise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub site: Option<String>,
 }
 
 /// `board/<b>/availability`, retained.

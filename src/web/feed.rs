@@ -148,20 +148,29 @@ fn message(item: &FeedItem, audience: Audience, with_id: bool) -> Option<Bytes> 
     slot.get_or_init(make).clone()
 }
 
+/// A subscription's start as one chunk: a 1000-board snapshot is a thousand frames, and
+/// sent one write each it cost more than the live feed itself when every hall screen
+/// reconnected at once (200 `/public` screens after a Wi-Fi cut, docs/BENCHMARKS.md).
 fn start_events(start: Start, audience: Audience, out: &mut VecDeque<Bytes>) {
-    match start {
+    let frames: Vec<Bytes> = match start {
         Start::Snapshot { items, as_of } => {
-            out.push_back(frame(Some("snapshot"), None, &[b"start"]));
-            out.extend(items.iter().filter_map(|i| message(i, audience, false)));
-            out.push_back(frame(
+            let mut frames = Vec::with_capacity(items.len() + 2);
+            frames.push(frame(Some("snapshot"), None, &[b"start"]));
+            frames.extend(items.iter().filter_map(|i| message(i, audience, false)));
+            frames.push(frame(
                 Some("ready"),
                 Some(as_of),
                 &[as_of.to_string().as_bytes()],
             ));
+            frames
         }
-        Start::Resume(items) => {
-            out.extend(items.iter().filter_map(|i| message(i, audience, true)));
-        }
+        Start::Resume(items) => items
+            .iter()
+            .filter_map(|i| message(i, audience, true))
+            .collect(),
+    };
+    if !frames.is_empty() {
+        out.push_back(Bytes::from(frames.concat()));
     }
 }
 

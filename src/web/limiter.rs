@@ -442,7 +442,9 @@ mod tests {
     fn failures_spread_over_more_than_a_minute_are_no_burst() {
         let mut l = LoginLimiter::default();
         for n in 0..(3 * BURST_FAILURES) {
-            let at = T0 + Millis(BURST_WINDOW.0 / BURST_FAILURES as i64 * n as i64 + 1);
+            // The 20th comes just over a minute after the 1st: never 20 in one window.
+            let spacing = BURST_WINDOW.0 / (BURST_FAILURES as i64 - 1) + 1;
+            let at = T0 + Millis(spacing * n as i64);
             let r = l.record_failure(ip(&format!("10.0.4.{n}")), &format!("a{n}"), at);
             assert!(!r.burst, "{n}");
         }
@@ -450,10 +452,10 @@ mod tests {
 
     #[test]
     fn a_right_password_takes_back_its_counted_failure() {
-        // 19 failures and then logins that succeed: each was counted beforehand and taken
-        // back, so the hall never reaches the mark.
+        // 18 failures, then logins that succeed: each is counted while its password is
+        // checked and taken back when it proves right, so five of them do not add up.
         let mut l = LoginLimiter::default();
-        for n in 0..BURST_FAILURES - 1 {
+        for n in 0..BURST_FAILURES - 2 {
             l.record_failure(ip(&format!("10.0.5.{n}")), "a", T0);
         }
         for n in 0..5 {
@@ -461,6 +463,9 @@ mod tests {
             assert!(!l.record_failure(c, "chief", T0).burst, "{n}");
             l.record_success(c, "chief", T0);
         }
+        // The 19th and 20th real failures: the 20th is the burst.
+        assert!(!l.record_failure(ip("10.0.7.1"), "b", T0).burst);
+        assert!(l.record_failure(ip("10.0.7.2"), "b", T0).burst);
     }
 
     #[test]
@@ -541,7 +546,8 @@ mod tests {
             locked,
             Recorded {
                 client_locked: true,
-                account_locked: false
+                account_locked: false,
+                burst: false,
             }
         );
         assert!(matches!(
