@@ -321,6 +321,29 @@ async fn event_and_site_come_from_the_trf_the_round_or_the_configuration() {
     rig.restart_daemon().await;
     assert_eq!(round_pgn(&rig, 2), from_trf, "round 2 after the restart");
     assert_eq!(round_pgn(&rig, 3), own, "round 3 after the restart");
+    // `hallclock pgn` names the games as the broadcast did (the tags stored at the round's
+    // start), and its options override them.
+    let pgn = |extra: &[&str]| {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_hallclock"))
+            .args(["pgn", "--round", "2", "--state-dir"])
+            .arg(&rig.settings.state_dir)
+            .args(extra)
+            .output()
+            .expect("hallclock pgn runs");
+        assert!(out.status.success(), "{out:?}");
+        String::from_utf8(out.stdout).expect("utf-8")
+    };
+    let journal = pgn(&[]);
+    assert!(
+        journal.contains("[Event \"Hallclock Autumn Open 2026\"]")
+            && journal.contains("[Site \"Leiden\"]"),
+        "{journal}"
+    );
+    let given = pgn(&["--event", "Given"]);
+    assert!(
+        given.contains("[Event \"Given\"]") && given.contains("[Site \"Leiden\"]"),
+        "{given}"
+    );
     rig.stop().await;
 }
 

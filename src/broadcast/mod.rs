@@ -533,7 +533,9 @@ fn tags_path(state_dir: &Path, round: u32) -> PathBuf {
         .join(format!("round-{round}.tags"))
 }
 
-fn read_tags(state_dir: &Path, round: u32) -> Option<RoundTags> {
+/// The `Event` and `Site` a round's games were broadcast with, as stored at its start
+/// (`hallclock pgn` gives its games the same tags).
+pub fn read_tags(state_dir: &Path, round: u32) -> Option<RoundTags> {
     let text = std::fs::read(tags_path(state_dir, round)).ok()?;
     serde_json::from_slice(&text).ok()
 }

@@ -18,10 +18,11 @@ pub struct PgnArgs {
     /// Only this board's game (its id, e.g. `board-007`).
     #[arg(long)]
     pub board: Option<String>,
-    /// The `Event` tag (default `?`).
+    /// The `Event` tag (default: the round's as broadcast — its `start_round`'s, its
+    /// TRF's or `[broadcast] event` — else `?`).
     #[arg(long)]
     pub event: Option<String>,
-    /// The `Site` tag (default `?`).
+    /// The `Site` tag (default: the round's as broadcast, else `?`).
     #[arg(long)]
     pub site: Option<String>,
     #[command(flatten)]
@@ -81,12 +82,20 @@ pub fn run(args: PgnArgs) -> ExitCode {
         );
     }
     let all = games(scan.records.into_iter().map(|(r, _, _)| r));
+    // The tags the round was broadcast with (stored beside the journal at its start), so
+    // this PGN and the live one name the games alike; the options override them.
+    let stored = dir
+        .parent()
+        .and_then(|state| crate::broadcast::read_tags(state, args.round))
+        .unwrap_or_default();
+    let event = args.event.or(stored.event);
+    let site = args.site.or(stored.site);
     let chosen = round_games(
         &all,
         args.round,
         args.board.as_deref(),
-        args.event.as_deref(),
-        args.site.as_deref(),
+        event.as_deref(),
+        site.as_deref(),
     );
     if chosen.is_empty() {
         let which = match &args.board {
