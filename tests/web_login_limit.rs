@@ -219,3 +219,75 @@ async fn a_spray_from_many_addresses_at_many_accounts_raises_auth_failures_over_
     assert_eq!(status, 200, "{body}");
     rig.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_login_page_says_how_long_a_locked_out_arbiter_waits() {
+    // The viewer's account was guessed at ten times (from elsewhere): in Chromium, the
+    // right password is refused, and the page says so in words with the wait.
+    let (publisher, _rx) = hallclock::mqtt::client::detached();
+    let (tx, _intake) = tokio::sync::mpsc::channel(8);
+    let state = AppState::new(
+        HALL,
+        publisher.feed().clone(),
+        tx,
+        webcommon::accounts(),
+        false,
+    );
+    {
+        let now = state.timebase().now();
+        let mut limiter = state.limiter();
+        for _ in 0..LOCKOUT_FAILURES {
+            limiter.record_failure("203.0.113.50".parse().expect("an address"), "viewer", now);
+        }
+    }
+    let web = webcommon::serve(state).await;
+    let chrome = webcommon::Chrome::start("login-limit", 1000, 700).await;
+    let c = &chrome.client;
+    c.goto(&format!("http://{}/login", web.addr))
+        .await
+        .expect("the login page");
+    chrome
+        .until(
+            "the login form",
+            "document.querySelector('#login input[name=id]')",
+        )
+        .await;
+    c.find(fantoccini::Locator::Css("#login input[name=id]"))
+        .await
+        .expect("the id field")
+        .send_keys("viewer")
+        .await
+        .expect("typed");
+    c.find(fantoccini::Locator::Css("#login input[name=password]"))
+        .await
+        .expect("the password field")
+        .send_keys(PASSWORD)
+        .await
+        .expect("typed");
+    c.find(fantoccini::Locator::Css("#login button"))
+        .await
+        .expect("the button")
+        .click()
+        .await
+        .expect("clicked");
+    let said = chrome
+        .until(
+            "the refusal",
+            "document.getElementById('login-reply').textContent",
+        )
+        .await;
+    let said = said.as_str().unwrap_or("");
+    assert!(
+        said.contains("too many failed logins: try again in"),
+        "{said}"
+    );
+    // A lockout's wait in minutes, as a person reads it.
+    assert!(
+        said.ends_with(&format!("try again in {} min", LOCKOUT.0 / 60_000)),
+        "{said}"
+    );
+    let path = chrome.js("return location.pathname;").await;
+    assert_eq!(path, "/login", "still on the login page");
+    let _ = chrome.shot("login-locked").await;
+    chrome.close().await;
+}

@@ -19,7 +19,7 @@ pub enum WebError {
     BadLogin,
     /// Too many failed logins from this client or for this account (`web::limiter`): the
     /// password was not checked. `retry_after_secs` goes in the `Retry-After` header.
-    #[error("too many failed logins: try again in {retry_after_secs} s")]
+    #[error("too many failed logins: try again in {}", wait_in_words(*retry_after_secs))]
     TooManyAttempts { retry_after_secs: u64 },
     /// A POST without the session's CSRF token, or from another site.
     #[error("{0}")]
@@ -113,5 +113,15 @@ impl IntoResponse for WebError {
                     .into_response()
             }
         }
+    }
+}
+
+/// A wait as the arbiter reads it on the login page: seconds for a back-off step, whole
+/// minutes (rounded up) for a lockout ("15 min", not "898 s").
+pub fn wait_in_words(secs: u64) -> String {
+    if secs < 120 {
+        format!("{secs} s")
+    } else {
+        format!("{} min", secs.div_ceil(60))
     }
 }
