@@ -541,7 +541,8 @@ mod tests {
             locked,
             Recorded {
                 client_locked: true,
-                account_locked: false
+                account_locked: false,
+                burst: false,
             }
         );
         assert!(matches!(
