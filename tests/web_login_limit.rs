@@ -177,8 +177,13 @@ async fn a_spray_from_many_addresses_at_many_accounts_raises_auth_failures_over_
     let web = webcommon::serve(state).await;
     let topic = rig.topic("alert/auth-failures");
     for n in 0..BURST_FAILURES {
-        let (status, _, body) =
-            login_from(web.addr, &format!("198.18.0.{n}"), &format!("guess-{n}"), WRONG).await;
+        let (status, _, body) = login_from(
+            web.addr,
+            &format!("198.18.0.{n}"),
+            &format!("guess-{n}"),
+            WRONG,
+        )
+        .await;
         assert_eq!(status, 401, "{n}: {body}");
         if n + 1 < BURST_FAILURES {
             assert!(
@@ -204,7 +209,10 @@ async fn a_spray_from_many_addresses_at_many_accounts_raises_auth_failures_over_
         message.contains(&format!("{BURST_FAILURES} failed passwords in the hall")),
         "{message}"
     );
-    assert!(message.contains("198.18.0.19"), "the last client: {message}");
+    assert!(
+        message.contains("198.18.0.19"),
+        "the last client: {message}"
+    );
     assert!(!text.contains(WRONG), "never the password: {text}");
     // Nobody is locked out by it: the chief logs in from a fresh address.
     let (status, _, body) = login_from(web.addr, "10.0.0.5", "chief", PASSWORD).await;
