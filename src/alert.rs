@@ -47,6 +47,9 @@ pub enum AlertKind {
     /// games lichess refused, a lichess round with a source URL, a lichess round given more
     /// games than a push takes, boards in no configured range.
     BroadcastPush,
+    /// Two online nodes of the hall (servers, issue 23) both claim a board id: each node
+    /// raises its own (id `<board>-claimed-twice-<node>`) and keeps its game.
+    BoardClaimedTwice,
 }
 
 impl AlertKind {
@@ -69,6 +72,7 @@ impl AlertKind {
             AlertKind::ResultShown => "result-shown",
             AlertKind::AuthFailures => "auth-failures",
             AlertKind::BroadcastPush => "broadcast-push",
+            AlertKind::BoardClaimedTwice => "claimed-twice",
         }
     }
 }

@@ -34,6 +34,7 @@ pub fn settings(config: &Config) -> Result<HallSettings, crate::id::BadId> {
         .collect::<Result<_, crate::id::BadId>>()?;
     Ok(HallSettings {
         hall: crate::id::Id::parse(&config.hall.id)?,
+        node: crate::id::Id::parse(&config.hall.node)?,
         boards,
         defaults: config.defaults.clone(),
         link,

@@ -63,6 +63,23 @@ impl From<Id> for String {
     }
 }
 
+/// A host name made an id, for a default node name: its first label, lowercased, with
+/// every character an id may not hold made '-', and no '-' at either end; `node` when
+/// nothing is left. (A host name is already mostly an id: RFC 1123 allows letters,
+/// digits and '-' in a label.)
+pub fn from_host_name(host: &str) -> Id {
+    let label = host.trim().split('.').next().unwrap_or("");
+    let text: String = label
+        .chars()
+        .map(|c| {
+            let c = c.to_ascii_lowercase();
+            if allowed(c) { c } else { '-' }
+        })
+        .collect();
+    let text = text.trim_matches('-');
+    Id::parse(text).unwrap_or_else(|_| Id("node".to_string()))
+}
+
 /// `[a-z0-9-]+`.
 pub fn valid(id: &str) -> bool {
     !id.is_empty() && id.chars().all(allowed)
@@ -76,6 +93,20 @@ pub fn allowed(c: char) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_host_name_becomes_a_node_id() {
+        for (host, id) in [
+            ("hall-server-1\n", "hall-server-1"),
+            ("Hall_PC.example.org", "hall-pc"),
+            ("-pi-", "pi"),
+            ("", "node"),
+            ("___", "node"),
+            ("ÉCOLE", "cole"),
+        ] {
+            assert_eq!(from_host_name(host).as_str(), id, "{host:?}");
+        }
+    }
 
     #[test]
     fn an_id_is_a_topic_level_of_lowercase_letters_digits_and_dashes() {

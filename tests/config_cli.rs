@@ -212,6 +212,7 @@ fn print_config_applies_the_environment_and_masks_the_password() {
             ("HALLCLOCK__BROKER__PORT", "1884"),
             ("HALLCLOCK__BROKER__PASSWORD", "hunter2"),
             ("HALLCLOCK__HALL__ID", "hall-b"),
+            ("HALLCLOCK__HALL__NODE", "server-2"),
         ],
     );
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
@@ -219,7 +220,8 @@ fn print_config_applies_the_environment_and_masks_the_password() {
     for line in [
         "id = \"hall-b\"",
         "port = 1884",
-        "client_id = \"hallclock-hall-b\"",
+        "node = \"server-2\"",
+        "client_id = \"hallclock-hall-b-server-2\"",
         "username = \"clock\"",
         "password = \"********\"",
         "time_control = \"40/5400+30:1800+30\"",
@@ -305,6 +307,8 @@ fn the_print_config_example_in_operations_md_is_real() {
         &["print-config"],
         Some(&root.join("config/hallclock.toml")),
         &[
+            // The default node is the host name: named, so the example is the same anywhere.
+            ("HALLCLOCK__HALL__NODE", "hall-server-1"),
             ("HALLCLOCK__BROKER__USERNAME", "clock"),
             ("HALLCLOCK__BROKER__PASSWORD", "s3cret"),
         ],

@@ -197,7 +197,12 @@ fn defaults_without_a_file() {
     assert!(warnings.is_empty(), "{warnings:#?}");
     assert_eq!(config.broker.host, "localhost");
     assert_eq!(config.broker.port, 1883);
-    assert_eq!(config.client_id(), "hallclock-hall-a");
+    // The node is in the derived client id: two servers of one hall must not share it.
+    assert_eq!(config.hall.node, hallclock::config::default_node());
+    assert_eq!(
+        config.client_id(),
+        format!("hallclock-hall-a-{}", config.hall.node)
+    );
     assert_eq!(config.broker.keep_alive_secs, 15);
     assert_eq!(config.broker.max_queued, 10_000);
     assert_eq!(
@@ -860,7 +865,7 @@ fn environment_overrides_the_file() {
     assert!(warnings.is_empty(), "{warnings:?}");
     assert_eq!(c.broker.port, 1884);
     assert_eq!(c.hall.id, "hall-b");
-    assert_eq!(c.client_id(), "hallclock-hall-b");
+    assert_eq!(c.client_id(), format!("hallclock-hall-b-{}", c.hall.node));
     assert!(c.broker.tls);
     assert_eq!(c.broker.username.as_deref(), Some("clock"));
     assert_eq!(c.broker.password.as_deref(), Some("hunter2"));
@@ -882,7 +887,7 @@ fn an_empty_environment_variable_unsets_an_optional_key() {
     );
     let (c, _) = ok(&text, &env(&[("HALLCLOCK__BROKER__CLIENT_ID", "")]));
     assert_eq!(c.broker.client_id, None);
-    assert_eq!(c.client_id(), "hallclock-hall-a");
+    assert_eq!(c.client_id(), format!("hallclock-hall-a-{}", c.hall.node));
 }
 
 #[test]
@@ -931,7 +936,11 @@ fn effective_toml_masks_the_password_and_round_trips() {
     let masked = c.effective_toml(true);
     assert!(masked.contains("\npassword = \"********\"\n"), "{masked}");
     assert!(!masked.contains("hunter2"));
-    assert!(masked.contains("\nclient_id = \"hallclock-hall-a\"\n"));
+    assert!(masked.contains(&format!(
+        "\nclient_id = \"hallclock-hall-a-{}\"\n",
+        c.hall.node
+    )));
+    assert!(masked.contains(&format!("\nnode = \"{}\"\n", c.hall.node)));
     assert!(masked.contains("\n# ca_file: not set\n"));
     assert!(masked.contains("\ndiscrepancy_margin = \"0:01.500\"\n"));
 
@@ -1408,4 +1417,25 @@ fn web_trusted_proxy_is_an_ip_address_or_empty() {
             .contains("is not an IP address"),
         "{e}"
     );
+}
+
+#[test]
+fn the_node_is_an_id_named_in_the_file_or_the_host_name() {
+    let dir = TempDir::new();
+    let text =
+        with_state_dir(&dir, &board("b1")).replacen("[hall]\n", "[hall]\nnode = \"server-2\"\n", 1);
+    let (c, _) = ok(&text, &[]);
+    assert_eq!(c.hall.node, "server-2");
+    assert_eq!(c.client_id(), "hallclock-hall-a-server-2");
+    for bad in ["Server_2", "", "a/b"] {
+        let text = with_state_dir(&dir, &board("b1")).replacen(
+            "[hall]\n",
+            &format!("[hall]\nnode = \"{bad}\"\n"),
+            1,
+        );
+        let e = err(&text, &[]);
+        error_at(&e, "hall.node");
+    }
+    // The default is always a valid id, whatever the machine's name.
+    assert!(hallclock::id::valid(&hallclock::config::default_node()));
 }

@@ -400,9 +400,12 @@ async fn a_late_subscriber_receives_every_retained_state() {
         let want = if n <= 2 { "running" } else { "idle" };
         assert_eq!(state["phase"], want, "{b}");
     }
-    let status_topic = rig.topic("status");
-    let st = late.wait("status", |m| m.topic == status_topic).await;
-    assert_eq!(st.text(), "online");
+    let st = late
+        .wait("node status", |m| {
+            common::node_state(m, common::NODE).is_some()
+        })
+        .await;
+    assert_eq!(st.json()["state"], "online", "{}", st.text());
     assert!(st.retained);
     let info_topic = rig.topic("info");
     let info = late.wait("info", |m| m.topic == info_topic).await.json();
@@ -416,10 +419,9 @@ async fn broker_restart_republishes_status_info_availability_and_states() {
     started(&mut rig, 1, "600", json!({})).await;
     rig.broker.restart().await; // a fresh Mosquitto: no retained messages survive
     let mut fresh = Watcher::connect(rig.broker.port, "after-restart").await;
-    let status_topic = rig.topic("status");
     fresh
-        .wait("status online", |m| {
-            m.topic == status_topic && m.text() == "online"
+        .wait("node status online", |m| {
+            common::node_state(m, common::NODE).as_deref() == Some("online")
         })
         .await;
     let info_topic = rig.topic("info");
@@ -450,10 +452,9 @@ async fn broker_restart_republishes_status_info_availability_and_states() {
 async fn stopping_the_daemon_publishes_offline() {
     let mut rig = Rig::start("stop", 1).await;
     rig.stop().await;
-    let topic = rig.topic("status");
     rig.watcher
-        .wait("status offline", |m| {
-            m.topic == topic && m.text() == "offline"
+        .wait("node status offline", |m| {
+            common::node_state(m, common::NODE).as_deref() == Some("offline")
         })
         .await;
 }

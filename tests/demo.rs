@@ -253,8 +253,8 @@ async fn with_an_external_mosquitto_a_subscriber_sees_the_whole_round() {
     assert!(run.stdout.contains("external broker on 127.0.0.1:"));
 
     watcher
-        .wait("status offline", |m| {
-            m.topic == "hallclock/demo-ext/status" && m.text() == "offline"
+        .wait("node status offline", |m| {
+            m.topic == "hallclock/demo-ext/node/demo/status" && m.json()["state"] == "offline"
         })
         .await;
     let seen = watcher.drain().to_vec();
@@ -305,8 +305,8 @@ async fn with_an_external_mosquitto_a_subscriber_sees_the_whole_round() {
     // Stopping publishes `offline` (retained), not just the broker's last will.
     let status: Vec<String> = seen
         .iter()
-        .filter(|m| m.topic == "hallclock/demo-ext/status")
-        .map(common::Msg::text)
+        .filter(|m| m.topic == "hallclock/demo-ext/node/demo/status")
+        .map(|m| m.json()["state"].as_str().unwrap_or("").to_string())
         .collect();
     // Not necessarily first: under load the daemon's client can drop its first
     // connection while it is being made, and the broker then publishes the last will.
@@ -420,8 +420,8 @@ async fn sigint_mid_round_stops_cleanly_and_the_daemon_says_offline() {
     );
     watcher
         .wait("status offline", |m| {
-            m.topic == "hallclock/demo-sigint/status"
-                && m.text() == "offline"
+            m.topic == "hallclock/demo-sigint/node/demo/status"
+                && m.json()["state"] == "offline"
                 && !m.payload.is_empty()
         })
         .await;

@@ -15,10 +15,9 @@ const MB: usize = 1_000_000;
 
 /// The daemon went offline at some point: its last will, or its own `offline`.
 fn went_offline(w: &mut Watcher) -> bool {
-    let status = format!("hallclock/{HALL}/status");
     w.drain()
         .iter()
-        .any(|m| m.topic == status && m.text() == "offline")
+        .any(|m| common::node_state(m, common::NODE).as_deref() == Some("offline"))
 }
 
 /// A command of about `size` bytes: valid JSON, its bulk in `reason`.
@@ -134,11 +133,10 @@ async fn a_5_mb_command_plain_or_retained_is_too_large_and_the_daemon_stays_onli
     for m in &mut rig.watcher.seen {
         m.used = true;
     }
-    let status = rig.topic("status");
     rig.hall = Some(hallclock::hall::start(rig.settings.clone()).expect("the daemon restarts"));
     rig.watcher
         .wait("online again", |m| {
-            m.topic == status && m.text() == "online"
+            common::node_state(m, common::NODE).as_deref() == Some("online")
         })
         .await;
     for topic in [&board_set, &set] {
@@ -154,8 +152,7 @@ async fn a_5_mb_command_plain_or_retained_is_too_large_and_the_daemon_stays_onli
     still_answers(&mut rig).await;
     let status_msgs: Vec<String> = rig.watcher.drain()[seen_before..]
         .iter()
-        .filter(|m| m.topic == status)
-        .map(|m| m.text())
+        .filter_map(|m| common::node_state(m, common::NODE))
         .collect();
     assert!(
         !status_msgs.iter().any(|s| s == "offline"),

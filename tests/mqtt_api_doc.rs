@@ -146,7 +146,11 @@ fn every_example_parses_into_the_daemons_own_types() {
     for e in &all {
         let m = e.marker.as_str();
         let at = format!("MQTT-API.md:{} ({m})", e.line);
-        if m == "status" || m == "availability" {
+        if m == "node_status" {
+            round_trip::<hallclock::mqtt::payload::NodeStatusPayload>(e);
+        } else if m == "node_info" {
+            round_trip::<hallclock::mqtt::payload::NodeInfoPayload>(e);
+        } else if m == "availability" {
             let text = e.body.trim();
             assert!(text == ONLINE || text == OFFLINE, "{at}: {text}");
         } else if m == "info" {
@@ -190,6 +194,11 @@ fn every_example_parses_into_the_daemons_own_types() {
                 assert_eq!(serde_json::to_value(a.kind).unwrap(), json!(rest), "{at}");
             }
             match a.board.as_deref() {
+                // One per node that raises it: the node's name ends the id.
+                Some(board) if a.kind == AlertKind::BoardClaimedTwice => assert!(
+                    a.id.starts_with(&format!("{board}-{}-", a.kind.slug())),
+                    "{at}: alert id"
+                ),
                 Some(board) => {
                     assert_eq!(a.id, format!("{board}-{}", a.kind.slug()), "{at}: alert id")
                 }
@@ -797,6 +806,7 @@ fn all_alert_kinds() -> Vec<AlertKind> {
         AlertKind::ResultShown,
         AlertKind::AuthFailures,
         AlertKind::BroadcastPush,
+        AlertKind::BoardClaimedTwice,
     ];
     covers_every_variant(
         &kinds,
@@ -818,8 +828,9 @@ fn all_alert_kinds() -> Vec<AlertKind> {
             AlertKind::ResultShown => 14,
             AlertKind::AuthFailures => 15,
             AlertKind::BroadcastPush => 16,
+            AlertKind::BoardClaimedTwice => 17,
         },
-        17,
+        18,
     );
     kinds
 }
@@ -1358,6 +1369,7 @@ fn channel_topic(channel: &str) -> String {
         .strip_prefix("hallclock/{hall}/")
         .unwrap_or_else(|| panic!("channel {channel} is not under hallclock/{{hall}}/"))
         .replace("{board}", "<b>")
+        .replace("{node}", "<node>")
         .replace("{id}", "<id>")
 }
 
@@ -1383,7 +1395,7 @@ fn asyncapi_channels_are_the_documented_topics() {
         let mqtt = &operation["bindings"]["mqtt"];
         assert_eq!(mqtt["qos"], 1, "{name}: QoS");
         assert_eq!(mqtt["retain"], json!(retained), "{name}: retained");
-        for param in ["hall", "board", "id"] {
+        for param in ["hall", "node", "board", "id"] {
             if name.contains(&format!("{{{param}}}")) {
                 let p = resolve(&api, &channel["parameters"][param]);
                 assert!(p.get("schema").is_some(), "{name}: parameter {param}");
@@ -1726,7 +1738,8 @@ fn asyncapi_schemas_accept_every_example() {
     for e in examples() {
         let m = e.marker.as_str();
         let (message, value) = match m.split(':').next().unwrap_or_default() {
-            "status" => ("status", json!(e.body.trim())),
+            "node_status" => ("nodeStatus", serde_json::from_str(&e.body).unwrap()),
+            "node_info" => ("nodeInfo", serde_json::from_str(&e.body).unwrap()),
             "availability" => ("availability", json!(e.body.trim())),
             "info" => ("info", serde_json::from_str(&e.body).unwrap()),
             "state" => ("state", serde_json::from_str(&e.body).unwrap()),

@@ -122,7 +122,8 @@ async fn a_press_refused_during_a_pause_leaves_the_lever_reversed_and_the_next_p
 
 fn daemon_config(dir: &Path, broker: u16, sim: &Sim, boards: usize) -> PathBuf {
     let mut toml = format!(
-        "[hall]\nid = \"{HALL}\"\nstate_dir = \"{}\"\n\n[broker]\nhost = \"127.0.0.1\"\nport = {broker}\nclient_id = \"hallclock-outage\"\nkeep_alive_secs = 5\n\n[link]\nliveness_timeout_ms = 1500\nack_timeout_ms = 300\nreopen_backoff_max_ms = 300\n\n[log]\nlevel = \"debug\"\n\n[security]\narbiters = {:?}\n",
+        "[hall]\nid = \"{HALL}\"\nnode = \"{}\"\nstate_dir = \"{}\"\n\n[broker]\nhost = \"127.0.0.1\"\nport = {broker}\nclient_id = \"hallclock-outage\"\nkeep_alive_secs = 5\n\n[link]\nliveness_timeout_ms = 1500\nack_timeout_ms = 300\nreopen_backoff_max_ms = 300\n\n[log]\nlevel = \"debug\"\n\n[security]\narbiters = {:?}\n",
+        common::NODE,
         dir.join("state").display(),
         common::write_arbiters(dir).display().to_string()
     );
@@ -204,10 +205,9 @@ impl Hall {
 
     async fn launch(&mut self, boards: usize) {
         self.daemon = Some(Daemon::spawn(&self.config, &self.log));
-        let status = TOPIC("status");
         self.w
             .wait("daemon online", |m| {
-                m.topic == status && m.text() == "online"
+                common::node_state(m, common::NODE).as_deref() == Some("online")
             })
             .await;
         for n in 1..=boards {
@@ -621,7 +621,10 @@ async fn picture(port: u16, boards: usize) -> BTreeMap<String, Value> {
                 "fen": s["fen"], "white_moves": s["white"]["moves"], "black_moves": s["black"]["moves"],
                 "pending_flag": s["pending_flag"]["side"], "online": s["online"],
             })
-        } else if key == "status" || key.ends_with("/availability") {
+        } else if key.starts_with("node/") && key.ends_with("/status") {
+            // `boot` is the run's: only whether the node is up is the dashboard's picture.
+            m.json()["state"].clone()
+        } else if key.ends_with("/availability") {
             json!(m.text())
         } else {
             continue;

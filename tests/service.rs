@@ -14,8 +14,9 @@ use hallclock::sim::{Sim, SimConfig};
 
 fn write_config(path: &Path, state: &Path, broker: u16, sim: &Sim, boards: usize, keep_alive: u16) {
     let mut toml = format!(
-        "[hall]\nid = \"{}\"\nstate_dir = \"{}\"\n\n[broker]\nhost = \"127.0.0.1\"\nport = {broker}\nkeep_alive_secs = {keep_alive}\n",
+        "[hall]\nid = \"{}\"\nnode = \"{}\"\nstate_dir = \"{}\"\n\n[broker]\nhost = \"127.0.0.1\"\nport = {broker}\nkeep_alive_secs = {keep_alive}\n",
         common::HALL,
+        common::NODE,
         state.display()
     );
     for n in 1..=boards {
@@ -158,9 +159,10 @@ async fn sighup_adds_a_board_and_says_what_needs_a_restart_sigterm_stops_cleanly
     assert!(text.contains("[broker] need a restart"), "{text}");
     // SIGTERM: offline published, exit 0.
     signal("-TERM");
-    let status = format!("hallclock/{}/status", common::HALL);
-    w.wait("offline", |m| m.topic == status && m.text() == "offline")
-        .await;
+    w.wait("offline", |m| {
+        common::node_state(m, common::NODE).as_deref() == Some("offline")
+    })
+    .await;
     let mut d = d;
     let code = tokio::task::block_in_place(|| d.0.wait()).expect("exit");
     assert!(code.success(), "{code:?}");

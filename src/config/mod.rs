@@ -112,6 +112,10 @@ impl Default for WebConfig {
 pub struct HallConfig {
     /// The `<hall>` of the MQTT topics `hallclock/<hall>/…`; `[a-z0-9-]+`.
     pub id: String,
+    /// This hall server's name among the hall's servers (issue 23): the `<node>` of
+    /// `hallclock/<hall>/node/<node>/…`; `[a-z0-9-]+`. Default: the host name, made an id
+    /// ([`crate::id::from_host_name`]), so servers of one hall differ without a setting.
+    pub node: String,
     /// The journal and snapshots.
     pub state_dir: PathBuf,
     /// Group commit: at least this many ms between two `fdatasync`s of the journal
@@ -123,10 +127,18 @@ impl Default for HallConfig {
     fn default() -> Self {
         HallConfig {
             id: "hall".into(),
+            node: default_node(),
             state_dir: PathBuf::from("/var/lib/hallclock"),
             sync_window_ms: 0,
         }
     }
+}
+
+/// The host name as a node id: read from the kernel (hallclock runs on Linux), `node`
+/// when it cannot be read or has no usable character.
+pub fn default_node() -> String {
+    let host = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap_or_default();
+    crate::id::from_host_name(&host).to_string()
 }
 
 /// `[broker]`: the MQTT broker.
@@ -134,7 +146,7 @@ impl Default for HallConfig {
 pub struct BrokerConfig {
     pub host: String,
     pub port: u16,
-    /// `None`: `hallclock-<hall id>`, see [`BrokerConfig::client_id`].
+    /// `None`: `hallclock-<hall id>-<node>`, see [`BrokerConfig::client_id`].
     pub client_id: Option<String>,
     pub username: Option<String>,
     pub password: Option<String>,
@@ -169,11 +181,13 @@ impl Default for BrokerConfig {
 }
 
 impl BrokerConfig {
-    /// The MQTT client id: the configured one, or `hallclock-<hall id>`.
-    pub fn client_id(&self, hall_id: &str) -> String {
+    /// The MQTT client id: the configured one, or `hallclock-<hall id>-<node>`. The node is
+    /// in it because a broker disconnects a client when another connects with its id: two
+    /// servers of one hall with `hallclock-<hall id>` would throw each other off for ever.
+    pub fn client_id(&self, hall_id: &str, node: &str) -> String {
         match &self.client_id {
             Some(id) => id.clone(),
-            None => format!("hallclock-{hall_id}"),
+            None => format!("hallclock-{hall_id}-{node}"),
         }
     }
 }
@@ -513,9 +527,9 @@ impl Config {
         }
     }
 
-    /// The MQTT client id: `broker.client_id`, or `hallclock-<hall id>`.
+    /// The MQTT client id: `broker.client_id`, or `hallclock-<hall id>-<node>`.
     pub fn client_id(&self) -> String {
-        self.broker.client_id(&self.hall.id)
+        self.broker.client_id(&self.hall.id, &self.hall.node)
     }
 }
 

@@ -17,6 +17,7 @@ impl Config {
         t.line("# hallclock: effective configuration (defaults, then the file, then HALLCLOCK__* environment variables)");
         t.section("hall");
         t.string("id", &self.hall.id);
+        t.string("node", &self.hall.node);
         t.path("state_dir", &self.hall.state_dir);
         t.raw("sync_window_ms", self.hall.sync_window_ms);
 

@@ -132,6 +132,9 @@ impl Config {
         if let Some(why) = id_problem(&self.hall.id) {
             out.push(Problem::error("hall.id", format!("hall id {why}")));
         }
+        if let Some(why) = id_problem(&self.hall.node) {
+            out.push(Problem::error("hall.node", format!("node id {why}")));
+        }
         let dir = &self.hall.state_dir;
         let key = "hall.state_dir";
         if dir.as_os_str().is_empty() {
@@ -201,9 +204,13 @@ impl Config {
                 "0 is not a port; the MQTT default is 1883 (8883 with TLS)",
             ));
         }
-        // A derived id is only as good as the hall id, which has its own message.
-        if b.client_id.is_some() || id_problem(&self.hall.id).is_none() {
-            out.extend(client_id_problems(&self.client_id()));
+        // A derived id is only as good as the hall and node ids, which have their own
+        // messages; its length is ours, not the operator's doing, and every broker a hall
+        // runs accepts it (an operator whose broker insists on 23 bytes sets client_id).
+        if b.client_id.is_some() {
+            out.extend(client_id_problems(&self.client_id(), true));
+        } else if id_problem(&self.hall.id).is_none() && id_problem(&self.hall.node).is_none() {
+            out.extend(client_id_problems(&self.client_id(), false));
         }
         if b.username.as_deref() == Some("") {
             out.push(Problem::error(
@@ -526,13 +533,13 @@ enum PemError {
 
 /// MQTT 3.1.1 (3.1.3.1) makes a broker accept only 1–23 characters of `[0-9a-zA-Z]`; real
 /// brokers (Mosquitto, EMQX, HiveMQ) accept longer UTF-8 ids, but not these.
-fn client_id_problems(id: &str) -> Vec<Problem> {
+fn client_id_problems(id: &str, explicit: bool) -> Vec<Problem> {
     let key = "broker.client_id";
     let mut out = Vec::new();
     if id.is_empty() {
         out.push(Problem::error(
             key,
-            "empty; remove the key to use the default hallclock-<hall id>",
+            "empty; remove the key to use the default hallclock-<hall id>-<node>",
         ));
         return out;
     }
@@ -564,7 +571,7 @@ fn client_id_problems(id: &str) -> Vec<Problem> {
             key,
             "longer than 65535 bytes, the MQTT string limit",
         ));
-    } else if id.len() > 23 {
+    } else if explicit && id.len() > 23 {
         out.push(Problem::warning(
             key,
             format!(

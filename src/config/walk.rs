@@ -174,7 +174,7 @@ const LICHESS_KEYS: &[&str] = &["base_url", "round_id", "rounds", "token_file"];
 const LICHESS_ROUND_KEYS: &[&str] = &["boards", "round_id"];
 const SECURITY_KEYS: &[&str] = &["commands", "arbiters", "window_secs"];
 const WEB_KEYS: &[&str] = &["enabled", "listen", "secure_cookies", "trusted_proxy"];
-const HALL_KEYS: &[&str] = &["id", "state_dir", "sync_window_ms"];
+const HALL_KEYS: &[&str] = &["id", "node", "state_dir", "sync_window_ms"];
 pub(super) const BROKER_KEYS: &[&str] = &[
     "host",
     "port",
@@ -229,6 +229,7 @@ impl Walk {
 
         if let Some(t) = self.table(root, "", "hall") {
             self.field(t, "hall", "id", &mut c.hall.id, string);
+            self.field(t, "hall", "node", &mut c.hall.node, string);
             self.field(t, "hall", "state_dir", &mut c.hall.state_dir, path);
             self.field(
                 t,

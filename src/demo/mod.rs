@@ -35,6 +35,9 @@ use crate::sim::{Sim, SimConfig, SimError};
 use seats::Players;
 use table::Table;
 
+/// The demo daemon's node (`hallclock/<hall>/node/demo/…`).
+pub const DEMO_NODE: &str = "demo";
+
 /// The demo's hall id unless told otherwise: topics `hallclock/demo/…`.
 pub const HALL: &str = "demo";
 
@@ -124,6 +127,8 @@ fn hall_config(opts: &DemoOptions, host: &str, port: u16, sim: &Sim) -> Config {
     let mut config = Config {
         hall: HallConfig {
             id: opts.hall.clone(),
+            // One server: its name says what it is, whatever the machine is called.
+            node: DEMO_NODE.into(),
             state_dir: opts.dir.clone(),
             ..HallConfig::default()
         },

@@ -46,7 +46,9 @@ struct GameEvents {
 pub struct Table {
     prefix: String,
     rows: BTreeMap<String, Row>,
-    status: String,
+    /// Each node's `state` (`online`, `offline`), from its `node/<node>/status`: the hall
+    /// is up while any node is (no daemon publishes a hall-wide status).
+    nodes: BTreeMap<String, String>,
     round: Option<u32>,
     /// The rounds whose `round_started` arrived, whoever started them.
     started: Vec<u32>,
@@ -66,7 +68,7 @@ impl Table {
         Table {
             prefix: format!("hallclock/{hall}/"),
             rows: BTreeMap::new(),
-            status: "unknown".into(),
+            nodes: BTreeMap::new(),
             round: None,
             started: Vec::new(),
             highest_round: 0,
@@ -146,9 +148,16 @@ impl Table {
         };
         let parts: Vec<&str> = rest.split('/').collect();
         match parts.as_slice() {
-            ["status"] => {
-                self.status = String::from_utf8_lossy(payload).into_owned();
-                vec![format!("daemon {}", self.status)]
+            ["node", node, "status"] => {
+                let status: serde_json::Value = serde_json::from_slice(payload).unwrap_or_default();
+                let state = status["state"].as_str().unwrap_or("unknown").to_string();
+                let line = format!(
+                    "node {} {}",
+                    crate::intake::command::log_safe(node),
+                    crate::intake::command::log_safe(&state)
+                );
+                self.nodes.insert((*node).to_string(), state);
+                vec![line]
             }
             ["event"] => self.hall_event(payload),
             ["alert", _] => {
@@ -362,8 +371,16 @@ impl Table {
         self.rows.values().filter(|r| r.online).count()
     }
 
+    /// `online` while any node is, `offline` when every node known is not, `unknown`
+    /// before any node is heard of.
     pub fn status(&self) -> &str {
-        &self.status
+        if self.nodes.values().any(|s| s == "online") {
+            "online"
+        } else if self.nodes.is_empty() {
+            "unknown"
+        } else {
+            "offline"
+        }
     }
 
     /// The round started last.

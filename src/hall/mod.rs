@@ -5,12 +5,14 @@
 //! This file starts the hall and runs the coordinator's loop, handing each message to the
 //! file whose job it is: `commands.rs` (commands through the intake, applied to a board or
 //! hall-wide), `round.rs` (starting a round, its summary), `moves.rs` (games that change
-//! boards), `session.rs` (the session topic). Of their siblings those files import only
+//! boards), `session.rs` (the session topic), `nodes.rs` (the hall's other servers and
+//! board ids two of them claim). Of their siblings those files import only
 //! `board` and `trf_round`, never each other, so the hall's arrows point one way.
 
 pub mod board;
 mod commands;
 mod moves;
+mod nodes;
 mod round;
 mod session;
 pub mod trf_round;
@@ -25,7 +27,10 @@ use crate::intake::auth::Security;
 use crate::intake::{Incoming, Intake, Raw};
 use crate::link::{LinkConfig, spawn as spawn_link};
 use crate::mqtt::client::{self, MqttError, MqttSettings, Publisher};
-use crate::mqtt::payload::{BoardInfo, BoardResult, DefaultsInfo, InfoPayload, RoundInfo, Topics};
+use crate::mqtt::payload::{
+    BoardInfo, BoardResult, DefaultsInfo, InfoPayload, NodeInfoPayload, NodeState,
+    NodeStatusPayload, RoundInfo, Topics,
+};
 use crate::rules::Millis;
 use crate::rules::game::FlagMode;
 use crate::rules::placement::{Placement, Side};
@@ -53,6 +58,8 @@ pub use crate::config::EventDefaults as GameDefaults;
 #[derive(Debug, Clone)]
 pub struct HallSettings {
     pub hall: crate::id::Id,
+    /// This server's name among the hall's (`[hall] node`): its `node/<node>/…` topics.
+    pub node: crate::id::Id,
     pub boards: Vec<BoardSettings>,
     pub defaults: GameDefaults,
     /// Timings for every link; the path is replaced per board.
@@ -124,6 +131,10 @@ struct Hall {
     intake: Intake,
     /// The broadcast feed: each round's delay is stored here at its start.
     broadcast: crate::broadcast::FeedWriter,
+    /// The hall's other servers and the board ids claimed twice.
+    nodes: nodes::Nodes,
+    /// When this run started: the `boot` of this node's status.
+    boot: Millis,
 }
 
 /// What the hall knows of the session, for the retained `session` topic: what each
@@ -254,9 +265,20 @@ pub fn start(settings: HallSettings) -> Result<RunningHall, HallError> {
     let round = Round::recovered(&recovered.games);
     let topics = Topics::new(&settings.hall);
     let (incoming_tx, incoming_rx) = mpsc::channel(256);
+    let boot = timebase.now();
+    let mut board_ids: Vec<String> = settings.boards.iter().map(|b| b.id.to_string()).collect();
+    board_ids.sort();
+    let birth = NodeStatusPayload {
+        node: settings.node.to_string(),
+        state: NodeState::Online,
+        boards: board_ids,
+        version: env!("CARGO_PKG_VERSION").to_string(),
+        boot,
+    };
     let (publisher, mqtt_task) = client::spawn(
         settings.mqtt.clone(),
         topics.clone(),
+        birth,
         incoming_tx.clone(),
         timebase,
     )?;
@@ -314,6 +336,7 @@ pub fn start(settings: HallSettings) -> Result<RunningHall, HallError> {
     };
     let custody = Arc::new(custody);
     let board_settings = settings.boards.clone();
+    let nodes = nodes::Nodes::new(&settings.node);
     let mut hall = Hall {
         settings,
         topics,
@@ -330,6 +353,8 @@ pub fn start(settings: HallSettings) -> Result<RunningHall, HallError> {
         session: PlayingSession::default(),
         intake,
         broadcast: feed,
+        nodes,
+        boot,
     };
     for b in &board_settings {
         let slot = recovered.games.remove(b.id.as_str()).map(|g| GameSlot {
@@ -470,6 +495,7 @@ impl Hall {
         }
         self.settings.boards.sort_by(|a, b| a.id.cmp(&b.id));
         self.publish_info();
+        self.publish_node();
         done
     }
 
@@ -535,6 +561,7 @@ impl Hall {
         mut stop: oneshot::Receiver<()>,
     ) {
         self.publish_info();
+        self.publish_node();
         let mut beat = tokio::time::interval(self.settings.heartbeat);
         beat.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         // A fault-injection hook for the watchdog test: the coordinator's thread blocks
@@ -566,6 +593,7 @@ impl Hall {
                     Some(Incoming::Ask(payload)) => self.on_ask(&payload).await,
                     Some(Incoming::TooLarge { response, bad }) => self.intake.refuse_bad(ReplyTo::Topic(response), bad),
                     Some(Incoming::StaleAlert { payload }) => self.on_stale_alert(&payload).await,
+                    Some(Incoming::NodeStatus { node, payload }) => self.on_node_status(&node, &payload),
                     None => break,
                 },
                 note = from_boards.recv() => if let Some(note) = note {
@@ -579,21 +607,104 @@ impl Hall {
             .await;
     }
 
+    /// This node's boards, as `info` lists them.
+    fn board_infos(&self) -> Vec<BoardInfo> {
+        self.settings
+            .boards
+            .iter()
+            .map(|b| BoardInfo {
+                id: b.id.to_string(),
+                port: b.port.display().to_string(),
+                white_side: b.white,
+                number: b.number,
+            })
+            .collect()
+    }
+
+    fn own_boards(&self) -> std::collections::BTreeSet<String> {
+        self.settings
+            .boards
+            .iter()
+            .map(|b| b.id.to_string())
+            .collect()
+    }
+
+    /// This node's retained status (`online`, its boards now) and info; after a reload the
+    /// claims of other nodes are judged against the new boards.
+    fn publish_node(&mut self) {
+        let node = self.settings.node.to_string();
+        let status = NodeStatusPayload {
+            node: node.clone(),
+            state: NodeState::Online,
+            boards: self.own_boards().into_iter().collect(),
+            version: env!("CARGO_PKG_VERSION").to_string(),
+            boot: self.boot,
+        };
+        self.publisher
+            .json_retained(self.topics.node_status(&node), &status);
+        let info = NodeInfoPayload {
+            version: env!("CARGO_PKG_VERSION").to_string(),
+            hall: self.settings.hall.to_string(),
+            node: node.clone(),
+            boot: self.boot,
+            boards: self.board_infos(),
+        };
+        self.publisher
+            .json_retained(self.topics.node_info(&node), &info);
+        let changes = self
+            .nodes
+            .reconcile(&self.own_boards(), self.timebase.now());
+        self.publish_claims(changes);
+    }
+
+    /// Another node's status: the board ids both claim are alerts on this node (the other
+    /// raises its own).
+    fn on_node_status(&mut self, node: &str, payload: &[u8]) {
+        // An empty payload is a topic cleared by hand: no status, nothing to judge.
+        if payload.is_empty() {
+            return;
+        }
+        let status = match serde_json::from_slice::<NodeStatusPayload>(payload) {
+            Ok(s) if s.node == node => s,
+            Ok(_) | Err(_) => {
+                tracing::warn!(
+                    node = %crate::intake::command::log_safe(node),
+                    "a node status that is not one (bad JSON, or another node's name inside); ignored"
+                );
+                return;
+            }
+        };
+        let changes = self
+            .nodes
+            .observe(status, &self.own_boards(), self.timebase.now());
+        self.publish_claims(changes);
+    }
+
+    fn publish_claims(&self, changes: Vec<nodes::ClaimChange>) {
+        for change in changes {
+            match change {
+                nodes::ClaimChange::Raise(alert) => {
+                    tracing::error!(
+                        board = alert.board.as_deref().unwrap_or(""),
+                        "{}",
+                        crate::intake::command::log_safe(&alert.message)
+                    );
+                    self.publisher
+                        .json_retained(self.topics.alert(&alert.id), &alert);
+                }
+                nodes::ClaimChange::Clear(id) => {
+                    tracing::info!(alert = %id, "resolved: the board is claimed by this node alone");
+                    self.publisher.retained(self.topics.alert(&id), Vec::new());
+                }
+            }
+        }
+    }
+
     fn publish_info(&self) {
         let info = InfoPayload {
             version: env!("CARGO_PKG_VERSION").to_string(),
             hall: self.settings.hall.to_string(),
-            boards: self
-                .settings
-                .boards
-                .iter()
-                .map(|b| BoardInfo {
-                    id: b.id.to_string(),
-                    port: b.port.display().to_string(),
-                    white_side: b.white,
-                    number: b.number,
-                })
-                .collect(),
+            boards: self.board_infos(),
             defaults: DefaultsInfo {
                 time_control: self.settings.defaults.time_control.to_string(),
                 default_time_ms: self.settings.defaults.default_time,
@@ -634,6 +745,14 @@ impl Hall {
         else {
             return;
         };
+        // This node's claim alert from an earlier run that no claim raised again (the
+        // other nodes' statuses came first: see the subscriptions in `mqtt::client`).
+        if self.nodes.is_stale_own(&alert) {
+            tracing::info!(alert = %alert.id, "claim alert from before the restart is resolved; cleared");
+            self.publisher
+                .retained(self.topics.alert(&alert.id), Vec::new());
+            return;
+        }
         let Some(entry) = alert.board.as_ref().and_then(|b| self.boards.get(b)) else {
             return;
         };

@@ -63,6 +63,9 @@ pub enum Incoming {
     TooLarge { response: String, bad: BadCommand },
     /// A request on the `ask` topic (read-only: `replay`).
     Ask(Vec<u8>),
+    /// Another node's retained `node/<node>/status` (issue 23): which boards it claims
+    /// while it is online.
+    NodeStatus { node: String, payload: Vec<u8> },
 }
 
 /// Where answers are published (the MQTT publisher; a test's recorder). The intake does not

@@ -11,7 +11,7 @@ use rumqttc::{
 };
 use tokio::sync::{mpsc, oneshot};
 
-use super::payload::{OFFLINE, ONLINE, Topics};
+use super::payload::{NodeState, NodeStatusPayload, Topics};
 use crate::intake::Incoming;
 use crate::timebase::Timebase;
 
@@ -43,7 +43,7 @@ pub enum Outgoing {
     Retained { topic: String, payload: Vec<u8> },
     /// Not retained (events, responses).
     Message { topic: String, payload: Vec<u8> },
-    /// Publish `offline`, disconnect cleanly, then answer.
+    /// Publish the node's `offline` status, disconnect cleanly, then answer.
     Shutdown(oneshot::Sender<()>),
 }
 
@@ -115,7 +115,7 @@ impl Publisher {
         self.broker.clone()
     }
 
-    /// Publish `offline` and disconnect; waits at most `timeout`.
+    /// Publish the node's `offline` status and disconnect; waits at most `timeout`.
     pub async fn shutdown(&self, timeout: Duration) {
         // The dashboards' streams end with the daemon, or they would hold the web server.
         self.feed.close();
@@ -192,13 +192,49 @@ fn trouble(e: &rumqttc::ConnectionError) -> String {
     }
 }
 
-/// Start the connection task. Commands arriving on `set` topics go to `incoming`.
+/// This node's status as the connection task publishes it: `online` (`birth`) at every
+/// connection, `offline` as its last will and at a clean stop. The hall's own `status` is
+/// not published: several nodes would share it, and the first to die would mark the whole
+/// hall offline (docs/ARCHITECTURE.md, "One hall, several servers").
+#[derive(Debug, Clone)]
+struct NodeTopic {
+    topic: String,
+    online: Vec<u8>,
+    offline: Vec<u8>,
+}
+
+impl NodeTopic {
+    /// This node's name, as its topic has it.
+    fn topic_node<'a>(&'a self, topics: &Topics) -> &'a str {
+        topics.node_of_status_topic(&self.topic).unwrap_or("")
+    }
+
+    fn new(topics: &Topics, birth: &NodeStatusPayload) -> NodeTopic {
+        let with = |state| {
+            serde_json::to_vec(&NodeStatusPayload {
+                state,
+                ..birth.clone()
+            })
+            .unwrap_or_default()
+        };
+        NodeTopic {
+            topic: topics.node_status(&birth.node),
+            online: with(NodeState::Online),
+            offline: with(NodeState::Offline),
+        }
+    }
+}
+
+/// Start the connection task. Commands arriving on `set` topics go to `incoming`, and
+/// other nodes' statuses too. `birth` is this node's status (its `state` is ignored).
 pub fn spawn(
     settings: MqttSettings,
     topics: Topics,
+    birth: NodeStatusPayload,
     incoming: mpsc::Sender<Incoming>,
     timebase: Timebase,
 ) -> Result<(Publisher, tokio::task::JoinHandle<()>), MqttError> {
+    let node = NodeTopic::new(&topics, &birth);
     let mut opts = MqttOptions::new(&settings.client_id, &settings.host, settings.port);
     // Incoming: rumqttc drops the connection on a packet over its limit, and a retained one
     // comes back at every resubscription (46 reconnections in 10 s, issue 11). So the limit
@@ -215,9 +251,10 @@ pub fn spawn(
     });
     // Durability comes from the journal and per-board seq, not from the broker's session.
     opts.set_clean_session(true);
+    // The node's own topic, so that this node's death marks only its boards offline.
     opts.set_last_will(LastWill::new(
-        topics.status(),
-        OFFLINE.as_bytes().to_vec(),
+        node.topic.clone(),
+        node.offline.clone(),
         QoS::AtLeastOnce,
         true,
     ));
@@ -256,12 +293,12 @@ pub fn spawn(
     let (attempted_tx, attempted) = tokio::sync::watch::channel(false);
     let feed = super::feed::LocalFeed::new();
     // The daemon is up for the local feed whether or not the broker is.
-    feed.push(&topics.status(), ONLINE.as_bytes(), true);
+    feed.push(&node.topic, &node.online, true);
     let (broker_tx, broker) = tokio::sync::watch::channel(BrokerState::Connecting);
     let task = tokio::spawn(run(
         opts,
         settings.max_queued,
-        topics,
+        (topics, node),
         rx,
         incoming,
         (attempted_tx, broker_tx),
@@ -281,12 +318,12 @@ pub fn spawn(
 /// MQTT 3.1.1 (2.2.3): the largest remaining length a packet can have.
 const MQTT_MAX_REMAINING_LENGTH: usize = 268_435_455;
 
-/// Status first, then info, then the rest: a dashboard learns the daemon is up before it
+/// Status first, then info, then the rest: a dashboard learns the node is up before it
 /// learns the boards.
 fn order_key(topics: &Topics, topic: &str) -> (u8, String) {
-    let rank = if topic == topics.status() {
+    let rank = if topics.node_of_status_topic(topic).is_some() {
         0
-    } else if topic == topics.info() {
+    } else if topic == topics.info() || topic.ends_with("/info") {
         1
     } else if topic.ends_with("/availability") {
         2
@@ -299,7 +336,7 @@ fn order_key(topics: &Topics, topic: &str) -> (u8, String) {
 async fn run(
     opts: MqttOptions,
     max_queued: usize,
-    topics: Topics,
+    (topics, node): (Topics, NodeTopic),
     mut rx: mpsc::UnboundedReceiver<Outgoing>,
     incoming: mpsc::Sender<Incoming>,
     (attempted, broker): (
@@ -334,10 +371,7 @@ async fn run(
         }
     });
     let mut retained: BTreeMap<(u8, String), Vec<u8>> = BTreeMap::new();
-    retained.insert(
-        order_key(&topics, &topics.status()),
-        ONLINE.as_bytes().to_vec(),
-    );
+    retained.insert(order_key(&topics, &node.topic), node.online.clone());
     let mut queued: VecDeque<(String, Vec<u8>)> = VecDeque::new();
     // Retained topics whose newest payload rumqttc has not taken yet (its request channel
     // was full): retried on the next tick, newest payload only.
@@ -401,7 +435,7 @@ async fn run(
                     }
                     Outgoing::Shutdown(done) => {
                         if connected {
-                            let _ = client.try_publish(topics.status(), QoS::AtLeastOnce, true, OFFLINE.as_bytes().to_vec());
+                            let _ = client.try_publish(node.topic.clone(), QoS::AtLeastOnce, true, node.offline.clone());
                             let _ = client.try_disconnect();
                             shutting_down = Some(done);
                         } else {
@@ -422,6 +456,9 @@ async fn run(
                     let _ = client.try_subscribe(topics.hall_set(), QoS::AtLeastOnce);
                     let _ = client.try_subscribe(topics.board_set_filter(), QoS::AtLeastOnce);
                     let _ = client.try_subscribe(topics.ask(), QoS::AtLeastOnce);
+                    // Before the alerts: the retained statuses of the other nodes come
+                    // first, so claims stand again before our retained alerts are judged.
+                    let _ = client.try_subscribe(topics.node_status_filter(), QoS::AtLeastOnce);
                     // The broker answers with the retained alerts: those an earlier run
                     // left are rebuilt or cleared (a restart changes nothing a dashboard sees).
                     let _ = client.try_subscribe(topics.alert("+"), QoS::AtLeastOnce);
@@ -473,6 +510,22 @@ async fn run(
                     let ours = retained.contains_key(&order_key(&topics, &p.topic));
                     if p.retain && !ours && !p.payload.is_empty() {
                         let msg = Incoming::StaleAlert { payload: p.payload.to_vec() };
+                        if incoming.send(msg).await.is_err() {
+                            break;
+                        }
+                    }
+                }
+                Ok(Event::Incoming(Packet::Publish(p)))
+                    if topics.node_of_status_topic(&p.topic).is_some() =>
+                {
+                    // Another node's status (ours comes back too, and is not news). Never
+                    // cleared as a retained command would be: it is that node's record.
+                    let other = topics
+                        .node_of_status_topic(&p.topic)
+                        .filter(|n| *n != node.topic_node(&topics))
+                        .map(str::to_string);
+                    if let Some(other) = other {
+                        let msg = Incoming::NodeStatus { node: other, payload: p.payload.to_vec() };
                         if incoming.send(msg).await.is_err() {
                             break;
                         }

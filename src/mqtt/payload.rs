@@ -36,6 +36,28 @@ impl Topics {
         format!("{}/info", self.base)
     }
 
+    /// Retained, written only by the node `node`: whether it is up (its last will says
+    /// `offline`) and which boards it owns.
+    pub fn node_status(&self, node: &str) -> String {
+        format!("{}/node/{node}/status", self.base)
+    }
+
+    /// Retained, written only by the node `node`: its boards, as `info` lists them.
+    pub fn node_info(&self, node: &str) -> String {
+        format!("{}/node/{node}/info", self.base)
+    }
+
+    /// Every node's status, for the claims of board ids across the hall.
+    pub fn node_status_filter(&self) -> String {
+        format!("{}/node/+/status", self.base)
+    }
+
+    /// The node a `node/<node>/status` topic is of.
+    pub fn node_of_status_topic<'a>(&self, topic: &'a str) -> Option<&'a str> {
+        let rest = topic.strip_prefix(&self.base)?.strip_prefix("/node/")?;
+        rest.strip_suffix("/status").filter(|n| !n.contains('/'))
+    }
+
     pub fn hall_set(&self) -> String {
         format!("{}/set", self.base)
     }
@@ -376,6 +398,37 @@ pub struct RoundInfo {
     /// Its place (`Site`), likewise.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub site: Option<String>,
+}
+
+/// `node/<node>/status`, retained: one hall server's birth and death (Sparkplug B's
+/// shape: each node its own topic and last will; the hall is derived from them).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct NodeStatusPayload {
+    pub node: String,
+    pub state: NodeState,
+    /// The board ids this node owns (the last will: those it owned when it connected).
+    pub boards: Vec<String>,
+    pub version: String,
+    /// When this run of the node started (epoch ms): a newer `boot` is a newer run, so a
+    /// last will that arrives after the next run's `online` is told apart.
+    pub boot: Millis,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum NodeState {
+    Online,
+    Offline,
+}
+
+/// `node/<node>/info`, retained: the boards one node serves, each as `info` has it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct NodeInfoPayload {
+    pub version: String,
+    pub hall: String,
+    pub node: String,
+    pub boot: Millis,
+    pub boards: Vec<BoardInfo>,
 }
 
 /// `board/<b>/availability`, retained.

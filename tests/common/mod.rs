@@ -19,6 +19,8 @@ use serde_json::Value;
 use tokio::sync::mpsc;
 
 pub const HALL: &str = "test-hall";
+/// The node the in-process daemon of a [`Rig`] is (its `node/<node>/status`).
+pub const NODE: &str = "test-node";
 pub const WAIT: Duration = Duration::from_secs(15);
 
 /// The test arbiters: (id, name, role, boards, key). Every Rig and every daemon a test
@@ -248,6 +250,7 @@ impl Rig {
         let watcher = Watcher::connect(broker.port, &format!("watcher-{name}")).await;
         let settings = HallSettings {
             hall: hallclock::id::Id::parse(HALL).expect("a valid hall id"),
+            node: hallclock::id::Id::parse(NODE).expect("a valid node id"),
             boards: (1..=boards)
                 .map(|n| BoardSettings {
                     id: hallclock::id::Id::parse(&board_id(n)).expect("a valid board id"),
@@ -372,6 +375,12 @@ impl Rig {
             h.stop().await;
         }
     }
+}
+
+/// The `state` (`online`, `offline`) of `node`'s status, when `m` is that status.
+pub fn node_state(m: &Msg, node: &str) -> Option<String> {
+    (m.topic == format!("hallclock/{HALL}/node/{node}/status"))
+        .then(|| m.json()["state"].as_str().unwrap_or("").to_string())
 }
 
 pub fn now_ms() -> i64 {

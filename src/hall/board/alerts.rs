@@ -129,6 +129,7 @@ impl Alerts {
                     | AlertKind::OutgoingQueue
                     | AlertKind::AuthFailures
                     | AlertKind::BroadcastPush
+                    | AlertKind::BoardClaimedTwice
             )
         {
             return Stale::Ignore;
@@ -215,6 +216,7 @@ mod tests {
             AlertKind::OutgoingQueue,
             AlertKind::AuthFailures,
             AlertKind::BroadcastPush,
+            AlertKind::BoardClaimedTwice,
         ] {
             assert_eq!(a.stale(&retained(&a, kind, "x")), Stale::Ignore);
         }

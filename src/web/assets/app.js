@@ -27,6 +27,8 @@ const store = {
   /** @type {any} */ info: null,
   /** @type {any} */ session: null,
   /** @type {string} */ status: "",
+  /** Each hall server's `node/<node>/status` (docs/MQTT-API.md): the hall is up while any is. @type {Map<string, any>} */
+  nodes: new Map(),
   /** @type {Map<string, any>} */ alerts: new Map(),
   /** @type {any[]} */ hallEvents: [],
   /** @type {{arbiter: {id: string, name: string, role: string, boards: string[]}, csrf: string, hall: string} | null} */ me: null,
@@ -268,7 +270,11 @@ function apply(topic, text) {
   if (text && (text[0] === "{" || text[0] === "[")) {
     try { v = JSON.parse(text); } catch (_) { v = null; }
   }
-  if (rest[0] === "status") {
+  if (rest[0] === "node" && rest[2] === "status") {
+    // No daemon writes the hall's `status` (several servers would share it): derived.
+    if (v) store.nodes.set(rest[1], v); else store.nodes.delete(rest[1]);
+    store.status = [...store.nodes.values()].some((n) => n.state === "online") ? "online" : "offline";
+  } else if (rest[0] === "status") {
     store.status = text;
   } else if (rest[0] === "info") {
     store.info = v;

@@ -1,0 +1,273 @@
+//! The other nodes of the hall (issue 23), as their retained `node/<node>/status` tell
+//! them, and the board ids this node and another online one both claim. Sans-IO: it
+//! takes statuses and this node's boards and says which `board_claimed_twice` alerts to
+//! raise and clear; the coordinator publishes them.
+//!
+//! Each node raises its own alert on a topic only it writes (`<board>-claimed-twice-<node>`),
+//! never a shared one: two writers of one retained topic are last-writer-wins on a bridge
+//! (../shared/ANCHORS.md). Neither node drops its game: which of the two configurations is
+//! wrong is the arbiter's call, and a dropped game cannot be taken back.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use crate::alert::{AlertKind, Severity};
+use crate::mqtt::payload::{AlertPayload, NodeState, NodeStatusPayload};
+use crate::rules::Millis;
+
+/// What the coordinator publishes after a change.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ClaimChange {
+    Raise(AlertPayload),
+    /// Clear the alert with this id (its empty retained payload).
+    Clear(String),
+}
+
+/// The other nodes and the claims this node shares with them.
+#[derive(Debug)]
+pub struct Nodes {
+    node: String,
+    /// Board id → the other online nodes claiming it too, as last alerted.
+    standing: BTreeMap<String, BTreeSet<String>>,
+    /// The other nodes' newest status (by `boot`, then offline over online).
+    peers: BTreeMap<String, NodeStatusPayload>,
+}
+
+impl Nodes {
+    pub fn new(node: &str) -> Nodes {
+        Nodes {
+            node: node.to_string(),
+            standing: BTreeMap::new(),
+            peers: BTreeMap::new(),
+        }
+    }
+
+    /// This node's alert id for `board`.
+    pub fn alert_id(&self, board: &str) -> String {
+        format!(
+            "{board}-{}-{}",
+            AlertKind::BoardClaimedTwice.slug(),
+            self.node
+        )
+    }
+
+    /// Whether `id` is one of this node's claim alerts that does not stand now (a retained
+    /// copy from an earlier run, to be cleared).
+    pub fn is_stale_own(&self, alert: &AlertPayload) -> bool {
+        alert.kind == AlertKind::BoardClaimedTwice
+            && alert
+                .board
+                .as_deref()
+                .is_some_and(|b| alert.id == self.alert_id(b) && !self.standing.contains_key(b))
+    }
+
+    /// Another node's status. A status of an older run than the one known is ignored (a
+    /// last will can arrive after the next run's birth: MQTT orders per topic only, and a
+    /// bridge may replay). Returns the alerts to raise and clear for `ours`, this node's
+    /// boards now.
+    pub fn observe(
+        &mut self,
+        status: NodeStatusPayload,
+        ours: &BTreeSet<String>,
+        now: Millis,
+    ) -> Vec<ClaimChange> {
+        if status.node == self.node {
+            return Vec::new();
+        }
+        let newer = match self.peers.get(&status.node) {
+            None => true,
+            Some(known) => {
+                status.boot > known.boot
+                    || (status.boot == known.boot
+                        && !(known.state == NodeState::Offline
+                            && status.state == NodeState::Online))
+            }
+        };
+        if newer {
+            self.peers.insert(status.node.clone(), status);
+        }
+        self.reconcile(ours, now)
+    }
+
+    /// This node's boards changed (a reload): claims follow.
+    pub fn reconcile(&mut self, ours: &BTreeSet<String>, now: Millis) -> Vec<ClaimChange> {
+        let mut claims: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+        for peer in self.peers.values() {
+            if peer.state != NodeState::Online {
+                continue;
+            }
+            for b in peer.boards.iter().filter(|b| ours.contains(*b)) {
+                claims
+                    .entry(b.clone())
+                    .or_default()
+                    .insert(peer.node.clone());
+            }
+        }
+        let mut out = Vec::new();
+        let gone: Vec<String> = self
+            .standing
+            .keys()
+            .filter(|b| !claims.contains_key(*b))
+            .cloned()
+            .collect();
+        for b in gone {
+            self.standing.remove(&b);
+            out.push(ClaimChange::Clear(self.alert_id(&b)));
+        }
+        for (board, others) in claims {
+            if self.standing.get(&board) == Some(&others) {
+                continue;
+            }
+            let names: Vec<&str> = others.iter().map(String::as_str).collect();
+            let message = format!(
+                "board {board} is claimed by node {} and by node {}: a board id belongs to one hall server; both keep their game, fix the [[boards]] of one and restart it",
+                self.node,
+                names.join(" and node ")
+            );
+            out.push(ClaimChange::Raise(AlertPayload {
+                id: self.alert_id(&board),
+                board: Some(board.clone()),
+                kind: AlertKind::BoardClaimedTwice,
+                severity: Severity::Critical,
+                message,
+                since: now,
+                error: None,
+            }));
+            self.standing.insert(board, others);
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn status(node: &str, state: NodeState, boards: &[&str], boot: i64) -> NodeStatusPayload {
+        NodeStatusPayload {
+            node: node.into(),
+            state,
+            boards: boards.iter().map(|b| b.to_string()).collect(),
+            version: "0".into(),
+            boot: Millis(boot),
+        }
+    }
+
+    fn ours(boards: &[&str]) -> BTreeSet<String> {
+        boards.iter().map(|b| b.to_string()).collect()
+    }
+
+    #[test]
+    fn a_board_claimed_by_another_online_node_is_raised_once_and_cleared_when_it_goes() {
+        let mut n = Nodes::new("a");
+        let mine = ours(&["b1", "b2"]);
+        let out = n.observe(
+            status("b", NodeState::Online, &["b2", "b3"], 10),
+            &mine,
+            Millis(5),
+        );
+        let [ClaimChange::Raise(alert)] = out.as_slice() else {
+            panic!("{out:?}");
+        };
+        assert_eq!(alert.id, "b2-claimed-twice-a");
+        assert_eq!(alert.board.as_deref(), Some("b2"));
+        assert_eq!(alert.kind, AlertKind::BoardClaimedTwice);
+        assert!(alert.message.contains("node a") && alert.message.contains("node b"));
+        // The same status again (a reconnection): nothing new.
+        let again = n.observe(
+            status("b", NodeState::Online, &["b2", "b3"], 10),
+            &mine,
+            Millis(6),
+        );
+        assert!(again.is_empty(), "{again:?}");
+        // Its last will: cleared.
+        let out = n.observe(
+            status("b", NodeState::Offline, &["b2", "b3"], 10),
+            &mine,
+            Millis(7),
+        );
+        assert_eq!(out, [ClaimChange::Clear("b2-claimed-twice-a".into())]);
+    }
+
+    #[test]
+    fn a_late_last_will_of_an_older_run_does_not_hide_the_newer_run() {
+        let mut n = Nodes::new("a");
+        let mine = ours(&["b1"]);
+        assert_eq!(
+            n.observe(
+                status("b", NodeState::Online, &["b1"], 20),
+                &mine,
+                Millis(1)
+            )
+            .len(),
+            1
+        );
+        let out = n.observe(
+            status("b", NodeState::Offline, &["b1"], 10),
+            &mine,
+            Millis(2),
+        );
+        assert!(out.is_empty(), "{out:?}");
+        // At one boot, offline is the last word (online does not come back after it).
+        assert_eq!(
+            n.observe(
+                status("b", NodeState::Offline, &["b1"], 20),
+                &mine,
+                Millis(3)
+            )
+            .len(),
+            1
+        );
+        assert!(
+            n.observe(
+                status("b", NodeState::Online, &["b1"], 20),
+                &mine,
+                Millis(4)
+            )
+            .is_empty()
+        );
+    }
+
+    #[test]
+    fn a_node_that_stops_claiming_or_a_board_this_node_lets_go_of_clears_the_alert() {
+        let mut n = Nodes::new("a");
+        let mine = ours(&["b1"]);
+        n.observe(status("b", NodeState::Online, &["b1"], 1), &mine, Millis(1));
+        let out = n.observe(status("b", NodeState::Online, &["b9"], 1), &mine, Millis(2));
+        assert_eq!(out, [ClaimChange::Clear("b1-claimed-twice-a".into())]);
+        n.observe(status("b", NodeState::Online, &["b1"], 1), &mine, Millis(3));
+        let out = n.reconcile(&ours(&["b2"]), Millis(4));
+        assert_eq!(out, [ClaimChange::Clear("b1-claimed-twice-a".into())]);
+        // Its own status is never a claim.
+        assert!(
+            n.observe(
+                status("a", NodeState::Online, &["b2"], 1),
+                &ours(&["b2"]),
+                Millis(5)
+            )
+            .is_empty()
+        );
+    }
+
+    #[test]
+    fn a_third_claimant_is_news_and_a_stale_own_alert_is_recognised() {
+        let mut n = Nodes::new("a");
+        let mine = ours(&["b1"]);
+        n.observe(status("b", NodeState::Online, &["b1"], 1), &mine, Millis(1));
+        let out = n.observe(status("c", NodeState::Online, &["b1"], 1), &mine, Millis(2));
+        let [ClaimChange::Raise(alert)] = out.as_slice() else {
+            panic!("{out:?}");
+        };
+        assert!(
+            alert.message.contains("node b and node c"),
+            "{}",
+            alert.message
+        );
+        let mut old = alert.clone();
+        assert!(!n.is_stale_own(&old), "it stands");
+        old.board = Some("b7".into());
+        old.id = n.alert_id("b7");
+        assert!(n.is_stale_own(&old));
+        old.id = "b7-claimed-twice-z".into();
+        assert!(!n.is_stale_own(&old), "another node's");
+    }
+}

@@ -1,0 +1,304 @@
+//! Issue 23, item 1: one hall, several nodes. Each node publishes its own retained
+//! `node/<node>/status` (with its own last will) and `node/<node>/info`; the death of one
+//! marks only that node offline; a board claimed by two online nodes is an alert on both,
+//! and neither drops its game. Real Mosquitto, the simulator on real pseudo-terminals,
+//! each node a `hallclock run` child process (the broker must see a socket die, unclosed,
+//! to publish a last will: kill -9, as `outage.rs` does).
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+use common::{Broker, HALL, Watcher, board_id, now_ms};
+use hallclock::link::testing::scratch_dir;
+use hallclock::sim::{Sim, SimConfig};
+use serde_json::{Value, json};
+
+fn topic(rest: &str) -> String {
+    format!("hallclock/{HALL}/{rest}")
+}
+
+/// A node's configuration: `boards` are (board id, simulator board number).
+fn node_config(
+    dir: &Path,
+    node: &str,
+    broker: u16,
+    sim: &Sim,
+    boards: &[(&str, usize)],
+) -> PathBuf {
+    let dir = dir.join(node);
+    std::fs::create_dir_all(&dir).expect("node dir");
+    let mut toml = format!(
+        "[hall]\nid = \"{HALL}\"\nnode = \"{node}\"\nstate_dir = \"{}\"\n\n[broker]\nhost = \"127.0.0.1\"\nport = {broker}\nkeep_alive_secs = 2\n\n[link]\nliveness_timeout_ms = 1500\nack_timeout_ms = 300\nreopen_backoff_max_ms = 300\n\n[web]\nenabled = false\n\n[log]\nlevel = \"debug\"\n\n[security]\narbiters = {:?}\n",
+        dir.join("state").display(),
+        common::write_arbiters(&dir).display().to_string()
+    );
+    for (id, n) in boards {
+        toml.push_str(&format!(
+            "\n[[boards]]\nid = \"{id}\"\nport = \"{}\"\nwhite = \"left\"\n",
+            sim.board(*n).path().display()
+        ));
+    }
+    let path = dir.join("hallclock.toml");
+    std::fs::write(&path, toml).expect("write config");
+    path
+}
+
+struct Daemon(Child);
+
+impl Daemon {
+    fn spawn(config: &Path) -> Daemon {
+        let log = config.with_file_name("daemon.log");
+        let log = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(log)
+            .expect("log file");
+        Daemon(
+            Command::new(env!("CARGO_BIN_EXE_hallclock"))
+                .args(["run", "--config"])
+                .arg(config)
+                .stdout(Stdio::null())
+                .stderr(log)
+                .spawn()
+                .expect("the daemon starts"),
+        )
+    }
+
+    /// SIGKILL: no clean stop, nothing published by the daemon itself.
+    fn kill_9(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+impl Drop for Daemon {
+    fn drop(&mut self) {
+        self.kill_9();
+    }
+}
+
+/// The node's status that `want` accepts.
+async fn node_status(
+    w: &mut Watcher,
+    node: &str,
+    what: &str,
+    want: impl Fn(&Value) -> bool,
+) -> Value {
+    let t = topic(&format!("node/{node}/status"));
+    w.wait(what, |m| m.topic == t && want(&m.json()))
+        .await
+        .json()
+}
+
+fn boards_of(status: &Value) -> Vec<String> {
+    status["boards"]
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .filter_map(|b| b.as_str().map(str::to_string))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+async fn setup(name: &str, boards: usize) -> (Broker, Sim, Watcher, PathBuf) {
+    let dir = scratch_dir(name);
+    let broker = Broker::start(name).await;
+    let mut cfg = SimConfig::new(boards, dir.join("ports"));
+    cfg.ack_delay = Duration::from_millis(5);
+    let sim = Sim::start(cfg).await.expect("sim");
+    let w = Watcher::connect(broker.port, &format!("{name}-watcher")).await;
+    (broker, sim, w, dir)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn each_node_has_its_own_status_and_a_killed_node_goes_offline_alone() {
+    let (broker, sim, mut w, dir) = setup("nodes-death", 3).await;
+    let a = node_config(
+        &dir,
+        "node-a",
+        broker.port,
+        &sim,
+        &[(&board_id(1), 1), (&board_id(2), 2)],
+    );
+    let b = node_config(&dir, "node-b", broker.port, &sim, &[(&board_id(3), 3)]);
+    let before = now_ms();
+    let _node_a = Daemon::spawn(&a);
+    let mut node_b = Daemon::spawn(&b);
+    let sa = node_status(&mut w, "node-a", "node-a online", |v| {
+        v["state"] == "online"
+    })
+    .await;
+    assert_eq!(sa["node"], "node-a", "{sa}");
+    assert_eq!(boards_of(&sa), [board_id(1), board_id(2)], "{sa}");
+    assert_eq!(sa["version"], env!("CARGO_PKG_VERSION"), "{sa}");
+    assert!(sa["boot"].as_i64() >= Some(before - 1000), "{sa}");
+    let sb = node_status(&mut w, "node-b", "node-b online", |v| {
+        v["state"] == "online"
+    })
+    .await;
+    assert_eq!(boards_of(&sb), [board_id(3)], "{sb}");
+    // Each node's info, with the ports of its own boards only.
+    let ia = topic("node/node-a/info");
+    let info = w.wait("node-a info", |m| m.topic == ia).await.json();
+    assert_eq!(info["node"], "node-a", "{info}");
+    let ids: Vec<&str> = info["boards"]
+        .as_array()
+        .map(|a| a.iter().filter_map(|b| b["id"].as_str()).collect())
+        .unwrap_or_default();
+    assert_eq!(ids, [board_id(1), board_id(2)], "{info}");
+    assert_eq!(
+        info["boards"][0]["port"],
+        sim.board(1).path().display().to_string(),
+        "{info}"
+    );
+    // No daemon writes the hall's `status`: several would share it (the first to die
+    // would mark the hall offline).
+    let hall_status = topic("status");
+    assert!(
+        !w.drain().iter().any(|m| m.topic == hall_status),
+        "no node publishes the hall's status"
+    );
+
+    // kill -9 node-b: its own last will marks it offline, and node-a stays online.
+    node_b.kill_9();
+    let gone = node_status(&mut w, "node-b", "node-b offline by its last will", |v| {
+        v["state"] == "offline"
+    })
+    .await;
+    assert_eq!(gone["node"], "node-b", "{gone}");
+    assert_eq!(boards_of(&gone), [board_id(3)], "{gone}");
+    // A late subscriber sees the picture the broker keeps: a online, b offline.
+    let mut late = Watcher::connect(broker.port, "nodes-death-late").await;
+    let a_now = node_status(&mut late, "node-a", "node-a retained", |_| true).await;
+    assert_eq!(a_now["state"], "online", "{a_now}");
+    let b_now = node_status(&mut late, "node-b", "node-b retained", |_| true).await;
+    assert_eq!(b_now["state"], "offline", "{b_now}");
+    assert!(
+        !w.drain()
+            .iter()
+            .any(|m| m.topic == topic("node/node-a/status") && m.json()["state"] == "offline"),
+        "node-a was never marked offline"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_board_claimed_by_two_nodes_is_an_alert_on_both_and_neither_drops_its_game() {
+    let (broker, sim, mut w, dir) = setup("nodes-claim", 3).await;
+    let shared = board_id(2);
+    let a = node_config(
+        &dir,
+        "node-a",
+        broker.port,
+        &sim,
+        &[(&board_id(1), 1), (&shared, 2)],
+    );
+    // node-b names another port board-002: a configuration mistake across two servers.
+    let b = node_config(&dir, "node-b", broker.port, &sim, &[(&shared, 3)]);
+    let _node_a = Daemon::spawn(&a);
+    node_status(&mut w, "node-a", "node-a online", |v| {
+        v["state"] == "online"
+    })
+    .await;
+    // A game on node-a's board-002, before node-b comes.
+    let avail = topic(&format!("board/{shared}/availability"));
+    w.wait("board-002 online", |m| {
+        m.topic == avail && m.text() == "online"
+    })
+    .await;
+    let tx = format!("claim-{}", now_ms());
+    let set = topic("set");
+    let cmd = json!({
+        "action": "start_round", "round": 1, "time_control": "600", "start": now_ms(),
+        "pairings": [{"board": shared, "white": "W", "black": "B"}],
+        "transaction": tx,
+    });
+    w.publish(&set, &common::signed(&set, &cmd)).await;
+    let resp = topic("response");
+    let r = w
+        .wait("start_round answered", |m| {
+            m.topic == resp && m.json()["transaction"] == tx.as_str()
+        })
+        .await
+        .json();
+    assert_eq!(r["status"], "ok", "{r}");
+    let state = topic(&format!("board/{shared}/state"));
+    w.wait("board-002 running", |m| {
+        m.topic == state && m.json()["phase"] == "running"
+    })
+    .await;
+
+    let mut node_b = Daemon::spawn(&b);
+    node_status(&mut w, "node-b", "node-b online", |v| {
+        v["state"] == "online"
+    })
+    .await;
+    // Each node raises its own alert (one writer per retained topic), naming both.
+    let mut raised = Vec::new();
+    for node in ["node-a", "node-b"] {
+        let t = topic(&format!("alert/{shared}-claimed-twice-{node}"));
+        let alert = w
+            .wait(&format!("claimed-twice alert of {node}"), |m| {
+                m.topic == t && !m.payload.is_empty()
+            })
+            .await
+            .json();
+        assert_eq!(alert["kind"], "board_claimed_twice", "{alert}");
+        assert_eq!(alert["board"], shared.as_str(), "{alert}");
+        let text = alert["message"].as_str().unwrap_or("");
+        assert!(
+            text.contains("node-a") && text.contains("node-b"),
+            "{alert}"
+        );
+        raised.push(t);
+    }
+    // Neither dropped its game: node-a's game runs on, with no event ending it.
+    sim.board(2).press();
+    let events = topic(&format!("board/{shared}/event"));
+    let pressed = w
+        .wait("a press on node-a's board-002 still counts", |m| {
+            m.topic == events && m.json()["event"] == "pressed"
+        })
+        .await
+        .json();
+    assert_eq!(pressed["board"], shared.as_str(), "{pressed}");
+    assert!(
+        !w.drain().iter().any(|m| m.topic == events
+            && matches!(
+                m.json()["event"].as_str(),
+                Some("game_ended" | "game_annulled")
+            )),
+        "no game was ended"
+    );
+
+    // node-b dies: node-a's alert clears (node-b's own stays as its last word).
+    node_b.kill_9();
+    node_status(&mut w, "node-b", "node-b offline", |v| {
+        v["state"] == "offline"
+    })
+    .await;
+    let t = &raised[0];
+    w.wait("node-a's alert cleared", |m| {
+        m.topic == *t && m.payload.is_empty()
+    })
+    .await;
+    let running = w.state_of(&state).unwrap_or(Value::Null);
+    assert_eq!(running["phase"], "running", "{running}");
+}
+
+trait LatestState {
+    fn state_of(&mut self, topic: &str) -> Option<Value>;
+}
+
+impl LatestState for Watcher {
+    fn state_of(&mut self, topic: &str) -> Option<Value> {
+        self.drain()
+            .iter()
+            .rev()
+            .find(|m| m.topic == topic)
+            .map(common::Msg::json)
+    }
+}
