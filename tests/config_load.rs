@@ -187,7 +187,7 @@ fn the_shipped_file_documents_every_key() {
             "{section} {key} is not in config/hallclock.toml"
         );
     }
-    assert_eq!(keys, 47);
+    assert_eq!(keys, 48);
 }
 
 #[test]

@@ -139,6 +139,8 @@ fn hall_config(opts: &DemoOptions, host: &str, port: u16, sim: &Sim) -> Config {
     // The dashboard on this machine only: the demo's arbiter password is printed.
     config.web.listen = "127.0.0.1:8080".into();
     config.defaults.time_control = opts.time_control.clone();
+    // The broadcast's `Event` and the `/public` heading: a name, not `?`.
+    config.broadcast.tags.event = Some("hallclock demo".into());
     config.boards = sim
         .boards()
         .iter()
