@@ -97,6 +97,9 @@ async fn fide_e_h_passing_a_control_is_announced_and_the_state_shows_who_passed_
         })
         .await;
     assert_eq!(s["running"], "white", "{s}");
+    // C.02.03 3.1.5: hallclock itself never sounds the clock (no beep command, texts
+    // without their beep byte), so there is no alarm of ours to switch off.
+    assert_eq!(rig.sim.board(1).clock_display().beeps, 0);
     // The clock shows the added time: each side has 10 min + 5 min less what its two
     // moves cost (a few seconds at most), White (left) runs.
     let (shown, _) = display_until(&rig, 1, "(left runs)").await;
