@@ -71,7 +71,9 @@ async fn retained_pgn_replays_in_python_chess_with_the_published_clocks() {
             .await,
         rig.watcher
             .state(&board_id(2), "after 1...c5 with its move", |s| {
-                s["black"]["moves"] == 1 && s["fen"].is_string()
+                // A state while the press waits for its move shows the position before
+                // it (`move_pending`); the one after the move is attached has 1...c5.
+                s["black"]["moves"] == 1 && s["fen"].is_string() && s["move_pending"] == false
             })
             .await,
     ];
