@@ -106,7 +106,7 @@ fn other_layouts_read_their_fields() {
     assert_eq!(k.rounds[2].result, None);
     let old = read("fide-trf16.trf");
     let l = read("latin1-trf16.trf");
-    assert_eq!(l.encoding, hallclock::trf::Encoding::Latin1);
+    assert_eq!(l.encoding, hallclock::trf::Encoding::Windows1252);
     assert_eq!(
         l.player(1).and_then(|p| p.name.clone()),
         old.player(1).and_then(|p| p.name.clone())

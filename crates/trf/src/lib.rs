@@ -1,6 +1,6 @@
 //! FIDE Tournament Report Files (TRF16, TRF26): text to [`Trf`] and back. Pure: no I/O.
 //!
-//! Lines are decoded to characters first (UTF-8, or Latin-1 when the bytes are not UTF-8),
+//! Lines are decoded to characters first (UTF-8, or Windows-1252 when the bytes are not UTF-8),
 //! because columns count characters. We own the header tags (`??2`) and the `001` player
 //! records; every other line (teams, byes, JaVaFo's `XX?` extensions, national ratings,
 //! `###` comments) is kept as it was. Writing rewrites only the columns we changed, so
@@ -209,8 +209,11 @@ pub enum Encoding {
     Utf8 {
         bom: bool,
     },
-    /// Not UTF-8: each byte is one character (ISO 8859-1).
-    Latin1,
+    /// Not UTF-8: each byte is one character, as Windows programs save "ANSI" text
+    /// (Windows-1252, which is ISO 8859-1 plus letters such as `Š`, `ž`, `Œ` at
+    /// 0x80–0x9F; the five bytes it leaves undefined stand for themselves, as in the
+    /// WHATWG decoder, so every byte comes back).
+    Windows1252,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -245,9 +248,32 @@ fn decode(bytes: &[u8]) -> (Encoding, String) {
             None => (Encoding::Utf8 { bom: false }, s.to_string()),
         },
         Err(_) => (
-            Encoding::Latin1,
-            bytes.iter().map(|b| char::from(*b)).collect(),
+            Encoding::Windows1252,
+            bytes.iter().map(|b| cp1252_char(*b)).collect(),
         ),
+    }
+}
+
+/// Windows-1252's characters for the bytes 0x80–0x9F (0x81, 0x8D, 0x8F, 0x90 and 0x9D are
+/// undefined and stand for themselves).
+const CP1252_HIGH: [char; 32] = [
+    '€', '\u{81}', '‚', 'ƒ', '„', '…', '†', '‡', 'ˆ', '‰', 'Š', '‹', 'Œ', '\u{8d}', 'Ž', '\u{8f}',
+    '\u{90}', '‘', '’', '“', '”', '•', '–', '—', '˜', '™', 'š', '›', 'œ', '\u{9d}', 'ž', 'Ÿ',
+];
+
+fn cp1252_char(b: u8) -> char {
+    match b {
+        0x80..=0x9f => CP1252_HIGH[usize::from(b - 0x80)],
+        _ => char::from(b),
+    }
+}
+
+/// The byte of a character read by [`cp1252_char`], or written by us in ASCII.
+fn cp1252_byte(c: char) -> u8 {
+    match CP1252_HIGH.iter().position(|h| *h == c) {
+        Some(i) => 0x80 + i as u8,
+        // Every other character came from one byte below 0x80 or above 0x9f.
+        None => u32::from(c) as u8,
     }
 }
 
@@ -609,7 +635,7 @@ impl Trf {
         match self.encoding {
             Encoding::Utf8 { .. } => text.into_bytes(),
             // Every character came from one byte, or was written by us in ASCII.
-            Encoding::Latin1 => text.chars().map(|c| u32::from(c) as u8).collect(),
+            Encoding::Windows1252 => text.chars().map(cp1252_byte).collect(),
         }
     }
 

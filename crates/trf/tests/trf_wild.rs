@@ -397,3 +397,24 @@ fn a_file_with_its_own_scoring_keeps_its_points() {
     assert_eq!(again.player(1).and_then(|p| p.points), Some(20));
 }
 
+#[test]
+fn a_windows_file_reads_as_windows_1252_and_writes_back_every_byte() {
+    // Ž and ž are at 0x8E and 0x9E in Windows-1252, control characters in ISO 8859-1.
+    let mut bytes = file(&[], &two_players(), "\r\n").into_bytes();
+    let at = bytes.windows(5).position(|w| w == b"Alpha").expect("name");
+    bytes[at..at + 5].copy_from_slice(b"\x8ei\x9eek");
+    // The five bytes Windows-1252 leaves undefined, in a comment line.
+    bytes.extend_from_slice(b"### \x81\x8d\x8f\x90\x9d \xe9\x80\r\n");
+    let trf = Trf::read(&bytes).expect("reads");
+    assert_eq!(trf.encoding, Encoding::Windows1252);
+    let p = trf.player(1).expect("1");
+    assert_eq!(p.name.as_deref(), Some("Žižek, Aaron"));
+    assert_eq!(p.rating, Some(2000));
+    assert_eq!(trf.write(), bytes);
+    let mut trf = trf;
+    trf.set_results(&[(1, 2, ResultCode::Draw), (2, 2, ResultCode::Draw)])
+        .expect("fits");
+    let written = trf.write();
+    assert_eq!(&written[at..at + 5], b"\x8ei\x9eek");
+    assert!(written.ends_with(b"### \x81\x8d\x8f\x90\x9d \xe9\x80\r\n"));
+}
