@@ -516,7 +516,8 @@ impl Trf {
             let at = |first: usize, last: usize| {
                 Position::field(t.line, first, last, record::tag_name(&t.code).unwrap_or(""))
             };
-            let end = 4 + t.value.chars().count();
+            // The value's last column, after any spaces between the code and the value.
+            let end = self.value_column(t) + t.value.chars().count() - 1;
             let number = t.value.chars().all(|c| c.is_ascii_digit());
             match t.code.as_str() {
                 // A blank value says nothing.
@@ -526,7 +527,7 @@ impl Trf {
                         TrfErrorKind::NotANumber {
                             value: t.value.clone(),
                         },
-                        at(self.value_column(t), end),
+                        at(end + 1 - t.value.chars().count(), end),
                     ));
                 }
                 "222" => {

@@ -209,6 +209,12 @@ mod tests {
         assert_eq!(parse_points("1.25"), None);
         assert_eq!(parse_points(".5"), None);
         assert_eq!(parse_points("1,5"), None);
+        // Whole points up to four digits; one digit of tenths; digits only.
+        assert_eq!(parse_points("9999.5"), Some(99995));
+        assert_eq!(parse_points("12345.0"), None);
+        assert_eq!(parse_points("1."), None);
+        assert_eq!(parse_points("a.5"), None);
+        assert_eq!(parse_points("1.x"), None);
         assert_eq!(format_points(115), "11.5");
         assert_eq!(format_points(0), "0.0");
     }

@@ -418,3 +418,61 @@ fn a_windows_file_reads_as_windows_1252_and_writes_back_every_byte() {
     assert_eq!(&written[at..at + 5], b"\x8ei\x9eek");
     assert!(written.ends_with(b"### \x81\x8d\x8f\x90\x9d \xe9\x80\r\n"));
 }
+
+#[test]
+fn every_code_reads_from_its_character_and_shows_as_it() {
+    use ResultCode::*;
+    for code in [
+        Win,
+        Draw,
+        Loss,
+        ForfeitWin,
+        ForfeitLoss,
+        WinUnrated,
+        DrawUnrated,
+        LossUnrated,
+        HalfPointBye,
+        FullPointBye,
+        PairingBye,
+        ZeroPointBye,
+        Unknown,
+    ] {
+        let c = code.as_char();
+        assert_eq!(ResultCode::from_char(c), Some(code), "{c}");
+        assert_eq!(code.to_string(), c.to_string());
+    }
+    assert_eq!(ResultCode::from_char('?'), None);
+}
+
+#[test]
+fn a_forfeit_entered_before_the_round_is_a_board_nobody_plays() {
+    let players = vec![
+        player(
+            1,
+            "Alpha, Aaron",
+            "",
+            "2.0",
+            &[(2, 'w', '1'), (2, 'b', '+')],
+        ),
+        player(
+            2,
+            "Bravo, Berta",
+            "",
+            "0.0",
+            &[(1, 'b', '0'), (1, 'w', '-')],
+        ),
+    ];
+    let trf = read(&file(&[], &players, "\n"));
+    let p = trf.player(2).expect("2");
+    assert_eq!(
+        p.round(2).and_then(|e| e.result),
+        Some(ResultCode::ForfeitLoss)
+    );
+    let plan = trf
+        .round_plan(2, hallclock_trf::round::Order::Fide)
+        .expect("round 2");
+    assert_eq!(plan.boards.len(), 1);
+    assert!(plan.boards[0].is_forfeit());
+    assert!(!plan.boards[0].to_play());
+    assert_eq!(plan.boards[0].black_result, Some(ResultCode::ForfeitWin));
+}
