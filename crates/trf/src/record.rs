@@ -214,6 +214,8 @@ mod tests {
         assert_eq!(parse_points("12345.0"), None);
         assert_eq!(parse_points("1."), None);
         assert_eq!(parse_points("a.5"), None);
+        // Rust's integer parser takes a sign; the points column does not.
+        assert_eq!(parse_points("+1.5"), None);
         assert_eq!(parse_points("1.x"), None);
         assert_eq!(format_points(115), "11.5");
         assert_eq!(format_points(0), "0.0");
