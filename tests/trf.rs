@@ -106,7 +106,7 @@ fn other_layouts_read_their_fields() {
     assert_eq!(k.rounds[2].result, None);
     let old = read("fide-trf16.trf");
     let l = read("latin1-trf16.trf");
-    assert_eq!(l.encoding, hallclock::trf::Encoding::Latin1);
+    assert_eq!(l.encoding, hallclock::trf::Encoding::Windows1252);
     assert_eq!(
         l.player(1).and_then(|p| p.name.clone()),
         old.player(1).and_then(|p| p.name.clone())
@@ -181,9 +181,14 @@ fn malformed_files_are_named_by_line_and_column() {
         error_of(&with(17, |_| "222 40/6000+30:".into())),
         "line 17, column 16 (encoded time control): '40/6000+30:' is not an encoded time control (e.g. 40/6000+30:900+30 or W300-B240): expected a period after ':'"
     );
+    // A line that is not a record is skipped with a warning, as pairing programs skip it.
+    let trf = Trf::read(with(10, |_| "11 Deputy".into()).as_bytes()).expect("skipped");
     assert_eq!(
-        error_of(&with(10, |_| "11 Deputy".into())),
-        "line 10, columns 1–3 (record code): '11 D' is not a TRF record code (001, 012…, XXR, ###)"
+        trf.warnings
+            .iter()
+            .map(|w| w.to_string())
+            .collect::<Vec<_>>(),
+        vec!["line 10: not a TRF record, skipped (kept as it is): '11 Deputy'"]
     );
     // Client text reaches messages (and logs) escaped.
     assert!(error_of(&with(23, |l| replace_cols(l, 49, "\u{1b}[2J"))).contains("'\\u{1b}[2J'"),);
@@ -406,4 +411,258 @@ fn trf_results_from_a_round_summary_fill_in_the_codes() {
             "{diff:?}\n{x}\n{y}"
         );
     }
+}
+
+/// `hallclock ARGS…`: exit code, stdout, stderr.
+fn run(args: &[&std::ffi::OsStr]) -> (Option<i32>, Vec<u8>, String) {
+    let out = hallclock().args(args).output().expect("runs");
+    (
+        out.status.code(),
+        out.stdout,
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// The warnings `hallclock trf` printed, as (line, the rest).
+fn warnings(stderr: &str) -> Vec<(usize, String)> {
+    stderr
+        .lines()
+        .filter_map(|l| l.strip_prefix("hallclock trf: warning: "))
+        .map(|l| {
+            let (_, rest) = l.split_once(": line ").expect("names the line");
+            let (n, what) = rest.split_once(": ").expect("then says what");
+            (n.parse().expect("a line number"), what.to_string())
+        })
+        .collect()
+}
+
+fn show(name: &str) -> (Vec<serde_json::Value>, Vec<(usize, String)>) {
+    let path = data(name);
+    let (code, out, err) = run(&["trf".as_ref(), "show".as_ref(), path.as_os_str()]);
+    assert_eq!(code, Some(0), "{name}: {err}");
+    (json_lines(&out), warnings(&err))
+}
+
+#[test]
+fn trf_show_reads_the_fide_example_layout_with_rulers_and_names_each_skipped_line() {
+    let (lines, warned) = show("fide-example-rulers.trf");
+    assert_eq!(
+        warned.iter().map(|w| w.0).collect::<Vec<_>>(),
+        vec![12, 13, 14, 24],
+        "{warned:?}"
+    );
+    assert_eq!(
+        warned[0].1,
+        "unknown record code 'DDD', skipped (kept as it is)"
+    );
+    assert!(
+        warned[2]
+            .1
+            .starts_with("not a TRF record, skipped (kept as it is): '1234567890"),
+        "{warned:?}"
+    );
+    assert_eq!(
+        warned[3].1,
+        "not a TRF record, skipped (kept as it is): 'Exported for testing - end of file'"
+    );
+    let players = lines.iter().filter(|l| l.get("player").is_some()).count();
+    assert_eq!(players, 6);
+    let boards = lines.iter().filter(|l| l.get("board").is_some()).count();
+    assert_eq!(boards, 3);
+}
+
+#[test]
+fn trf_show_reads_a_swiss_manager_file_with_a_bom_crlf_utf8_names_and_fide_id_0() {
+    let (lines, warned) = show("swiss-manager-utf8-bom.trf");
+    assert_eq!(warned, vec![]);
+    assert_eq!(lines[0]["tournament"]["name"], "Café Open 2026 – Ronde");
+    let player = |rank: u64| {
+        lines
+            .iter()
+            .find(|l| l["player"]["rank"].as_u64() == Some(rank))
+            .map(|l| l["player"].clone())
+            .expect("player")
+    };
+    assert_eq!(player(1)["name"], "Müller-Lüdenscheidt, Jörg");
+    assert_eq!(player(1)["fide_id"], 4600123);
+    assert_eq!(player(2)["name"], "Dvořáková, Zuzana");
+    assert_eq!(player(2)["rating"], 2188);
+    for rank in [2, 4, 5, 6] {
+        assert!(
+            player(rank)["fide_id"].is_null(),
+            "{rank}: {}",
+            player(rank)
+        );
+    }
+    assert_eq!(player(4)["name"], "Şahin, Çağrı");
+    assert_eq!(player(4)["points"], 1.0);
+    let boards: Vec<&serde_json::Value> =
+        lines.iter().filter(|l| l.get("board").is_some()).collect();
+    assert_eq!(boards.len(), 3);
+    assert_eq!(boards[0]["round"], 3);
+}
+
+#[test]
+fn trf_show_skips_unknown_codes_and_counts_team_records_in_a_cr_file() {
+    let (lines, warned) = show("engine-extensions-teams-cr.trf");
+    assert_eq!(
+        warned,
+        vec![
+            (
+                15,
+                "unknown record code 'ZZQ', skipped (kept as it is)".to_string()
+            ),
+            (
+                16,
+                "unknown record code '777', skipped (kept as it is)".to_string()
+            ),
+        ]
+    );
+    assert_eq!(lines[0]["tournament"]["team_records"], 4);
+    let boards = lines.iter().filter(|l| l.get("board").is_some()).count();
+    assert_eq!(boards, 2);
+}
+
+#[test]
+fn trf_show_reads_x_and_an_xxr_of_more_rounds_than_played() {
+    let (lines, warned) = show("adjourned-x-xxr.trf");
+    assert_eq!(warned, vec![]);
+    assert_eq!(lines[0]["tournament"]["rounds"], 7);
+    let boards: Vec<&serde_json::Value> =
+        lines.iter().filter(|l| l.get("board").is_some()).collect();
+    // The last round in the file is 3, though 7 are announced.
+    assert_eq!(boards.len(), 3);
+    assert!(boards.iter().all(|b| b["round"] == 3));
+    let trf = read("adjourned-x-xxr.trf");
+    let code = |rank: u32| trf.player(rank).and_then(|p| p.round(3)?.result);
+    assert_eq!(
+        (code(1), code(2)),
+        (Some(ResultCode::Unknown), Some(ResultCode::Unknown))
+    );
+}
+
+/// `trf results` on a file, from a round summary: the written bytes.
+fn results(name: &str, round: usize, games: serde_json::Value) -> (Vec<u8>, String) {
+    let dir =
+        std::env::temp_dir().join(format!("hallclock-trf-wild-{}-{name}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("dir");
+    let summary = dir.join("summary.json");
+    std::fs::write(
+        &summary,
+        serde_json::json!({"event": "round_finished", "at": 0, "round": round, "results": games})
+            .to_string(),
+    )
+    .expect("write");
+    let out_file = dir.join("out.trf");
+    let (input, round) = (data(name), round.to_string());
+    let (code, _, err) = run(&[
+        "trf".as_ref(),
+        "results".as_ref(),
+        "--round".as_ref(),
+        round.as_ref(),
+        "--in".as_ref(),
+        input.as_os_str(),
+        "--out".as_ref(),
+        out_file.as_os_str(),
+        "--results".as_ref(),
+        summary.as_os_str(),
+    ]);
+    assert_eq!(code, Some(0), "{err}");
+    (std::fs::read(&out_file).expect("written"), err)
+}
+
+fn game(white: (&str, u32), black: (&str, u32), codes: (&str, &str)) -> serde_json::Value {
+    serde_json::json!({"board": "board-001", "white": white.0, "black": black.0,
+        "score": "1/2-1/2", "termination": "arbiter", "trf_white": codes.0,
+        "trf_black": codes.1, "white_rank": white.1, "black_rank": black.1})
+}
+
+/// The numbers of the lines that differ, splitting on `ending`.
+fn changed_lines(before: &[u8], after: &[u8], ending: &str) -> Vec<usize> {
+    let (b, a) = (
+        String::from_utf8_lossy(before),
+        String::from_utf8_lossy(after),
+    );
+    let (b, a): (Vec<&str>, Vec<&str>) = (b.split(ending).collect(), a.split(ending).collect());
+    assert_eq!(b.len(), a.len(), "the same lines, the same endings");
+    b.iter()
+        .zip(&a)
+        .enumerate()
+        .filter(|(_, (x, y))| x != y)
+        .map(|(i, _)| i + 1)
+        .collect()
+}
+
+#[test]
+fn trf_results_keep_unknown_and_team_lines_byte_for_byte() {
+    let name = "engine-extensions-teams-cr.trf";
+    let (after, err) = results(
+        name,
+        2,
+        serde_json::json!([
+            game(("Bravo, Berta", 2), ("Alpha, Aaron", 1), ("=", "=")),
+            game(("Charlie, Cem", 3), ("Delta, Dora", 4), ("1", "0")),
+        ]),
+    );
+    // The warnings are printed by `trf results` too.
+    assert_eq!(
+        warnings(&err).iter().map(|w| w.0).collect::<Vec<_>>(),
+        vec![15, 16]
+    );
+    let before = std::fs::read(data(name)).expect("in");
+    // Only the four player lines change; CR endings, 310/013/802, ZZQ and 777 stay.
+    assert_eq!(changed_lines(&before, &after, "\r"), vec![17, 18, 19, 20]);
+    assert!(!after.contains(&b'\n'));
+    let trf = Trf::read(&after).expect("reads again");
+    let code = |rank: u32| trf.player(rank).and_then(|p| p.round(2)?.result);
+    assert_eq!(code(3), Some(ResultCode::Win));
+    // BBW/BBD: the file's own scoring, so its points column is left alone.
+    assert_eq!(trf.player(3).and_then(|p| p.points), Some(0));
+}
+
+#[test]
+fn trf_results_replace_an_x_and_keep_a_bom_and_crlf() {
+    let name = "adjourned-x-xxr.trf";
+    let (after, _) = results(
+        name,
+        3,
+        serde_json::json!([game(
+            ("Arnarsson, Einar", 1),
+            ("Bakker, Joost", 2),
+            ("0", "1")
+        )]),
+    );
+    let before = std::fs::read(data(name)).expect("in");
+    assert_eq!(changed_lines(&before, &after, "\n"), vec![10, 11]);
+    let trf = Trf::read(&after).expect("reads again");
+    assert_eq!(trf.player(1).and_then(|p| p.points), Some(20));
+    assert_eq!(trf.player(2).and_then(|p| p.points), Some(30));
+
+    let name = "swiss-manager-utf8-bom.trf";
+    let (after, _) = results(
+        name,
+        3,
+        serde_json::json!([
+            game(
+                ("Müller-Lüdenscheidt, Jörg", 1),
+                ("Dvořáková, Zuzana", 2),
+                ("=", "=")
+            ),
+            game(("Şahin, Çağrı", 4), ("Ødegård, Pål Åsmund", 3), ("1", "0")),
+            game(
+                ("Lefèvre, Stéphane", 6),
+                ("Ní Bhriain, Órla", 5),
+                ("0", "1")
+            ),
+        ]),
+    );
+    let before = std::fs::read(data(name)).expect("in");
+    assert!(after.starts_with(b"\xef\xbb\xbf012 "));
+    assert_eq!(
+        changed_lines(&before, &after, "\r\n"),
+        vec![13, 14, 15, 16, 17, 18]
+    );
+    let trf = Trf::read(&after).expect("reads again");
+    assert_eq!(trf.player(4).and_then(|p| p.points), Some(20));
+    assert_eq!(trf.player(2).and_then(|p| p.fide_id), None);
 }

@@ -70,10 +70,16 @@ fn fail(what: impl std::fmt::Display, code: u8) -> ExitCode {
     ExitCode::from(code)
 }
 
+/// Read a TRF, telling on stderr each line skipped (a pairing program skips them too, so
+/// they are no reason to fail; the arbiter should still know).
 fn read_trf(path: &Path) -> Result<Trf, ExitCode> {
     let bytes =
         std::fs::read(path).map_err(|e| fail(format!("cannot read {}: {e}", path.display()), 1))?;
-    Trf::read(&bytes).map_err(|e| fail(format!("{}: {e}", path.display()), BAD_INPUT))
+    let trf = Trf::read(&bytes).map_err(|e| fail(format!("{}: {e}", path.display()), BAD_INPUT))?;
+    for w in &trf.warnings {
+        eprintln!("hallclock trf: warning: {}: {w}", path.display());
+    }
+    Ok(trf)
 }
 
 impl RoundArgs {
@@ -148,6 +154,7 @@ fn show(file: &Path, args: &RoundArgs, config: Option<&Path>) -> Result<(), Exit
         "rounds": trf.tag("142").and_then(|r| r.parse::<u32>().ok()),
         "time_control": tc.as_ref().map(|t| t.white.to_string()),
         "time_control_black": tc.as_ref().and_then(|t| t.black.as_ref()).map(|b| b.to_string()),
+        "team_records": trf.team_records,
     }})];
     let mut players: Vec<&Player> = trf.players.iter().collect();
     players.sort_by_key(|p| p.rank);

@@ -59,10 +59,6 @@ pub enum TrfErrorKind {
     NotATrf {
         why: &'static str,
     },
-    /// A line that does not start with a record code (`001`, `012`, `XXR`, `###`, …).
-    BadRecordCode {
-        found: String,
-    },
     /// A required field left blank.
     Missing,
     NotANumber {
@@ -177,11 +173,6 @@ impl fmt::Display for TrfError {
         write!(f, "{}: ", self.position)?;
         match &self.kind {
             K::NotATrf { .. } => Ok(()),
-            K::BadRecordCode { found } => write!(
-                f,
-                "'{}' is not a TRF record code (001, 012…, XXR, ###)",
-                quote(found)
-            ),
             K::Missing => f.write_str("missing (this field is required)"),
             K::NotANumber { value } => write!(f, "'{}' is not a number", quote(value)),
             K::OutOfRange { value, min, max } => {

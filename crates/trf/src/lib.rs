@@ -1,20 +1,27 @@
 //! FIDE Tournament Report Files (TRF16, TRF26): text to [`Trf`] and back. Pure: no I/O.
 //!
-//! Lines are decoded to characters first (UTF-8, or Latin-1 when the bytes are not UTF-8),
+//! Lines are decoded to characters first (UTF-8, or Windows-1252 when the bytes are not UTF-8),
 //! because columns count characters. We own the header tags (`??2`) and the `001` player
 //! records; every other line (teams, byes, JaVaFo's `XX?` extensions, national ratings,
 //! `###` comments) is kept as it was. Writing rewrites only the columns we changed, so
 //! `write(read(f)) == f` byte for byte. Whole-file checks (both halves of every pairing
 //! agree) run after the last line.
+//!
+//! Files from the wild carry lines that are not records (FIDE's own example file has
+//! column rulers between its records) and codes nobody documents. Pairing programs skip
+//! them (bbpPairings ignores any code it does not know), so we do too, with a
+//! [`TrfWarning`] naming the line; a malformed record of a code we read is still refused.
 
 pub mod error;
 pub mod record;
 pub mod round;
 pub mod tc;
+pub mod warning;
 
 pub use error::{Position, TrfError, TrfErrorKind};
 pub use round::{Bye, RoundPairing, RoundPlan};
 pub use tc::TrfTimeControl;
+pub use warning::TrfWarning;
 
 use record::{Cols, Field, player, round_fields};
 
@@ -202,8 +209,11 @@ pub enum Encoding {
     Utf8 {
         bom: bool,
     },
-    /// Not UTF-8: each byte is one character (ISO 8859-1).
-    Latin1,
+    /// Not UTF-8: each byte is one character, as Windows programs save "ANSI" text
+    /// (Windows-1252, which is ISO 8859-1 plus letters such as `Š`, `ž`, `Œ` at
+    /// 0x80–0x9F; the five bytes it leaves undefined stand for themselves, as in the
+    /// WHATWG decoder, so every byte comes back).
+    Windows1252,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -220,6 +230,12 @@ pub struct Trf {
     pub tags: Vec<Tag>,
     /// In file order.
     pub players: Vec<Player>,
+    /// The lines skipped with a warning, in file order.
+    pub warnings: Vec<TrfWarning>,
+    /// How many team records (`013`, `310`, …) the file has: kept, not read.
+    pub team_records: usize,
+    /// The file replaces FIDE's default scoring (tag 162, `XXS`, `BB?`).
+    own_scoring: bool,
 }
 
 const SEXES: &str = "MWF";
@@ -232,9 +248,32 @@ fn decode(bytes: &[u8]) -> (Encoding, String) {
             None => (Encoding::Utf8 { bom: false }, s.to_string()),
         },
         Err(_) => (
-            Encoding::Latin1,
-            bytes.iter().map(|b| char::from(*b)).collect(),
+            Encoding::Windows1252,
+            bytes.iter().map(|b| cp1252_char(*b)).collect(),
         ),
+    }
+}
+
+/// Windows-1252's characters for the bytes 0x80–0x9F (0x81, 0x8D, 0x8F, 0x90 and 0x9D are
+/// undefined and stand for themselves).
+const CP1252_HIGH: [char; 32] = [
+    '€', '\u{81}', '‚', 'ƒ', '„', '…', '†', '‡', 'ˆ', '‰', 'Š', '‹', 'Œ', '\u{8d}', 'Ž', '\u{8f}',
+    '\u{90}', '‘', '’', '“', '”', '•', '–', '—', '˜', '™', 'š', '›', 'œ', '\u{9d}', 'ž', 'Ÿ',
+];
+
+fn cp1252_char(b: u8) -> char {
+    match b {
+        0x80..=0x9f => CP1252_HIGH[usize::from(b - 0x80)],
+        _ => char::from(b),
+    }
+}
+
+/// The byte of a character read by [`cp1252_char`], or written by us in ASCII.
+fn cp1252_byte(c: char) -> u8 {
+    match CP1252_HIGH.iter().position(|h| *h == c) {
+        Some(i) => 0x80 + i as u8,
+        // Every other character came from one byte below 0x80 or above 0x9f.
+        None => u32::from(c) as u8,
     }
 }
 
@@ -262,14 +301,19 @@ fn split_lines(text: &str) -> Vec<Line> {
 enum Kind {
     Player,
     Tag,
-    /// Kept as it is: other records, extensions, comments, blank lines.
+    /// Skipped silently: blank lines, `###` comments (TRF26 remark 1), national rating
+    /// records and the records of [`record::OTHER_RECORDS`].
     Kept,
-    /// Not a record: its first four columns, as found.
-    NotARecord(String),
+    Team,
+    /// A three-character code nobody defines.
+    Unknown(String),
+    /// Not a record at all.
+    NotARecord,
 }
 
 fn kind(chars: &[char]) -> Kind {
-    if chars.iter().all(|c| c.is_whitespace()) {
+    // Control characters count as blank: DOS programs end a file with Ctrl-Z.
+    if chars.iter().all(|c| c.is_whitespace() || c.is_control()) {
         return Kind::Kept;
     }
     let code: String = chars.iter().take(3).collect();
@@ -277,19 +321,33 @@ fn kind(chars: &[char]) -> Kind {
         return Kind::Kept;
     }
     let separated = chars.get(3).is_none_or(|c| *c == ' ');
-    let digits = code.len() == 3 && code.chars().all(|c| c.is_ascii_digit());
-    // JaVaFo's extensions (XXR, XXC, XXP, …) and national rating records (a federation).
-    let letters = code.len() == 3 && code.chars().all(|c| c.is_ascii_uppercase());
-    if !separated || !(digits || letters) {
-        return Kind::NotARecord(chars.iter().take(4).collect());
+    let letters = code.chars().all(|c| c.is_ascii_uppercase());
+    let alphanumeric = code
+        .chars()
+        .all(|c| c.is_ascii_digit() || c.is_ascii_uppercase());
+    if chars.len() < 3 || !separated || !alphanumeric {
+        return Kind::NotARecord;
     }
     if code == "001" {
-        Kind::Player
-    } else if record::tag_name(&code).is_some() {
-        Kind::Tag
-    } else {
-        Kind::Kept
+        return Kind::Player;
     }
+    if record::tag_name(&code).is_some() {
+        return Kind::Tag;
+    }
+    if record::TEAM_RECORDS.contains(&code.as_str()) {
+        return Kind::Team;
+    }
+    // National rating records: a federation's three letters, then the starting rank of
+    // the 001 record they belong to (TRF26, "National Rating Support"). FIDE's format
+    // line `DDD SSSS …` has letters there, so it stays unknown.
+    let national = letters
+        && Cols { line: 0, chars }
+            .number(record::player::RANK, 1, 9999)
+            .is_ok_and(|r| r.is_some());
+    if national || record::OTHER_RECORDS.contains(&code.as_str()) {
+        return Kind::Kept;
+    }
+    Kind::Unknown(code)
 }
 
 fn read_player(cols: &Cols) -> Result<Player, TrfError> {
@@ -304,10 +362,19 @@ fn read_player(cols: &Cols) -> Result<Player, TrfError> {
         name: cols.text(player::NAME),
         rating: cols.number(player::RATING, 0, 9999)?.map(|n| n as u32),
         federation: cols.text(player::FEDERATION),
-        fide_id: cols.number(player::FIDE_ID, 1, 99_999_999_999)?,
+        // Programs write 0 for a player without a FIDE id: no id, as a blank.
+        fide_id: cols
+            .number(player::FIDE_ID, 0, 99_999_999_999)?
+            .filter(|id| *id != 0),
         birth: cols.text(player::BIRTH),
         points: cols.points(player::POINTS)?,
-        place: cols.number(player::PLACE, 1, 9999)?.map(|n| n as u32),
+        // 0 is no rank, as for the FIDE id. Pairing programs do not read this column
+        // (bbpPairings reads the starting rank, rating, points and rounds), so a file
+        // they take may have anything the format allows here.
+        place: cols
+            .number(player::PLACE, 0, 9999)?
+            .filter(|n| *n != 0)
+            .map(|n| n as u32),
         rounds: Vec::new(),
     };
     let mut round = 1;
@@ -392,39 +459,27 @@ impl Trf {
             lines,
             tags: Vec::new(),
             players: Vec::new(),
+            warnings: Vec::new(),
+            team_records: 0,
+            own_scoring: false,
         };
-        let mut seen_record = false;
         for (i, line) in trf.lines.iter().enumerate() {
             let number = i + 1;
             let chars: Vec<char> = line.text.chars().collect();
-            let k = match kind(&chars) {
-                Kind::NotARecord(_) if !seen_record => {
-                    return Err(TrfError::new(
-                        TrfErrorKind::NotATrf {
-                            why: "its first line does not start with a record code such as 012 or 001",
-                        },
-                        Position::line(number),
-                    ));
-                }
-                Kind::NotARecord(found) => {
-                    return Err(TrfError::new(
-                        TrfErrorKind::BadRecordCode { found },
-                        Position::field(number, 1, 3, "record code"),
-                    ));
-                }
-                k => k,
-            };
-            if !chars.iter().all(|c| c.is_whitespace()) {
-                seen_record = true;
-            }
             let cols = Cols {
                 line: number,
                 chars: &chars,
             };
+            let code: String = chars.iter().take(3).collect();
+            let k = kind(&chars);
+            if matches!(k, Kind::Tag | Kind::Kept)
+                && record::SCORING_RECORDS.contains(&code.as_str())
+            {
+                trf.own_scoring = true;
+            }
             match k {
                 Kind::Player => trf.players.push(read_player(&cols)?),
                 Kind::Tag => {
-                    let code: String = chars.iter().take(3).collect();
                     let value = cols.text(record::tag_value(&code)).unwrap_or_default();
                     trf.tags.push(Tag {
                         line: number,
@@ -432,8 +487,15 @@ impl Trf {
                         value,
                     });
                 }
-                // Refused above.
-                Kind::Kept | Kind::NotARecord(_) => {}
+                Kind::Team => trf.team_records += 1,
+                Kind::Kept => {}
+                Kind::Unknown(code) => trf
+                    .warnings
+                    .push(TrfWarning::UnknownRecord { line: number, code }),
+                Kind::NotARecord => trf.warnings.push(TrfWarning::NotARecord {
+                    line: number,
+                    text: line.text.clone(),
+                }),
             }
         }
         if trf.players.is_empty() {
@@ -454,7 +516,8 @@ impl Trf {
             let at = |first: usize, last: usize| {
                 Position::field(t.line, first, last, record::tag_name(&t.code).unwrap_or(""))
             };
-            let end = 4 + t.value.chars().count();
+            // The value's last column, after any spaces between the code and the value.
+            let end = self.value_column(t) + t.value.chars().count() - 1;
             let number = t.value.chars().all(|c| c.is_ascii_digit());
             match t.code.as_str() {
                 // A blank value says nothing.
@@ -464,7 +527,7 @@ impl Trf {
                         TrfErrorKind::NotANumber {
                             value: t.value.clone(),
                         },
-                        at(self.value_column(t), end),
+                        at(end + 1 - t.value.chars().count(), end),
                     ));
                 }
                 "222" => {
@@ -573,7 +636,7 @@ impl Trf {
         match self.encoding {
             Encoding::Utf8 { .. } => text.into_bytes(),
             // Every character came from one byte, or was written by us in ASCII.
-            Encoding::Latin1 => text.chars().map(|c| u32::from(c) as u8).collect(),
+            Encoding::Windows1252 => text.chars().map(cp1252_byte).collect(),
         }
     }
 
@@ -609,10 +672,10 @@ impl Trf {
 
     /// Fill in results: `(starting rank, round, code)` for each player. Either every change
     /// is applied, or none (the error says which would not fit). The points column follows
-    /// (FIDE's default scoring) unless the file declares its own scoring (tag 162) or
-    /// leaves points blank.
+    /// (FIDE's default scoring) unless the file declares its own scoring (tag 162, JaVaFo's
+    /// `XXS`, bbpPairings' `BB?`) or leaves points blank.
     pub fn set_results(&mut self, changes: &[(u32, usize, ResultCode)]) -> Result<(), TrfError> {
-        let adjust_points = self.tag("162").is_none();
+        let adjust_points = !self.own_scoring;
         let mut edits: Vec<(usize, usize, ResultCode, Option<u32>)> = Vec::new();
         let mut points: std::collections::HashMap<usize, Option<u32>> = Default::default();
         for &(rank, round, code) in changes {

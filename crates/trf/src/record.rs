@@ -72,6 +72,24 @@ pub const TAGS: &[(&str, &str)] = &[
     ("362", "team scoring point system"),
 ];
 
+/// Team records (TRF16's `013`; TRF26's team section). The hall plays individual games,
+/// so it keeps them as they are and only counts them.
+pub const TEAM_RECORDS: &[&str] = &["013", "300", "310", "320", "330", "801", "802"];
+
+/// Other records that FIDE's TRF16/TRF26 or the pairing engines define, kept as they are
+/// without being read: TRF26's byes, accelerations, prohibited pairings and abnormal
+/// points (`240`–`299`); JaVaFo's extensions (`XXR` rounds, `XXC` configuration, `XXA`
+/// accelerations, `XXP` forbidden pairs, `XXS` scoring); bbpPairings' point system
+/// (`BBW`…`BBU`, `src/fileformats/trf.cpp`).
+pub const OTHER_RECORDS: &[&str] = &[
+    "240", "250", "260", "299", "XXR", "XXC", "XXA", "XXP", "XXS", "BBW", "BBD", "BBL", "BBZ",
+    "BBF", "BBU",
+];
+
+/// Records that replace FIDE's default scoring: with one of them, the points column is
+/// the file's, not ours to recompute (tag 162; JaVaFo's `XXS`; bbpPairings' `BB?`).
+pub const SCORING_RECORDS: &[&str] = &["162", "XXS", "BBW", "BBD", "BBL", "BBZ", "BBF", "BBU"];
+
 pub fn tag_name(code: &str) -> Option<&'static str> {
     TAGS.iter().find(|(c, _)| *c == code).map(|(_, n)| *n)
 }
@@ -191,6 +209,14 @@ mod tests {
         assert_eq!(parse_points("1.25"), None);
         assert_eq!(parse_points(".5"), None);
         assert_eq!(parse_points("1,5"), None);
+        // Whole points up to four digits; one digit of tenths; digits only.
+        assert_eq!(parse_points("9999.5"), Some(99995));
+        assert_eq!(parse_points("12345.0"), None);
+        assert_eq!(parse_points("1."), None);
+        assert_eq!(parse_points("a.5"), None);
+        // Rust's integer parser takes a sign; the points column does not.
+        assert_eq!(parse_points("+1.5"), None);
+        assert_eq!(parse_points("1.x"), None);
         assert_eq!(format_points(115), "11.5");
         assert_eq!(format_points(0), "0.0");
     }
