@@ -526,6 +526,25 @@ async fn the_round_page_starts_a_round_from_the_pairing_programs_file() {
         )
         .await;
     assert!(refused.as_str().unwrap_or("").contains("trf:"), "{refused}");
+    // FIDE's example layout, rulers between the records: read, and the skipped lines are
+    // listed with their line numbers (issue 22).
+    file.clear().await.unwrap();
+    file.send_keys(&data.join("fide-example-rulers.trf").display().to_string())
+        .await
+        .unwrap();
+    let skipped = chrome
+        .until(
+            "the lines the reader skipped",
+            "document.querySelector('#trf-review .trf-warnings') && document.querySelectorAll('#trf-review tr.trf-board').length > 0 && document.querySelector('#trf-review .trf-warnings').textContent",
+        )
+        .await;
+    let skipped = skipped.as_str().unwrap_or("");
+    assert!(
+        skipped.contains("4 lines of the file skipped")
+            && skipped.contains("line 13: not a TRF record")
+            && skipped.contains("line 12: unknown record code 'DDD'"),
+        "{skipped}"
+    );
     file.clear().await.unwrap();
     file.send_keys(&data.join("fide-trf26.trf").display().to_string())
         .await

@@ -230,6 +230,10 @@ pub async fn trf_preview(
         "time_control": tc.as_ref().map(|t| t.white.to_string()),
         "time_control_black": tc.as_ref().and_then(|t| t.black.as_ref()).map(|b| b.to_string()),
         "boards": boards,
+        // What the reader skipped (rulers, notes, other programs' records), each naming
+        // its line, as `hallclock trf show` says it: the arbiter sees the file was read
+        // whole except these.
+        "warnings": trf.warnings.iter().map(|w| w.to_string()).collect::<Vec<_>>(),
     })))
 }
 

@@ -1332,6 +1332,14 @@ function roundView() {
       h("p", { class: "muted", text: `${a.tournament || f.name}: round ${num.value}, ${a.boards.filter((/** @type {any} */ b) => !b.bye).length} boards in board order${a.time_control ? `, time control ${a.time_control}${a.time_control_black ? ` / ${a.time_control_black}` : ""} (used when the field above is empty)` : ""}` }),
       h("table", { class: "pairings" }, [h("thead", {}, [h("tr", {}, ["Board", "White", "Black", ""].map((t) => h("th", { text: t })))]), h("tbody", {}, rows)]),
     );
+    // Lines the reader skipped (as a pairing program would), each with its line number.
+    const warnings = /** @type {string[]} */ (a.warnings || []);
+    if (warnings.length) {
+      trfReview.append(h("details", { class: "trf-warnings" }, [
+        h("summary", { text: `${warnings.length} line${warnings.length === 1 ? "" : "s"} of the file skipped (kept in the file)` }),
+        h("ul", {}, warnings.map((w) => h("li", { text: w }))),
+      ]));
+    }
   };
   trfInput.addEventListener("change", reviewTrf);
   num.addEventListener("change", reviewTrf);
