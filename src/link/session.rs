@@ -511,13 +511,13 @@ impl Session {
 
     fn handle_reading(&mut self, reading: crate::dgt::ClockTime) {
         let status = reading.status;
-        if let Some(prev) = self.last_status {
-            if prev.right_high != status.right_high {
-                self.events.push_back(LinkEvent::Lever {
-                    high: status.high_side(),
-                    reading,
-                });
-            }
+        if let Some(prev) = self.last_status
+            && prev.right_high != status.right_high
+        {
+            self.events.push_back(LinkEvent::Lever {
+                high: status.high_side(),
+                reading,
+            });
         }
         // The battery is reported at the session's first reading with a clock (FIDE
         // C.02.03 3.1.2: a warning at set-up, so a clock already low is never silent) and
