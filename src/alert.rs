@@ -50,6 +50,10 @@ pub enum AlertKind {
     /// Two online nodes of the hall (servers, issue 23) both claim a board id: each node
     /// raises its own (id `<board>-claimed-twice-<node>`) and keeps its game.
     BoardClaimedTwice,
+    /// The clock reports its battery low (status bit D2), or a Bluetooth board reports
+    /// a low percentage (FIDE C.02 (f), C.02.03 3.1.2): at set-up as during a game,
+    /// cleared when the batteries are changed.
+    LowBattery,
 }
 
 impl AlertKind {
@@ -73,6 +77,7 @@ impl AlertKind {
             AlertKind::AuthFailures => "auth-failures",
             AlertKind::BroadcastPush => "broadcast-push",
             AlertKind::BoardClaimedTwice => "claimed-twice",
+            AlertKind::LowBattery => "low-battery",
         }
     }
 }

@@ -807,6 +807,7 @@ fn all_alert_kinds() -> Vec<AlertKind> {
         AlertKind::AuthFailures,
         AlertKind::BroadcastPush,
         AlertKind::BoardClaimedTwice,
+        AlertKind::LowBattery,
     ];
     covers_every_variant(
         &kinds,
@@ -829,8 +830,9 @@ fn all_alert_kinds() -> Vec<AlertKind> {
             AlertKind::AuthFailures => 15,
             AlertKind::BroadcastPush => 16,
             AlertKind::BoardClaimedTwice => 17,
+            AlertKind::LowBattery => 18,
         },
-        18,
+        19,
     );
     kinds
 }

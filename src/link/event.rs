@@ -180,16 +180,11 @@ pub enum LinkEvent {
     /// The lever changed sides (status D1, §6); `high` is the side now up, whose time
     /// runs on a clock switching at the lever. Sent before the [`LinkEvent::Clock`] of
     /// the same reading.
-    Lever {
-        high: ClockSide,
-        reading: ClockTime,
-    },
+    Lever { high: ClockSide, reading: ClockTime },
     /// A clock button was pressed (unsolicited ACK 0x88, §6).
     Button(ClockButton),
     /// The clock acknowledged a command.
-    CommandDone {
-        command: &'static str,
-    },
+    CommandDone { command: &'static str },
     /// A clock command failed for good (after the resend policy, or refused).
     CommandFailed(ClockCommandError),
     /// A move, takeback, correction or irregularity read from the board (dgt board_state).
@@ -198,7 +193,9 @@ pub enum LinkEvent {
     Board(BoardDump),
     /// One square changed.
     Field(FieldUpdate),
-    /// Battery status of a BT board, or the clock's low-battery bit changed.
+    /// Battery status of a BT board (its answer to `4c`, or sent by itself).
     Battery(BatteryStatus),
+    /// The clock's low-battery bit (status D2, §4.2): at the session's first reading with
+    /// a clock, then at every change. Sent before the [`LinkEvent::Clock`] of the reading.
     ClockBatteryLow(bool),
 }

@@ -128,6 +128,8 @@ pub struct Session {
     last_heard: Instant,
     next_probe: Instant,
     last_status: Option<ClockStatus>,
+    /// The clock's low-battery bit as last reported (`None`: not yet this session).
+    reported_battery: Option<bool>,
     end: Option<SessionEnd>,
     /// The game on the board; it outlives the session (see [`Session::into_board`]).
     board: BoardState,
@@ -168,6 +170,7 @@ impl Session {
             last_heard: now,
             next_probe: now,
             last_status: None,
+            reported_battery: None,
             end: None,
             board,
             board_settle_at: None,
@@ -508,17 +511,21 @@ impl Session {
 
     fn handle_reading(&mut self, reading: crate::dgt::ClockTime) {
         let status = reading.status;
-        if let Some(prev) = self.last_status {
-            if prev.right_high != status.right_high {
-                self.events.push_back(LinkEvent::Lever {
-                    high: status.high_side(),
-                    reading,
-                });
-            }
-            if prev.battery_low != status.battery_low {
-                self.events
-                    .push_back(LinkEvent::ClockBatteryLow(status.battery_low));
-            }
+        if let Some(prev) = self.last_status
+            && prev.right_high != status.right_high
+        {
+            self.events.push_back(LinkEvent::Lever {
+                high: status.high_side(),
+                reading,
+            });
+        }
+        // The battery is reported at the session's first reading with a clock (FIDE
+        // C.02.03 3.1.2: a warning at set-up, so a clock already low is never silent) and
+        // on every change; a reading without a clock (D5) carries no battery state.
+        if !status.no_clock && self.reported_battery != Some(status.battery_low) {
+            self.reported_battery = Some(status.battery_low);
+            self.events
+                .push_back(LinkEvent::ClockBatteryLow(status.battery_low));
         }
         self.last_status = Some(status);
         self.events.push_back(LinkEvent::Clock(reading));

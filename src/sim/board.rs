@@ -151,6 +151,9 @@ pub struct SimBoard {
     /// Report a plain move's new square before the old one is cleared (§4.1: "updates
     /// can be out of order").
     out_of_order: bool,
+    /// The clock's batteries are low: status bit D2 (§4.2), as the clock shows its BAT
+    /// sign. Physical, so a replug keeps it.
+    battery_low: bool,
 }
 
 impl SimBoard {
@@ -185,6 +188,7 @@ impl SimBoard {
             noise: Noise(seed | 1),
             clock_commands: [0; 256],
             out_of_order: false,
+            battery_low: false,
         }
     }
 
@@ -523,6 +527,12 @@ impl SimBoard {
         self.out_of_order = on;
     }
 
+    /// The clock's batteries run low (on) or are changed (off); the next BWTIME carries
+    /// the status bit D2 (UPDATE_NICE sends one at once: the status byte changed).
+    pub fn set_battery_low(&mut self, on: bool) {
+        self.battery_low = on;
+    }
+
     pub fn set_drop_acks(&mut self, on: bool) {
         self.drop_acks = on;
         if on {
@@ -552,6 +562,9 @@ impl SimBoard {
         }
         if self.clock.lever_high() == Side::Right {
             s |= 0x02;
+        }
+        if self.battery_low {
+            s |= 0x04;
         }
         let _ = now;
         // D3 = left's turn, D4 = right's turn: as the real captures show (§4.2 CONFLICT).
@@ -776,6 +789,32 @@ mod tests {
         assert_eq!(b.take_output(), [0x8d, 0, 10, 0, 3, 2, 0, 3, 1, 0x09]);
         b.press(t0 + Duration::from_millis(1500));
         assert_eq!(b.take_output(), [0x8d, 0, 10, 0, 3, 2, 0, 3, 1, 0x13]);
+    }
+
+    #[test]
+    fn a_low_battery_sets_status_bit_d2_at_once_and_a_change_of_batteries_clears_it() {
+        let t0 = Instant::now();
+        let mut b = SimBoard::new(spec(), t0);
+        b.handle_bytes(&[0x4b], t0);
+        b.poll(t0);
+        let before = b.take_output();
+        let status = |out: &[u8]| out.last().copied().unwrap_or(0xff);
+        b.set_battery_low(true);
+        b.poll(t0);
+        let low = b.take_output();
+        assert_eq!(
+            low.first(),
+            Some(&0x8d),
+            "a BWTIME at once (UPDATE_NICE): {low:x?}"
+        );
+        assert_eq!(status(&low) & 0x04, 0x04, "{low:x?}");
+        b.set_battery_low(false);
+        b.poll(t0);
+        let fine = b.take_output();
+        assert_eq!(status(&fine) & 0x04, 0, "{fine:x?}");
+        if !before.is_empty() {
+            assert_eq!(status(&before) & 0x04, 0);
+        }
     }
 
     #[test]

@@ -51,6 +51,11 @@ pub enum Control {
         board: usize,
         on: bool,
     },
+    /// The clock's batteries run low (`low`) or are changed.
+    Battery {
+        board: usize,
+        low: bool,
+    },
     Show {
         board: usize,
     },
@@ -73,6 +78,7 @@ impl Control {
             | Control::Stall { board, .. }
             | Control::DropAcks { board, .. }
             | Control::OutOfOrder { board, .. }
+            | Control::Battery { board, .. }
             | Control::Show { board } => Some(board),
             Control::Help | Control::Quit => None,
         }
@@ -92,6 +98,7 @@ commands (N = board number, 1-based):
   stall N DURATION     freeze the board for DURATION (e.g. 500ms, 5s)
   drop-acks N on|off   stop/start answering clock commands
   out-of-order N on|off  report a move's new square before the old one
+  battery N low|ok     the clock's batteries run low / are changed (status bit D2)
   show N               print what the clock displays
   help                 this text
   quit                 stop the simulator";
@@ -240,6 +247,18 @@ pub fn parse_line(line: &str) -> Result<Option<Control>, ControlError> {
                 Control::OutOfOrder { board, on }
             }
         }
+        "battery" => {
+            want(3, "battery N low|ok")?;
+            let low = match words[2].to_ascii_lowercase().as_str() {
+                "low" => true,
+                "ok" => false,
+                other => return Err(bad(format!("low or ok expected, got `{other}`"))),
+            };
+            Control::Battery {
+                board: board()?,
+                low,
+            }
+        }
         other => return Err(bad(format!("unknown command `{other}` (try `help`)"))),
     };
     Ok(Some(control))
@@ -289,6 +308,20 @@ mod tests {
             parse_line("drop-acks 1 on"),
             Ok(Some(Control::DropAcks { board: 1, on: true }))
         );
+        assert_eq!(
+            parse_line("battery 2 low"),
+            Ok(Some(Control::Battery {
+                board: 2,
+                low: true
+            }))
+        );
+        assert_eq!(
+            parse_line("battery 2 OK"),
+            Ok(Some(Control::Battery {
+                board: 2,
+                low: false
+            }))
+        );
         assert_eq!(parse_line("  # comment"), Ok(None));
     }
 
@@ -305,5 +338,7 @@ mod tests {
         assert!(e.to_string().contains("unknown command `jump`"), "{e}");
         assert!(parse_line("garbage 1").is_err());
         assert!(parse_line("stall 1 5x").is_err());
+        let e = parse_line("battery 1 empty").unwrap_err();
+        assert!(e.to_string().contains("low or ok expected"), "{e}");
     }
 }

@@ -216,6 +216,11 @@ impl BoardHandle {
         self.with(|b, _| b.set_drop_acks(on));
     }
 
+    /// The clock's batteries run low (status bit D2) or are changed.
+    pub fn battery_low(&self, on: bool) {
+        self.with(|b, _| b.set_battery_low(on));
+    }
+
     /// Plain moves are reported new square first, old square second (on) or in the
     /// natural order (off).
     pub fn out_of_order(&self, on: bool) {
@@ -401,6 +406,13 @@ impl Sim {
             Control::OutOfOrder { on, .. } => {
                 b.out_of_order(*on);
                 format!("board {n}: out-of-order {}", if *on { "on" } else { "off" })
+            }
+            Control::Battery { low, .. } => {
+                b.battery_low(*low);
+                format!(
+                    "board {n}: clock battery {}",
+                    if *low { "low" } else { "ok" }
+                )
             }
             Control::Show { .. } => format!("board {n}: {}", b.clock_display()),
             Control::Help | Control::Quit => control::HELP.to_string(),

@@ -239,6 +239,20 @@ impl Rig {
         adjust_sim: impl FnOnce(&mut SimConfig),
         adjust: impl FnOnce(&mut HallSettings),
     ) -> Rig {
+        Self::start_prepared(name, boards, defaults, adjust_sim, |_| {}, adjust).await
+    }
+
+    /// As `start_sim`, with `prepare` run on the simulator's boards before the daemon
+    /// starts (what the hall looks like when the daemon first reads it: a clock already
+    /// low on battery, ...).
+    pub async fn start_prepared(
+        name: &str,
+        boards: usize,
+        defaults: GameDefaults,
+        adjust_sim: impl FnOnce(&mut SimConfig),
+        prepare: impl FnOnce(&Sim),
+        adjust: impl FnOnce(&mut HallSettings),
+    ) -> Rig {
         let broker = Broker::start(name).await;
         let dir = scratch_dir(&format!("sim-{name}"));
         let mut cfg = SimConfig::new(boards, &dir);
@@ -247,6 +261,7 @@ impl Rig {
         cfg.scan_jitter = Duration::ZERO;
         adjust_sim(&mut cfg);
         let sim = Sim::start(cfg).await.expect("simulator starts");
+        prepare(&sim);
         let watcher = Watcher::connect(broker.port, &format!("watcher-{name}")).await;
         let settings = HallSettings {
             hall: hallclock::id::Id::parse(HALL).expect("a valid hall id"),

@@ -193,6 +193,14 @@ mod tests {
         assert!(a.is_standing(AlertKind::Port));
         assert_eq!(a.stale(&port), Stale::Ignore, "known now");
         assert_eq!(a.clear(AlertKind::Port).as_deref(), Some("b1-port"));
+        // A low battery too: the clock's first reading after the start clears it if the
+        // batteries were changed meanwhile.
+        let battery = retained(&a, AlertKind::LowBattery, "low");
+        assert_eq!(a.stale(&battery), Stale::Adopt);
+        assert_eq!(
+            a.clear(AlertKind::LowBattery).as_deref(),
+            Some("b1-low-battery")
+        );
         // Following the game, or storage: rebuilt from the journal, so a copy not raised
         // again is resolved.
         for kind in FOLLOW_THE_GAME.into_iter().chain([AlertKind::Storage]) {

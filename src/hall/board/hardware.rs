@@ -113,12 +113,25 @@ impl BoardActor {
                 self.settling.field_changed(tokio::time::Instant::now());
             }
             LinkEvent::Board(_) => {}
-            LinkEvent::Battery(b) => tracing::info!(board = %self.id, battery = ?b, "battery"),
-            LinkEvent::ClockBatteryLow(low) => {
-                if low {
-                    tracing::warn!(board = %self.id, "clock battery low");
-                }
+            LinkEvent::Battery(b) => {
+                tracing::info!(board = %self.id, battery = ?b, "battery");
+                self.battery.board(&b);
+                self.battery_alert();
             }
+            LinkEvent::ClockBatteryLow(low) => {
+                self.battery.clock(low);
+                self.battery_alert();
+            }
+        }
+    }
+
+    /// Raise or clear `low_battery` from what the batteries last reported. A clear with
+    /// nothing standing still counts: a retained copy from before a restart is then
+    /// cleared on arrival (the batteries were changed meanwhile).
+    fn battery_alert(&mut self) {
+        match self.battery.alert(&self.id) {
+            Some(message) => self.raise(AlertKind::LowBattery, Severity::Warning, message),
+            None => self.clear(AlertKind::LowBattery),
         }
     }
 

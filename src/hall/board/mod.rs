@@ -3,6 +3,7 @@
 //! and alerts, and `next_deadline` into one timer. It decides nothing itself.
 
 pub mod alerts;
+pub mod battery;
 pub mod display;
 pub mod eboard;
 mod hardware;
@@ -191,6 +192,8 @@ struct BoardActor {
     settling: Settling,
     /// Standing alerts, so each is published once and cleared once.
     alerts: Alerts,
+    /// The batteries as last reported (kept while offline: low stays low until read).
+    battery: battery::Battery,
     /// The clock shows what we last programmed (its ACK came back); readings taken
     /// before that are not compared (they miss the increment just credited).
     display_synced: bool,
@@ -250,6 +253,7 @@ pub async fn run(parts: BoardParts) {
         online: false,
         pgn_shown: std::cell::Cell::new(None),
         settling: Settling::default(),
+        battery: battery::Battery::default(),
         display_synced: false,
         reconcile: false,
         identity_pending: false,

@@ -214,10 +214,11 @@ fn a_lever_change_is_read_from_status_bit_d1() {
     };
     s.handle_message(reading(0x09), t0);
     s.handle_message(reading(0x09), t0);
+    // The first reading also reports the battery (fine here); no lever change yet.
     assert!(
         events(&mut s)
             .iter()
-            .all(|e| matches!(e, LinkEvent::Clock(_)))
+            .all(|e| matches!(e, LinkEvent::Clock(_) | LinkEvent::ClockBatteryLow(false)))
     );
     s.handle_message(reading(0x13), t0);
     let ev = events(&mut s);
@@ -234,6 +235,77 @@ fn a_lever_change_is_read_from_status_bit_d1() {
         ),
         "{ev:?}"
     );
+}
+
+fn reading(status: u8) -> DgtMessage {
+    DgtMessage::ClockTime(ClockTime {
+        status: ClockStatus::from_byte(status),
+        ..ClockTime::default()
+    })
+}
+
+fn battery_reports(events: &[LinkEvent]) -> Vec<bool> {
+    events
+        .iter()
+        .filter_map(|e| match e {
+            LinkEvent::ClockBatteryLow(low) => Some(*low),
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn a_clock_already_low_at_its_first_reading_is_reported_then_every_change() {
+    let t0 = Instant::now();
+    let mut s = online(t0);
+    events(&mut s);
+    // FIDE C.02.03 3.1.2: a warning at set-up. The first reading is low (D2 = 0x04).
+    s.handle_message(reading(0x0d), t0);
+    let ev = events(&mut s);
+    assert!(
+        matches!(
+            &ev[..],
+            [LinkEvent::ClockBatteryLow(true), LinkEvent::Clock(_)]
+        ),
+        "{ev:?}"
+    );
+    // Unchanged: nothing more.
+    s.handle_message(reading(0x0d), t0);
+    s.handle_message(reading(0x0c), t0);
+    assert_eq!(battery_reports(&events(&mut s)), [] as [bool; 0]);
+    // Batteries changed, then low again.
+    s.handle_message(reading(0x09), t0);
+    s.handle_message(reading(0x09), t0);
+    s.handle_message(reading(0x0d), t0);
+    assert_eq!(battery_reports(&events(&mut s)), [false, true]);
+}
+
+#[test]
+fn a_clock_fine_at_its_first_reading_is_reported_fine_and_each_session_reports_again() {
+    let t0 = Instant::now();
+    let mut s = online(t0);
+    events(&mut s);
+    s.handle_message(reading(0x09), t0);
+    assert_eq!(battery_reports(&events(&mut s)), [false]);
+    // A new session (the board came back, or the daemon restarted) knows nothing: its
+    // first reading reports again, so a stale alert is settled either way.
+    let mut again = online(t0);
+    events(&mut again);
+    again.handle_message(reading(0x0d), t0);
+    assert_eq!(battery_reports(&events(&mut again)), [true]);
+}
+
+#[test]
+fn a_reading_without_a_clock_says_nothing_about_its_battery() {
+    let t0 = Instant::now();
+    let mut s = online(t0);
+    events(&mut s);
+    // D5: no clock connected; the other bits mean nothing (§4.2).
+    s.handle_message(reading(0x24), t0);
+    assert_eq!(battery_reports(&events(&mut s)), [] as [bool; 0]);
+    // The clock is plugged in, low: its first real reading is the report.
+    s.handle_message(reading(0x0d), t0);
+    assert_eq!(battery_reports(&events(&mut s)), [true]);
 }
 
 #[test]
