@@ -10,7 +10,6 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use common::HALL;
-use hallclock::web::AppState;
 use http_body_util::{BodyExt, Full};
 use hyper::body::Body;
 use hyper::{Request, Version};
@@ -21,15 +20,8 @@ const FEEDS: usize = 10;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn ten_feeds_and_a_login_share_one_h2c_connection() {
-    let (publisher, _rx) = hallclock::mqtt::client::detached();
-    let (tx, _intake) = tokio::sync::mpsc::channel(8);
-    let state = AppState::new(
-        HALL,
-        publisher.feed().clone(),
-        tx,
-        webcommon::accounts(),
-        false,
-    );
+    let detached = webcommon::detached(HALL);
+    let state = detached.state.clone();
     let web = webcommon::serve(state).await;
     let tcp = tokio::net::TcpStream::connect(web.addr)
         .await
@@ -100,7 +92,7 @@ async fn ten_feeds_and_a_login_share_one_h2c_connection() {
     let me: Value = serde_json::from_slice(&body).expect("JSON");
     assert!(me["csrf"].is_string(), "{me}");
     // The feeds are still open and live: a board's new state reaches every one of them.
-    publisher.retained(
+    detached.publisher.retained(
         format!("hallclock/{HALL}/board/board-001/state"),
         json!({"board": "board-001", "seq": 1, "phase": "idle"})
             .to_string()

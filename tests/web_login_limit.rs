@@ -43,6 +43,20 @@ async fn login_from(
     )
 }
 
+/// A daemon with its dashboard, whose logins come through a proxy on this machine (so
+/// the test names each client in `X-Forwarded-For`), and whose alerts reach Mosquitto.
+async fn behind_the_proxy(name: &str) -> (Rig, AppState) {
+    let rig = Rig::start(name, 1).await;
+    let state = AppState::for_hall(
+        HALL,
+        rig.hall.as_ref().expect("the daemon runs"),
+        webcommon::accounts(),
+        false,
+    );
+    state.trust_proxy("127.0.0.1".parse().expect("an address"));
+    (rig, state)
+}
+
 fn retry_after(head: &str) -> Option<u64> {
     head.lines()
         .find_map(|l| l.strip_prefix("retry-after: "))
@@ -51,15 +65,8 @@ fn retry_after(head: &str) -> Option<u64> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn after_three_wrong_passwords_the_right_one_waits_with_429_for_that_client_and_account() {
-    let (publisher, _rx) = hallclock::mqtt::client::detached();
-    let (tx, _intake) = tokio::sync::mpsc::channel(8);
-    let state = AppState::new(
-        HALL,
-        publisher.feed().clone(),
-        tx,
-        webcommon::accounts(),
-        false,
-    );
+    let detached = webcommon::detached(HALL);
+    let state = detached.state.clone();
     state.trust_proxy("127.0.0.1".parse().expect("an address"));
     let web = webcommon::serve(state).await;
     let a = "198.51.100.7";
@@ -86,15 +93,8 @@ async fn after_three_wrong_passwords_the_right_one_waits_with_429_for_that_clien
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn without_a_trusted_proxy_x_forwarded_for_does_not_make_a_new_client() {
-    let (publisher, _rx) = hallclock::mqtt::client::detached();
-    let (tx, _intake) = tokio::sync::mpsc::channel(8);
-    let state = AppState::new(
-        HALL,
-        publisher.feed().clone(),
-        tx,
-        webcommon::accounts(),
-        false,
-    );
+    let detached = webcommon::detached(HALL);
+    let state = detached.state.clone();
     let web = webcommon::serve(state).await;
     for n in 0..FREE_FAILURES {
         let (status, _, _) = login_from(web.addr, &format!("192.0.2.{n}"), "arb", WRONG).await;
@@ -108,14 +108,7 @@ async fn without_a_trusted_proxy_x_forwarded_for_does_not_make_a_new_client() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_lockout_refuses_the_right_password_and_raises_auth_failures_over_mqtt() {
-    let mut rig = Rig::start("login-limit", 1).await;
-    let state = AppState::for_hall(
-        HALL,
-        rig.hall.as_ref().expect("the daemon runs"),
-        webcommon::accounts(),
-        false,
-    );
-    state.trust_proxy("127.0.0.1".parse().expect("an address"));
+    let (mut rig, state) = behind_the_proxy("login-limit").await;
     let attacker = "203.0.113.9";
     // Nine failures long enough ago that their back-off (64 s at most) is over: the
     // burst without the waiting, which the limiter's unit tests prove.
@@ -166,14 +159,7 @@ async fn a_lockout_refuses_the_right_password_and_raises_auth_failures_over_mqtt
 async fn a_spray_from_many_addresses_at_many_accounts_raises_auth_failures_over_mqtt() {
     // One wrong password each from 20 addresses at 20 account names: no address and no
     // account is held up, but the hall has seen a burst, and the arbiters are told.
-    let mut rig = Rig::start("login-spray", 1).await;
-    let state = AppState::for_hall(
-        HALL,
-        rig.hall.as_ref().expect("the daemon runs"),
-        webcommon::accounts(),
-        false,
-    );
-    state.trust_proxy("127.0.0.1".parse().expect("an address"));
+    let (mut rig, state) = behind_the_proxy("login-spray").await;
     let web = webcommon::serve(state).await;
     let topic = rig.topic("alert/auth-failures");
     for n in 0..BURST_FAILURES {
@@ -224,15 +210,8 @@ async fn a_spray_from_many_addresses_at_many_accounts_raises_auth_failures_over_
 async fn the_login_page_says_how_long_a_locked_out_arbiter_waits() {
     // The viewer's account was guessed at ten times (from elsewhere): in Chromium, the
     // right password is refused, and the page says so in words with the wait.
-    let (publisher, _rx) = hallclock::mqtt::client::detached();
-    let (tx, _intake) = tokio::sync::mpsc::channel(8);
-    let state = AppState::new(
-        HALL,
-        publisher.feed().clone(),
-        tx,
-        webcommon::accounts(),
-        false,
-    );
+    let detached = webcommon::detached(HALL);
+    let state = detached.state.clone();
     {
         let now = state.timebase().now();
         let mut limiter = state.limiter();

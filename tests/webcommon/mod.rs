@@ -27,6 +27,27 @@ pub async fn serve(state: hallclock::web::AppState) -> hallclock::web::RunningWe
     .expect("the dashboard listens")
 }
 
+/// A dashboard with no daemon behind it: a publisher whose feed the pages read (nothing
+/// reaches a broker) and an intake nobody answers. The receivers are held here so the
+/// channels stay open as long as the test keeps this.
+pub struct Detached {
+    pub publisher: hallclock::mqtt::Publisher,
+    pub state: hallclock::web::AppState,
+    _held: Vec<Box<dyn std::any::Any + Send>>,
+}
+
+pub fn detached(hall: &str) -> Detached {
+    let (publisher, out) = hallclock::mqtt::client::detached();
+    let (tx, intake) = tokio::sync::mpsc::channel(8);
+    let state =
+        hallclock::web::AppState::new(hall, publisher.feed().clone(), tx, accounts(), false);
+    Detached {
+        publisher,
+        state,
+        _held: vec![Box::new(out), Box::new(intake)],
+    }
+}
+
 /// The dashboard's accounts: a chief, an arbiter for board-002 only, a viewer, and an
 /// arbiter with no password (signs MQTT commands only). Few iterations: a debug build.
 pub fn accounts() -> Arc<Arbiters> {
