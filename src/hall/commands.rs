@@ -195,15 +195,10 @@ impl Hall {
                     // Every game is another node's: nothing to do here is not an error.
                     return claim.answer_soon_for(Ok(()), Some(mine));
                 }
-                let ours: Vec<_> = pairings
-                    .iter()
-                    .filter(|p| self.boards.contains_key(&p.board))
-                    .cloned()
-                    .collect();
                 let r = self
                     .start_round(
                         round,
-                        &ours,
+                        &pairings,
                         template,
                         broadcast_delay_minutes,
                         tags,

@@ -134,7 +134,8 @@ impl Hall {
         Ok(())
     }
 
-    /// Validate every pairing before starting any game: a rejected round changes nothing.
+    /// Validate every pairing of this node's boards before starting any game: a rejected
+    /// round changes nothing. The others are other nodes' ([`Hall::check_round`] first).
     pub(super) async fn start_round(
         &mut self,
         number: u32,
@@ -159,13 +160,11 @@ impl Hall {
         let mut seen = HashMap::new();
         for (i, p) in pairings.iter().enumerate() {
             let at = format!("pairings[{i}]");
-            let entry = self
-                .boards
-                .get(&p.board)
-                .ok_or_else(|| Refusal::UnknownPairedBoard {
-                    at: at.clone(),
-                    board: p.board.clone(),
-                })?;
+            // Another node's board ([`Hall::check_round`] found it in the registry): that
+            // node starts its game. Skipped here, so `at` still counts the command's list.
+            let Some(entry) = self.boards.get(&p.board) else {
+                continue;
+            };
             if seen.insert(p.board.clone(), i).is_some() {
                 return Err(Refusal::PairedTwice {
                     at,
