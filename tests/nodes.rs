@@ -302,3 +302,235 @@ impl LatestState for Watcher {
             .map(common::Msg::json)
     }
 }
+
+// Issue 23, item 2: hall commands across nodes. One command on the hall's `set` topic;
+// every node applies its part and answers with its node id; `hallclock command` waits for
+// every online node's answer and exits 0 only when all said `ok`.
+
+/// Two nodes on one broker: node-a owns board-001 and board-002, node-b board-003. Both
+/// online, each having seen the other (its boards on its board topics are online).
+async fn two_nodes(name: &str) -> (Broker, Sim, Watcher, PathBuf, Daemon, Daemon) {
+    let (broker, sim, mut w, dir) = setup(name, 3).await;
+    let a = node_config(
+        &dir,
+        "node-a",
+        broker.port,
+        &sim,
+        &[(&board_id(1), 1), (&board_id(2), 2)],
+    );
+    let b = node_config(&dir, "node-b", broker.port, &sim, &[(&board_id(3), 3)]);
+    let node_a = Daemon::spawn(&a);
+    let node_b = Daemon::spawn(&b);
+    for node in ["node-a", "node-b"] {
+        node_status(&mut w, node, &format!("{node} online"), |v| {
+            v["state"] == "online"
+        })
+        .await;
+    }
+    for n in [1, 2, 3] {
+        let avail = topic(&format!("board/{}/availability", board_id(n)));
+        w.wait(&format!("board {n} online"), |m| {
+            m.topic == avail && m.text() == "online"
+        })
+        .await;
+    }
+    (broker, sim, w, dir, node_a, node_b)
+}
+
+/// `hallclock command` for the hall, signed by the test chief: its exit code and the JSON
+/// lines it printed.
+async fn hall_command(dir: &Path, broker: u16, command: Value) -> (Option<i32>, Vec<Value>) {
+    let key = dir.join("chief.key");
+    std::fs::write(&key, format!("{}\n", common::key_of("chief").to_hex())).expect("key");
+    let out = tokio::task::spawn_blocking(move || {
+        Command::new(env!("CARGO_BIN_EXE_hallclock"))
+            .args([
+                "command",
+                "--hall",
+                HALL,
+                "--arbiter",
+                "chief",
+                "--key-file",
+            ])
+            .arg(&key)
+            .args(["--broker", &format!("127.0.0.1:{broker}")])
+            .arg(command.to_string())
+            .output()
+            .expect("the binary runs")
+    })
+    .await
+    .expect("joined");
+    let text = String::from_utf8_lossy(&out.stdout).to_string();
+    let lines = text
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| {
+            serde_json::from_str(l).unwrap_or_else(|e| {
+                panic!(
+                    "not JSON ({e}): {l}\nstderr: {}",
+                    String::from_utf8_lossy(&out.stderr)
+                )
+            })
+        })
+        .collect();
+    (out.status.code(), lines)
+}
+
+/// The answers by node id.
+fn by_node(answers: &[Value]) -> std::collections::BTreeMap<String, Value> {
+    answers
+        .iter()
+        .map(|a| (a["node"].as_str().unwrap_or("?").to_string(), a.clone()))
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_start_round_runs_on_both_nodes_boards_as_one_round() {
+    let (broker, _sim, mut w, dir, _a, _b) = two_nodes("nodes-round").await;
+    let start = now_ms();
+    let (code, answers) = hall_command(
+        &dir,
+        broker.port,
+        json!({
+            "action": "start_round", "round": 3, "time_control": "600+5", "start": start,
+            "pairings": [
+                {"board": board_id(1), "white": "W1", "black": "B1"},
+                {"board": board_id(3), "white": "W3", "black": "B3"},
+            ],
+        }),
+    )
+    .await;
+    assert_eq!(code, Some(0), "{answers:?}");
+    let nodes = by_node(&answers);
+    assert_eq!(
+        nodes.keys().collect::<Vec<_>>(),
+        ["node-a", "node-b"],
+        "{answers:?}"
+    );
+    for (node, board) in [("node-a", board_id(1)), ("node-b", board_id(3))] {
+        let a = &nodes[node];
+        assert_eq!(a["status"], "ok", "{a}");
+        assert_eq!(a["action"], "start_round", "{a}");
+        assert_eq!(a["boards"], json!([board]), "{a}");
+    }
+    // One round: every node's round_started has its number and start instant, and every
+    // board's game its time control.
+    let hall_event = topic("event");
+    for board in [board_id(1), board_id(3)] {
+        let e = w
+            .wait(&format!("round_started with {board}"), |m| {
+                m.topic == hall_event
+                    && m.json()["event"] == "round_started"
+                    && m.json()["boards"] == json!([board])
+            })
+            .await
+            .json();
+        assert_eq!(
+            (e["round"].as_u64(), e["start"].as_i64()),
+            (Some(3), Some(start)),
+            "{e}"
+        );
+        let state = topic(&format!("board/{board}/state"));
+        let s = w
+            .wait(&format!("{board} has its game"), |m| {
+                m.topic == state && m.json()["round"] == 3
+            })
+            .await
+            .json();
+        assert_eq!(s["time_control"], "600+5", "{s}");
+    }
+    // board-002 (node-a's, not paired) got nothing.
+    let idle = topic(&format!("board/{}/state", board_id(2)));
+    assert!(
+        !w.drain()
+            .iter()
+            .any(|m| m.topic == idle && m.json()["round"] == 3),
+        "board-002 was not paired"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_pairing_for_a_board_no_node_owns_starts_nothing_anywhere() {
+    let (broker, _sim, mut w, dir, _a, _b) = two_nodes("nodes-unowned").await;
+    let (code, answers) = hall_command(
+        &dir,
+        broker.port,
+        json!({
+            "action": "start_round", "round": 1, "time_control": "600", "start": now_ms(),
+            "pairings": [
+                {"board": board_id(1), "white": "W1", "black": "B1"},
+                {"board": board_id(3), "white": "W3", "black": "B3"},
+                {"board": "board-009", "white": "W9", "black": "B9"},
+            ],
+        }),
+    )
+    .await;
+    assert_ne!(code, Some(0), "{answers:?}");
+    let nodes = by_node(&answers);
+    assert_eq!(
+        nodes.keys().collect::<Vec<_>>(),
+        ["node-a", "node-b"],
+        "{answers:?}"
+    );
+    for a in nodes.values() {
+        assert_eq!(a["status"], "error", "{a}");
+        assert_eq!(a["error"], "unknown_board", "{a}");
+        assert!(
+            a["reason"].as_str().unwrap_or("").contains("board-009"),
+            "{a}"
+        );
+    }
+    // Nothing started: no round, no game on any board.
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let hall_event = topic("event");
+    assert!(
+        !w.drain().iter().any(
+            |m| (m.topic == hall_event && m.json()["event"] == "round_started")
+                || (m.topic.ends_with("/state") && m.json()["round"] == 1)
+        ),
+        "nothing started"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_hall_pause_pauses_both_nodes_and_its_resend_is_idempotent_on_each() {
+    let (broker, _sim, mut w, dir, _a, _b) = two_nodes("nodes-pause").await;
+    let (code, answers) = hall_command(
+        &dir,
+        broker.port,
+        json!({
+            "action": "start_round", "round": 1, "time_control": "600", "start": now_ms(),
+            "pairings": [
+                {"board": board_id(1), "white": "W1", "black": "B1"},
+                {"board": board_id(3), "white": "W3", "black": "B3"},
+            ],
+        }),
+    )
+    .await;
+    assert_eq!(code, Some(0), "{answers:?}");
+    let pause = json!({"action": "pause", "transaction": format!("pause-{}", now_ms())});
+    let (code, first) = hall_command(&dir, broker.port, pause.clone()).await;
+    assert_eq!(code, Some(0), "{first:?}");
+    let first = by_node(&first);
+    assert_eq!(first.len(), 2, "{first:?}");
+    assert_eq!(first["node-a"]["boards"], json!([board_id(1)]), "{first:?}");
+    assert_eq!(first["node-b"]["boards"], json!([board_id(3)]), "{first:?}");
+    for board in [board_id(1), board_id(3)] {
+        let state = topic(&format!("board/{board}/state"));
+        w.wait(&format!("{board} paused"), |m| {
+            m.topic == state && m.json()["phase"] == "paused"
+        })
+        .await;
+    }
+    // The same transaction again: each node gives its first answer, nothing applied twice.
+    let (code, again) = hall_command(&dir, broker.port, pause).await;
+    assert_eq!(code, Some(0), "{again:?}");
+    assert_eq!(by_node(&again), first, "the first answers again");
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let paused: usize = w
+        .drain()
+        .iter()
+        .filter(|m| m.topic.ends_with("/event") && m.json()["event"] == "paused")
+        .count();
+    assert_eq!(paused, 2, "one paused event per board, not per resend");
+}

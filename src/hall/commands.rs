@@ -125,7 +125,7 @@ impl Hall {
         let Taken { command, claim } = taken;
         let (transaction, action) = (command.transaction.clone(), claim.action());
         tracing::info!(transaction = %log_safe(&transaction), action, arbiter = %log_safe(&command.arbiter), "hall command");
-        let r = match command.action.clone() {
+        let (r, boards) = match command.action.clone() {
             HallAction::StartRound {
                 round,
                 pairings,
@@ -152,7 +152,7 @@ impl Hall {
                 ) {
                     Ok(p) => p,
                     // The claim is answered like any outcome: a resend gets this refusal.
-                    Err(e) => return claim.answer_soon(Err(e)),
+                    Err(e) => return claim.answer_soon_for(Err(e), Some(Vec::new())),
                 };
                 // The event's defaults, with what this round (or its TRF) says otherwise.
                 let d = &self.settings.defaults;
@@ -177,6 +177,24 @@ impl Hall {
                     site: given(site),
                 }
                 .or(&file_tags);
+                // Issue 23: every node receives this command and checks it whole against
+                // the same registry (its boards and the online nodes' retained lists), so a
+                // round that names a board no node owns is refused by all, before any of
+                // them starts a game; then each starts its own boards' games only.
+                let mine: Vec<String> = pairings
+                    .iter()
+                    .filter(|p| self.boards.contains_key(&p.board))
+                    .map(|p| p.board.clone())
+                    .collect();
+                if let Err(e) =
+                    self.check_round(round, &pairings, &template, broadcast_delay_minutes)
+                {
+                    return claim.answer_soon_for(Err(e), Some(mine));
+                }
+                if mine.is_empty() {
+                    // Every game is another node's: nothing to do here is not an error.
+                    return claim.answer_soon_for(Ok(()), Some(mine));
+                }
                 let r = self
                     .start_round(
                         round,
@@ -196,13 +214,12 @@ impl Hall {
                     && let Some(end) = session_end
                 {
                     // The core's `SessionEnd` timer of every game orders the seal.
-                    let boards: Vec<String> = pairings.iter().map(|p| p.board.clone()).collect();
-                    self.on_boards(&boards, &command, |_| BoardAction::SetSessionEnd {
+                    self.on_boards(&mine, &command, |_| BoardAction::SetSessionEnd {
                         end: Some(end),
                     })
                     .await;
                 }
-                r
+                (r, Some(mine))
             }
             HallAction::SealAll { resumption } => {
                 let boards: Vec<String> = self.boards.keys().cloned().collect();
@@ -211,8 +228,8 @@ impl Hall {
                         resumption: resumption.clone(),
                     })
                     .await;
-                tracing::info!(applied, "seal all");
-                applied_somewhere(applied, action)
+                tracing::info!(applied = applied.len(), "seal all");
+                self.applied_somewhere(applied, action)
             }
             HallAction::ScheduleResumption { resumption } => {
                 let boards: Vec<String> = self.boards.keys().cloned().collect();
@@ -221,14 +238,14 @@ impl Hall {
                         resumption: resumption.clone(),
                     })
                     .await;
-                tracing::info!(applied, "resumption scheduled");
-                applied_somewhere(applied, action)
+                tracing::info!(applied = applied.len(), "resumption scheduled");
+                self.applied_somewhere(applied, action)
             }
             HallAction::Replay {
                 board,
                 from_seq,
                 reply_to,
-            } => self.replay(&board, from_seq, &reply_to).await,
+            } => (self.replay(&board, from_seq, &reply_to).await, None),
             HallAction::Pause {} | HallAction::Resume {} => {
                 let board_action = match command.action {
                     HallAction::Pause {} => BoardAction::Pause {},
@@ -238,11 +255,27 @@ impl Hall {
                 let applied = self
                     .on_boards(&boards, &command, |_| board_action.clone())
                     .await;
-                tracing::info!(applied, action, "hall-wide");
-                applied_somewhere(applied, action)
+                tracing::info!(applied = applied.len(), action, "hall-wide");
+                self.applied_somewhere(applied, action)
             }
         };
-        claim.answer_soon(r);
+        claim.answer_soon_for(r, boards);
+    }
+
+    /// A hall-wide command's outcome on this node: applied to `applied`. Alone in its
+    /// hall, a node that applied it nowhere says so (`no_board_applied`); beside other
+    /// online nodes it answers `ok` for no board, since the command may be theirs to
+    /// apply (issue 23: boards it does not own are not an error for a node).
+    fn applied_somewhere(
+        &self,
+        applied: Vec<String>,
+        action: &'static str,
+    ) -> (Result<(), Refusal>, Option<Vec<String>>) {
+        if applied.is_empty() && !self.nodes.any_online() {
+            (Err(Refusal::NoBoardApplied { action }), Some(applied))
+        } else {
+            (Ok(()), Some(applied))
+        }
     }
 
     /// Send a board's journaled events from `from_seq` to the asker's `reply/<id>` topic,
@@ -295,14 +328,14 @@ impl Hall {
         Ok(())
     }
 
-    /// Send the same kind of command to `boards`, as one arbiter's; how many took it.
+    /// Send the same kind of command to `boards`, as one arbiter's; those that took it.
     async fn on_boards(
         &self,
         boards: &[String],
         command: &Command<HallAction>,
         make: impl Fn(&str) -> BoardAction,
-    ) -> usize {
-        let mut applied = 0;
+    ) -> Vec<String> {
+        let mut applied = Vec::new();
         for board in boards {
             let Some(entry) = self.boards.get(board) else {
                 continue;
@@ -315,7 +348,7 @@ impl Hall {
                 }
             };
             match Self::ask(&entry.inbox, |reply| ToBoard::Act { act, reply }).await {
-                Some(Ok(())) => applied += 1,
+                Some(Ok(())) => applied.push(board.clone()),
                 Some(Err(r)) => {
                     tracing::info!(%board, error = %r.code(), reason = %log_safe(&r.to_string()), "hall command not applied to this board")
                 }
@@ -333,13 +366,4 @@ fn valid_reply_id(id: &str) -> bool {
         && id
             .bytes()
             .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
-}
-
-/// A hall-wide command succeeds when at least one board applied it.
-fn applied_somewhere(applied: usize, action: &'static str) -> Result<(), Refusal> {
-    if applied == 0 {
-        Err(Refusal::NoBoardApplied { action })
-    } else {
-        Ok(())
-    }
 }

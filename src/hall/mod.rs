@@ -287,6 +287,7 @@ pub fn start(settings: HallSettings) -> Result<RunningHall, HallError> {
         settings.security.clone(),
         answers::Replier {
             answers,
+            node: settings.node.to_string(),
             journal: journal.clone(),
             outbox: Arc::new(publisher.clone()),
         },

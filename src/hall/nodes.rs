@@ -88,6 +88,23 @@ impl Nodes {
         self.reconcile(ours, now)
     }
 
+    /// Whether another node of the hall is online: then a hall command is this node's
+    /// part of the hall's, and a node with nothing to do for it answers `ok` for no board.
+    pub fn any_online(&self) -> bool {
+        self.peers.values().any(|p| p.state == NodeState::Online)
+    }
+
+    /// The boards of the other online nodes, as their retained statuses list them: with
+    /// this node's own, the registry a hall command's boards are checked against. Every
+    /// node reads the same statuses, so every node decides the same way.
+    pub fn online_boards(&self) -> BTreeSet<String> {
+        self.peers
+            .values()
+            .filter(|p| p.state == NodeState::Online)
+            .flat_map(|p| p.boards.iter().cloned())
+            .collect()
+    }
+
     /// This node's boards changed (a reload): claims follow.
     pub fn reconcile(&mut self, ours: &BTreeSet<String>, now: Millis) -> Vec<ClaimChange> {
         let mut claims: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
@@ -246,6 +263,34 @@ mod tests {
             )
             .is_empty()
         );
+    }
+
+    #[test]
+    fn the_registry_is_the_online_peers_boards() {
+        let mut n = Nodes::new("a");
+        let mine = ours(&["b1"]);
+        assert!(!n.any_online());
+        n.observe(status("b", NodeState::Online, &["b2"], 1), &mine, Millis(1));
+        n.observe(
+            status("c", NodeState::Online, &["b3", "b4"], 1),
+            &mine,
+            Millis(1),
+        );
+        assert!(n.any_online());
+        assert_eq!(n.online_boards(), ours(&["b2", "b3", "b4"]));
+        // A node that died takes its boards out of the registry.
+        n.observe(
+            status("c", NodeState::Offline, &["b3", "b4"], 1),
+            &mine,
+            Millis(2),
+        );
+        assert_eq!(n.online_boards(), ours(&["b2"]));
+        n.observe(
+            status("b", NodeState::Offline, &["b2"], 1),
+            &mine,
+            Millis(3),
+        );
+        assert!(!n.any_online());
     }
 
     #[test]

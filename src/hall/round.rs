@@ -2,7 +2,7 @@
 //! any game starts), the round the journal shows after a restart, and the summary once
 //! every game of the round has a result.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 
 use super::board::{GameSlot, Refusal, ToBoard};
 use super::trf_round;
@@ -80,7 +80,62 @@ impl Hall {
         Ok((t.pairings.clone(), Some(t)))
     }
 
-    /// Validate every pairing before starting any game: a rejected round changes nothing.
+    /// What every node of the hall can check of a round alike, from the command and the
+    /// registry (this node's boards and those the other online nodes' retained statuses
+    /// list): every node that receives the command refuses the same round for the same
+    /// reason, so none starts a game of it. What only a board's owner knows (a game still
+    /// running there) is checked by [`Hall::start_round`] on that node.
+    pub(super) fn check_round(
+        &self,
+        number: u32,
+        pairings: &[Pairing],
+        template: &Setup,
+        broadcast_delay_minutes: Option<u32>,
+    ) -> Result<(), Refusal> {
+        if number == 0 {
+            return Err(Refusal::RoundZero);
+        }
+        if let Some(m) = broadcast_delay_minutes
+            && m > crate::broadcast::MAX_DELAY_MINUTES
+        {
+            return Err(Refusal::BroadcastDelayTooLong { minutes: m });
+        }
+        if pairings.is_empty() {
+            return Err(Refusal::NoPairings);
+        }
+        let others = self.nodes.online_boards();
+        let mut seen = HashSet::new();
+        for (i, p) in pairings.iter().enumerate() {
+            let at = format!("pairings[{i}]");
+            if !self.boards.contains_key(&p.board) && !others.contains(&p.board) {
+                return Err(Refusal::UnknownPairedBoard {
+                    at,
+                    board: p.board.clone(),
+                });
+            }
+            if !seen.insert(p.board.as_str()) {
+                return Err(Refusal::PairedTwice {
+                    at,
+                    board: p.board.clone(),
+                });
+            }
+            if p.white.trim().is_empty() || p.black.trim().is_empty() {
+                return Err(Refusal::NameMissing { at });
+            }
+            let mut setup = template.clone();
+            setup.white = p.white.clone();
+            setup.black = p.black.clone();
+            setup.fen = p.fen.clone();
+            Game::new(setup).map_err(|e| Refusal::BadSetup {
+                at,
+                reason: e.to_string(),
+            })?;
+        }
+        Ok(())
+    }
+
+    /// Validate every pairing of this node's boards before starting any game: a rejected
+    /// round changes nothing. The others are other nodes' ([`Hall::check_round`] first).
     pub(super) async fn start_round(
         &mut self,
         number: u32,
@@ -105,13 +160,11 @@ impl Hall {
         let mut seen = HashMap::new();
         for (i, p) in pairings.iter().enumerate() {
             let at = format!("pairings[{i}]");
-            let entry = self
-                .boards
-                .get(&p.board)
-                .ok_or_else(|| Refusal::UnknownPairedBoard {
-                    at: at.clone(),
-                    board: p.board.clone(),
-                })?;
+            // Another node's board ([`Hall::check_round`] found it in the registry): that
+            // node starts its game. Skipped here, so `at` still counts the command's list.
+            let Some(entry) = self.boards.get(&p.board) else {
+                continue;
+            };
             if seen.insert(p.board.clone(), i).is_some() {
                 return Err(Refusal::PairedTwice {
                     at,

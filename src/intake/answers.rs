@@ -195,6 +195,14 @@ pub struct ResponsePayload {
     /// The kind of error, for programs (`unknown_board`, `not_your_turn`, ...).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// The node (hall server) that answers (issue 23): a hall command is answered by
+    /// every node, each for its own boards, so a client tells the answers apart by it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub node: Option<String>,
+    /// A hall command's boards on this node: those it was applied to (`ok`), or those it
+    /// was for when it failed here (`error`). Absent for board commands and requests.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub boards: Option<Vec<String>>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -298,6 +306,8 @@ pub fn response(transaction: &str, action: &str, r: &Result<(), Refusal>) -> Res
         status,
         reason,
         error,
+        node: None,
+        boards: None,
     }
 }
 
@@ -306,6 +316,8 @@ pub fn response(transaction: &str, action: &str, r: &Result<(), Refusal>) -> Res
 #[derive(Clone)]
 pub struct Replier {
     pub answers: Answers,
+    /// This node's name, in every answer it gives.
+    pub node: String,
     pub journal: JournalHandle,
     pub outbox: Arc<dyn Outbox>,
 }
@@ -317,7 +329,14 @@ impl std::fmt::Debug for Replier {
 }
 
 impl Replier {
+    /// `payload` with this node's name.
+    pub fn stamp(&self, mut payload: ResponsePayload) -> ResponsePayload {
+        payload.node = Some(self.node.clone());
+        payload
+    }
+
     pub async fn reply(&self, key: Key, to: ReplyTo, payload: ResponsePayload) {
+        let payload = self.stamp(payload);
         let response = serde_json::to_value(&payload).unwrap_or_default();
         let bytes = response.to_string().into_bytes();
         let record = Record::Answered {

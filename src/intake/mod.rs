@@ -173,17 +173,29 @@ impl Claimed {
     }
 
     /// Answer: remembered, journaled, then published to the asker and to every resend.
-    pub async fn answer(mut self, r: Result<(), Refusal>) {
+    pub async fn answer(self, r: Result<(), Refusal>) {
+        self.answer_for(r, None).await;
+    }
+
+    /// Answer a hall command with the boards of this node it concerned (issue 23: each
+    /// node answers for its own part of the hall).
+    pub async fn answer_for(mut self, r: Result<(), Refusal>, boards: Option<Vec<String>>) {
         let Some(to) = self.reply_to.take() else {
             return;
         };
-        let payload = answers::response(&self.transaction, self.action, &r);
+        let mut payload = answers::response(&self.transaction, self.action, &r);
+        payload.boards = boards;
         self.replier.reply(self.key.clone(), to, payload).await;
     }
 
     /// Answer without waiting for the journal (the coordinator's loop goes on).
     pub fn answer_soon(self, r: Result<(), Refusal>) {
         tokio::spawn(self.answer(r));
+    }
+
+    /// [`Claimed::answer_for`] without waiting for the journal.
+    pub fn answer_soon_for(self, r: Result<(), Refusal>, boards: Option<Vec<String>>) {
+        tokio::spawn(self.answer_for(r, boards));
     }
 }
 
@@ -223,7 +235,9 @@ impl Intake {
 
     /// A reply to a request that is never claimed (`ask`: reads only).
     pub fn respond(&self, to: ReplyTo, transaction: &str, action: &str, r: Result<(), Refusal>) {
-        let payload = answers::response(transaction, action, &r);
+        let payload = self
+            .replier
+            .stamp(answers::response(transaction, action, &r));
         if let Ok(bytes) = serde_json::to_vec(&payload) {
             to.send(self.replier.outbox.as_ref(), bytes);
         }

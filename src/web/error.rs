@@ -33,7 +33,9 @@ pub enum WebError {
     #[error("refused")]
     Refused {
         status: StatusCode,
-        response: crate::mqtt::payload::ResponsePayload,
+        /// Boxed: the payload is large beside the other variants (clippy's
+        /// `result_large_err`), and a refusal is the rare path.
+        response: Box<crate::mqtt::payload::ResponsePayload>,
     },
     /// The hall is stopping or did not answer in time.
     #[error("{0}")]
@@ -69,7 +71,10 @@ impl WebError {
             // Everything else is the rules (or the hall's state) saying no.
             _ => StatusCode::CONFLICT,
         };
-        WebError::Refused { status, response }
+        WebError::Refused {
+            status,
+            response: Box::new(response),
+        }
     }
 }
 
