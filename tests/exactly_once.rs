@@ -202,3 +202,75 @@ async fn a_repeated_dashboard_request_is_applied_once_and_its_reply_is_on_mqtt_t
     assert_eq!((s2, &again), (s1, &first), "the refusal, not a wait");
     rig.stop().await;
 }
+
+/// Issue 23: beside another online node, the dashboard's hall commands are refused in
+/// words (it reaches only its own node's boards, `hallclock command` reaches every node),
+/// and a resend gets the same refusal; with the other node gone, the same dashboard works.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn beside_another_node_the_dashboards_hall_commands_are_refused_in_words() {
+    let mut rig = Rig::start("web-nodes", 1).await;
+    let r = rig.start_round(1, "600", 0, json!({})).await;
+    assert_eq!(r["status"], "ok", "{r}");
+    let web = dashboard(&rig).await;
+    let (status, cookie, csrf) = login(web.addr, "chief", PASSWORD).await;
+    assert_eq!(status, 200);
+    let headers = [
+        ("Cookie", cookie.as_str()),
+        ("x-csrf-token", csrf.as_str()),
+        ("Content-Type", "application/json"),
+    ];
+    // A second hall server comes online. It also claims board-001, so this node's
+    // `board_claimed_twice` alert shows when the daemon has read the peer's status.
+    let b = board_id(1);
+    let peer = |state: &str| {
+        json!({"node": "node-b", "state": state, "boards": [b.clone(), "board-009"],
+               "version": "0.1.0", "boot": 1})
+        .to_string()
+    };
+    let topic = rig.topic("node/node-b/status");
+    let claimed = rig.topic(&format!("alert/{b}-claimed-twice-{}", common::NODE));
+    rig.watcher
+        .publish_retained(&topic, peer("online").as_bytes())
+        .await;
+    rig.watcher
+        .wait("the daemon sees the other node", |m| {
+            m.topic == claimed && !m.payload.is_empty()
+        })
+        .await;
+    let body =
+        json!({"transaction": "web-nodes-1", "action": "pause", "reason": "noise"}).to_string();
+    let (s1, _, first) = http(web.addr, "POST", "/api/hall/command", &headers, &body).await;
+    assert_eq!(s1, 403, "{first}");
+    let v: Value = serde_json::from_str(&first).expect("JSON");
+    assert_eq!(v["error"], "forbidden", "{v}");
+    let reason = v["reason"].as_str().unwrap_or("");
+    assert!(
+        reason.contains("node-b") && reason.contains("hallclock command"),
+        "{reason}"
+    );
+    let (s2, _, again) = http(web.addr, "POST", "/api/hall/command", &headers, &body).await;
+    assert_eq!((s2, &again), (s1, &first), "a resend, the same refusal");
+    assert_eq!(
+        rig.watcher.latest_state(&b)["phase"],
+        "running",
+        "nothing paused"
+    );
+    // The other server goes (its last will): the dashboard commands the hall again.
+    rig.watcher
+        .publish_retained(&topic, peer("offline").as_bytes())
+        .await;
+    rig.watcher
+        .wait("the daemon sees the other node go", |m| {
+            m.topic == claimed && m.payload.is_empty()
+        })
+        .await;
+    let body =
+        json!({"transaction": "web-nodes-2", "action": "pause", "reason": "noise"}).to_string();
+    let (s3, _, text) = http(web.addr, "POST", "/api/hall/command", &headers, &body).await;
+    assert_eq!(s3, 200, "{text}");
+    rig.watcher
+        .state(&b, "paused", |s| s["phase"] == "paused")
+        .await;
+    rig.watcher.publish_retained(&topic, b"").await;
+    rig.stop().await;
+}

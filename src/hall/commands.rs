@@ -52,7 +52,18 @@ impl Hall {
                 }
             }
             Target::Hall => {
+                let from_dashboard = matches!(raw, Raw::Dashboard { .. });
                 if let Some(taken) = self.intake.take::<HallAction>(door, raw, now) {
+                    // The dashboard speaks to this node only, where `hallclock command`
+                    // reaches every node: beside other nodes, a hall command from it
+                    // would act on part of the hall and answer `ok`, so it is refused
+                    // (after the intake, so a resend gets the same answer).
+                    let peers = self.nodes.online_peers();
+                    if from_dashboard && !peers.is_empty() {
+                        return taken.claim.answer_soon(Err(Refusal::HallOfSeveralNodes {
+                            nodes: peers.join(", "),
+                        }));
+                    }
                     self.apply_hall(taken).await;
                 }
             }

@@ -105,6 +105,15 @@ impl Nodes {
             .collect()
     }
 
+    /// The other nodes online now, by name.
+    pub fn online_peers(&self) -> Vec<String> {
+        self.peers
+            .iter()
+            .filter(|(_, p)| p.state == NodeState::Online)
+            .map(|(name, _)| name.clone())
+            .collect()
+    }
+
     /// This node's boards changed (a reload): claims follow.
     pub fn reconcile(&mut self, ours: &BTreeSet<String>, now: Millis) -> Vec<ClaimChange> {
         let mut claims: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();

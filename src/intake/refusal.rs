@@ -92,6 +92,12 @@ pub enum Refusal {
     UnknownTarget { board: String },
     #[error("{at}.board: unknown board '{board}'")]
     UnknownPairedBoard { at: String, board: String },
+    /// A hall command from a dashboard while other nodes are online: the dashboard speaks
+    /// to its own node only, so the command would act on part of the hall and say `ok`.
+    #[error(
+        "this hall has other nodes online ({nodes}): the dashboard reaches only its own node's boards; send hall commands with `hallclock command` (MQTT), which every node applies"
+    )]
+    HallOfSeveralNodes { nodes: String },
 
     // --- the board's game ---
     #[error("board {board} has no game")]
@@ -172,7 +178,8 @@ impl Refusal {
             Refusal::Replayed { .. } => "replayed",
             Refusal::ViewerCommand { .. }
             | Refusal::OutOfScope { .. }
-            | Refusal::ChiefOnly { .. } => "forbidden",
+            | Refusal::ChiefOnly { .. }
+            | Refusal::HallOfSeveralNodes { .. } => "forbidden",
             Refusal::UnknownBoard { .. }
             | Refusal::NotABoard { .. }
             | Refusal::UnknownTarget { .. }
