@@ -1060,6 +1060,7 @@ fn all_refusals() -> Vec<Refusal> {
         )),
         Refusal::NoHallBoard(t()),
         Refusal::BroadcastDelayTooLong { minutes: 61 },
+        Refusal::HallOfSeveralNodes { nodes: t() },
     ];
     covers_every_variant(
         &refusals,
@@ -1108,8 +1109,9 @@ fn all_refusals() -> Vec<Refusal> {
             Refusal::NoHallBoard(_) => 41,
             Refusal::BroadcastDelayTooLong { .. } => 42,
             Refusal::Trf(_) => 43,
+            Refusal::HallOfSeveralNodes { .. } => 44,
         },
-        44,
+        45,
     );
     refusals
 }
