@@ -28,10 +28,26 @@ fn node_config(
     sim: &Sim,
     boards: &[(&str, usize)],
 ) -> PathBuf {
+    node_config_web(dir, node, broker, sim, boards, None)
+}
+
+/// The same, with the dashboard on `web` (a local port) when given.
+fn node_config_web(
+    dir: &Path,
+    node: &str,
+    broker: u16,
+    sim: &Sim,
+    boards: &[(&str, usize)],
+    web: Option<u16>,
+) -> PathBuf {
+    let web = match web {
+        Some(port) => format!("enabled = true\nlisten = \"127.0.0.1:{port}\""),
+        None => "enabled = false".to_string(),
+    };
     let dir = dir.join(node);
     std::fs::create_dir_all(&dir).expect("node dir");
     let mut toml = format!(
-        "[hall]\nid = \"{HALL}\"\nnode = \"{node}\"\nstate_dir = \"{}\"\n\n[broker]\nhost = \"127.0.0.1\"\nport = {broker}\nkeep_alive_secs = 2\n\n[link]\nliveness_timeout_ms = 1500\nack_timeout_ms = 300\nreopen_backoff_max_ms = 300\n\n[web]\nenabled = false\n\n[log]\nlevel = \"debug\"\n\n[security]\narbiters = {:?}\n",
+        "[hall]\nid = \"{HALL}\"\nnode = \"{node}\"\nstate_dir = \"{}\"\n\n[broker]\nhost = \"127.0.0.1\"\nport = {broker}\nkeep_alive_secs = 2\n\n[link]\nliveness_timeout_ms = 1500\nack_timeout_ms = 300\nreopen_backoff_max_ms = 300\n\n[web]\n{web}\n\n[log]\nlevel = \"debug\"\n\n[security]\narbiters = {:?}\n",
         dir.join("state").display(),
         common::write_arbiters(&dir).display().to_string()
     );
@@ -533,4 +549,141 @@ async fn a_hall_pause_pauses_both_nodes_and_its_resend_is_idempotent_on_each() {
         .filter(|m| m.topic.ends_with("/event") && m.json()["event"] == "paused")
         .count();
     assert_eq!(paused, 2, "one paused event per board, not per resend");
+}
+
+// Issue 23, item 3 (the dashboard's part): any node's dashboard shows the whole hall,
+// from the other nodes' retained per-board topics; a node that dies shows its boards
+// offline there; nothing of theirs is invented.
+
+/// The retained picture a page gets first from `/api/public/feed` on `port`: topic →
+/// payload, as of the snapshot's `ready`.
+async fn public_snapshot(port: u16) -> std::collections::BTreeMap<String, String> {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let mut out = std::collections::BTreeMap::new();
+    let Ok(mut s) = tokio::net::TcpStream::connect(("127.0.0.1", port)).await else {
+        return out;
+    };
+    let req = format!("GET /api/public/feed HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n\r\n");
+    if s.write_all(req.as_bytes()).await.is_err() {
+        return out;
+    }
+    let mut text = Vec::new();
+    let mut buf = [0u8; 16384];
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
+    while !String::from_utf8_lossy(&text).contains("event: ready") {
+        match tokio::time::timeout_at(deadline, s.read(&mut buf)).await {
+            Ok(Ok(n)) if n > 0 => text.extend_from_slice(&buf[..n]),
+            _ => break,
+        }
+    }
+    let text = String::from_utf8_lossy(&text).into_owned();
+    // Chunked transfer: frames are still whole lines of `data: `; a chunk size line between
+    // them is not one.
+    for frame in text.split("\n\n") {
+        let data: Vec<&str> = frame
+            .lines()
+            .filter_map(|l| l.strip_prefix("data: "))
+            .collect();
+        if frame.lines().any(|l| l.starts_with("event: ")) || data.len() < 2 {
+            continue;
+        }
+        out.insert(data[0].to_string(), data[1..].join("\n"));
+    }
+    out
+}
+
+/// Polls node `port`'s public feed until `want` holds of its snapshot.
+async fn feed_until(
+    port: u16,
+    what: &str,
+    want: impl Fn(&std::collections::BTreeMap<String, String>) -> bool,
+) -> std::collections::BTreeMap<String, String> {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
+    loop {
+        let snap = public_snapshot(port).await;
+        if want(&snap) {
+            return snap;
+        }
+        if tokio::time::Instant::now() > deadline {
+            panic!("timed out waiting for {what}; the feed had {snap:#?}");
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn each_dashboard_shows_the_other_nodes_boards_and_a_dead_nodes_boards_offline() {
+    let (broker, sim, mut w, dir) = setup("nodes-view", 3).await;
+    let (web_a, web_b) = (common::free_port(), common::free_port());
+    let a = node_config_web(
+        &dir,
+        "node-a",
+        broker.port,
+        &sim,
+        &[(&board_id(1), 1), (&board_id(2), 2)],
+        Some(web_a),
+    );
+    let b = node_config_web(
+        &dir,
+        "node-b",
+        broker.port,
+        &sim,
+        &[(&board_id(3), 3)],
+        Some(web_b),
+    );
+    let _node_a = Daemon::spawn(&a);
+    let mut node_b = Daemon::spawn(&b);
+    for node in ["node-a", "node-b"] {
+        node_status(&mut w, node, &format!("{node} online"), |v| {
+            v["state"] == "online"
+        })
+        .await;
+    }
+    let (code, answers) = hall_command(
+        &dir,
+        broker.port,
+        json!({
+            "action": "start_round", "round": 2, "time_control": "600", "start": now_ms(),
+            "pairings": [
+                {"board": board_id(1), "white": "W1", "black": "B1"},
+                {"board": board_id(3), "white": "W3", "black": "B3"},
+            ],
+        }),
+    )
+    .await;
+    assert_eq!(code, Some(0), "{answers:?}");
+    let state = |n: usize| topic(&format!("board/{}/state", board_id(n)));
+    let avail = |n: usize| topic(&format!("board/{}/availability", board_id(n)));
+    let round_of = |snap: &std::collections::BTreeMap<String, String>, n: usize| {
+        snap.get(&state(n))
+            .and_then(|s| serde_json::from_str::<Value>(s).ok())
+            .and_then(|v| v["round"].as_u64())
+    };
+    // Each dashboard has the other's boards, with the game the other node runs.
+    let on_a = feed_until(web_a, "node-b's board-003 on node-a's dashboard", |s| {
+        round_of(s, 3) == Some(2) && round_of(s, 1) == Some(2)
+    })
+    .await;
+    assert_eq!(on_a.get(&avail(3)).map(String::as_str), Some("online"));
+    feed_until(web_b, "node-a's boards on node-b's dashboard", |s| {
+        round_of(s, 1) == Some(2) && s.contains_key(&state(2)) && round_of(s, 3) == Some(2)
+    })
+    .await;
+    // Nothing invented: no board that no node has.
+    assert!(!on_a.keys().any(|t| t.contains("board-004")), "{on_a:#?}");
+
+    // kill -9 node-b: node-a's dashboard shows board-003 offline (its game as last known),
+    // its own boards still online.
+    node_b.kill_9();
+    node_status(&mut w, "node-b", "node-b offline", |v| {
+        v["state"] == "offline"
+    })
+    .await;
+    let after = feed_until(web_a, "board-003 offline on node-a's dashboard", |s| {
+        s.get(&avail(3)).map(String::as_str) == Some("offline")
+    })
+    .await;
+    assert_eq!(round_of(&after, 3), Some(2), "the last known game stays");
+    assert_eq!(after.get(&avail(1)).map(String::as_str), Some("online"));
+    assert_eq!(after.get(&avail(2)).map(String::as_str), Some("online"));
 }

@@ -73,15 +73,10 @@ impl Nodes {
         if status.node == self.node {
             return Vec::new();
         }
-        let newer = match self.peers.get(&status.node) {
-            None => true,
-            Some(known) => {
-                status.boot > known.boot
-                    || (status.boot == known.boot
-                        && !(known.state == NodeState::Offline
-                            && status.state == NodeState::Online))
-            }
-        };
+        let newer = self
+            .peers
+            .get(&status.node)
+            .is_none_or(|known| status.supersedes(known));
         if newer {
             self.peers.insert(status.node.clone(), status);
         }

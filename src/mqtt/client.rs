@@ -11,7 +11,7 @@ use rumqttc::{
 };
 use tokio::sync::{mpsc, oneshot};
 
-use super::payload::{NodeState, NodeStatusPayload, Topics};
+use super::payload::{BoardTopic, NodeState, NodeStatusPayload, Topics};
 use crate::intake::Incoming;
 use crate::timebase::Timebase;
 
@@ -315,6 +315,55 @@ pub fn spawn(
     ))
 }
 
+/// Another node's retained status into the local feed (the page derives the hall's status
+/// and its boards' liveness from every node's), with its boards `offline` when it says so.
+/// A stale status (an older run's) is not shown: it would hide the newer one.
+fn mirror_status(
+    (foreign, feed, topics): (
+        &mut super::foreign::Foreign,
+        &super::feed::LocalFeed,
+        &Topics,
+    ),
+    node: &str,
+    topic: &str,
+    payload: &[u8],
+) {
+    let Ok(status) = serde_json::from_slice::<NodeStatusPayload>(payload) else {
+        return;
+    };
+    if status.node != node {
+        return;
+    }
+    match foreign.peer_status(status) {
+        Ok(Some(boards)) => {
+            feed.push(topic, payload, true);
+            for m in boards {
+                feed.push(&topics.availability(&m.board), &m.payload, true);
+            }
+        }
+        Ok(None) => {}
+        Err(why) => tracing::warn!(
+            node = %crate::intake::command::log_safe(node),
+            "another node's status not shown on this dashboard: {why:?}"
+        ),
+    }
+}
+
+/// A foreign board message dropped by the bounds of `Foreign`: logged at the first and at
+/// every power of two, so a hostile peer cannot flood the log either.
+fn refused(count: &mut u64, why: super::foreign::Dropped, board: &str) {
+    *count += 1;
+    if count.is_power_of_two() {
+        tracing::warn!(
+            board = %crate::intake::command::log_safe(board),
+            dropped = *count,
+            "another node's board not shown on this dashboard: {why:?} (at most {} boards of {} bytes)",
+            super::foreign::MAX_BOARDS,
+            super::foreign::MAX_PAYLOAD
+        );
+    }
+}
+
 /// MQTT 3.1.1 (2.2.3): the largest remaining length a packet can have.
 const MQTT_MAX_REMAINING_LENGTH: usize = 268_435_455;
 
@@ -370,6 +419,15 @@ async fn run(
             }
         }
     });
+    // The other nodes' boards in the local feed (issue 23): this node's boards are those of
+    // its status.
+    let mut foreign = super::foreign::Foreign::new(
+        node.topic_node(&topics),
+        serde_json::from_slice::<NodeStatusPayload>(&node.online)
+            .map(|s| s.boards)
+            .unwrap_or_default(),
+    );
+    let mut foreign_refused: u64 = 0;
     let mut retained: BTreeMap<(u8, String), Vec<u8>> = BTreeMap::new();
     retained.insert(order_key(&topics, &node.topic), node.online.clone());
     let mut queued: VecDeque<(String, Vec<u8>)> = VecDeque::new();
@@ -404,6 +462,12 @@ async fn run(
                 let Some(out) = out else { break };
                 match out {
                     Outgoing::Retained { topic, payload } => {
+                        if topic == node.topic
+                            && let Ok(status) = serde_json::from_slice::<NodeStatusPayload>(&payload)
+                        {
+                            // A reload changed our boards: a board now ours is not mirrored.
+                            foreign.set_own(status.boards);
+                        }
                         // A cleared topic keeps its empty payload, so a broker that kept the
                         // old message while we were away gets it cleared on reconnection.
                         let key = order_key(&topics, &topic);
@@ -459,6 +523,11 @@ async fn run(
                     // Before the alerts: the retained statuses of the other nodes come
                     // first, so claims stand again before our retained alerts are judged.
                     let _ = client.try_subscribe(topics.node_status_filter(), QoS::AtLeastOnce);
+                    // The other nodes' boards, for this dashboard (after the statuses, so a
+                    // dead node's retained `online` is read as the `offline` it is).
+                    for kind in BoardTopic::ALL {
+                        let _ = client.try_subscribe(topics.board_kind_filter(kind), QoS::AtLeastOnce);
+                    }
                     // The broker answers with the retained alerts: those an earlier run
                     // left are rebuilt or cleared (a restart changes nothing a dashboard sees).
                     let _ = client.try_subscribe(topics.alert("+"), QoS::AtLeastOnce);
@@ -525,9 +594,25 @@ async fn run(
                         .filter(|n| *n != node.topic_node(&topics))
                         .map(str::to_string);
                     if let Some(other) = other {
+                        mirror_status((&mut foreign, &feed, &topics), &other, &p.topic, &p.payload);
                         let msg = Incoming::NodeStatus { node: other, payload: p.payload.to_vec() };
                         if incoming.send(msg).await.is_err() {
                             break;
+                        }
+                    }
+                }
+                Ok(Event::Incoming(Packet::Publish(p)))
+                    if topics.board_topic(&p.topic).is_some() =>
+                {
+                    // Another node's board, into the local feed only (never published: its
+                    // owner is the one writer). Ours coming back from the broker is not news,
+                    // nor is a live copy of what we published (retain flag cleared).
+                    let ours = retained.contains_key(&order_key(&topics, &p.topic));
+                    if let Some((board, kind)) = topics.board_topic(&p.topic).filter(|_| !ours) {
+                        match foreign.board_message(board, kind, &p.payload) {
+                            Ok(Some(m)) => feed.push(&p.topic, &m.payload, true),
+                            Ok(None) => {}
+                            Err(why) => refused(&mut foreign_refused, why, board),
                         }
                     }
                 }

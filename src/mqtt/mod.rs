@@ -3,6 +3,7 @@
 
 pub mod client;
 pub mod feed;
+pub mod foreign;
 pub mod payload;
 
 pub use client::{MqttSettings, Publisher};

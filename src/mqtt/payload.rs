@@ -115,10 +115,45 @@ impl Topics {
         format!("{}/alert/{id}", self.base)
     }
 
+    /// `board/+/<kind>`: one retained per-board topic of every node (issue 23, the whole
+    /// hall on every dashboard).
+    pub fn board_kind_filter(&self, kind: BoardTopic) -> String {
+        format!("{}/board/+/{}", self.base, kind.name())
+    }
+
+    /// The board and kind of a retained per-board topic (`state`, `availability`, `pgn`).
+    pub fn board_topic<'a>(&self, topic: &'a str) -> Option<(&'a str, BoardTopic)> {
+        let rest = topic.strip_prefix(&self.base)?.strip_prefix("/board/")?;
+        let (board, kind) = rest.split_once('/')?;
+        let kind = BoardTopic::ALL.into_iter().find(|k| k.name() == kind)?;
+        Some((board, kind))
+    }
+
     /// The board a `board/<b>/set` topic addresses.
     pub fn board_of_set_topic<'a>(&self, topic: &'a str) -> Option<&'a str> {
         let rest = topic.strip_prefix(&self.base)?.strip_prefix("/board/")?;
         rest.strip_suffix("/set")
+    }
+}
+
+/// The retained per-board topics a dashboard shows, which every node mirrors from the
+/// others into its local feed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BoardTopic {
+    State,
+    Availability,
+    Pgn,
+}
+
+impl BoardTopic {
+    pub const ALL: [BoardTopic; 3] = [BoardTopic::State, BoardTopic::Availability, BoardTopic::Pgn];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            BoardTopic::State => "state",
+            BoardTopic::Availability => "availability",
+            BoardTopic::Pgn => "pgn",
+        }
     }
 }
 
@@ -412,6 +447,18 @@ pub struct NodeStatusPayload {
     /// When this run of the node started (epoch ms): a newer `boot` is a newer run, so a
     /// last will that arrives after the next run's `online` is told apart.
     pub boot: Millis,
+}
+
+impl NodeStatusPayload {
+    /// Whether this status replaces `known` (same node): a newer run, or the same run's
+    /// news. An older run's status is stale (a last will can arrive after the next run's
+    /// birth: MQTT orders per topic only, and a bridge may replay), and so is `online`
+    /// after the same run's `offline`.
+    pub fn supersedes(&self, known: &NodeStatusPayload) -> bool {
+        self.boot > known.boot
+            || (self.boot == known.boot
+                && !(known.state == NodeState::Offline && self.state == NodeState::Online))
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

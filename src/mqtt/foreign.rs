@@ -1,0 +1,270 @@
+//! The other nodes' boards, for this node's dashboard (issue 23: any node's dashboard and
+//! `/public` show the whole hall). Sans-IO: the connection task hands it what the broker
+//! delivers on the other nodes' retained topics (`node/+/status`, `board/+/state`,
+//! `board/+/availability`, `board/+/pgn`) and it says what goes into the local feed, with
+//! the same topic and bytes. Nothing here is published to MQTT: every retained topic has
+//! one writer, the node owning the board.
+//!
+//! A peer whose status says `offline` (its last will, or a clean stop) shows its boards
+//! offline: a retained `availability` `offline` for each board its status lists goes into
+//! the local feed only, and its retained `online` (still on the broker: the dead node cannot
+//! clear it) is read as `offline` until the node's next run says `online`. Its last state
+//! stays as it was: the game as last known, nothing invented.
+//!
+//! Bounded: a broken or hostile peer can make this node hold at most [`MAX_BOARDS`] foreign
+//! boards, [`MAX_PEERS`] peers and payloads of [`MAX_PAYLOAD`] bytes (the feed keeps the
+//! newest payload per topic, so at most 3 per board); what is beyond is dropped and logged.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use super::payload::{BoardTopic, NodeState, NodeStatusPayload};
+
+/// The most boards of other nodes shown: the hall's design size (5000 boards), whoever
+/// owns them.
+pub const MAX_BOARDS: usize = 5000;
+/// The most other nodes remembered.
+pub const MAX_PEERS: usize = 256;
+/// The largest foreign payload taken (a board's state is ~1 KB, a long game's PGN ~20 KB).
+pub const MAX_PAYLOAD: usize = 64 * 1024;
+
+/// Something for the local feed: retained, as `topic` names it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Mirror {
+    pub board: String,
+    pub kind: BoardTopic,
+    pub payload: Vec<u8>,
+}
+
+/// Why a message was not mirrored (for a log line, once in a while).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Dropped {
+    TooManyBoards,
+    TooManyPeers,
+    TooLarge,
+}
+
+/// The other nodes' boards this node mirrors.
+#[derive(Debug)]
+pub struct Foreign {
+    node: String,
+    own: BTreeSet<String>,
+    peers: BTreeMap<String, NodeStatusPayload>,
+    boards: BTreeSet<String>,
+}
+
+impl Foreign {
+    /// `node` is this node, `own` its boards.
+    pub fn new(node: &str, own: impl IntoIterator<Item = String>) -> Foreign {
+        Foreign {
+            node: node.to_string(),
+            own: own.into_iter().collect(),
+            peers: BTreeMap::new(),
+            boards: BTreeSet::new(),
+        }
+    }
+
+    /// This node's boards changed (a reload): a board now ours is no longer mirrored.
+    pub fn set_own(&mut self, own: impl IntoIterator<Item = String>) {
+        self.own = own.into_iter().collect();
+        let own = &self.own;
+        self.boards.retain(|b| !own.contains(b));
+    }
+
+    /// Whether `board` is this node's.
+    pub fn is_own(&self, board: &str) -> bool {
+        self.own.contains(board)
+    }
+
+    /// Whether the node that lists `board` is offline (and no online node lists it).
+    fn owner_offline(&self, board: &str) -> bool {
+        let mut listed = self
+            .peers
+            .values()
+            .filter(|p| p.boards.iter().any(|b| b == board))
+            .peekable();
+        listed.peek().is_some() && listed.all(|p| p.state == NodeState::Offline)
+    }
+
+    /// Room for `board`: already mirrored, or under the cap.
+    fn admit(&mut self, board: &str) -> Result<(), Dropped> {
+        if self.boards.contains(board) {
+            return Ok(());
+        }
+        if self.boards.len() >= MAX_BOARDS {
+            return Err(Dropped::TooManyBoards);
+        }
+        self.boards.insert(board.to_string());
+        Ok(())
+    }
+
+    /// A message on another node's retained board topic: what goes into the local feed.
+    /// This node's own boards (echoes from the broker) give nothing.
+    pub fn board_message(
+        &mut self,
+        board: &str,
+        kind: BoardTopic,
+        payload: &[u8],
+    ) -> Result<Option<Mirror>, Dropped> {
+        if self.is_own(board) {
+            return Ok(None);
+        }
+        if payload.len() > MAX_PAYLOAD {
+            return Err(Dropped::TooLarge);
+        }
+        // A cleared topic of a board never shown adds nothing.
+        if payload.is_empty() && !self.boards.contains(board) {
+            return Ok(None);
+        }
+        self.admit(board)?;
+        let payload = if kind == BoardTopic::Availability && self.owner_offline(board) {
+            b"offline".to_vec()
+        } else {
+            payload.to_vec()
+        };
+        Ok(Some(Mirror {
+            board: board.to_string(),
+            kind,
+            payload,
+        }))
+    }
+
+    /// Another node's status: `None` when it is stale (an older run's, or ours), else what
+    /// goes into the local feed besides the status itself: when it says `offline`, its
+    /// boards' `availability` `offline`.
+    pub fn peer_status(
+        &mut self,
+        status: NodeStatusPayload,
+    ) -> Result<Option<Vec<Mirror>>, Dropped> {
+        if status.node == self.node {
+            return Ok(None);
+        }
+        match self.peers.get(&status.node) {
+            Some(known) if !status.supersedes(known) => return Ok(None),
+            None if self.peers.len() >= MAX_PEERS => return Err(Dropped::TooManyPeers),
+            _ => {}
+        }
+        let offline = status.state == NodeState::Offline;
+        let boards = status.boards.clone();
+        self.peers.insert(status.node.clone(), status);
+        let mut out = Vec::new();
+        if !offline {
+            return Ok(Some(out));
+        }
+        for board in boards {
+            // Beyond the cap a board is not shown at all, offline or not.
+            if self.is_own(&board) || !self.owner_offline(&board) || self.admit(&board).is_err() {
+                continue;
+            }
+            out.push(Mirror {
+                board,
+                kind: BoardTopic::Availability,
+                payload: b"offline".to_vec(),
+            });
+        }
+        Ok(Some(out))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rules::Millis;
+
+    fn status(node: &str, state: NodeState, boards: &[&str], boot: i64) -> NodeStatusPayload {
+        NodeStatusPayload {
+            node: node.into(),
+            state,
+            boards: boards.iter().map(|b| b.to_string()).collect(),
+            version: "0".into(),
+            boot: Millis(boot),
+        }
+    }
+
+    fn mine() -> Foreign {
+        Foreign::new("a", ["b1".to_string()])
+    }
+
+    #[test]
+    fn other_boards_are_mirrored_as_they_are_and_own_echoes_are_not() {
+        let mut f = mine();
+        assert_eq!(f.board_message("b1", BoardTopic::State, b"{}"), Ok(None));
+        let m = f.board_message("b2", BoardTopic::State, b"{\"seq\":1}");
+        assert_eq!(
+            m,
+            Ok(Some(Mirror {
+                board: "b2".into(),
+                kind: BoardTopic::State,
+                payload: b"{\"seq\":1}".to_vec()
+            }))
+        );
+        // A cleared topic of a board never shown: nothing.
+        assert_eq!(f.board_message("b9", BoardTopic::Pgn, b""), Ok(None));
+    }
+
+    #[test]
+    fn a_dead_nodes_listed_boards_go_offline_and_its_stale_online_is_read_as_offline() {
+        let mut f = mine();
+        assert_eq!(
+            f.peer_status(status("b", NodeState::Online, &["b2", "b3"], 10)),
+            Ok(Some(vec![]))
+        );
+        let out = f
+            .peer_status(status("b", NodeState::Offline, &["b2", "b3", "b1"], 10))
+            .ok()
+            .flatten()
+            .unwrap_or_default();
+        let boards: Vec<&str> = out.iter().map(|m| m.board.as_str()).collect();
+        assert_eq!(boards, ["b2", "b3"], "not ours, only what the status lists");
+        assert!(out.iter().all(|m| m.payload == b"offline"));
+        let m = f.board_message("b2", BoardTopic::Availability, b"online");
+        assert_eq!(
+            m.map(|m| m.map(|m| m.payload)),
+            Ok(Some(b"offline".to_vec()))
+        );
+        // Its last will replayed after its next run's birth changes nothing.
+        assert_eq!(
+            f.peer_status(status("b", NodeState::Online, &["b2", "b3"], 20)),
+            Ok(Some(vec![]))
+        );
+        assert_eq!(
+            f.peer_status(status("b", NodeState::Offline, &["b2", "b3"], 10)),
+            Ok(None)
+        );
+        let m = f.board_message("b2", BoardTopic::Availability, b"online");
+        assert_eq!(
+            m.map(|m| m.map(|m| m.payload)),
+            Ok(Some(b"online".to_vec()))
+        );
+    }
+
+    #[test]
+    fn a_hostile_peer_cannot_grow_it_without_bound() {
+        let mut f = mine();
+        for n in 0..MAX_BOARDS {
+            assert!(
+                f.board_message(&format!("x{n}"), BoardTopic::State, b"{}")
+                    .is_ok()
+            );
+        }
+        assert_eq!(
+            f.board_message("one-more", BoardTopic::State, b"{}"),
+            Err(Dropped::TooManyBoards)
+        );
+        assert!(f.board_message("x1", BoardTopic::State, b"{}").is_ok());
+        let big = vec![b'x'; MAX_PAYLOAD + 1];
+        assert_eq!(
+            f.board_message("x1", BoardTopic::Pgn, &big),
+            Err(Dropped::TooLarge)
+        );
+        for n in 0..MAX_PEERS {
+            assert!(
+                f.peer_status(status(&format!("n{n}"), NodeState::Online, &[], 1))
+                    .is_ok()
+            );
+        }
+        assert_eq!(
+            f.peer_status(status("late", NodeState::Online, &[], 1)),
+            Err(Dropped::TooManyPeers)
+        );
+    }
+}
