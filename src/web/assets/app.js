@@ -155,9 +155,33 @@ function isChief() {
   return !!store.me && store.me.arbiter.role === "chief";
 }
 
+/**
+ * The node that owns board `b` when it is another node's (its retained status lists it and
+ * this node's `info` does not): this daemon refuses board commands for it, so the page
+ * offers none. `null`: this node's board, or not known to be another's.
+ * @param {string} b
+ */
+function otherNode(b) {
+  if (!store.info || !Array.isArray(store.info.boards)) return null;
+  if (store.info.boards.some((/** @type {any} */ x) => x.id === b)) return null;
+  for (const [name, n] of store.nodes) if (Array.isArray(n.boards) && n.boards.includes(b)) return name;
+  return "another node";
+}
+
+/**
+ * Whether every node listing board `b` is offline (a dead node's boards show offline here,
+ * whatever its last retained state said).
+ * @param {string} b
+ */
+function ownerDown(b) {
+  const listing = [...store.nodes.values()].filter((n) => Array.isArray(n.boards) && n.boards.includes(b));
+  return listing.length > 0 && listing.every((n) => n.state !== "online");
+}
+
 /** @param {string} b */
 function mayCommand(b) {
   if (!store.me) return false;
+  if (otherNode(b)) return false;
   const a = store.me.arbiter;
   if (a.role === "chief") return true;
   if (a.role !== "arbiter") return false;
@@ -273,6 +297,8 @@ function apply(topic, text) {
   if (rest[0] === "node" && rest[2] === "status") {
     // No daemon writes the hall's `status` (several servers would share it): derived.
     if (v) store.nodes.set(rest[1], v); else store.nodes.delete(rest[1]);
+    // Another node's boards: offline while it is (only the boards its status lists).
+    if (v && v.state !== "online" && Array.isArray(v.boards)) for (const id of v.boards) if (ownerDown(id)) board(id).online = false;
     store.status = [...store.nodes.values()].some((n) => n.state === "online") ? "online" : "offline";
   } else if (rest[0] === "status") {
     store.status = text;
@@ -296,11 +322,11 @@ function apply(topic, text) {
     const id = rest[1];
     const b = board(id);
     if (rest[2] === "availability") {
-      b.online = text === "online";
+      b.online = text === "online" && !ownerDown(id);
     } else if (rest[2] === "state" && v) {
       const prevRound = b.state ? b.state.round : null;
       b.state = v;
-      b.online = v.online;
+      b.online = v.online && !ownerDown(id);
       if (!store.snapshotting) {
         const candidate = v.as_of - Date.now();
         if (!store.offsetKnown || candidate > store.offset) { store.offset = candidate; store.offsetKnown = true; }
@@ -1117,6 +1143,8 @@ function boardView(id) {
   const allActs = h("div", { id: "acts-all" });
   const commands = canCommand
     ? h("div", {}, [nowNote, nowForms, h("details", { class: "every" }, [h("summary", { text: "Every act on this board" }), allActs])])
+    : otherNode(id)
+    ? h("p", { class: "muted", id: "other-node", text: `${id} is a board of ${otherNode(id)}: commands for it on that node's dashboard (or a hall command); read only here.` })
     : h("p", { class: "muted", text: store.me ? `${store.me.arbiter.name} (${store.me.arbiter.role}) cannot command ${id}: read only.` : "read only" });
   document.title = `${id} · hallclock`;
   main.replaceChildren(
