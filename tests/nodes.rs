@@ -6,6 +6,7 @@
 //! to publish a last will: kill -9, as `outage.rs` does).
 
 mod common;
+mod webcommon;
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -664,6 +665,21 @@ async fn each_dashboard_shows_the_other_nodes_boards_and_a_dead_nodes_boards_off
         round_of(s, 3) == Some(2) && round_of(s, 1) == Some(2)
     })
     .await;
+    // As a hall screen shows it: node-a's `/public` in Chromium has node-b's board with its
+    // players, online.
+    let chrome = webcommon::Chrome::start("nodes-public", 1400, 900).await;
+    chrome
+        .client
+        .goto(&format!("http://127.0.0.1:{web_a}/public"))
+        .await
+        .expect("node-a's /public");
+    let tile = "document.querySelector('.tile[data-board=\"board-003\"]')";
+    chrome
+        .until(
+            "node-b's board on node-a's hall screen",
+            &format!("{tile} && {tile}.textContent.includes('W3') && !{tile}.classList.contains('offline')"),
+        )
+        .await;
     assert_eq!(on_a.get(&avail(3)).map(String::as_str), Some("online"));
     feed_until(web_b, "node-a's boards on node-b's dashboard", |s| {
         round_of(s, 1) == Some(2) && s.contains_key(&state(2)) && round_of(s, 3) == Some(2)
@@ -686,4 +702,17 @@ async fn each_dashboard_shows_the_other_nodes_boards_and_a_dead_nodes_boards_off
     assert_eq!(round_of(&after, 3), Some(2), "the last known game stays");
     assert_eq!(after.get(&avail(1)).map(String::as_str), Some("online"));
     assert_eq!(after.get(&avail(2)).map(String::as_str), Some("online"));
+    // The open hall screen marks it offline, its players still there; node-a's own stays.
+    chrome
+        .until(
+            "node-b's board offline on node-a's hall screen",
+            &format!("{tile}.classList.contains('offline') && {tile}.textContent.includes('W3')"),
+        )
+        .await;
+    let own = chrome
+        .js("return document.querySelector('.tile[data-board=\"board-001\"]').classList.contains('offline');")
+        .await;
+    assert_eq!(own, Value::Bool(false), "node-a's own board stays online");
+    let _ = chrome.shot("nodes-public-offline").await;
+    chrome.close().await;
 }
