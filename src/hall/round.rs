@@ -2,7 +2,7 @@
 //! any game starts), the round the journal shows after a restart, and the summary once
 //! every game of the round has a result.
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, HashSet};
 
 use super::board::{GameSlot, Refusal, ToBoard};
 use super::trf_round;
@@ -145,19 +145,10 @@ impl Hall {
         tags: crate::broadcast::RoundTags,
         arbiter: &str,
     ) -> Result<(), Refusal> {
-        if number == 0 {
-            return Err(Refusal::RoundZero);
-        }
-        if let Some(m) = broadcast_delay_minutes
-            && m > crate::broadcast::MAX_DELAY_MINUTES
-        {
-            return Err(Refusal::BroadcastDelayTooLong { minutes: m });
-        }
-        if pairings.is_empty() {
-            return Err(Refusal::NoPairings);
-        }
+        // The round as a whole (its number, delay, boards, names, setups) passed
+        // `check_round`, its only caller's first step; what is left is what only this
+        // node knows: whether its boards are free.
         let mut slots = Vec::new();
-        let mut seen = HashMap::new();
         for (i, p) in pairings.iter().enumerate() {
             let at = format!("pairings[{i}]");
             // Another node's board ([`Hall::check_round`] found it in the registry): that
@@ -165,15 +156,6 @@ impl Hall {
             let Some(entry) = self.boards.get(&p.board) else {
                 continue;
             };
-            if seen.insert(p.board.clone(), i).is_some() {
-                return Err(Refusal::PairedTwice {
-                    at,
-                    board: p.board.clone(),
-                });
-            }
-            if p.white.trim().is_empty() || p.black.trim().is_empty() {
-                return Err(Refusal::NameMissing { at });
-            }
             if let Some(round) = Self::ask(&entry.inbox, |reply| ToBoard::Busy { reply })
                 .await
                 .flatten()
