@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
-use common::{Broker, Rig, Watcher, board_id, now_ms};
+use common::{Broker, Rig, Watcher, board_id, clock_until, now_ms};
 use hallclock::link::testing::scratch_dir;
 use hallclock::sim::{Sim, SimConfig};
 use serde_json::{Value, json};
@@ -227,6 +227,10 @@ async fn unplug_replug_garbage_and_a_silent_clock_through_mqtt() {
     assert_eq!(r["status"], "ok");
     let b = board_id(1);
     rig.watcher.event(&b, "clock_started").await;
+    // `clock_started` is the daemon's decision; the SETNRUN that starts the hardware
+    // clock may still be on its way. Unplugged before it lands, the clock would never
+    // run and the press below would switch nothing (CI saw exactly that once).
+    clock_until(&rig.sim, 1, "running", |v| v.running.is_some()).await;
     let avail = rig.topic(&format!("board/{b}/availability"));
     let offline_alert = rig.topic(&format!("alert/{b}-offline"));
 

@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
-use common::{Broker, HALL, Rig, Watcher, board_id, now_ms};
+use common::{Broker, HALL, Rig, Watcher, board_id, clock_until, now_ms};
 use hallclock::link::testing::scratch_dir;
 use hallclock::sim::{Button, Side, Sim, SimConfig};
 use serde_json::{Value, json};
@@ -21,25 +21,6 @@ const TOPIC: fn(&str) -> String = |rest| format!("hallclock/{HALL}/{rest}");
 
 async fn sleep_ms(ms: u64) {
     tokio::time::sleep(Duration::from_millis(ms)).await;
-}
-
-/// Wait (generously) until the simulated clock shows what `want` accepts.
-async fn clock_until(
-    sim: &Sim,
-    n: usize,
-    what: &str,
-    want: impl Fn(&hallclock::sim::ClockView) -> bool,
-) {
-    for _ in 0..300 {
-        if want(&sim.board(n).clock_display()) {
-            return;
-        }
-        sleep_ms(50).await;
-    }
-    panic!(
-        "clock of board {n}: {what}; it shows {}",
-        sim.board(n).clock_display()
-    );
 }
 
 // ---- 3. the lever at a new game ------------------------------------------------------

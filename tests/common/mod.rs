@@ -212,6 +212,25 @@ pub fn board_id(n: usize) -> String {
     format!("board-{n:03}")
 }
 
+/// Wait (generously) until the simulated clock shows what `want` accepts.
+pub async fn clock_until(
+    sim: &Sim,
+    n: usize,
+    what: &str,
+    want: impl Fn(&hallclock::sim::ClockView) -> bool,
+) {
+    for _ in 0..300 {
+        if want(&sim.board(n).clock_display()) {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!(
+        "clock of board {n}: {what}; it shows {}",
+        sim.board(n).clock_display()
+    );
+}
+
 impl Rig {
     pub async fn start(name: &str, boards: usize) -> Rig {
         Self::start_with(name, boards, GameDefaults::default()).await
