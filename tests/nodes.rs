@@ -716,3 +716,49 @@ async fn each_dashboard_shows_the_other_nodes_boards_and_a_dead_nodes_boards_off
     let _ = chrome.shot("nodes-public-offline").await;
     chrome.close().await;
 }
+
+/// A board command reaches every node; only the board's node answers it, and a command for
+/// a board no node serves is refused once (by the first node by name), not once per node.
+/// (Found by the 5-node bench: every node answered `unknown_board` on the owner's topic.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_board_command_is_answered_once_by_the_boards_node() {
+    let (_broker, _sim, mut w, _dir, _a, _b) = two_nodes("nodes-board-cmd").await;
+    // No game on the boards: their nodes refuse `set_time` (no_game); what counts is who.
+    for (board, node) in [
+        (board_id(3), "node-b"),
+        (board_id(1), "node-a"),
+        ("board-009".to_string(), "node-a"),
+    ] {
+        let tx = format!("present-{board}-{}", now_ms());
+        let set = topic(&format!("board/{board}/set"));
+        let cmd = json!({"transaction": tx, "arbiter": "chief", "action": "set_time",
+                         "side": "white", "remaining_ms": 1000});
+        w.publish(&set, &common::signed(&set, &cmd)).await;
+        let response = topic(&format!("board/{board}/response"));
+        let first = w
+            .wait(&format!("the answer for {board}"), |m| {
+                m.topic == response && m.json()["transaction"] == tx.as_str()
+            })
+            .await
+            .json();
+        assert_eq!(first["node"], node, "{first}");
+        assert_eq!(first["status"], "error", "{first}");
+        assert_eq!(
+            first["error"] == "unknown_board",
+            board == "board-009",
+            "{first}"
+        );
+        tokio::time::sleep(Duration::from_millis(700)).await;
+        let answers: Vec<Value> = w
+            .drain()
+            .iter()
+            .filter(|m| m.topic == response && m.json()["transaction"] == tx.as_str())
+            .map(|m| m.json())
+            .collect();
+        assert_eq!(
+            answers.len(),
+            1,
+            "{board}: answered more than once: {answers:?}"
+        );
+    }
+}

@@ -20,6 +20,17 @@ impl Hall {
         raw: Raw,
         asker: Option<oneshot::Sender<Vec<u8>>>,
     ) {
+        // A board command on MQTT reaches every node of the hall: only the board's node
+        // applies and answers it. (The dashboard's commands are its own node's, and it
+        // shows another node's board read-only: answered here, as before.)
+        if let Some(b) = &board
+            && matches!(raw, Raw::Mqtt(_))
+            && !self.boards.contains_key(b)
+            && (self.nodes.peer_serves(b) || !self.nodes.answers_for_unserved())
+        {
+            tracing::debug!(board = %log_safe(b), "a board command for another node's board (or another node answers it)");
+            return;
+        }
         let (target, set_topic, response) = match board {
             Some(b) => (
                 Target::Board(b.clone()),

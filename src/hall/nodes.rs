@@ -100,6 +100,25 @@ impl Nodes {
             .collect()
     }
 
+    /// Whether another online node lists `board` among its own: a command for that board
+    /// is that node's to apply and to answer, not this one's (`board/<b>/response` has one
+    /// writer, the board's node).
+    pub fn peer_serves(&self, board: &str) -> bool {
+        self.peers
+            .values()
+            .any(|p| p.state == NodeState::Online && p.boards.iter().any(|b| b == board))
+    }
+
+    /// Whether this node is the one that answers a board command no online node serves
+    /// (`unknown_board`): the first online node by name. Every node reads the same statuses,
+    /// so exactly one answers, where each answering would say the same refusal N times.
+    pub fn answers_for_unserved(&self) -> bool {
+        self.peers
+            .iter()
+            .filter(|(_, p)| p.state == NodeState::Online)
+            .all(|(name, _)| self.node < *name)
+    }
+
     /// The other nodes online now, by name.
     pub fn online_peers(&self) -> Vec<String> {
         self.peers
@@ -175,6 +194,40 @@ mod tests {
 
     fn ours(boards: &[&str]) -> BTreeSet<String> {
         boards.iter().map(|b| b.to_string()).collect()
+    }
+
+    #[test]
+    fn a_board_command_is_the_serving_nodes_and_the_first_node_answers_for_nobody() {
+        let mine = ours(&["b1"]);
+        let mut a = Nodes::new("a");
+        let mut c = Nodes::new("c");
+        assert!(
+            a.answers_for_unserved() && c.answers_for_unserved(),
+            "alone"
+        );
+        a.observe(status("c", NodeState::Online, &["b3"], 1), &mine, Millis(1));
+        c.observe(
+            status("a", NodeState::Online, &["b1"], 1),
+            &ours(&["b3"]),
+            Millis(1),
+        );
+        assert!(a.peer_serves("b3") && !a.peer_serves("b1") && !a.peer_serves("b9"));
+        assert!(c.peer_serves("b1") && !c.peer_serves("b3"));
+        assert!(a.answers_for_unserved(), "a is first by name");
+        assert!(!c.answers_for_unserved(), "c leaves it to a");
+        // An offline node serves nothing: its boards become nobody's, and a is gone for c.
+        a.observe(
+            status("c", NodeState::Offline, &["b3"], 1),
+            &mine,
+            Millis(2),
+        );
+        assert!(!a.peer_serves("b3"));
+        c.observe(
+            status("a", NodeState::Offline, &["b1"], 1),
+            &ours(&["b3"]),
+            Millis(2),
+        );
+        assert!(c.answers_for_unserved() && !c.peer_serves("b1"));
     }
 
     #[test]
