@@ -22,6 +22,13 @@
 //!   counted in the kernel by `perf stat` on the syscall tracepoints, which adds no stop
 //!   per call as `strace` would); "n/a" where perf or its tracepoints are not available.
 //!
+//! `NODES=5` (issue 23) splits the boards among that many daemons (hall nodes `node-1` …),
+//! each behind its own Mosquitto bridged to a central one with the packaged example
+//! `packaging/mosquitto/bridge.conf`; the subscriber and the commands are on the central
+//! broker, so press -> `state` crosses a bridge, and `start_round` is answered once the
+//! last node has. The CPU is the daemons' sum, the RSS the largest daemon's (each node's
+//! in the details); the restart after `kill -9` is measured for one daemon only.
+//!
 //! Knobs: `HALLCLOCK_BIN` runs another build of the daemon (default: the one cargo just
 //! built); `PAIRINGS=0` sends the round's pairings in one command instead of chunks of 100;
 //! `BROKER_NODELAY=1` turns Nagle's algorithm off in Mosquitto (it is on by default, and
@@ -66,6 +73,7 @@ fn main() {
     };
     let seconds: u64 = env_num("SECONDS").unwrap_or(if benching { 60 } else { 8 });
     let seed: u64 = env_num("SEED").unwrap_or(0x5eed_ba11);
+    let nodes: usize = env_num("NODES").unwrap_or(1).max(1);
 
     if Command::new("mosquitto")
         .arg("-h")
@@ -87,7 +95,7 @@ fn main() {
 
     println!("hall_load: {}", machine());
     println!(
-        "hall_load: boards {counts:?}, {seconds} s window each, a press every {PRESS_EVERY:?} per pressing board, seed {seed:#x}, daemon {}",
+        "hall_load: boards {counts:?} on {nodes} node(s), {seconds} s window each, a press every {PRESS_EVERY:?} per pressing board, seed {seed:#x}, daemon {}",
         daemon.display()
     );
     let mut rows = Vec::new();
@@ -98,7 +106,7 @@ fn main() {
             .expect("tokio runtime");
         // A board count the daemon cannot serve is a result too: report it and go on.
         let row = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            rt.block_on(run(n, Duration::from_secs(seconds), seed, &daemon))
+            rt.block_on(run(n, nodes, Duration::from_secs(seconds), seed, &daemon))
         }))
         .unwrap_or_else(|panic| failed_row(n, panic));
         println!("{}", row.details);
@@ -242,6 +250,11 @@ fn free_port() -> u16 {
 }
 
 async fn start_mosquitto(dir: &Path) -> (Proc, u16) {
+    start_mosquitto_with(dir, "").await
+}
+
+async fn start_mosquitto_with(dir: &Path, extra: &str) -> (Proc, u16) {
+    std::fs::create_dir_all(dir).expect("the broker's directory");
     let port = free_port();
     let conf = dir.join("mosquitto.conf");
     // Mosquitto leaves Nagle's algorithm on by default; BROKER_NODELAY=1 turns it off on
@@ -253,7 +266,9 @@ async fn start_mosquitto(dir: &Path) -> (Proc, u16) {
     };
     std::fs::write(
         &conf,
-        format!("listener {port} 127.0.0.1\nallow_anonymous true\npersistence false\n{nodelay}"),
+        format!(
+            "listener {port} 127.0.0.1\nallow_anonymous true\npersistence false\n{nodelay}{extra}"
+        ),
     )
     .expect("write mosquitto.conf");
     let child = Command::new("mosquitto")
@@ -273,6 +288,17 @@ async fn start_mosquitto(dir: &Path) -> (Proc, u16) {
     panic!("mosquitto did not start on port {port}");
 }
 
+/// A node's own Mosquitto, bridged to the central one at `central` with the packaged
+/// example (hall, node and address substituted; the bench's brokers take anyone, so the
+/// example's account is not checked).
+async fn start_bridged_mosquitto(dir: &Path, node: &str, central: u16) -> (Proc, u16) {
+    let bridge = include_str!("../packaging/mosquitto/bridge.conf")
+        .replace("hall-a", HALL)
+        .replace("room-2", node)
+        .replace("central.hall.lan:1883", &format!("127.0.0.1:{central}"));
+    start_mosquitto_with(dir, &bridge).await
+}
+
 /// The bench's arbiter (a chief), so that the commands measured take the signed path
 /// every hall takes.
 const BENCH_ARBITER: &str = "bench";
@@ -282,7 +308,8 @@ fn bench_key() -> hallclock::intake::auth::Key {
     hallclock::intake::auth::Key::from_hex(BENCH_KEY).expect("the bench key")
 }
 
-fn daemon_config(dir: &Path, port: u16, boards: &[BoardHandle]) -> PathBuf {
+fn daemon_config(dir: &Path, port: u16, boards: &[BoardHandle], node: Option<&str>) -> PathBuf {
+    std::fs::create_dir_all(dir).expect("the node's directory");
     let arbiters = dir.join("arbiters.toml");
     hallclock::intake::auth::Arbiters::parse(&format!(
         "[[arbiter]]\nid = \"{BENCH_ARBITER}\"\nname = \"IA Bench\"\nrole = \"chief\"\nkey = \"{BENCH_KEY}\"\n"
@@ -290,7 +317,9 @@ fn daemon_config(dir: &Path, port: u16, boards: &[BoardHandle]) -> PathBuf {
     .and_then(|a| a.save(&arbiters))
     .expect("write the bench's arbiters file");
     let mut toml = format!(
-        "[hall]\nid = \"{HALL}\"\nstate_dir = \"{}\"\n\n[broker]\nhost = \"127.0.0.1\"\nport = {port}\n\n[log]\nlevel = \"info\"\n\n[security]\narbiters = \"{}\"\n",
+        "[hall]\nid = \"{HALL}\"\n{}state_dir = \"{}\"\n\n[broker]\nhost = \"127.0.0.1\"\nport = {port}\n\n[log]\nlevel = \"info\"\n\n[security]\narbiters = \"{}\"\n",
+        node.map(|n| format!("node = \"{n}\"\n"))
+            .unwrap_or_default(),
         dir.join("state").display(),
         arbiters.display()
     );
@@ -561,30 +590,55 @@ fn fmt_stats(s: Option<Stats>) -> String {
     }
 }
 
-async fn run(n: usize, window: Duration, seed: u64, daemon: &Path) -> Row {
+async fn run(n: usize, nodes: usize, window: Duration, seed: u64, daemon: &Path) -> Row {
     let mut rng = Rng(seed ^ n as u64);
     let dir = scratch_dir(&format!("hall-load-{n}"));
+    // The central broker (the only one for one node): the subscriber and the commands.
     let (mut broker, port) = start_mosquitto(&dir).await;
 
     let mut cfg = SimConfig::new(n, dir.join("ports"));
     cfg.serial_base = 10000;
     let sim = Sim::start(cfg).await.expect("the simulator starts");
-    let config = daemon_config(&dir, port, sim.boards());
+    // One node: the daemon on the central broker, as before. Several: each node's boards
+    // (consecutive numbers) behind its own bridged broker.
+    let mut local_brokers: Vec<Proc> = Vec::new();
+    let mut configs: Vec<PathBuf> = Vec::new();
+    if nodes == 1 {
+        configs.push(daemon_config(&dir, port, sim.boards(), None));
+    } else {
+        for (i, boards) in sim.boards().chunks(n.div_ceil(nodes)).enumerate() {
+            let node = format!("node-{}", i + 1);
+            let node_dir = dir.join(&node);
+            let (b, local) = start_bridged_mosquitto(&node_dir.join("broker"), &node, port).await;
+            local_brokers.push(b);
+            configs.push(daemon_config(&node_dir, local, boards, Some(&node)));
+        }
+    }
+    let config = configs[0].clone();
 
     let mut sub = Subscriber::start(port);
     let log_path = dir.join("daemon.log");
-    let log = std::fs::File::create(&log_path).expect("create daemon.log");
-    let child = Command::new(daemon)
-        .arg("run")
-        .arg("--config")
-        .arg(&config)
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(log)
-        .spawn()
-        .unwrap_or_else(|e| panic!("cannot start {}: {e}", daemon.display()));
-    let mut proc = Proc { child: Some(child) };
-    let pid = proc.pid();
+    let mut procs: Vec<Proc> = Vec::new();
+    for (i, config) in configs.iter().enumerate() {
+        let path = if i == 0 {
+            log_path.clone()
+        } else {
+            dir.join(format!("daemon-{}.log", i + 1))
+        };
+        let log = std::fs::File::create(&path).expect("create daemon.log");
+        let child = Command::new(daemon)
+            .arg("run")
+            .arg("--config")
+            .arg(config)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(log)
+            .spawn()
+            .unwrap_or_else(|e| panic!("cannot start {}: {e}", daemon.display()));
+        procs.push(Proc { child: Some(child) });
+    }
+    let pids: Vec<u32> = procs.iter().map(Proc::pid).collect();
+    let pid = pids[0];
     let t_spawn = Instant::now();
 
     // Every board online, as the daemon says over MQTT. A shortfall is a finding (lost
@@ -617,7 +671,7 @@ async fn run(n: usize, window: Duration, seed: u64, daemon: &Path) -> Row {
 
     // The round: scheduled 3 s ahead, so every game exists before the clocks start.
     let start_ms = wall_us() / 1000 + 3000;
-    let commands = start_round(&mut sub, n, start_ms).await;
+    let commands = start_round(&mut sub, n, nodes, start_ms).await;
     let started = |seen: &[Msg]| {
         seen.iter()
             .filter(|m| {
@@ -728,7 +782,9 @@ async fn run(n: usize, window: Duration, seed: u64, daemon: &Path) -> Row {
 
     tokio::time::sleep_until(window_start.into()).await;
     let load_start = loadavg();
-    let cpu0 = cpu_seconds(pid);
+    let cpus =
+        |pids: &[u32]| -> Vec<Option<f64>> { pids.iter().map(|p| cpu_seconds(*p)).collect() };
+    let cpu0 = cpus(&pids);
     let (sched0, broker_sched0) = (schedstat(pid), schedstat(broker.pid()));
     let me = std::process::id();
     let (bench0, broker0) = (cpu_seconds(me), cpu_seconds(broker.pid()));
@@ -743,7 +799,12 @@ async fn run(n: usize, window: Duration, seed: u64, daemon: &Path) -> Row {
         (Some(a), Some(b)) => 100.0 * (b - a) / elapsed,
         _ => f64::NAN,
     };
-    let cpu_pct = pct(cpu0, cpu_seconds(pid));
+    let per_node_cpu: Vec<f64> = cpu0
+        .iter()
+        .zip(cpus(&pids))
+        .map(|(a, b)| pct(*a, b))
+        .collect();
+    let cpu_pct: f64 = per_node_cpu.iter().sum();
     let sched = sched_text(sched0, schedstat(pid), elapsed);
     let broker_sched = sched_text(broker_sched0, schedstat(broker.pid()), elapsed);
     let bench_pct = pct(bench0, cpu_seconds(me));
@@ -753,7 +814,24 @@ async fn run(n: usize, window: Duration, seed: u64, daemon: &Path) -> Row {
     // Stragglers.
     tokio::time::sleep(Duration::from_secs(2)).await;
     sub.drain();
-    let rss_mb = vm_mb(pid, "VmHWM:").unwrap_or(f64::NAN);
+    let per_node_rss: Vec<f64> = pids
+        .iter()
+        .map(|p| vm_mb(*p, "VmHWM:").unwrap_or(f64::NAN))
+        .collect();
+    let rss_mb = per_node_rss.iter().copied().fold(f64::NAN, f64::max);
+    if nodes > 1 {
+        let list = |v: &[f64], unit: &str| {
+            v.iter()
+                .map(|x| format!("{x:.1}{unit}"))
+                .collect::<Vec<_>>()
+                .join(" / ")
+        };
+        notes.push(format!(
+            "{nodes} nodes, each behind its own bridged Mosquitto: CPU per node {} of one core (the table has their sum), peak RSS per node {} (the table has the largest); the fsyncs, threads and scheduling are node-1's",
+            list(&per_node_cpu, " %"),
+            list(&per_node_rss, " MB")
+        ));
+    }
     let rss_now = vm_mb(pid, "VmRSS:").unwrap_or(f64::NAN);
     let threads = std::fs::read_to_string(format!("/proc/{pid}/status"))
         .ok()
@@ -766,7 +844,8 @@ async fn run(n: usize, window: Duration, seed: u64, daemon: &Path) -> Row {
     // Restart after `kill -9` (issue 6's figure): the journal of the whole window is
     // replayed, every board reopened, reconciled and re-programmed. Measured until every
     // board has published a state `online` again. RESTART=0 skips it.
-    if env_num::<u8>("RESTART").unwrap_or(1) != 0 {
+    let mut proc = procs.remove(0);
+    if nodes == 1 && env_num::<u8>("RESTART").unwrap_or(1) != 0 {
         if let Some(c) = proc.child.as_mut() {
             let _ = c.kill();
             let _ = c.wait();
@@ -813,10 +892,16 @@ async fn run(n: usize, window: Duration, seed: u64, daemon: &Path) -> Row {
         }
     }
     let exit = proc.stop(Duration::from_secs(5));
+    for mut p in procs {
+        p.stop(Duration::from_secs(5));
+    }
     // Closing the channel first lets the subscriber's thread end quietly when the broker goes.
     let seen = std::mem::take(&mut sub.seen);
     drop(sub);
     broker.stop(Duration::from_secs(2));
+    for mut b in local_brokers {
+        b.stop(Duration::from_secs(2));
+    }
     drop(sim);
 
     let presses = std::mem::take(&mut *presses.lock().unwrap_or_else(|e| e.into_inner()));
@@ -872,7 +957,14 @@ fn retained_online(port: u16, n: usize) -> String {
 /// `start_round` for every board. In chunks: the daemon's MQTT client keeps rumqttc's
 /// default 10 KiB limit on incoming packets, and the pairings of more than about 130 boards
 /// exceed it (the daemon then loses its connection). Each chunk is round 1 for its boards.
-async fn start_round(sub: &mut Subscriber, n: usize, start_ms: i64) -> (usize, Duration) {
+/// Sends the round (in chunks) on the central broker; each chunk counts once every node has
+/// answered it, and every node must say `ok`.
+async fn start_round(
+    sub: &mut Subscriber,
+    n: usize,
+    nodes: usize,
+    start_ms: i64,
+) -> (usize, Duration) {
     let began = Instant::now();
     // A daemon that journals each game before answering takes a while for a big hall.
     let patience = Duration::from_secs(30) + Duration::from_millis(100 * n as u64);
@@ -895,24 +987,25 @@ async fn start_round(sub: &mut Subscriber, n: usize, start_ms: i64) -> (usize, D
         )
         .await;
         let topic = format!("hallclock/{HALL}/response");
-        let mut answer = Value::Null;
-        let what = format!("start_round {tx} answered");
+        let mut answers: Vec<Value> = Vec::new();
+        let what = format!("start_round {tx} answered by {nodes} node(s)");
         let answered = sub
             .until(&what, patience, |seen| {
-                match seen
+                answers = seen
                     .iter()
-                    .find(|m| m.topic == topic && m.json()["transaction"] == tx.as_str())
-                {
-                    Some(m) => {
-                        answer = m.json();
-                        true
-                    }
-                    None => false,
-                }
+                    .filter(|m| m.topic == topic && m.json()["transaction"] == tx.as_str())
+                    .map(Msg::json)
+                    .collect();
+                answers.len() >= nodes
             })
             .await;
-        assert!(answered, "no answer to {what} within {patience:?}");
-        assert_eq!(answer["status"], "ok", "start_round refused: {answer}");
+        assert!(
+            answered,
+            "no answer to {what} within {patience:?}: {answers:?}"
+        );
+        for answer in &answers {
+            assert_eq!(answer["status"], "ok", "start_round refused: {answer}");
+        }
     }
     (chunks.len(), began.elapsed())
 }
