@@ -188,6 +188,22 @@ pub struct FeedRound {
 }
 
 impl FeedRound {
+    /// A game's newest picture, at its board. Usually it replaces its own older picture
+    /// there; only a game that has left another board (6.10) is searched for elsewhere.
+    /// That search walks every game of the round, so doing it on every update cost a
+    /// 5000-board hall a sixth of the daemon's CPU (docs/BENCHMARKS.md).
+    fn put(&mut self, game: FeedGame) {
+        let key = board_key(&game.board);
+        if self
+            .games
+            .get(&key)
+            .is_none_or(|old| old.game_id != game.game_id)
+        {
+            self.games.retain(|_, old| old.game_id != game.game_id);
+        }
+        self.games.insert(key, Arc::new(game));
+    }
+
     /// Every game has a result (and there is one).
     pub fn finished(&self) -> bool {
         !self.games.is_empty() && self.games.values().all(|g| g.finished)
@@ -293,9 +309,7 @@ impl FeedWriter {
                 .entry(round)
                 .or_insert_with(|| read_tags(state_dir, round).unwrap_or(default_tags.clone()));
             let fg = journaled(id, g, t);
-            let r = feed.rounds.entry(round).or_default();
-            r.games.retain(|_, old| old.game_id != id);
-            r.games.insert(board_key(&fg.board), Arc::new(fg));
+            feed.rounds.entry(round).or_default().put(fg);
         }
         for (n, r) in &mut feed.rounds {
             r.delay = read_delay(state_dir, *n).unwrap_or(default_delay);
@@ -416,9 +430,7 @@ impl FeedWriter {
             let r = f.rounds.entry(round).or_default();
             game.info.event.clone_from(&r.tags.event);
             game.info.site.clone_from(&r.tags.site);
-            // 6.10: the game left another board.
-            r.games.retain(|_, old| old.game_id != game.game_id);
-            r.games.insert(board_key(&game.board), Arc::new(game));
+            r.put(game);
             finished = r.finished();
         });
         // Every result is in: the archive is (re)written, so a score the arbiter corrects
@@ -493,8 +505,7 @@ impl JournalRounds {
                 continue;
             }
             let fg = journaled(id, g, &round.tags);
-            round.games.retain(|_, old| old.game_id != id);
-            round.games.insert(board_key(&fg.board), Arc::new(fg));
+            round.put(fg);
         }
         (!round.games.is_empty()).then_some(round)
     }
@@ -718,5 +729,52 @@ impl BroadcastSource {
         let feed = self.feed.borrow();
         let n = feed.current?;
         Some((n, feed.rounds.get(&n).map_or(Millis::ZERO, |r| r.delay)))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn game(id: u64, board: &str, finished: bool) -> FeedGame {
+        FeedGame {
+            game_id: id,
+            board: board.into(),
+            info: crate::pgn::GameInfo::default(),
+            setup: crate::rules::game::Setup::new(
+                "W",
+                "B",
+                "600".parse().unwrap_or_else(|e| panic!("{e:?}")),
+                Millis::ZERO,
+            ),
+            events: Vec::new(),
+            finished,
+        }
+    }
+
+    #[test]
+    fn a_game_is_replaced_at_its_board_and_leaves_the_board_it_moved_from() {
+        let mut r = FeedRound::default();
+        r.put(game(1, "board-001", false));
+        r.put(game(2, "board-002", false));
+        r.put(game(1, "board-001", true));
+        assert_eq!(r.games.len(), 2);
+        assert!(
+            r.games[&board_key("board-001")].finished,
+            "replaced in place"
+        );
+        // 6.10: game 1 goes on at board 3; board 1 no longer shows it.
+        r.put(game(1, "board-003", true));
+        let at: Vec<(String, u64)> = r
+            .games
+            .values()
+            .map(|g| (g.board.clone(), g.game_id))
+            .collect();
+        assert_eq!(at, [("board-002".into(), 2), ("board-003".into(), 1)]);
+        // A new game on a board replaces the old one there, and only there.
+        r.put(game(4, "board-002", false));
+        assert_eq!(r.games.len(), 2);
+        assert_eq!(r.games[&board_key("board-002")].game_id, 4);
+        assert!(!r.finished());
     }
 }

@@ -137,6 +137,20 @@ pub enum ClockCommandError {
     },
 }
 
+impl ClockCommandError {
+    /// The command that failed (`None` for one that could not even be encoded).
+    pub fn command(&self) -> Option<&'static str> {
+        match self {
+            ClockCommandError::NoAck { command, .. }
+            | ClockCommandError::NotInComputerMode { command, .. }
+            | ClockCommandError::Refused { command, .. }
+            | ClockCommandError::Offline { command, .. }
+            | ClockCommandError::NoClock { command, .. } => Some(command),
+            ClockCommandError::Unencodable { .. } => None,
+        }
+    }
+}
+
 /// Why an online (or handshaking) link went offline.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum Offline {

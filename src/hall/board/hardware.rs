@@ -16,8 +16,12 @@ impl BoardActor {
         let view = slot.game.view(self.now());
         self.display_synced = false;
         for command in display::program(&view, self.placement, text) {
+            let setnrun = matches!(command, LinkCommand::SetAndRun { .. });
             if self.link.send(command).await.is_err() {
                 return;
+            }
+            if setnrun {
+                self.setnrun_pending += 1;
             }
         }
     }
@@ -40,13 +44,10 @@ impl BoardActor {
             LinkEvent::Online(identity) => {
                 self.online = true;
                 tracing::info!(board = %self.id, serial = %identity.serial, clock = ?identity.clock, "board online");
-                let _ = self
-                    .hall
-                    .send(FromBoard::Identity {
-                        board: self.id.clone(),
-                        serial: identity.serial.clone(),
-                    })
-                    ;
+                let _ = self.hall.send(FromBoard::Identity {
+                    board: self.id.clone(),
+                    serial: identity.serial.clone(),
+                });
                 self.publish_availability();
                 self.clear(AlertKind::Offline);
                 self.clear(AlertKind::Port);
@@ -69,6 +70,8 @@ impl BoardActor {
             LinkEvent::Offline(why) => {
                 self.online = false;
                 self.display_synced = false;
+                // The link drops what it had queued: the next session programs anew.
+                self.setnrun_pending = 0;
                 self.publish_availability();
                 let severity = if self.busy().is_some() {
                     Severity::Critical
@@ -78,7 +81,10 @@ impl BoardActor {
                 self.raise(
                     AlertKind::Offline,
                     severity,
-                    format!("board {} offline: {why} (the clock keeps running by itself)", self.id),
+                    format!(
+                        "board {} offline: {why} (the clock keeps running by itself)",
+                        self.id
+                    ),
                 );
                 self.publish_state();
             }
@@ -87,23 +93,33 @@ impl BoardActor {
             }
             LinkEvent::CommandDone { command } => {
                 if command == "set-and-run" {
-                    self.display_synced = true;
+                    self.setnrun_pending = self.setnrun_pending.saturating_sub(1);
+                    self.display_synced = self.setnrun_pending == 0;
                 }
                 self.clear(AlertKind::ClockMode);
                 if command != "text" && command != "show-times" {
                     self.clear(AlertKind::ClockCommand);
                 }
             }
-            LinkEvent::CommandFailed(e) => match e {
-                ClockCommandError::NotInComputerMode { .. } => self.raise(
-                    AlertKind::ClockMode,
-                    Severity::Critical,
-                    format!("{e}: the official time is kept by hallclock, but the clock does not show it"),
-                ),
-                // Offline boards get their times again when they come back.
-                ClockCommandError::Offline { .. } => {}
-                other => self.raise(AlertKind::ClockCommand, Severity::Warning, other.to_string()),
-            },
+            LinkEvent::CommandFailed(e) => {
+                // Answered, if not as hoped: the clock does not show what that one
+                // programmed, and display_synced stays false (as since it was sent).
+                if e.command() == Some("set-and-run") {
+                    self.setnrun_pending = self.setnrun_pending.saturating_sub(1);
+                }
+                match e {
+                    ClockCommandError::NotInComputerMode { .. } => self.raise(
+                        AlertKind::ClockMode,
+                        Severity::Critical,
+                        format!("{e}: the official time is kept by hallclock, but the clock does not show it"),
+                    ),
+                    // Offline boards get their times again when they come back.
+                    ClockCommandError::Offline { .. } => {}
+                    other => {
+                        self.raise(AlertKind::ClockCommand, Severity::Warning, other.to_string())
+                    }
+                }
+            }
             LinkEvent::Lever { high, reading } => self.on_lever(high, reading).await,
             LinkEvent::Clock(reading) => self.on_reading(reading).await,
             LinkEvent::Button(button) => self.on_button(button).await,

@@ -197,6 +197,12 @@ struct BoardActor {
     /// The clock shows what we last programmed (its ACK came back); readings taken
     /// before that are not compared (they miss the increment just credited).
     display_synced: bool,
+    /// Set-and-runs sent and not yet acknowledged (or failed). The link sends them in
+    /// order, one at a time: the clock shows the last programmed times only once every one
+    /// is answered. (A round started late programs a board twice in a row; at 5000 boards
+    /// the first one's ACK came seconds before the second was applied, and the readings
+    /// in between were reported as discrepancies.)
+    setnrun_pending: u32,
     /// Back online after an outage: the clock's first reading is the evidence of what
     /// happened meanwhile, compared before the official times are sent again.
     reconcile: bool,
@@ -255,6 +261,7 @@ pub async fn run(parts: BoardParts) {
         settling: Settling::default(),
         battery: battery::Battery::default(),
         display_synced: false,
+        setnrun_pending: 0,
         reconcile: false,
         identity_pending: false,
         lever: Lever::default(),
