@@ -137,6 +137,9 @@ struct Hall {
     boot: Millis,
 }
 
+/// At most this many more board notes are handled in one turn of the hall's loop.
+const NOTE_BATCH: usize = 256;
+
 /// What the hall knows of the session, for the retained `session` topic: what each
 /// board's game says (its core keeps the session end and the resumption, so this is
 /// rebuilt after a restart).
@@ -147,6 +150,12 @@ struct PlayingSession {
     all_sealed_told: bool,
     /// The whole hall has reported since the start.
     pictured: bool,
+    /// A batch of board notes is being handled: a changed stage marks the picture
+    /// `stale` and it is published once, after the batch. Each `session` payload lists
+    /// every board, so one per stage change made a 5000-board round start publish 5000
+    /// payloads of ~100 KB (36 MB queued at the peak, docs/BENCHMARKS.md).
+    batch: bool,
+    stale: bool,
 }
 
 /// A running hall: how to reach it, watch it and stop it.
@@ -598,7 +607,18 @@ impl Hall {
                     None => break,
                 },
                 note = from_boards.recv() => if let Some(note) = note {
+                    // What is already waiting is handled with it (a bounded batch, so
+                    // the other inputs are not starved), and the session told once.
+                    self.session.batch = true;
                     self.on_board_note(note).await;
+                    for _ in 0..NOTE_BATCH {
+                        let Ok(note) = from_boards.try_recv() else { break };
+                        self.on_board_note(note).await;
+                    }
+                    self.session.batch = false;
+                    if std::mem::take(&mut self.session.stale) {
+                        self.publish_session();
+                    }
                 },
                 _ = &mut stop => break,
             }

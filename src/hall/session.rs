@@ -13,13 +13,17 @@ impl Hall {
     pub(super) fn on_stage(&mut self, board: String, note: StageNote) {
         if self.session.boards.get(&board) != Some(&note) {
             self.session.boards.insert(board, note);
-            self.publish_session();
+            if self.session.batch {
+                self.session.stale = true;
+            } else {
+                self.publish_session();
+            }
         }
     }
 
     /// The retained `session` topic, and `all_sealed` once every unfinished game of the
     /// round is sealed.
-    fn publish_session(&mut self) {
+    pub(super) fn publish_session(&mut self) {
         // The hall's picture is of the whole hall: after a start, not before every board
         // has said where its game is (one sealed board reporting first is not "all
         // sealed").
