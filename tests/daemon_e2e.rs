@@ -117,6 +117,11 @@ async fn flag_fall_draws_when_the_opponent_cannot_mate() {
     let ended = rig.watcher.event(&b, "game_ended").await;
     assert_eq!(ended["score"], "1/2-1/2");
     assert_eq!(ended["termination"], "flag_opponent_cannot_mate");
+    // FIDE C.02 (e): the fallen flag is signed on the clock, on Black's side (right).
+    common::clock_until(&rig.sim, 1, "the flag sign on the right", |v| {
+        v.icons.is_some_and(|i| i.right_flag && !i.left_flag)
+    })
+    .await;
     rig.stop().await;
 }
 

@@ -12,7 +12,7 @@ mod webcommon;
 
 use std::time::{Duration, Instant};
 
-use common::{Rig, board_id, key_of};
+use common::{Rig, board_id, clock_until, key_of};
 use hallclock::link::testing::scratch_dir;
 use hallclock::sim::{Button, Hms};
 use hallclock::web::AppState;
@@ -63,7 +63,6 @@ async fn fide_e_h_passing_a_control_is_announced_and_the_state_shows_who_passed_
         play(&mut rig, 1, mv).await;
         rig.watcher.event(&b, "pressed").await;
     }
-    play(&mut rig, 1, "b8c6").await;
     // White's second press (the third above) passed the control first.
     let white = rig.watcher.event(&b, "period_advanced").await;
     assert_eq!(
@@ -72,6 +71,13 @@ async fn fide_e_h_passing_a_control_is_announced_and_the_state_shows_who_passed_
         "{white}"
     );
     assert_eq!(white["added_ms"], 300_000, "{white}");
+    // (e) on the clock: White (left) shows period 2, Black period 1 (ICONS).
+    clock_until(&rig.sim, 1, "period signs 2 | 1", |v| {
+        v.icons
+            .is_some_and(|i| (i.left_period, i.right_period) == (2, 1) && !i.left_flag)
+    })
+    .await;
+    play(&mut rig, 1, "b8c6").await;
     let black = rig
         .watcher
         .wait("black's period_advanced", |m| {
@@ -102,6 +108,11 @@ async fn fide_e_h_passing_a_control_is_announced_and_the_state_shows_who_passed_
     assert_eq!(rig.sim.board(1).clock_display().beeps, 0);
     // The clock shows the added time: each side has 10 min + 5 min less what its two
     // moves cost (a few seconds at most), White (left) runs.
+    clock_until(&rig.sim, 1, "period signs 2 | 2", |v| {
+        v.icons
+            .is_some_and(|i| (i.left_period, i.right_period) == (2, 2))
+    })
+    .await;
     let (shown, _) = display_until(&rig, 1, "(left runs)").await;
     let v = rig.sim.board(1).clock_display();
     for (side, hms) in [("left", v.left), ("right", v.right)] {

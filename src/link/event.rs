@@ -74,6 +74,16 @@ pub enum LinkCommand {
     Text { text: String, beep: bool },
     /// Back to the time display (END).
     ShowTimes,
+    /// The period signs (1–5, 0 for none) and flag icons per side (DGT3000 ICONS,
+    /// dgt-protocol.md §5.1): who passed a control first shows on the clock (FIDE C.02
+    /// (e), 6.11). Cleared by the next [`LinkCommand::SetAndRun`]; a DGT XL has no such
+    /// command, and the link sends nothing for it there.
+    Icons {
+        left_period: u8,
+        right_period: u8,
+        left_flag: bool,
+        right_flag: bool,
+    },
     /// Beep for about `duration` (64 ms steps).
     Beep { duration: Duration },
     /// Read moves from a new game starting at `start` (the standard position for a new
@@ -94,6 +104,7 @@ impl LinkCommand {
             LinkCommand::SetAndRun { .. } => "set-and-run",
             LinkCommand::Text { .. } => "text",
             LinkCommand::ShowTimes => "show-times",
+            LinkCommand::Icons { .. } => "icons",
             LinkCommand::Beep { .. } => "beep",
             LinkCommand::NewGame { .. } => "new-game",
             LinkCommand::RequestBoard => "board-dump",

@@ -428,6 +428,30 @@ impl Session {
                 }
             },
             LinkCommand::ShowTimes => ClockCommand::End,
+            LinkCommand::Icons { .. } if xl => return,
+            LinkCommand::Icons {
+                left_period,
+                right_period,
+                left_flag,
+                right_flag,
+            } => {
+                // Period n lights bit n-1 (1–5), the flag bit 5; `sp` 0: the signs go with
+                // the next SETNRUN, which is always followed by ICONS again when due.
+                let byte = |period: u8, flag: bool| {
+                    let p = match period {
+                        1..=5 => 1 << (period - 1),
+                        _ => 0,
+                    };
+                    p | if flag { 0x20 } else { 0 }
+                };
+                ClockCommand::Icons {
+                    left: 0,
+                    right: 0,
+                    left_period: byte(left_period, left_flag),
+                    right_period: byte(right_period, right_flag),
+                    special: 0,
+                }
+            }
             LinkCommand::NewGame { .. } | LinkCommand::RequestBoard => return,
             LinkCommand::Beep { duration } => ClockCommand::Beep {
                 duration: (duration.as_millis() / 64).clamp(1, 0x7f) as u8,

@@ -63,6 +63,31 @@ pub struct ClockView {
     pub text: Option<String>,
     pub beeps: u32,
     pub connected: bool,
+    /// The period signs and flag icons the host set with ICONS (DGT3000), until the next
+    /// SETNRUN clears them (unless ICONS asked them to stay, `sp` bit 6).
+    pub icons: Option<ClockIcons>,
+}
+
+/// ICONS' period and flag bytes (i2, i3: period 1–5 as bits 0–4, flag as bit 5), per side.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ClockIcons {
+    /// 1–5, or 0 when no period sign is lit.
+    pub left_period: u8,
+    pub right_period: u8,
+    pub left_flag: bool,
+    pub right_flag: bool,
+}
+
+impl ClockIcons {
+    fn from_bytes(left: u8, right: u8) -> ClockIcons {
+        let period = |b: u8| (0..5).find(|i| b & (1 << i) != 0).map_or(0, |i| i + 1);
+        ClockIcons {
+            left_period: period(left),
+            right_period: period(right),
+            left_flag: left & 0x20 != 0,
+            right_flag: right & 0x20 != 0,
+        }
+    }
 }
 
 impl std::fmt::Display for ClockView {
@@ -84,6 +109,16 @@ impl std::fmt::Display for ClockView {
         }
         if self.flagged_right {
             write!(f, " right flag")?;
+        }
+        if let Some(i) = self.icons {
+            write!(f, " [period {} | {}", i.left_period, i.right_period)?;
+            if i.left_flag {
+                write!(f, ", flag sign left")?;
+            }
+            if i.right_flag {
+                write!(f, ", flag sign right")?;
+            }
+            write!(f, "]")?;
         }
         Ok(())
     }
@@ -130,6 +165,9 @@ pub struct SimBoard {
     clock: SimClock,
     text: Option<String>,
     beeps: u32,
+    icons: Option<ClockIcons>,
+    /// ICONS asked its signs to stay through the next SETNRUN.
+    icons_stay: bool,
     rx: Vec<u8>,
     out: Vec<u8>,
     acks: VecDeque<(Instant, [u8; 4])>,
@@ -174,6 +212,8 @@ impl SimBoard {
             clock: SimClock::new(now),
             text: None,
             beeps: 0,
+            icons: None,
+            icons_stay: false,
             rx: Vec::new(),
             out: Vec::new(),
             acks: VecDeque::new(),
@@ -339,6 +379,9 @@ impl SimBoard {
             0x0a => match (self.spec.computer_mode, parse_setnrun(data)) {
                 (true, Some((left, right, run, switch))) => {
                     self.clock.set_and_run(left, right, run, switch, now);
+                    if !self.icons_stay {
+                        self.icons = None;
+                    }
                 }
                 _ => ack[0] = ERROR,
             },
@@ -350,6 +393,12 @@ impl SimBoard {
                 }
             }
             0x0b => self.beeps += 1,
+            0x02 if self.spec.clock == ClockKind::Dgt3000 && data.len() >= 5 => {
+                // i0 i1 (mode icons, not shown here) i2 i3 (period + flag) sp.
+                let (i2, i3, sp) = (data[2], data[3], data[4]);
+                self.icons = (sp & 0x01 == 0).then(|| ClockIcons::from_bytes(i2, i3));
+                self.icons_stay = sp & 0x40 != 0;
+            }
             0x0c if self.spec.clock == ClockKind::Dgt3000 && data.len() >= 8 => {
                 self.text = Some(data[..8].iter().map(|&b| char::from(b & 0x7f)).collect());
                 if data.get(8).is_some_and(|&b| b != 0) {
@@ -666,6 +715,7 @@ impl SimBoard {
             text: self.text.clone(),
             beeps: self.beeps,
             connected: self.has_clock(),
+            icons: self.icons,
         }
     }
 

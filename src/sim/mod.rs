@@ -28,7 +28,7 @@ use std::time::{Duration, Instant};
 
 use tokio::sync::{Notify, mpsc, oneshot};
 
-pub use board::{BoardSpec, ClockKind, ClockView, MoveError, SimBoard};
+pub use board::{BoardSpec, ClockIcons, ClockKind, ClockView, MoveError, SimBoard};
 pub use clock::{Button, Hms, Side};
 pub use control::{Control, ControlError};
 pub use pty::PtyError;

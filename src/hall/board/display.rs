@@ -143,6 +143,26 @@ pub fn program(view: &View, placement: Placement, text: Option<&str>) -> Vec<Lin
         right: time_of(Side::Right),
         run,
     }];
+    // FIDE C.02 (e), 6.11: once a side has passed a control (or its flag fell), each
+    // side's period and flag are signed on the clock, so who passed first shows there as
+    // in the state. Not before: a game in its first period keeps the plain display.
+    let side_view = |side: Side| match placement.color_at(side) {
+        Color::White => &view.white,
+        Color::Black => &view.black,
+    };
+    let (left, right) = (side_view(Side::Left), side_view(Side::Right));
+    if [left, right]
+        .iter()
+        .any(|s| s.period > 1 || s.flagged_at.is_some())
+    {
+        let period = |s: &crate::rules::game::SideView| u8::try_from(s.period).unwrap_or(5).min(5);
+        out.push(LinkCommand::Icons {
+            left_period: period(left),
+            right_period: period(right),
+            left_flag: left.flagged_at.is_some(),
+            right_flag: right.flagged_at.is_some(),
+        });
+    }
     if let Some(text) = text {
         out.push(LinkCommand::Text {
             text: text.to_string(),
