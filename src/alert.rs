@@ -54,6 +54,9 @@ pub enum AlertKind {
     /// a low percentage (FIDE C.02 (f), C.02.03 3.1.2): at set-up as during a game,
     /// cleared when the batteries are changed.
     LowBattery,
+    /// The clock's buttons other than run/pause were pressed during a game: the daemon
+    /// drives the clock, so nothing changed, but someone is handling it (FIDE C.02 (k)).
+    ClockButtons,
 }
 
 impl AlertKind {
@@ -78,6 +81,7 @@ impl AlertKind {
             AlertKind::BroadcastPush => "broadcast-push",
             AlertKind::BoardClaimedTwice => "claimed-twice",
             AlertKind::LowBattery => "low-battery",
+            AlertKind::ClockButtons => "clock-buttons",
         }
     }
 }

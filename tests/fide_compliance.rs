@@ -126,8 +126,8 @@ async fn fide_e_h_passing_a_control_is_announced_and_the_state_shows_who_passed_
 
 /// (k): the DGT3000's front buttons other than run/pause, pressed during a game, change
 /// neither the official times nor what the clock shows (the daemon programs the clock,
-/// the buttons only report presses). What is missing is a report of them: see the (k)
-/// row of docs/FIDE-COMPLIANCE.md.
+/// the buttons only report presses); the sequence pressed is reported to the arbiter
+/// (`clock_buttons`), and a new game clears it.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn fide_k_front_buttons_during_a_game_change_no_time_and_no_state() {
     let mut rig = Rig::start("fide-buttons", 1).await;
@@ -179,6 +179,32 @@ async fn fide_k_front_buttons_during_a_game_change_no_time_and_no_state() {
         "{shown_before} then {shown}"
     );
     assert!(shown.to_string().contains("(right runs)"), "{shown}");
+    // Reported, in order: someone is handling the clock.
+    let alert_topic = rig.topic(&format!("alert/{b}-clock-buttons"));
+    let alert = rig
+        .watcher
+        .wait("the clock_buttons alert with the whole sequence", |m| {
+            m.topic == alert_topic && m.text().contains("plus, minus, back, OK, plus")
+        })
+        .await
+        .json();
+    assert_eq!(alert["kind"], "clock_buttons", "{alert}");
+    assert_eq!(alert["severity"], "warning", "{alert}");
+    // It stands while the game goes on; a new game on the board ends it.
+    let r = rig
+        .board_command(
+            &b,
+            json!({"action": "set_result", "result": "1-0", "reason": "test"}),
+        )
+        .await;
+    assert_eq!(r["status"], "ok", "{r}");
+    let r = rig.start_round(1, "600", 0, json!({"round": 2})).await;
+    assert_eq!(r["status"], "ok", "{r}");
+    rig.watcher
+        .wait("clock_buttons cleared by the new game", |m| {
+            m.topic == alert_topic && m.payload.is_empty()
+        })
+        .await;
     rig.stop().await;
 }
 

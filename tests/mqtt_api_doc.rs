@@ -808,6 +808,7 @@ fn all_alert_kinds() -> Vec<AlertKind> {
         AlertKind::BroadcastPush,
         AlertKind::BoardClaimedTwice,
         AlertKind::LowBattery,
+        AlertKind::ClockButtons,
     ];
     covers_every_variant(
         &kinds,
@@ -831,8 +832,9 @@ fn all_alert_kinds() -> Vec<AlertKind> {
             AlertKind::BroadcastPush => 16,
             AlertKind::BoardClaimedTwice => 17,
             AlertKind::LowBattery => 18,
+            AlertKind::ClockButtons => 19,
         },
-        19,
+        20,
     );
     kinds
 }

@@ -20,8 +20,9 @@ pub const FOLLOW_THE_GAME: [AlertKind; 4] = [
 
 /// The alerts a new game on the board ends, besides those that follow the game: what the
 /// old game's board or clock showed is moot.
-pub const ENDED_BY_A_NEW_GAME: [AlertKind; 4] = [
+pub const ENDED_BY_A_NEW_GAME: [AlertKind; 5] = [
     AlertKind::StrayPress,
+    AlertKind::ClockButtons,
     AlertKind::MoveRejected,
     AlertKind::ResultShown,
     AlertKind::Irregular,

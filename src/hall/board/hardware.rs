@@ -432,7 +432,7 @@ impl BoardActor {
 
     pub(super) async fn on_button(&mut self, button: ClockButton) {
         if button != ClockButton::RunPause {
-            return;
+            return self.on_setting_button(button);
         }
         // I.1.1: while sealing, stopping the clock is the sealer's commit, not a 6.12b
         // pause.
@@ -446,6 +446,44 @@ impl BoardActor {
         if let Err(r) = self.decide(Input::PlayerPause { side: None }).await {
             tracing::info!(board = %self.id, reason = %r, "pause button ignored");
         }
+    }
+
+    /// FIDE C.02 (k): back, plus, minus and OK are how a DGT3000 is set by hand. In
+    /// computer mode they change neither the times nor the display (the daemon programs
+    /// the clock), but pressed during a game they mean someone is handling the clock: the
+    /// arbiter is told which buttons, in order (the last eight), until a new game starts.
+    fn on_setting_button(&mut self, button: ClockButton) {
+        let in_game = self
+            .slot
+            .as_ref()
+            .is_some_and(|s| s.game.result().is_none());
+        if !in_game {
+            return;
+        }
+        if self.buttons_pressed.len() == 8 {
+            self.buttons_pressed.remove(0);
+        }
+        self.buttons_pressed.push(button);
+        let names: Vec<&str> = self
+            .buttons_pressed
+            .iter()
+            .map(|b| match b {
+                ClockButton::Back => "back",
+                ClockButton::Plus => "plus",
+                ClockButton::Minus => "minus",
+                ClockButton::Ok => "OK",
+                ClockButton::RunPause => "run/pause",
+            })
+            .collect();
+        self.raise(
+            AlertKind::ClockButtons,
+            Severity::Warning,
+            format!(
+                "board {}: the clock's buttons were pressed during the game ({}): hallclock drives the clock, so neither the times nor the display changed, but someone is handling the clock",
+                self.id,
+                names.join(", ")
+            ),
+        );
     }
 
     pub(super) async fn on_board_event(&mut self, e: BoardEvent) {

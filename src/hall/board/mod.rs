@@ -203,6 +203,8 @@ struct BoardActor {
     /// the first one's ACK came seconds before the second was applied, and the readings
     /// in between were reported as discrepancies.)
     setnrun_pending: u32,
+    /// The setting buttons pressed during the current game, oldest first (at most 8).
+    buttons_pressed: Vec<ClockButton>,
     /// Back online after an outage: the clock's first reading is the evidence of what
     /// happened meanwhile, compared before the official times are sent again.
     reconcile: bool,
@@ -262,6 +264,7 @@ pub async fn run(parts: BoardParts) {
         battery: battery::Battery::default(),
         display_synced: false,
         setnrun_pending: 0,
+        buttons_pressed: Vec::new(),
         reconcile: false,
         identity_pending: false,
         lever: Lever::default(),
@@ -553,6 +556,7 @@ impl BoardActor {
         }
         self.slot = Some(slot);
         self.forget_board_moves();
+        self.buttons_pressed.clear();
         // The move reader starts afresh: what the old game's board showed is moot.
         for kind in alerts::FOLLOW_THE_GAME
             .into_iter()
