@@ -1063,6 +1063,11 @@ fn all_refusals() -> Vec<Refusal> {
         Refusal::NoHallBoard(t()),
         Refusal::BroadcastDelayTooLong { minutes: 61 },
         Refusal::HallOfSeveralNodes { nodes: t() },
+        Refusal::DefaultsDiffer {
+            node: t(),
+            ours: t(),
+            theirs: t(),
+        },
     ];
     covers_every_variant(
         &refusals,
@@ -1112,8 +1117,9 @@ fn all_refusals() -> Vec<Refusal> {
             Refusal::BroadcastDelayTooLong { .. } => 42,
             Refusal::Trf(_) => 43,
             Refusal::HallOfSeveralNodes { .. } => 44,
+            Refusal::DefaultsDiffer { .. } => 45,
         },
-        45,
+        46,
     );
     refusals
 }

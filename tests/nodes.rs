@@ -762,3 +762,63 @@ async fn a_board_command_is_answered_once_by_the_boards_node() {
         );
     }
 }
+
+/// A round is one round: where its command is silent, each node fills in its own
+/// `[defaults]`, so nodes that disagree on them refuse it, all of them, and nothing starts.
+/// (The rule is the plain one an organiser can check with `print-config`: one `[defaults]`
+/// for the hall, even where a command happens to give what differs.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn nodes_whose_defaults_differ_refuse_a_round_and_start_nothing() {
+    let (broker, sim, mut w, dir) = setup("nodes-defaults", 2).await;
+    let a = node_config(&dir, "node-a", broker.port, &sim, &[(&board_id(1), 1)]);
+    let b = node_config(&dir, "node-b", broker.port, &sim, &[(&board_id(2), 2)]);
+    // node-b's organiser typed another default time control.
+    let mut text = std::fs::read_to_string(&b).expect("read config");
+    text.push_str("\n[defaults]\ntime_control = \"5400\"\n");
+    std::fs::write(&b, text).expect("write config");
+    let _node_a = Daemon::spawn(&a);
+    let _node_b = Daemon::spawn(&b);
+    for node in ["node-a", "node-b"] {
+        let s = node_status(&mut w, node, &format!("{node} online"), |v| {
+            v["state"] == "online"
+        })
+        .await;
+        assert!(
+            s["defaults"]
+                .as_str()
+                .is_some_and(|d| d.contains("time_control=")),
+            "{s}"
+        );
+    }
+    let (code, answers) = hall_command(
+        &dir,
+        broker.port,
+        json!({
+            "action": "start_round", "round": 1, "start": now_ms(),
+            "pairings": [
+                {"board": board_id(1), "white": "W1", "black": "B1"},
+                {"board": board_id(2), "white": "W2", "black": "B2"},
+            ],
+        }),
+    )
+    .await;
+    assert_ne!(code, Some(0), "{answers:?}");
+    let nodes = by_node(&answers);
+    assert_eq!(
+        nodes.keys().collect::<Vec<_>>(),
+        ["node-a", "node-b"],
+        "{answers:?}"
+    );
+    for a in nodes.values() {
+        assert_eq!(a["error"], "nodes_disagree", "{a}");
+        let reason = a["reason"].as_str().unwrap_or("");
+        assert!(reason.contains("time_control=5400 "), "{a}");
+    }
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert!(
+        !w.drain()
+            .iter()
+            .any(|m| m.topic.ends_with("/state") && m.json()["round"] == 1),
+        "nothing started"
+    );
+}

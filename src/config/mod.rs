@@ -224,6 +224,21 @@ impl Default for EventDefaults {
 }
 
 impl EventDefaults {
+    /// Every field as one line, for comparing the `[defaults]` of a hall's nodes (their
+    /// statuses carry it) and for saying what differs.
+    pub fn summary(&self) -> String {
+        format!(
+            "time_control={} default_time_ms={} flag_mode={:?} both_absent={:?} pauses_extend_default_time={} clock={:?} discrepancy_margin_ms={}",
+            self.time_control,
+            self.default_time.0,
+            self.flag_mode,
+            self.both_absent,
+            self.pauses_extend_default_time,
+            self.clock,
+            self.discrepancy_margin.0
+        )
+    }
+
     /// A game's setup from these defaults; the event may still change any field.
     pub fn setup(&self, white: &str, black: &str, start: Millis) -> Setup {
         Setup {
@@ -670,6 +685,45 @@ fn edit_distance(a: &str, b: &str) -> usize {
         }
     }
     d[a.len()][b.len()]
+}
+
+#[cfg(test)]
+mod summary_tests {
+    use super::*;
+
+    /// Two nodes whose `[defaults]` differ in any field have different summaries (the
+    /// hall compares them before a round, issue 23).
+    #[test]
+    fn the_defaults_summary_tells_every_field_apart() {
+        let d = EventDefaults::default();
+        println!("{}", d.summary());
+        let changed = [
+            EventDefaults {
+                time_control: time_control::parse("600+5").unwrap_or(TimeControl::Unknown),
+                ..d.clone()
+            },
+            EventDefaults {
+                default_time: Millis(1),
+                ..d.clone()
+            },
+            EventDefaults {
+                flag_mode: FlagMode::Claim,
+                ..d.clone()
+            },
+            EventDefaults {
+                pauses_extend_default_time: true,
+                ..d.clone()
+            },
+            EventDefaults {
+                discrepancy_margin: Millis(1),
+                ..d.clone()
+            },
+        ];
+        for c in changed {
+            assert_ne!(c.summary(), d.summary());
+        }
+        assert_eq!(d.summary(), EventDefaults::default().summary());
+    }
 }
 
 #[cfg(test)]

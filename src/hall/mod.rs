@@ -283,6 +283,7 @@ pub fn start(settings: HallSettings) -> Result<RunningHall, HallError> {
         boards: board_ids,
         version: env!("CARGO_PKG_VERSION").to_string(),
         boot,
+        defaults: Some(settings.defaults.summary()),
     };
     let (publisher, mqtt_task) = client::spawn(
         settings.mqtt.clone(),
@@ -660,6 +661,7 @@ impl Hall {
             boards: self.own_boards().into_iter().collect(),
             version: env!("CARGO_PKG_VERSION").to_string(),
             boot: self.boot,
+            defaults: Some(self.settings.defaults.summary()),
         };
         self.publisher
             .json_retained(self.topics.node_status(&node), &status);

@@ -119,6 +119,19 @@ impl Nodes {
             .all(|(name, _)| self.node < *name)
     }
 
+    /// The online nodes whose `[defaults]` differ from `ours` (as their statuses say),
+    /// with theirs; a node too old to say is not counted.
+    pub fn defaults_differ(&self, ours: &str) -> Vec<(String, String)> {
+        self.peers
+            .iter()
+            .filter(|(_, p)| p.state == NodeState::Online)
+            .filter_map(|(name, p)| {
+                let theirs = p.defaults.as_deref()?;
+                (theirs != ours).then(|| (name.clone(), theirs.to_string()))
+            })
+            .collect()
+    }
+
     /// The other nodes online now, by name.
     pub fn online_peers(&self) -> Vec<String> {
         self.peers
@@ -189,6 +202,7 @@ mod tests {
             boards: boards.iter().map(|b| b.to_string()).collect(),
             version: "0".into(),
             boot: Millis(boot),
+            defaults: None,
         }
     }
 

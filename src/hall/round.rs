@@ -103,6 +103,22 @@ impl Hall {
         if pairings.is_empty() {
             return Err(Refusal::NoPairings);
         }
+        // Issue 23: a round is one round. Where its command is silent each node fills in
+        // its own `[defaults]`, so they must agree; every node sees the same statuses, and
+        // each refuses (the node that differs and the nodes it differs from alike).
+        let ours = self.settings.defaults.summary();
+        let differ = self.nodes.defaults_differ(&ours);
+        if !differ.is_empty() {
+            return Err(Refusal::DefaultsDiffer {
+                node: self.settings.node.to_string(),
+                ours,
+                theirs: differ
+                    .iter()
+                    .map(|(node, d)| format!("node {node} has {d}"))
+                    .collect::<Vec<_>>()
+                    .join("; "),
+            });
+        }
         let others = self.nodes.online_boards();
         let mut seen = HashSet::new();
         for (i, p) in pairings.iter().enumerate() {

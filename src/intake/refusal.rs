@@ -92,6 +92,14 @@ pub enum Refusal {
     UnknownTarget { board: String },
     #[error("{at}.board: unknown board '{board}'")]
     UnknownPairedBoard { at: String, board: String },
+    #[error(
+        "the hall's nodes do not agree on [defaults], so this round would play under different rules on different servers: this node ({node}) has {ours}; {theirs}. Make [defaults] the same on every node (hallclock print-config on each) and reload"
+    )]
+    DefaultsDiffer {
+        node: String,
+        ours: String,
+        theirs: String,
+    },
     /// A hall command from a dashboard while other nodes are online: the dashboard speaks
     /// to its own node only, so the command would act on part of the hall and say `ok`.
     #[error(
@@ -180,6 +188,7 @@ impl Refusal {
             | Refusal::OutOfScope { .. }
             | Refusal::ChiefOnly { .. }
             | Refusal::HallOfSeveralNodes { .. } => "forbidden",
+            Refusal::DefaultsDiffer { .. } => "nodes_disagree",
             Refusal::UnknownBoard { .. }
             | Refusal::NotABoard { .. }
             | Refusal::UnknownTarget { .. }

@@ -177,6 +177,7 @@ mod tests {
             boards: boards.iter().map(|b| b.to_string()).collect(),
             version: "0".into(),
             boot: Millis(boot),
+            defaults: None,
         }
     }
 

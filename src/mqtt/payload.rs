@@ -447,6 +447,11 @@ pub struct NodeStatusPayload {
     /// When this run of the node started (epoch ms): a newer `boot` is a newer run, so a
     /// last will that arrives after the next run's `online` is told apart.
     pub boot: Millis,
+    /// The node's `[defaults]` as one line (`EventDefaults::summary`): what a round takes
+    /// where its command says nothing. Every node of a hall must agree, or one round would
+    /// play under different rules on different servers. Absent from older daemons.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub defaults: Option<String>,
 }
 
 impl NodeStatusPayload {
