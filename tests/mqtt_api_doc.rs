@@ -1065,8 +1065,8 @@ fn all_refusals() -> Vec<Refusal> {
         Refusal::HallOfSeveralNodes { nodes: t() },
         Refusal::DefaultsDiffer {
             node: t(),
-            ours: t(),
-            theirs: t(),
+            ours: t().into(),
+            theirs: t().into(),
         },
     ];
     covers_every_variant(

@@ -111,12 +111,13 @@ impl Hall {
         if !differ.is_empty() {
             return Err(Refusal::DefaultsDiffer {
                 node: self.settings.node.to_string(),
-                ours,
+                ours: ours.into(),
                 theirs: differ
                     .iter()
                     .map(|(node, d)| format!("node {node} has {d}"))
                     .collect::<Vec<_>>()
-                    .join("; "),
+                    .join("; ")
+                    .into(),
             });
         }
         let others = self.nodes.online_boards();

@@ -97,8 +97,10 @@ pub enum Refusal {
     )]
     DefaultsDiffer {
         node: String,
-        ours: String,
-        theirs: String,
+        // Boxed: a refusal travels in results everywhere, and two more Strings made it
+        // too large for clippy's `result_large_err`.
+        ours: Box<str>,
+        theirs: Box<str>,
     },
     /// A hall command from a dashboard while other nodes are online: the dashboard speaks
     /// to its own node only, so the command would act on part of the hall and say `ok`.
