@@ -203,11 +203,13 @@ async fn a_repeated_dashboard_request_is_applied_once_and_its_reply_is_on_mqtt_t
     rig.stop().await;
 }
 
-/// Issue 23: beside another online node, the dashboard's hall commands are refused in
-/// words (it reaches only its own node's boards, `hallclock command` reaches every node),
-/// and a resend gets the same refusal; with the other node gone, the same dashboard works.
+/// Issue 23: beside another online node, the dashboard's hall command goes to every node
+/// (signed as the logged-in arbiter, on the hall's `set` topic) and its answer is every
+/// node's: `ok` when all said ok, else the partial failure in words (which node, which
+/// boards); a resend gets the same answer and applies nothing twice. The other node here
+/// is played by the test: its retained status, and its answers on `response`.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn beside_another_node_the_dashboards_hall_commands_are_refused_in_words() {
+async fn beside_another_node_the_dashboards_hall_command_is_every_nodes() {
     let mut rig = Rig::start("web-nodes", 1).await;
     let r = rig.start_round(1, "600", 0, json!({})).await;
     assert_eq!(r["status"], "ok", "{r}");
@@ -237,25 +239,115 @@ async fn beside_another_node_the_dashboards_hall_commands_are_refused_in_words()
             m.topic == claimed && !m.payload.is_empty()
         })
         .await;
+    let set = rig.topic("set");
+    let response = rig.topic("response");
+    let addr = web.addr;
+    let post = |body: String| {
+        let headers: Vec<(String, String)> = headers
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        tokio::spawn(async move {
+            let h: Vec<(&str, &str)> = headers
+                .iter()
+                .map(|(k, v)| (k.as_str(), v.as_str()))
+                .collect();
+            http(addr, "POST", "/api/hall/command", &h, &body).await
+        })
+    };
+    // node-b answers `outcome` for `tx` once the command reaches the hall's topic.
+    async fn node_b_answers(rig: &mut Rig, set: &str, response: &str, tx: &str, outcome: Value) {
+        let sent = rig
+            .watcher
+            .wait(&format!("{tx} signed on the hall's set topic"), |m| {
+                m.topic == set && m.text().contains(tx)
+            })
+            .await;
+        let envelope = sent.json();
+        assert!(envelope["sig"].is_string(), "signed: {envelope}");
+        let mut answer = json!({"transaction": tx, "action": "pause", "node": "node-b",
+                                "boards": ["board-009"]});
+        if let (Value::Object(a), Value::Object(o)) = (&mut answer, outcome) {
+            a.extend(o);
+        }
+        rig.watcher
+            .publish(response, answer.to_string().as_bytes())
+            .await;
+    }
+
     let body =
         json!({"transaction": "web-nodes-1", "action": "pause", "reason": "noise"}).to_string();
-    let (s1, _, first) = http(web.addr, "POST", "/api/hall/command", &headers, &body).await;
-    assert_eq!(s1, 403, "{first}");
+    let asked = post(body.clone());
+    node_b_answers(
+        &mut rig,
+        &set,
+        &response,
+        "web-nodes-1",
+        json!({"status": "ok"}),
+    )
+    .await;
+    let (s1, _, first) = asked.await.expect("joined");
+    assert_eq!(s1, 200, "{first}");
     let v: Value = serde_json::from_str(&first).expect("JSON");
-    assert_eq!(v["error"], "forbidden", "{v}");
+    assert_eq!(v["boards"], json!([b.clone(), "board-009"]), "{v}");
+    let nodes: Vec<&str> = v["nodes"]
+        .as_array()
+        .map(|a| a.iter().filter_map(|n| n["node"].as_str()).collect())
+        .unwrap_or_default();
+    assert_eq!(nodes, ["node-b", common::NODE], "{v}");
+    rig.watcher
+        .state(&b, "paused by the forwarded command", |s| {
+            s["phase"] == "paused"
+        })
+        .await;
+    // The same transaction again (a double click): every node's first answer, once more.
+    let asked = post(body);
+    node_b_answers(
+        &mut rig,
+        &set,
+        &response,
+        "web-nodes-1",
+        json!({"status": "ok"}),
+    )
+    .await;
+    let (s2, _, again) = asked.await.expect("joined");
+    assert_eq!((s2, &again), (s1, &first), "the same answer");
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let paused = rig
+        .watcher
+        .drain()
+        .iter()
+        .filter(|m| m.topic.ends_with("/event") && m.json()["event"] == "paused")
+        .count();
+    assert_eq!(paused, 1, "paused once");
+
+    // A partial failure: this node resumes, node-b refuses; the answer says who and where.
+    let body = json!({"transaction": "web-nodes-2", "action": "resume"}).to_string();
+    let asked = post(body);
+    node_b_answers(
+        &mut rig,
+        &set,
+        &response,
+        "web-nodes-2",
+        json!({"status": "error", "error": "not_paused", "reason": "board-009 is not paused"}),
+    )
+    .await;
+    let (s3, _, text) = asked.await.expect("joined");
+    assert_eq!(s3, 409, "{text}");
+    let v: Value = serde_json::from_str(&text).expect("JSON");
+    assert_eq!(v["error"], "not_paused", "{v}");
     let reason = v["reason"].as_str().unwrap_or("");
     assert!(
-        reason.contains("node-b") && reason.contains("hallclock command"),
+        reason.starts_with("partial failure")
+            && reason.contains(common::NODE)
+            && reason.contains("node node-b: not_paused (boards board-009)"),
         "{reason}"
     );
-    let (s2, _, again) = http(web.addr, "POST", "/api/hall/command", &headers, &body).await;
-    assert_eq!((s2, &again), (s1, &first), "a resend, the same refusal");
-    assert_eq!(
-        rig.watcher.latest_state(&b)["phase"],
-        "running",
-        "nothing paused"
-    );
-    // The other server goes (its last will): the dashboard commands the hall again.
+    rig.watcher
+        .state(&b, "resumed here", |s| s["phase"] == "running")
+        .await;
+
+    // The other server goes (its last will): the dashboard commands this node alone again.
     rig.watcher
         .publish_retained(&topic, peer("offline").as_bytes())
         .await;
@@ -265,9 +357,9 @@ async fn beside_another_node_the_dashboards_hall_commands_are_refused_in_words()
         })
         .await;
     let body =
-        json!({"transaction": "web-nodes-2", "action": "pause", "reason": "noise"}).to_string();
-    let (s3, _, text) = http(web.addr, "POST", "/api/hall/command", &headers, &body).await;
-    assert_eq!(s3, 200, "{text}");
+        json!({"transaction": "web-nodes-3", "action": "pause", "reason": "noise"}).to_string();
+    let (s4, _, text) = http(web.addr, "POST", "/api/hall/command", &headers, &body).await;
+    assert_eq!(s4, 200, "{text}");
     rig.watcher
         .state(&b, "paused", |s| s["phase"] == "paused")
         .await;

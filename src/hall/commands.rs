@@ -31,6 +31,18 @@ impl Hall {
             tracing::debug!(board = %log_safe(b), "a board command for another node's board (or another node answers it)");
             return;
         }
+        // A dashboard's hall command beside other nodes goes to every node (forward.rs).
+        let (raw, asker) = match (raw, asker) {
+            (Raw::Dashboard { payload, identity }, Some(reply))
+                if board.is_none() && !self.nodes.online_peers().is_empty() =>
+            {
+                match self.forward_to_the_hall(payload, &identity, reply) {
+                    Ok(()) => return,
+                    Err((payload, reply)) => (Raw::Dashboard { payload, identity }, Some(reply)),
+                }
+            }
+            other => other,
+        };
         let (target, set_topic, response) = match board {
             Some(b) => (
                 Target::Board(b.clone()),
@@ -71,6 +83,8 @@ impl Hall {
                     // (after the intake, so a resend gets the same answer).
                     let peers = self.nodes.online_peers();
                     if from_dashboard && !peers.is_empty() {
+                        // Only a command that could not be forwarded gets here (it did
+                        // not read as a command, or its account is gone).
                         return taken.claim.answer_soon(Err(Refusal::HallOfSeveralNodes {
                             nodes: peers.join(", "),
                         }));

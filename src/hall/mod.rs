@@ -11,6 +11,7 @@
 
 pub mod board;
 mod commands;
+mod forward;
 mod moves;
 mod nodes;
 mod round;
@@ -135,6 +136,8 @@ struct Hall {
     nodes: nodes::Nodes,
     /// When this run started: the `boot` of this node's status.
     boot: Millis,
+    /// Dashboard hall commands sent to every node, waiting for their answers.
+    forwarded: forward::Forwarded,
 }
 
 /// At most this many more board notes are handled in one turn of the hall's loop.
@@ -366,6 +369,7 @@ pub fn start(settings: HallSettings) -> Result<RunningHall, HallError> {
         broadcast: feed,
         nodes,
         boot,
+        forwarded: forward::Forwarded::default(),
     };
     for b in &board_settings {
         let slot = recovered.games.remove(b.id.as_str()).map(|g| GameSlot {
@@ -590,6 +594,7 @@ impl Hall {
                     if let Some(h) = self.heartbeat().await {
                         let _ = health.send(Some(h));
                     }
+                    self.settle_forwarded(true);
                 },
                 msg = control.recv() => if let Some(Control::Reload { boards, defaults, reply }) = msg {
                     let done = self.reload(boards, defaults).await;
@@ -597,6 +602,7 @@ impl Hall {
                 },
                 msg = incoming.recv() => match msg {
                     Some(Incoming::Hall(payload)) => self.on_command(None, Raw::Mqtt(payload), None).await,
+                    Some(Incoming::HallResponse(payload)) => self.on_hall_response(&payload),
                     Some(Incoming::Board { board, payload }) => self.on_command(Some(board), Raw::Mqtt(payload), None).await,
                     Some(Incoming::Web { board, payload, identity, reply }) => {
                         self.on_command(board, Raw::Dashboard { payload, identity }, Some(reply)).await;

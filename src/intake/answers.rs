@@ -203,6 +203,10 @@ pub struct ResponsePayload {
     /// was for when it failed here (`error`). Absent for board commands and requests.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub boards: Option<Vec<String>>,
+    /// A dashboard's hall command in a hall of several nodes: every node's own answer
+    /// (never published on MQTT, where each node answers for itself).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nodes: Option<Vec<ResponsePayload>>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -308,6 +312,7 @@ pub fn response(transaction: &str, action: &str, r: &Result<(), Refusal>) -> Res
         error,
         node: None,
         boards: None,
+        nodes: None,
     }
 }
 

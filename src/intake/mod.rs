@@ -44,6 +44,9 @@ use refusal::Refusal;
 pub enum Incoming {
     /// Published on the hall's `set` topic.
     Hall(Vec<u8>),
+    /// A node's answer on the hall's `response` topic (this node's too): what a dashboard's
+    /// hall command forwarded to every node waits for (issue 23).
+    HallResponse(Vec<u8>),
     /// Published on `board/<board>/set`.
     Board { board: String, payload: Vec<u8> },
     /// A `set` body from a logged-in arbiter (`board`: `None` for the hall). The session
@@ -229,6 +232,24 @@ impl Intake {
     }
 
     /// A reply to a command refused before its claim: sent, not remembered.
+    /// `command` for `topic` as the account `id` signs it `now` (a dashboard's hall
+    /// command forwarded to every node, issue 23); in an open lab, the command as it is.
+    /// `None`: no such account (any more).
+    pub fn sign_for(
+        &self,
+        id: &str,
+        topic: &str,
+        command: serde_json::Value,
+        now: Millis,
+    ) -> Option<Vec<u8>> {
+        match &self.security {
+            Security::Signed { arbiters, .. } => arbiters
+                .get(id)
+                .map(|a| auth::sign_now(id, &a.key, topic, command, now)),
+            Security::Open => serde_json::to_vec(&command).ok(),
+        }
+    }
+
     pub fn refuse(&self, to: ReplyTo, transaction: &str, action: &str, refusal: Refusal) {
         self.respond(to, transaction, action, Err(refusal));
     }

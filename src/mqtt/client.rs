@@ -520,6 +520,9 @@ async fn run(
                     let _ = client.try_subscribe(topics.hall_set(), QoS::AtLeastOnce);
                     let _ = client.try_subscribe(topics.board_set_filter(), QoS::AtLeastOnce);
                     let _ = client.try_subscribe(topics.ask(), QoS::AtLeastOnce);
+                    // Every node's answers to hall commands: a dashboard's hall command,
+                    // sent to every node, waits for them (hall/forward.rs).
+                    let _ = client.try_subscribe(topics.hall_response(), QoS::AtLeastOnce);
                     // Before the alerts: the retained statuses of the other nodes come
                     // first, so claims stand again before our retained alerts are judged.
                     let _ = client.try_subscribe(topics.node_status_filter(), QoS::AtLeastOnce);
@@ -614,6 +617,13 @@ async fn run(
                             Ok(None) => {}
                             Err(why) => refused(&mut foreign_refused, why, board),
                         }
+                    }
+                }
+                Ok(Event::Incoming(Packet::Publish(p))) if p.topic == topics.hall_response() => {
+                    if !p.payload.is_empty()
+                        && incoming.send(Incoming::HallResponse(p.payload.to_vec())).await.is_err()
+                    {
+                        break;
                     }
                 }
                 Ok(Event::Incoming(Packet::Publish(p))) if p.retain => {

@@ -1,0 +1,222 @@
+//! A dashboard's hall command in a hall of several nodes (issue 23): the dashboard speaks
+//! to this node only, but a hall command is every node's. This node signs it as the
+//! logged-in arbiter (whose key the arbiters file holds, as it does on every node) and
+//! publishes it on the hall's `set` topic, where every node, this one included, takes it
+//! through its own intake as it would `hallclock command`'s; then it collects every node's
+//! answer on `response` and gives the dashboard one: `ok` when every node said `ok`, else
+//! the partial failure in words (which node, which boards), as `hallclock command` does.
+//! A resend of the same transaction is signed anew; each node answers it with its first
+//! answer again, so nothing is applied twice.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::time::Duration;
+
+use serde_json::Value;
+use tokio::sync::oneshot;
+
+use super::Hall;
+use crate::intake::answers::{ResponsePayload, ResponseStatus};
+use crate::intake::auth::Identity;
+
+/// How long a dashboard waits for the other nodes' answers (the web itself gives up after
+/// 60 s; `hallclock command`'s default is 10 s).
+pub const FORWARD_WAIT: Duration = Duration::from_secs(10);
+
+/// One forwarded command waiting for its answers.
+#[derive(Debug)]
+pub struct Waiting {
+    action: String,
+    /// The nodes online when it was sent, this one included.
+    expect: BTreeSet<String>,
+    answers: BTreeMap<String, ResponsePayload>,
+    reply: oneshot::Sender<Vec<u8>>,
+    deadline: tokio::time::Instant,
+}
+
+/// The forwarded commands, by transaction (a resend waits beside the first).
+#[derive(Debug, Default)]
+pub struct Forwarded(BTreeMap<String, Vec<Waiting>>);
+
+impl Hall {
+    /// Forward a dashboard's hall command to every node, if it reads as one; otherwise
+    /// hand `payload` back (the local intake then answers it: a bad command, say).
+    pub(super) fn forward_to_the_hall(
+        &mut self,
+        payload: Vec<u8>,
+        identity: &Identity,
+        reply: oneshot::Sender<Vec<u8>>,
+    ) -> Result<(), (Vec<u8>, oneshot::Sender<Vec<u8>>)> {
+        let Ok(Value::Object(mut command)) = serde_json::from_slice::<Value>(&payload) else {
+            return Err((payload, reply));
+        };
+        let (Some(transaction), Some(action)) = (
+            command
+                .get("transaction")
+                .and_then(Value::as_str)
+                .map(str::to_string),
+            command
+                .get("action")
+                .and_then(Value::as_str)
+                .map(str::to_string),
+        ) else {
+            return Err((payload, reply));
+        };
+        // Who sends it is the session's account, as for a command applied here.
+        command.insert("arbiter".into(), Value::from(identity.id.clone()));
+        let topic = self.topics.hall_set();
+        let now = self.timebase.now();
+        let Some(signed) = self
+            .intake
+            .sign_for(&identity.id, &topic, Value::Object(command), now)
+        else {
+            return Err((payload, reply));
+        };
+        let mut expect: BTreeSet<String> = self.nodes.online_peers().into_iter().collect();
+        expect.insert(self.settings.node.to_string());
+        tracing::info!(
+            transaction = %crate::intake::command::log_safe(&transaction),
+            nodes = expect.len(),
+            "dashboard hall command sent to every node"
+        );
+        self.forwarded
+            .0
+            .entry(transaction)
+            .or_default()
+            .push(Waiting {
+                action,
+                expect,
+                answers: BTreeMap::new(),
+                reply,
+                deadline: tokio::time::Instant::now() + FORWARD_WAIT,
+            });
+        self.publisher.message(topic, signed);
+        Ok(())
+    }
+
+    /// A node's answer on the hall's `response` topic (every node's, this one's too).
+    pub(super) fn on_hall_response(&mut self, payload: &[u8]) {
+        let Ok(answer) = serde_json::from_slice::<ResponsePayload>(payload) else {
+            return;
+        };
+        let Some(node) = answer.node.clone() else {
+            return;
+        };
+        let Some(waiting) = self.forwarded.0.get_mut(&answer.transaction) else {
+            return;
+        };
+        for w in waiting.iter_mut() {
+            if w.expect.contains(&node) {
+                w.answers
+                    .entry(node.clone())
+                    .or_insert_with(|| answer.clone());
+            }
+        }
+        self.settle_forwarded(false);
+    }
+
+    /// Answer every forwarded command that has all its answers (or, with `timed_out`
+    /// checks, whose wait is over).
+    pub(super) fn settle_forwarded(&mut self, timed_out: bool) {
+        let now = tokio::time::Instant::now();
+        let this = self.settings.node.to_string();
+        self.forwarded.0.retain(|transaction, waiting| {
+            let (done, open): (Vec<Waiting>, Vec<Waiting>) =
+                std::mem::take(waiting).into_iter().partition(|w| {
+                    w.expect.iter().all(|n| w.answers.contains_key(n))
+                        || (timed_out && now >= w.deadline)
+                });
+            for w in done {
+                let combined = combine(transaction, &this, &w);
+                let _ = w
+                    .reply
+                    .send(serde_json::to_vec(&combined).unwrap_or_default());
+            }
+            *waiting = open;
+            !waiting.is_empty()
+        });
+    }
+}
+
+/// One answer for the dashboard from every node's.
+fn combine(transaction: &str, this: &str, w: &Waiting) -> ResponsePayload {
+    let missing: Vec<&String> = w
+        .expect
+        .iter()
+        .filter(|n| !w.answers.contains_key(*n))
+        .collect();
+    let failed: Vec<&ResponsePayload> = w
+        .answers
+        .values()
+        .filter(|a| a.status != ResponseStatus::Ok)
+        .collect();
+    let boards: Vec<String> = w
+        .answers
+        .values()
+        .flat_map(|a| a.boards.iter().flatten().cloned())
+        .collect::<BTreeSet<_>>()
+        .into_iter()
+        .collect();
+    let ok = missing.is_empty() && failed.is_empty();
+    let mut parts: Vec<String> = failed
+        .iter()
+        .map(|a| {
+            let boards = a.boards.as_deref().unwrap_or_default();
+            format!(
+                "node {}: {}{}: {}",
+                a.node.as_deref().unwrap_or("?"),
+                a.error.as_deref().unwrap_or("error"),
+                if boards.is_empty() {
+                    String::new()
+                } else {
+                    format!(" (boards {})", boards.join(", "))
+                },
+                a.reason.as_deref().unwrap_or("")
+            )
+        })
+        .collect();
+    parts.extend(missing.iter().map(|n| {
+        format!(
+            "node {n} did not answer within {} s",
+            FORWARD_WAIT.as_secs()
+        )
+    }));
+    let applied: Vec<String> = w
+        .answers
+        .values()
+        .filter(|a| a.status == ResponseStatus::Ok)
+        .map(|a| a.node.clone().unwrap_or_default())
+        .collect();
+    ResponsePayload {
+        transaction: transaction.to_string(),
+        action: w.action.clone(),
+        status: if ok {
+            ResponseStatus::Ok
+        } else {
+            ResponseStatus::Error
+        },
+        reason: (!ok).then(|| {
+            let done = if applied.is_empty() {
+                String::new()
+            } else {
+                format!(" ({} said ok)", applied.join(", "))
+            };
+            let kind = if applied.is_empty() && missing.is_empty() {
+                "refused by every node"
+            } else {
+                "partial failure"
+            };
+            format!("{kind}{done}: {}", parts.join("; "))
+        }),
+        // The failing node's own code, so the dashboard's status follows it; a node
+        // that did not answer is the hall's state saying no (409).
+        error: (!ok).then(|| {
+            failed
+                .first()
+                .and_then(|a| a.error.clone())
+                .unwrap_or_else(|| "no_answer".to_string())
+        }),
+        node: Some(this.to_string()),
+        boards: Some(boards),
+        nodes: Some(w.answers.values().cloned().collect()),
+    }
+}
