@@ -364,6 +364,41 @@ fn refused(count: &mut u64, why: super::foreign::Dropped, board: &str) {
     }
 }
 
+/// A retained topic as the connection task keeps it: in publishing order (`order_key`).
+type Keyed = (u8, String);
+
+/// A copy of one of this node's retained topics, as the broker delivered it: when it is a
+/// live message (not the retained copy our own subscription brings, which the
+/// republication after every connection overwrites anyway) with another payload than
+/// ours, on a topic only we write, ours is published again (`owned`).
+fn correct(
+    retained: &BTreeMap<Keyed, Vec<u8>>,
+    (pending, corrections): (
+        &mut std::collections::BTreeSet<Keyed>,
+        &mut super::owned::Corrections,
+    ),
+    (topics, me, foreign): (&Topics, &str, &super::foreign::Foreign),
+    p: &rumqttc::Publish,
+) {
+    if p.retain || corrections.echo(&p.topic, &p.payload) {
+        return;
+    }
+    let key = order_key(topics, &p.topic);
+    let differs = retained
+        .get(&key)
+        .is_some_and(|mine| mine.as_slice() != p.payload.as_ref());
+    if differs
+        && super::owned::single_writer(topics, me, foreign, &p.topic)
+        && corrections.differs(&p.topic, tokio::time::Instant::now())
+    {
+        tracing::debug!(
+            topic = %crate::intake::command::log_safe(&p.topic),
+            "a copy of our retained topic came back with another payload (a bridge's echo of an older one, or our own overtaken): published ours again"
+        );
+        pending.insert(key);
+    }
+}
+
 /// MQTT 3.1.1 (2.2.3): the largest remaining length a packet can have.
 const MQTT_MAX_REMAINING_LENGTH: usize = 268_435_455;
 
@@ -437,15 +472,22 @@ async fn run(
     let mut dropped: u64 = 0;
     let mut connected = false;
     let mut shutting_down: Option<oneshot::Sender<()>> = None;
+    // Copies of this node's own topics that came back different (`owned`): republished.
+    let mut corrections = super::owned::Corrections::default();
+    let me = node.topic_node(&topics).to_string();
     let mut tick = tokio::time::interval(Duration::from_millis(20));
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
         tokio::select! {
-            _ = tick.tick(), if connected && (!pending.is_empty() || !queued.is_empty()) => {
+            _ = tick.tick(), if connected && (!pending.is_empty() || !queued.is_empty() || corrections.waiting()) => {
+                for topic in corrections.due(tokio::time::Instant::now()) {
+                    pending.insert(order_key(&topics, &topic));
+                }
                 // Retained first (they are state), then the messages in their order; stop
                 // at the first refusal: the channel is still full.
                 while let Some(key) = pending.first().cloned() {
                     let payload = retained.get(&key).cloned().unwrap_or_default();
+                    corrections.sent(&key.1, &payload);
                     if client.try_publish(key.1.clone(), QoS::AtLeastOnce, true, payload).is_err() {
                         break;
                     }
@@ -473,6 +515,9 @@ async fn run(
                         let key = order_key(&topics, &topic);
                         retained.insert(key.clone(), payload.clone());
                         // Offline: the map holds it and the reconnection republishes it.
+                        if connected && pending.is_empty() {
+                            corrections.sent(&topic, &payload);
+                        }
                         if connected
                             && (!pending.is_empty()
                                 || client.try_publish(topic, QoS::AtLeastOnce, true, payload).is_err())
@@ -523,6 +568,8 @@ async fn run(
                     // Before the alerts: the retained statuses of the other nodes come
                     // first, so claims stand again before our retained alerts are judged.
                     let _ = client.try_subscribe(topics.node_status_filter(), QoS::AtLeastOnce);
+                    // Our own info, to see a stale copy of it (the statuses come above).
+                    let _ = client.try_subscribe(topics.node_info(&me), QoS::AtLeastOnce);
                     // The other nodes' boards, for this dashboard (after the statuses, so a
                     // dead node's retained `online` is read as the `offline` it is).
                     for kind in BoardTopic::ALL {
@@ -532,7 +579,9 @@ async fn run(
                     // left are rebuilt or cleared (a restart changes nothing a dashboard sees).
                     let _ = client.try_subscribe(topics.alert("+"), QoS::AtLeastOnce);
                     pending.clear();
+                    corrections.reconnected();
                     for (key, payload) in &retained {
+                        corrections.sent(&key.1, payload);
                         if client.try_publish(key.1.clone(), QoS::AtLeastOnce, true, payload.clone()).is_err() {
                             pending.insert(key.clone());
                         }
@@ -568,6 +617,7 @@ async fn run(
                     if !payload.is_empty() || retained.contains_key(&order_key(&topics, &alert_topic)) {
                         retained.insert(order_key(&topics, &alert_topic), payload.clone());
                         feed.push(&alert_topic, &payload, true);
+                        corrections.sent(&alert_topic, &payload);
                         let _ = client.try_publish(alert_topic, QoS::AtLeastOnce, true, payload);
                     }
                 }
@@ -583,6 +633,14 @@ async fn run(
                             break;
                         }
                     }
+                    if ours && shutting_down.is_none() {
+                        correct(&retained, (&mut pending, &mut corrections), (&topics, &me, &foreign), &p);
+                    }
+                }
+                Ok(Event::Incoming(Packet::Publish(p))) if p.topic == topics.node_info(&me) => {
+                    if shutting_down.is_none() {
+                        correct(&retained, (&mut pending, &mut corrections), (&topics, &me, &foreign), &p);
+                    }
                 }
                 Ok(Event::Incoming(Packet::Publish(p)))
                     if topics.node_of_status_topic(&p.topic).is_some() =>
@@ -593,6 +651,10 @@ async fn run(
                         .node_of_status_topic(&p.topic)
                         .filter(|n| *n != node.topic_node(&topics))
                         .map(str::to_string);
+                    // Ours: not while stopping (our `offline` comes back then).
+                    if other.is_none() && shutting_down.is_none() {
+                        correct(&retained, (&mut pending, &mut corrections), (&topics, &me, &foreign), &p);
+                    }
                     if let Some(other) = other {
                         mirror_status((&mut foreign, &feed, &topics), &other, &p.topic, &p.payload);
                         let msg = Incoming::NodeStatus { node: other, payload: p.payload.to_vec() };
@@ -608,6 +670,9 @@ async fn run(
                     // owner is the one writer). Ours coming back from the broker is not news,
                     // nor is a live copy of what we published (retain flag cleared).
                     let ours = retained.contains_key(&order_key(&topics, &p.topic));
+                    if ours && shutting_down.is_none() {
+                        correct(&retained, (&mut pending, &mut corrections), (&topics, &me, &foreign), &p);
+                    }
                     if let Some((board, kind)) = topics.board_topic(&p.topic).filter(|_| !ours) {
                         match foreign.board_message(board, kind, &p.payload) {
                             Ok(Some(m)) => feed.push(&p.topic, &m.payload, true),
