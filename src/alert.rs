@@ -54,6 +54,10 @@ pub enum AlertKind {
     /// a low percentage (FIDE C.02 (f), C.02.03 3.1.2): at set-up as during a game,
     /// cleared when the batteries are changed.
     LowBattery,
+    /// Another node's clock differs from this node's by more than a second (issue 23): a
+    /// round's start instant is absolute. Each node raises its own (id
+    /// `clock-skew-<node>`), naming the nodes and the differences.
+    ClockSkew,
 }
 
 impl AlertKind {
@@ -78,6 +82,7 @@ impl AlertKind {
             AlertKind::BroadcastPush => "broadcast-push",
             AlertKind::BoardClaimedTwice => "claimed-twice",
             AlertKind::LowBattery => "low-battery",
+            AlertKind::ClockSkew => "clock-skew",
         }
     }
 }

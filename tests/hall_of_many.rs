@@ -107,6 +107,11 @@ struct Daemon(Child);
 
 impl Daemon {
     fn spawn(config: &Path) -> Daemon {
+        Self::spawn_env(config, &[])
+    }
+
+    /// With environment variables (the test hook that moves a node's clock).
+    fn spawn_env(config: &Path, env: &[(&str, &str)]) -> Daemon {
         let log = std::fs::OpenOptions::new()
             .create(true)
             .append(true)
@@ -116,6 +121,7 @@ impl Daemon {
             Command::new(env!("CARGO_BIN_EXE_hallclock"))
                 .args(["run", "--config"])
                 .arg(config)
+                .envs(env.iter().copied())
                 .stdout(Stdio::null())
                 .stderr(log)
                 .spawn()
@@ -252,7 +258,11 @@ impl Hall {
     }
 
     fn restart(&mut self, i: usize) {
-        self.daemons[i - 1] = Some(Daemon::spawn(&self.configs[i - 1]));
+        self.restart_env(i, &[]);
+    }
+
+    fn restart_env(&mut self, i: usize, env: &[(&str, &str)]) {
+        self.daemons[i - 1] = Some(Daemon::spawn_env(&self.configs[i - 1], env));
     }
 
     /// `hallclock command` on the central broker, signed by the test chief: its exit code
@@ -732,4 +742,81 @@ async fn a_cut_bridge_heals_and_every_broker_converges_to_the_nodes_truth() {
         },
     )
     .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_node_whose_clock_is_off_by_more_than_a_second_is_an_alert_naming_both_nodes() {
+    let mut hall = Hall::start("many-skew").await;
+    // node-2 comes back with its clock 3 s ahead (the test hook of `hall::start`).
+    hall.kill_9(2);
+    node_status(&mut hall.w, "node-2", "node-2 killed", |v| {
+        v["state"] == "offline"
+    })
+    .await;
+    hall.restart_env(2, &[("HALLCLOCK_TEST_CLOCK_OFFSET_MS", "3000")]);
+    node_status(&mut hall.w, "node-2", "node-2 online, 3 s ahead", |v| {
+        v["state"] == "online"
+    })
+    .await;
+    // Every node raises its own alert, naming the nodes and the difference (3 s less the
+    // few ms a reading takes to arrive: 2.9 or 3.0 s).
+    for (node, says) in [
+        (
+            "node-1",
+            ["the clock of node node-2 is ", " s ahead of node node-1's"],
+        ),
+        (
+            "node-3",
+            ["the clock of node node-2 is ", " s ahead of node node-3's"],
+        ),
+        (
+            "node-2",
+            [
+                "the clock of node node-1 is ",
+                "the clock of node node-3 is ",
+            ],
+        ),
+    ] {
+        let t = topic(&format!("alert/clock-skew-{node}"));
+        let alert = hall
+            .w
+            .wait(&format!("{node}'s clock_skew alert saying {says:?}"), |m| {
+                let text = m.json()["message"].as_str().unwrap_or("").to_string();
+                m.topic == t && says.iter().all(|s| text.contains(s))
+            })
+            .await
+            .json();
+        assert_eq!(alert["kind"], "clock_skew", "{alert}");
+        assert_eq!(alert["board"], Value::Null, "{alert}");
+        let text = alert["message"].as_str().unwrap_or("");
+        let near_3 = ["2.9 s", "3.0 s"];
+        assert!(near_3.iter().any(|d| text.contains(d)), "{text}");
+        if node == "node-2" {
+            assert!(text.contains("s behind node node-2's"), "{text}");
+        }
+    }
+    // Its clock set right (an honest restart): every alert is cleared, and stays so.
+    forget(&mut hall.w);
+    hall.kill_9(2);
+    hall.restart(2);
+    for node in ["node-1", "node-2", "node-3"] {
+        let t = topic(&format!("alert/clock-skew-{node}"));
+        hall.w
+            .wait(&format!("{node}'s clock_skew alert cleared"), |m| {
+                m.topic == t && m.payload.is_empty()
+            })
+            .await;
+    }
+    node_status(&mut hall.w, "node-2", "node-2 online, on time", |v| {
+        v["state"] == "online"
+    })
+    .await;
+    // Long enough for a whole window of readings of the honest clock.
+    tokio::time::sleep(Duration::from_secs(7)).await;
+    let central = retained_on(hall.central.port, "many-skew-after").await;
+    let left: Vec<&String> = central
+        .keys()
+        .filter(|t| t.contains("clock-skew"))
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
 }

@@ -43,6 +43,9 @@ pub enum Outgoing {
     Retained { topic: String, payload: Vec<u8> },
     /// Not retained (events, responses).
     Message { topic: String, payload: Vec<u8> },
+    /// Not retained, and dropped while the broker is away: a reading that is only
+    /// true now (a clock), which a late delivery would make false.
+    Beacon { topic: String, payload: Vec<u8> },
     /// Publish the node's `offline` status, disconnect cleanly, then answer.
     Shutdown(oneshot::Sender<()>),
 }
@@ -85,6 +88,12 @@ impl Publisher {
     pub fn message(&self, topic: String, payload: Vec<u8>) {
         self.feed.push(&topic, &payload, false);
         let _ = self.tx.send(Outgoing::Message { topic, payload });
+    }
+
+    /// A message for the other nodes only (a clock reading every second): not in the
+    /// dashboards' feed, which would carry it to every open page.
+    pub fn beacon(&self, topic: String, payload: Vec<u8>) {
+        let _ = self.tx.send(Outgoing::Beacon { topic, payload });
     }
 
     /// What this publisher publishes, as a local stream with its retained snapshot.
@@ -542,6 +551,12 @@ async fn run(
                         }
                         queued.push_back((topic, payload));
                     }
+                    Outgoing::Beacon { topic, payload } => {
+                        // Behind queued messages it would arrive late: dropped, as offline.
+                        if connected && queued.is_empty() {
+                            let _ = client.try_publish(topic, QoS::AtLeastOnce, false, payload);
+                        }
+                    }
                     Outgoing::Shutdown(done) => {
                         if connected {
                             let _ = client.try_publish(node.topic.clone(), QoS::AtLeastOnce, true, node.offline.clone());
@@ -570,6 +585,8 @@ async fn run(
                     let _ = client.try_subscribe(topics.node_status_filter(), QoS::AtLeastOnce);
                     // Our own info, to see a stale copy of it (the statuses come above).
                     let _ = client.try_subscribe(topics.node_info(&me), QoS::AtLeastOnce);
+                    // The other nodes' clocks, to compare with ours.
+                    let _ = client.try_subscribe(topics.node_clock_filter(), QoS::AtLeastOnce);
                     // The other nodes' boards, for this dashboard (after the statuses, so a
                     // dead node's retained `online` is read as the `offline` it is).
                     for kind in BoardTopic::ALL {
@@ -635,6 +652,22 @@ async fn run(
                     }
                     if ours && shutting_down.is_none() {
                         correct(&retained, (&mut pending, &mut corrections), (&topics, &me, &foreign), &p);
+                    }
+                }
+                Ok(Event::Incoming(Packet::Publish(p)))
+                    if topics.node_of_clock_topic(&p.topic).is_some() =>
+                {
+                    // Read at once: the time it waits in our queues would count as latency.
+                    let received = timebase.now();
+                    let other = topics
+                        .node_of_clock_topic(&p.topic)
+                        .filter(|n| *n != me && !p.retain && p.payload.len() <= 1024)
+                        .map(str::to_string);
+                    if let Some(node) = other {
+                        let msg = Incoming::NodeClock { node, payload: p.payload.to_vec(), received };
+                        // Never wait for the coordinator for a clock reading: the next one
+                        // comes in a second.
+                        let _ = incoming.try_send(msg);
                     }
                 }
                 Ok(Event::Incoming(Packet::Publish(p))) if p.topic == topics.node_info(&me) => {

@@ -44,7 +44,7 @@ pub fn single_writer(topics: &Topics, node: &str, foreign: &Foreign, topic: &str
     let Some(id) = topic.strip_prefix(&topics.alert("")) else {
         return false;
     };
-    if id.ends_with(&format!("-claimed-twice-{node}")) {
+    if id.ends_with(&format!("-claimed-twice-{node}")) || id == format!("clock-skew-{node}") {
         return true;
     }
     foreign.own().any(|board| {
@@ -190,6 +190,8 @@ mod tests {
         assert!(!own("hallclock/h/info"));
         assert!(!own("hallclock/h/session"));
         assert!(!own("hallclock/h/alert/auth-failures"));
+        assert!(own("hallclock/h/alert/clock-skew-n1"));
+        assert!(!own("hallclock/h/alert/clock-skew-n2"));
         assert!(!own("hallclock/h/alert/b1"), "no kind after the board");
         assert!(
             !own("hallclock/h/alert/b10-offline"),
