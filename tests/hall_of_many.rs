@@ -152,6 +152,19 @@ fn node_config(
     sim: &Sim,
     boards: &[usize],
 ) -> PathBuf {
+    let named: Vec<(String, usize)> = boards.iter().map(|n| (board_id(*n), *n)).collect();
+    node_config_named(dir, node, broker, web, sim, &named)
+}
+
+/// The same, with the boards' ids given: (board id, simulator board number).
+fn node_config_named(
+    dir: &Path,
+    node: &str,
+    broker: u16,
+    web: u16,
+    sim: &Sim,
+    boards: &[(String, usize)],
+) -> PathBuf {
     let dir = dir.join(node);
     std::fs::create_dir_all(&dir).expect("node dir");
     let mut toml = format!(
@@ -159,10 +172,9 @@ fn node_config(
         dir.join("state").display(),
         common::write_arbiters(&dir).display().to_string()
     );
-    for n in boards {
+    for (id, n) in boards {
         toml.push_str(&format!(
-            "\n[[boards]]\nid = \"{}\"\nport = \"{}\"\nwhite = \"left\"\n",
-            board_id(*n),
+            "\n[[boards]]\nid = \"{id}\"\nport = \"{}\"\nwhite = \"left\"\n",
             sim.board(*n).path().display()
         ));
     }
@@ -193,7 +205,8 @@ impl Hall {
     async fn start(name: &str) -> Hall {
         let dir = scratch_dir(name);
         let central = Broker::start(&format!("{name}-central")).await;
-        let mut cfg = SimConfig::new(6, dir.join("ports"));
+        // Board 7 is no node's: a test gives it to a fourth node.
+        let mut cfg = SimConfig::new(7, dir.join("ports"));
         cfg.ack_delay = Duration::from_millis(5);
         let sim = Sim::start(cfg).await.expect("sim");
         let mut w = Watcher::connect(central.port, &format!("{name}-central-watcher")).await;
@@ -819,4 +832,80 @@ async fn a_node_whose_clock_is_off_by_more_than_a_second_is_an_alert_naming_both
         .filter(|t| t.contains("clock-skew"))
         .collect();
     assert!(left.is_empty(), "{left:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_board_claimed_by_two_bridged_nodes_is_an_alert_on_both_and_neither_drops_its_game() {
+    let mut hall = Hall::start("many-claim").await;
+    hall.start_round(1).await;
+    // A fourth server, behind its own bridged broker, names its board board-005 too (a
+    // configuration mistake across two servers).
+    let relay = Relay::start(hall.central.port).await;
+    let local = Broker::start_with("many-claim-node-4", &bridge_conf("node-4", relay.port)).await;
+    let config = node_config_named(
+        &hall.dir,
+        "node-4",
+        local.port,
+        common::free_port(),
+        &hall.sim,
+        &[(board_id(5), 7)],
+    );
+    let mut node_4 = Daemon::spawn(&config);
+    node_status(&mut hall.w, "node-4", "node-4 online", |v| {
+        v["state"] == "online"
+    })
+    .await;
+    for node in ["node-3", "node-4"] {
+        let t = topic(&format!("alert/{}-claimed-twice-{node}", board_id(5)));
+        let alert = hall
+            .w
+            .wait(&format!("{node}'s claim alert on central"), |m| {
+                m.topic == t && !m.payload.is_empty()
+            })
+            .await
+            .json();
+        assert_eq!(alert["kind"], "board_claimed_twice", "{alert}");
+        let text = alert["message"].as_str().unwrap_or("");
+        assert!(
+            text.contains("node-3") && text.contains("node-4"),
+            "{alert}"
+        );
+    }
+    // node-3's game goes on: a press counts.
+    hall.sim.board(5).press();
+    let events = topic(&format!("board/{}/event", board_id(5)));
+    hall.w
+        .wait("a press on node-3's board-005 still counts", |m| {
+            m.topic == events && m.json()["event"] == "pressed"
+        })
+        .await;
+    // Two writers of one board's topics do not correct each other (they would for ever):
+    // quiet, nothing comes.
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let state = state_topic(5);
+    let before = hall.w.drain().iter().filter(|m| m.topic == state).count();
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    let after = hall.w.drain().iter().filter(|m| m.topic == state).count();
+    assert!(
+        after - before <= 1,
+        "{} states of a contested board in 3 s of quiet",
+        after - before
+    );
+    assert!(
+        !hall.w.drain().iter().any(|m| m.topic == events
+            && matches!(
+                m.json()["event"].as_str(),
+                Some("game_ended" | "game_annulled")
+            )),
+        "no game was ended"
+    );
+    // node-4 goes: node-3's alert clears.
+    node_4.kill_9();
+    let t = topic(&format!("alert/{}-claimed-twice-node-3", board_id(5)));
+    hall.w
+        .wait("node-3's claim alert cleared", |m| {
+            m.topic == t && m.payload.is_empty()
+        })
+        .await;
+    drop(relay);
 }
