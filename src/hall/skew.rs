@@ -77,7 +77,8 @@ impl Skew {
         if window.len() >= WINDOW {
             window.pop_front();
         }
-        window.push_back((their - ours).0);
+        // Saturating: `their` is another program's word, and may be any number.
+        window.push_back(their.0.saturating_sub(ours.0));
         self.judge(now)
     }
 
@@ -101,13 +102,14 @@ impl Skew {
         let out: Vec<String> = self
             .offsets()
             .into_iter()
-            .filter(|(_, off)| off.abs() > LIMIT.0)
+            .filter(|(_, off)| off.unsigned_abs() > LIMIT.0.unsigned_abs())
             .map(|(peer, off)| {
                 let way = if off > 0 { "ahead of" } else { "behind" };
+                let size = off.unsigned_abs();
                 format!(
                     "the clock of node {peer} is {}.{} s {way} node {}'s",
-                    off.abs() / 1000,
-                    off.abs() % 1000 / 100,
+                    size / 1000,
+                    size % 1000 / 100,
                     self.node
                 )
             })
@@ -204,6 +206,23 @@ mod tests {
         let out = feed(&mut s, "c", 100, &[2]);
         assert_eq!(out, [SkewChange::Clear("clock-skew-a".into())]);
         assert!(feed(&mut s, "c", 100, &[2, 2]).is_empty());
+    }
+
+    #[test]
+    fn any_number_a_peer_sends_is_taken_without_overflow() {
+        let mut s = Skew::new("a");
+        let changes: Vec<SkewChange> = [i64::MIN, i64::MAX, i64::MIN, i64::MIN, i64::MIN, 5]
+            .into_iter()
+            .filter_map(|at| s.observe("b", Millis(at), Millis(1_000), Millis(1_000)))
+            .collect();
+        let [SkewChange::Raise(alert)] = changes.as_slice() else {
+            panic!("{changes:?}");
+        };
+        assert!(
+            alert.message.contains("ahead of node a's"),
+            "{}",
+            alert.message
+        );
     }
 
     #[test]
