@@ -57,6 +57,10 @@ pub enum AlertKind {
     /// The clock's buttons other than run/pause were pressed during a game: the daemon
     /// drives the clock, so nothing changed, but someone is handling it (FIDE C.02 (k)).
     ClockButtons,
+    /// Another node's clock differs from this node's by more than a second (issue 23): a
+    /// round's start instant is absolute. Each node raises its own (id
+    /// `clock-skew-<node>`), naming the nodes and the differences.
+    ClockSkew,
 }
 
 impl AlertKind {
@@ -82,6 +86,7 @@ impl AlertKind {
             AlertKind::BoardClaimedTwice => "claimed-twice",
             AlertKind::LowBattery => "low-battery",
             AlertKind::ClockButtons => "clock-buttons",
+            AlertKind::ClockSkew => "clock-skew",
         }
     }
 }

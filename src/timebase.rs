@@ -26,6 +26,15 @@ impl Timebase {
         }
     }
 
+    /// The same clock moved by `by`: a node whose wall clock is off (the test hook
+    /// `HALLCLOCK_TEST_CLOCK_OFFSET_MS` of `hall::start`).
+    pub fn shifted(self, by: Millis) -> Timebase {
+        Timebase {
+            utc0: self.utc0 + by,
+            t0: self.t0,
+        }
+    }
+
     pub fn now(&self) -> Millis {
         self.at(Instant::now())
     }

@@ -727,3 +727,116 @@ fn the_printed_watch_command_shows_the_demos_traffic() {
     assert!(line.starts_with("hallclock/demo-watch/"), "{line}");
     assert_eq!(demo.interrupt(), Some(0), "{}", demo.seen.join("\n"));
 }
+
+/// The retained picture `/api/public/feed` on `addr` gives a hall screen first: topic →
+/// payload, up to the snapshot's `ready` (at most 5 s).
+fn public_feed(addr: &str) -> std::collections::BTreeMap<String, String> {
+    use std::io::Write;
+    let mut out = std::collections::BTreeMap::new();
+    let Ok(mut s) = std::net::TcpStream::connect(addr) else {
+        return out;
+    };
+    let _ = s.set_read_timeout(Some(Duration::from_secs(5)));
+    let req = format!("GET /api/public/feed HTTP/1.1\r\nHost: {addr}\r\n\r\n");
+    if s.write_all(req.as_bytes()).is_err() {
+        return out;
+    }
+    let mut text = Vec::new();
+    let mut buf = [0u8; 16384];
+    while !String::from_utf8_lossy(&text).contains("event: ready") {
+        match s.read(&mut buf) {
+            Ok(n) if n > 0 => text.extend_from_slice(&buf[..n]),
+            _ => break,
+        }
+    }
+    let text = String::from_utf8_lossy(&text).into_owned();
+    for frame in text.split("\n\n") {
+        let data: Vec<&str> = frame
+            .lines()
+            .filter_map(|l| l.strip_prefix("data: "))
+            .collect();
+        if frame.lines().any(|l| l.starts_with("event: ")) || data.len() < 2 {
+            continue;
+        }
+        out.insert(data[0].to_string(), data[1..].join("\n"));
+    }
+    out
+}
+
+/// Issue 23, item 5: `--nodes 3` runs the hall as three daemons, each behind its own
+/// Mosquitto bridged to a central one, and prints one dashboard, which shows every
+/// node's boards with the round the demo started on all of them.
+#[test]
+fn three_nodes_over_bridged_mosquittos_show_every_board_on_one_dashboard() {
+    let hall = "demo-nodes";
+    let mut demo = LiveDemo::start(
+        "nodes",
+        &[
+            "--nodes", "3", "--boards", "6", "--tc", "60", "--speed", "4", "--seed", "9", "--hall",
+            hall,
+        ],
+    );
+    let head = demo.wait_for("the header", Duration::from_secs(30), |l| {
+        l.starts_with("hallclock demo: ")
+    });
+    assert!(
+        head.contains(
+            "6 simulated boards on 3 nodes (demo-1 board-001–board-002, demo-2 board-003–board-004, demo-3 board-005–board-006)"
+        ),
+        "{head}"
+    );
+    // Mosquitto is installed wherever the tests run (the harness starts it).
+    assert!(
+        head.contains("3 Mosquittos bridged to a central one"),
+        "{head}"
+    );
+    let dashboard = demo.wait_for("the dashboard", Duration::from_secs(30), |l| {
+        l.starts_with("dashboard: ")
+    });
+    let addr = dashboard
+        .split("hall screens: http://")
+        .nth(1)
+        .and_then(|r| r.split("/public").next())
+        .unwrap_or_else(|| panic!("no hall screen address in {dashboard:?}"))
+        .to_string();
+    // Each node tells of its own part of the round.
+    demo.wait_for("round 1 started", Duration::from_secs(60), |l| {
+        l.contains("round 1 started on ")
+    });
+    let state = |n: usize| format!("hallclock/{hall}/board/board-{n:03}/state");
+    let deadline = Instant::now() + Duration::from_secs(40);
+    loop {
+        let feed = public_feed(&addr);
+        let rounds: Vec<Option<u64>> = (1..=6)
+            .map(|n| {
+                feed.get(&state(n))
+                    .and_then(|s| serde_json::from_str::<serde_json::Value>(s).ok())
+                    .and_then(|v| v["round"].as_u64())
+            })
+            .collect();
+        if rounds.iter().all(|r| *r == Some(1)) {
+            // Every node's status is there too: one hall of three servers.
+            for node in ["demo-1", "demo-2", "demo-3"] {
+                let t = format!("hallclock/{hall}/node/{node}/status");
+                assert!(
+                    feed.get(&t).is_some_and(|s| s.contains("\"online\"")),
+                    "{t}: {:?}",
+                    feed.get(&t)
+                );
+            }
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the one dashboard ({addr}) does not show round 1 on every board: {rounds:?}\n{feed:#?}"
+        );
+        std::thread::sleep(Duration::from_millis(300));
+    }
+    let printed = demo
+        .seen
+        .iter()
+        .filter(|l| l.starts_with("dashboard: "))
+        .count();
+    assert_eq!(printed, 1, "one dashboard: {}", demo.seen.join("\n"));
+    assert_eq!(demo.interrupt(), Some(0), "{}", demo.seen.join("\n"));
+}

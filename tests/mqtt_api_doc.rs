@@ -150,6 +150,8 @@ fn every_example_parses_into_the_daemons_own_types() {
             round_trip::<hallclock::mqtt::payload::NodeStatusPayload>(e);
         } else if m == "node_info" {
             round_trip::<hallclock::mqtt::payload::NodeInfoPayload>(e);
+        } else if m == "node_clock" {
+            round_trip::<hallclock::mqtt::payload::NodeClockPayload>(e);
         } else if m == "availability" {
             let text = e.body.trim();
             assert!(text == ONLINE || text == OFFLINE, "{at}: {text}");
@@ -202,6 +204,11 @@ fn every_example_parses_into_the_daemons_own_types() {
                 Some(board) => {
                     assert_eq!(a.id, format!("{board}-{}", a.kind.slug()), "{at}: alert id")
                 }
+                // A node's own, one per node: the node's name ends the id.
+                None if a.kind == AlertKind::ClockSkew => assert!(
+                    a.id.starts_with(&format!("{}-", a.kind.slug())),
+                    "{at}: alert id"
+                ),
                 // Hall-wide alerts: a journal found damaged at start-up, a queue overflow,
                 // a dashboard login locked out.
                 None => assert!(
@@ -809,6 +816,7 @@ fn all_alert_kinds() -> Vec<AlertKind> {
         AlertKind::BoardClaimedTwice,
         AlertKind::LowBattery,
         AlertKind::ClockButtons,
+        AlertKind::ClockSkew,
     ];
     covers_every_variant(
         &kinds,
@@ -833,8 +841,9 @@ fn all_alert_kinds() -> Vec<AlertKind> {
             AlertKind::BoardClaimedTwice => 17,
             AlertKind::LowBattery => 18,
             AlertKind::ClockButtons => 19,
+            AlertKind::ClockSkew => 20,
         },
-        20,
+        21,
     );
     kinds
 }
@@ -1752,6 +1761,7 @@ fn asyncapi_schemas_accept_every_example() {
         let (message, value) = match m.split(':').next().unwrap_or_default() {
             "node_status" => ("nodeStatus", serde_json::from_str(&e.body).unwrap()),
             "node_info" => ("nodeInfo", serde_json::from_str(&e.body).unwrap()),
+            "node_clock" => ("nodeClock", serde_json::from_str(&e.body).unwrap()),
             "availability" => ("availability", json!(e.body.trim())),
             "info" => ("info", serde_json::from_str(&e.body).unwrap()),
             "state" => ("state", serde_json::from_str(&e.body).unwrap()),

@@ -15,6 +15,11 @@ pub struct DemoArgs {
     /// Number of simulated boards.
     #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u16).range(1..=64))]
     pub boards: u16,
+    /// Run the hall as this many daemons (hall servers, "nodes"), each with its part of
+    /// the boards: each behind its own Mosquitto bridged to a central one when
+    /// `mosquitto` is installed, else all on the one broker. One dashboard shows them all.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..=8))]
+    pub nodes: u16,
     /// Use this MQTT broker instead of the embedded one (e.g. 127.0.0.1:1883).
     #[arg(long, value_name = "HOST:PORT", value_parser = parse_broker)]
     pub broker: Option<(String, u16)>,
@@ -128,6 +133,7 @@ pub fn run(args: DemoArgs) -> ExitCode {
         seed,
         dir,
         live_table: std::io::stdout().is_terminal(),
+        nodes: usize::from(args.nodes),
     };
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()

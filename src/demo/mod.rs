@@ -7,6 +7,7 @@
 //! simulated boards, the daemon reads the serial ports, the arbiter and the table use the
 //! MQTT API. So whatever the demo shows, the production paths did.
 
+pub mod bridged;
 #[cfg(feature = "embedded-broker")]
 pub mod broker;
 pub mod names;
@@ -61,6 +62,9 @@ pub struct DemoOptions {
     pub dir: PathBuf,
     /// Redraw a table (a terminal) or print a line per change (a pipe or a file).
     pub live_table: bool,
+    /// How many daemons (nodes) share the hall, each with its part of the boards; over
+    /// Mosquittos bridged to a central one when `mosquitto` is installed (issue 23).
+    pub nodes: usize,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -84,6 +88,8 @@ pub enum DemoError {
     Unreachable(String),
     #[error("the daemon refused round {round}: {reason}")]
     Refused { round: u32, reason: String },
+    #[error("the bridged Mosquittos: {0}")]
+    Bridged(#[from] bridged::BridgedError),
     #[error("cannot create {path}: {source}")]
     Dir {
         path: PathBuf,
@@ -123,13 +129,13 @@ pub fn board_id(n: usize) -> String {
 
 /// The daemon's configuration, as a hall's file would give it; turned into settings by
 /// the same `daemon::settings` that `hallclock run` uses.
-fn hall_config(opts: &DemoOptions, host: &str, port: u16, sim: &Sim) -> Config {
+fn hall_config(opts: &DemoOptions, host: &str, port: u16, sim: &Sim, node: &DemoNode) -> Config {
     let mut config = Config {
         hall: HallConfig {
             id: opts.hall.clone(),
-            // One server: its name says what it is, whatever the machine is called.
-            node: DEMO_NODE.into(),
-            state_dir: opts.dir.clone(),
+            // Its name says what it is, whatever the machine is called.
+            node: node.name.clone(),
+            state_dir: node.state_dir.clone(),
             ..HallConfig::default()
         },
         ..Config::default()
@@ -144,6 +150,7 @@ fn hall_config(opts: &DemoOptions, host: &str, port: u16, sim: &Sim) -> Config {
     config.boards = sim
         .boards()
         .iter()
+        .filter(|b| node.boards.contains(&b.number()))
         .map(|b| BoardConfig {
             id: board_id(b.number()),
             port: b.path().to_path_buf(),
@@ -152,6 +159,36 @@ fn hall_config(opts: &DemoOptions, host: &str, port: u16, sim: &Sim) -> Config {
         })
         .collect();
     config
+}
+
+/// One daemon of the demo's hall: its name, its journal's folder, its boards' numbers.
+struct DemoNode {
+    name: String,
+    state_dir: PathBuf,
+    boards: std::ops::RangeInclusive<usize>,
+}
+
+/// The demo's nodes: one (`demo`, the whole hall), or `demo-1`… each with a run of the
+/// boards in order.
+fn demo_nodes(opts: &DemoOptions) -> Vec<DemoNode> {
+    let n = opts.nodes.clamp(1, opts.boards.max(1));
+    if n == 1 {
+        return vec![DemoNode {
+            name: DEMO_NODE.into(),
+            state_dir: opts.dir.clone(),
+            boards: 1..=opts.boards,
+        }];
+    }
+    (0..n)
+        .map(|i| {
+            let name = format!("{DEMO_NODE}-{}", i + 1);
+            DemoNode {
+                state_dir: opts.dir.join(&name),
+                name,
+                boards: (opts.boards * i / n + 1)..=(opts.boards * (i + 1) / n),
+            }
+        })
+        .collect()
 }
 
 /// Stdout, written to without failing the demo: a closed pipe only stops the output.
@@ -367,38 +404,67 @@ pub async fn run(opts: DemoOptions) -> Result<(), DemoError> {
         path: boards_dir.clone(),
         source,
     })?;
+    let nodes = demo_nodes(&opts);
+    let names: Vec<String> = nodes.iter().map(|n| n.name.clone()).collect();
+    // Several nodes: each its own Mosquitto bridged to a central one when there is a
+    // Mosquitto; else every node on the one broker. The console is on the central one.
+    let mut bridges = None;
     let (host, port, which) = match &opts.broker {
-        Some((host, port)) => (host.clone(), *port, "external broker"),
+        Some((host, port)) => (host.clone(), *port, "external broker".to_string()),
+        None if nodes.len() > 1 && bridged::mosquitto_installed() => {
+            let b = bridged::start(&opts.hall, &names, &opts.dir)?;
+            let port = b.central;
+            bridges = Some(b);
+            (
+                "127.0.0.1".to_string(),
+                port,
+                format!("{} Mosquittos bridged to a central one", nodes.len()),
+            )
+        }
         None => {
             let port = embedded_broker()?;
-            ("127.0.0.1".to_string(), port, "embedded broker")
+            ("127.0.0.1".to_string(), port, "embedded broker".to_string())
         }
     };
     let sim = Sim::start(SimConfig::new(opts.boards, &boards_dir)).await?;
-    let mut config = hall_config(&opts, &host, port, &sim);
     // The demo runs signed, as a hall does: one chief arbiter, made for this run.
     let signer = Signer::create(&opts.dir)?;
-    config.security.arbiters = opts.dir.join("arbiters.toml");
-    let problems: Vec<String> = config
-        .validate()
-        .into_iter()
-        .filter(|p| p.is_error())
-        .map(|p| format!("{}: {}", p.key, p.message))
-        .collect();
-    if !problems.is_empty() {
-        return Err(DemoError::Config(problems.join("; ")));
+    let mut daemons = Vec::new();
+    let mut first: Option<(Config, crate::intake::auth::Arbiters)> = None;
+    for (i, node) in nodes.iter().enumerate() {
+        let node_port = bridges
+            .as_ref()
+            .and_then(|b| b.locals.get(i).copied())
+            .unwrap_or(port);
+        let mut config = hall_config(&opts, &host, node_port, &sim, node);
+        config.security.arbiters = opts.dir.join("arbiters.toml");
+        let problems: Vec<String> = config
+            .validate()
+            .into_iter()
+            .filter(|p| p.is_error())
+            .map(|p| format!("{}: {}", p.key, p.message))
+            .collect();
+        if !problems.is_empty() {
+            return Err(DemoError::Config(problems.join("; ")));
+        }
+        let settings = crate::daemon::settings(&config).map_err(hall::HallError::from)?;
+        let arbiters = crate::daemon::web_arbiters(&config, &settings.security);
+        tracing::info!(node = %node.name, boards = node.boards.clone().count(), broker = %format!("{host}:{node_port}"), "demo starting");
+        daemons.push(hall::start(settings)?);
+        if first.is_none() {
+            first = Some((config, arbiters));
+        }
     }
-    let settings = crate::daemon::settings(&config).map_err(hall::HallError::from)?;
-    let arbiters = crate::daemon::web_arbiters(&config, &settings.security);
-    tracing::info!(boards = opts.boards, broker = %format!("{host}:{port}"), "demo starting");
-    let running = hall::start(settings)?;
+    let (Some(running), Some((config, arbiters))) = (daemons.first(), first) else {
+        return Err(DemoError::Config("no node".into()));
+    };
     let (client, mut inbox, console_task) = console(&host, port, &opts.hall);
-    let mut web = crate::daemon::start_web(&config, &running, arbiters.clone()).await;
+    let mut web = crate::daemon::start_web(&config, running, arbiters.clone()).await;
     if web.is_none() {
         // 8080 taken (another demo?): any free port will do.
         let mut other = config.clone();
         other.web.listen = "127.0.0.1:0".into();
-        web = crate::daemon::start_web(&other, &running, arbiters).await;
+        web = crate::daemon::start_web(&other, running, arbiters).await;
     }
     let dashboard = match &web {
         Some(w) => format!(
@@ -416,9 +482,25 @@ pub async fn run(opts: DemoOptions) -> Result<(), DemoError> {
         None => "broadcast PGN: not served (no web server)".into(),
     };
 
+    let split = if nodes.len() > 1 {
+        let parts: Vec<String> = nodes
+            .iter()
+            .map(|n| {
+                format!(
+                    "{} {}–{}",
+                    n.name,
+                    board_id(*n.boards.start()),
+                    board_id(*n.boards.end())
+                )
+            })
+            .collect();
+        format!(" on {} nodes ({})", nodes.len(), parts.join(", "))
+    } else {
+        String::new()
+    };
     let header = vec![
         format!(
-            "hallclock demo: {} simulated boards, hall '{}', {}, {which} on {host}:{port}",
+            "hallclock demo: {} simulated boards{split}, hall '{}', {}, {which} on {host}:{port}",
             opts.boards, opts.hall, opts.time_control
         ),
         dashboard,
@@ -460,8 +542,11 @@ pub async fn run(opts: DemoOptions) -> Result<(), DemoError> {
     )
     .await;
 
-    // Stop in the order a hall would: the daemon says `offline`, then the boards go.
-    running.stop().await;
+    // Stop in the order a hall would: the daemons say `offline`, then the boards go.
+    for d in daemons {
+        d.stop().await;
+    }
+    drop(bridges);
     let _ = client.disconnect().await;
     console_task.abort();
     drop(sim);

@@ -16,6 +16,7 @@ mod moves;
 mod nodes;
 mod round;
 mod session;
+mod skew;
 pub mod trf_round;
 
 use std::collections::{BTreeMap, HashMap};
@@ -134,6 +135,8 @@ struct Hall {
     broadcast: crate::broadcast::FeedWriter,
     /// The hall's other servers and the board ids claimed twice.
     nodes: nodes::Nodes,
+    /// How far the other nodes' clocks are from ours.
+    skew: skew::Skew,
     /// When this run started: the `boot` of this node's status.
     boot: Millis,
     /// Dashboard hall commands sent to every node, waiting for their answers.
@@ -236,6 +239,22 @@ pub fn start(settings: HallSettings) -> Result<RunningHall, HallError> {
     journal_settings.segment_size = settings.segment_size;
     // The hall's one timebase: games, answers and the connection's instants are on it.
     let timebase = Timebase::start();
+    // A test hook (tests/hall_of_many.rs): this node's clock off by so many ms, as a server
+    // whose clock was never set would be, so that the other nodes' clock_skew alert can be
+    // seen end to end. Said loudly: a hall never sets it.
+    let timebase = match std::env::var("HALLCLOCK_TEST_CLOCK_OFFSET_MS")
+        .ok()
+        .and_then(|v| v.parse::<i64>().ok())
+    {
+        Some(ms) => {
+            tracing::warn!(
+                offset_ms = ms,
+                "HALLCLOCK_TEST_CLOCK_OFFSET_MS: this node's clock is moved (a test hook)"
+            );
+            timebase.shifted(Millis(ms))
+        }
+        None => timebase,
+    };
     let crate::store::startup::Started {
         journal,
         games,
@@ -351,6 +370,7 @@ pub fn start(settings: HallSettings) -> Result<RunningHall, HallError> {
     let custody = Arc::new(custody);
     let board_settings = settings.boards.clone();
     let nodes = nodes::Nodes::new(&settings.node);
+    let skew = skew::Skew::new(&settings.node);
     let mut hall = Hall {
         settings,
         topics,
@@ -367,6 +387,7 @@ pub fn start(settings: HallSettings) -> Result<RunningHall, HallError> {
         session: PlayingSession::default(),
         intake,
         broadcast: feed,
+        skew,
         nodes,
         boot,
         forwarded: forward::Forwarded::default(),
@@ -591,6 +612,7 @@ impl Hall {
                     if wedge_at.is_some_and(|at| tokio::time::Instant::now() >= at) {
                         std::thread::sleep(std::time::Duration::from_secs(3600));
                     }
+                    self.publish_clock();
                     if let Some(h) = self.heartbeat().await {
                         let _ = health.send(Some(h));
                     }
@@ -611,6 +633,7 @@ impl Hall {
                     Some(Incoming::TooLarge { response, bad }) => self.intake.refuse_bad(ReplyTo::Topic(response), bad),
                     Some(Incoming::StaleAlert { payload }) => self.on_stale_alert(&payload).await,
                     Some(Incoming::NodeStatus { node, payload }) => self.on_node_status(&node, &payload),
+                    Some(Incoming::NodeClock { node, payload, received }) => self.on_node_clock(&node, &payload, received),
                     None => break,
                 },
                 note = from_boards.recv() => if let Some(note) = note {
@@ -703,10 +726,58 @@ impl Hall {
                 return;
             }
         };
+        // A node that stopped has no clock to compare; its next run's readings start over.
+        if status.state == NodeState::Offline {
+            let change = self.skew.forget(node, self.timebase.now());
+            self.publish_skew(change);
+        }
         let changes = self
             .nodes
             .observe(status, &self.own_boards(), self.timebase.now());
         self.publish_claims(changes);
+    }
+
+    /// This node's clock, for the other nodes to compare (not retained, not in the feed).
+    fn publish_clock(&self) {
+        let node = self.settings.node.to_string();
+        let reading = crate::mqtt::payload::NodeClockPayload {
+            node: node.clone(),
+            at: self.timebase.now(),
+        };
+        if let Ok(payload) = serde_json::to_vec(&reading) {
+            self.publisher
+                .beacon(self.topics.node_clock(&node), payload);
+        }
+    }
+
+    /// Another node's clock reading, `received` by our clock.
+    fn on_node_clock(&mut self, node: &str, payload: &[u8], received: Millis) {
+        let Ok(reading) = serde_json::from_slice::<crate::mqtt::payload::NodeClockPayload>(payload)
+        else {
+            return;
+        };
+        if reading.node != node {
+            return;
+        }
+        let change = self
+            .skew
+            .observe(node, reading.at, received, self.timebase.now());
+        self.publish_skew(change);
+    }
+
+    fn publish_skew(&self, change: Option<skew::SkewChange>) {
+        match change {
+            Some(skew::SkewChange::Raise(alert)) => {
+                tracing::error!("{}", crate::intake::command::log_safe(&alert.message));
+                self.publisher
+                    .json_retained(self.topics.alert(&alert.id), &alert);
+            }
+            Some(skew::SkewChange::Clear(id)) => {
+                tracing::info!(alert = %id, "resolved: the other nodes' clocks are within a second of ours");
+                self.publisher.retained(self.topics.alert(&id), Vec::new());
+            }
+            None => {}
+        }
     }
 
     fn publish_claims(&self, changes: Vec<nodes::ClaimChange>) {
@@ -776,6 +847,14 @@ impl Hall {
         };
         // This node's claim alert from an earlier run that no claim raised again (the
         // other nodes' statuses came first: see the subscriptions in `mqtt::client`).
+        // This node's clock alert from an earlier run: this run judges the clocks afresh
+        // (a window of readings) and raises it again if they still differ.
+        if alert.id == self.skew.alert_id() {
+            tracing::info!(alert = %alert.id, "clock alert from before the restart; cleared until the clocks are compared again");
+            self.publisher
+                .retained(self.topics.alert(&alert.id), Vec::new());
+            return;
+        }
         if self.nodes.is_stale_own(&alert) {
             tracing::info!(alert = %alert.id, "claim alert from before the restart is resolved; cleared");
             self.publisher

@@ -69,6 +69,13 @@ pub enum Incoming {
     /// Another node's retained `node/<node>/status` (issue 23): which boards it claims
     /// while it is online.
     NodeStatus { node: String, payload: Vec<u8> },
+    /// Another node's clock reading (`node/<node>/clock`), and this node's clock when it
+    /// arrived: how far their clocks differ.
+    NodeClock {
+        node: String,
+        payload: Vec<u8>,
+        received: crate::rules::Millis,
+    },
 }
 
 /// Where answers are published (the MQTT publisher; a test's recorder). The intake does not

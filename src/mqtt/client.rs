@@ -43,6 +43,9 @@ pub enum Outgoing {
     Retained { topic: String, payload: Vec<u8> },
     /// Not retained (events, responses).
     Message { topic: String, payload: Vec<u8> },
+    /// Not retained, and dropped while the broker is away: a reading that is only
+    /// true now (a clock), which a late delivery would make false.
+    Beacon { topic: String, payload: Vec<u8> },
     /// Publish the node's `offline` status, disconnect cleanly, then answer.
     Shutdown(oneshot::Sender<()>),
 }
@@ -85,6 +88,12 @@ impl Publisher {
     pub fn message(&self, topic: String, payload: Vec<u8>) {
         self.feed.push(&topic, &payload, false);
         let _ = self.tx.send(Outgoing::Message { topic, payload });
+    }
+
+    /// A message for the other nodes only (a clock reading every second): not in the
+    /// dashboards' feed, which would carry it to every open page.
+    pub fn beacon(&self, topic: String, payload: Vec<u8>) {
+        let _ = self.tx.send(Outgoing::Beacon { topic, payload });
     }
 
     /// What this publisher publishes, as a local stream with its retained snapshot.
@@ -364,6 +373,41 @@ fn refused(count: &mut u64, why: super::foreign::Dropped, board: &str) {
     }
 }
 
+/// A retained topic as the connection task keeps it: in publishing order (`order_key`).
+type Keyed = (u8, String);
+
+/// A copy of one of this node's retained topics, as the broker delivered it: when it is a
+/// live message (not the retained copy our own subscription brings, which the
+/// republication after every connection overwrites anyway) with another payload than
+/// ours, on a topic only we write, ours is published again (`owned`).
+fn correct(
+    retained: &BTreeMap<Keyed, Vec<u8>>,
+    (pending, corrections): (
+        &mut std::collections::BTreeSet<Keyed>,
+        &mut super::owned::Corrections,
+    ),
+    (topics, me, foreign): (&Topics, &str, &super::foreign::Foreign),
+    p: &rumqttc::Publish,
+) {
+    if p.retain || corrections.echo(&p.topic, &p.payload) {
+        return;
+    }
+    let key = order_key(topics, &p.topic);
+    let differs = retained
+        .get(&key)
+        .is_some_and(|mine| mine.as_slice() != p.payload.as_ref());
+    if differs
+        && super::owned::single_writer(topics, me, foreign, &p.topic)
+        && corrections.differs(&p.topic, tokio::time::Instant::now())
+    {
+        tracing::debug!(
+            topic = %crate::intake::command::log_safe(&p.topic),
+            "a copy of our retained topic came back with another payload (a bridge's echo of an older one, or our own overtaken): published ours again"
+        );
+        pending.insert(key);
+    }
+}
+
 /// MQTT 3.1.1 (2.2.3): the largest remaining length a packet can have.
 const MQTT_MAX_REMAINING_LENGTH: usize = 268_435_455;
 
@@ -437,15 +481,22 @@ async fn run(
     let mut dropped: u64 = 0;
     let mut connected = false;
     let mut shutting_down: Option<oneshot::Sender<()>> = None;
+    // Copies of this node's own topics that came back different (`owned`): republished.
+    let mut corrections = super::owned::Corrections::default();
+    let me = node.topic_node(&topics).to_string();
     let mut tick = tokio::time::interval(Duration::from_millis(20));
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
         tokio::select! {
-            _ = tick.tick(), if connected && (!pending.is_empty() || !queued.is_empty()) => {
+            _ = tick.tick(), if connected && (!pending.is_empty() || !queued.is_empty() || corrections.waiting()) => {
+                for topic in corrections.due(tokio::time::Instant::now()) {
+                    pending.insert(order_key(&topics, &topic));
+                }
                 // Retained first (they are state), then the messages in their order; stop
                 // at the first refusal: the channel is still full.
                 while let Some(key) = pending.first().cloned() {
                     let payload = retained.get(&key).cloned().unwrap_or_default();
+                    corrections.sent(&key.1, &payload);
                     if client.try_publish(key.1.clone(), QoS::AtLeastOnce, true, payload).is_err() {
                         break;
                     }
@@ -473,6 +524,9 @@ async fn run(
                         let key = order_key(&topics, &topic);
                         retained.insert(key.clone(), payload.clone());
                         // Offline: the map holds it and the reconnection republishes it.
+                        if connected && pending.is_empty() {
+                            corrections.sent(&topic, &payload);
+                        }
                         if connected
                             && (!pending.is_empty()
                                 || client.try_publish(topic, QoS::AtLeastOnce, true, payload).is_err())
@@ -496,6 +550,12 @@ async fn run(
                             }
                         }
                         queued.push_back((topic, payload));
+                    }
+                    Outgoing::Beacon { topic, payload } => {
+                        // Behind queued messages it would arrive late: dropped, as offline.
+                        if connected && queued.is_empty() {
+                            let _ = client.try_publish(topic, QoS::AtLeastOnce, false, payload);
+                        }
                     }
                     Outgoing::Shutdown(done) => {
                         if connected {
@@ -526,6 +586,10 @@ async fn run(
                     // Before the alerts: the retained statuses of the other nodes come
                     // first, so claims stand again before our retained alerts are judged.
                     let _ = client.try_subscribe(topics.node_status_filter(), QoS::AtLeastOnce);
+                    // Our own info, to see a stale copy of it (the statuses come above).
+                    let _ = client.try_subscribe(topics.node_info(&me), QoS::AtLeastOnce);
+                    // The other nodes' clocks, to compare with ours.
+                    let _ = client.try_subscribe(topics.node_clock_filter(), QoS::AtLeastOnce);
                     // The other nodes' boards, for this dashboard (after the statuses, so a
                     // dead node's retained `online` is read as the `offline` it is).
                     for kind in BoardTopic::ALL {
@@ -535,7 +599,9 @@ async fn run(
                     // left are rebuilt or cleared (a restart changes nothing a dashboard sees).
                     let _ = client.try_subscribe(topics.alert("+"), QoS::AtLeastOnce);
                     pending.clear();
+                    corrections.reconnected();
                     for (key, payload) in &retained {
+                        corrections.sent(&key.1, payload);
                         if client.try_publish(key.1.clone(), QoS::AtLeastOnce, true, payload.clone()).is_err() {
                             pending.insert(key.clone());
                         }
@@ -571,6 +637,7 @@ async fn run(
                     if !payload.is_empty() || retained.contains_key(&order_key(&topics, &alert_topic)) {
                         retained.insert(order_key(&topics, &alert_topic), payload.clone());
                         feed.push(&alert_topic, &payload, true);
+                        corrections.sent(&alert_topic, &payload);
                         let _ = client.try_publish(alert_topic, QoS::AtLeastOnce, true, payload);
                     }
                 }
@@ -586,6 +653,30 @@ async fn run(
                             break;
                         }
                     }
+                    if ours && shutting_down.is_none() {
+                        correct(&retained, (&mut pending, &mut corrections), (&topics, &me, &foreign), &p);
+                    }
+                }
+                Ok(Event::Incoming(Packet::Publish(p)))
+                    if topics.node_of_clock_topic(&p.topic).is_some() =>
+                {
+                    // Read at once: the time it waits in our queues would count as latency.
+                    let received = timebase.now();
+                    let other = topics
+                        .node_of_clock_topic(&p.topic)
+                        .filter(|n| *n != me && !p.retain && p.payload.len() <= 1024)
+                        .map(str::to_string);
+                    if let Some(node) = other {
+                        let msg = Incoming::NodeClock { node, payload: p.payload.to_vec(), received };
+                        // Never wait for the coordinator for a clock reading: the next one
+                        // comes in a second.
+                        let _ = incoming.try_send(msg);
+                    }
+                }
+                Ok(Event::Incoming(Packet::Publish(p))) if p.topic == topics.node_info(&me) => {
+                    if shutting_down.is_none() {
+                        correct(&retained, (&mut pending, &mut corrections), (&topics, &me, &foreign), &p);
+                    }
                 }
                 Ok(Event::Incoming(Packet::Publish(p)))
                     if topics.node_of_status_topic(&p.topic).is_some() =>
@@ -596,6 +687,10 @@ async fn run(
                         .node_of_status_topic(&p.topic)
                         .filter(|n| *n != node.topic_node(&topics))
                         .map(str::to_string);
+                    // Ours: not while stopping (our `offline` comes back then).
+                    if other.is_none() && shutting_down.is_none() {
+                        correct(&retained, (&mut pending, &mut corrections), (&topics, &me, &foreign), &p);
+                    }
                     if let Some(other) = other {
                         mirror_status((&mut foreign, &feed, &topics), &other, &p.topic, &p.payload);
                         let msg = Incoming::NodeStatus { node: other, payload: p.payload.to_vec() };
@@ -611,6 +706,9 @@ async fn run(
                     // owner is the one writer). Ours coming back from the broker is not news,
                     // nor is a live copy of what we published (retain flag cleared).
                     let ours = retained.contains_key(&order_key(&topics, &p.topic));
+                    if ours && shutting_down.is_none() {
+                        correct(&retained, (&mut pending, &mut corrections), (&topics, &me, &foreign), &p);
+                    }
                     if let Some((board, kind)) = topics.board_topic(&p.topic).filter(|_| !ours) {
                         match foreign.board_message(board, kind, &p.payload) {
                             Ok(Some(m)) => feed.push(&p.topic, &m.payload, true),

@@ -75,6 +75,18 @@ impl Foreign {
         self.own.contains(board)
     }
 
+    /// This node's boards.
+    pub fn own(&self) -> impl Iterator<Item = &str> {
+        self.own.iter().map(String::as_str)
+    }
+
+    /// Whether an online peer lists `board` too (a board claimed twice: two writers).
+    pub fn claimed_by_peer(&self, board: &str) -> bool {
+        self.peers
+            .values()
+            .any(|p| p.state == NodeState::Online && p.boards.iter().any(|b| b == board))
+    }
+
     /// Whether the node that lists `board` is offline (and no online node lists it).
     fn owner_offline(&self, board: &str) -> bool {
         let mut listed = self

@@ -4,6 +4,7 @@
 pub mod client;
 pub mod feed;
 pub mod foreign;
+pub mod owned;
 pub mod payload;
 
 pub use client::{MqttSettings, Publisher};

@@ -47,6 +47,22 @@ impl Topics {
         format!("{}/node/{node}/info", self.base)
     }
 
+    /// A node's clock reading, not retained (issue 23: clocks more than a second apart).
+    pub fn node_clock(&self, node: &str) -> String {
+        format!("{}/node/{node}/clock", self.base)
+    }
+
+    /// Every node's clock reading.
+    pub fn node_clock_filter(&self) -> String {
+        format!("{}/node/+/clock", self.base)
+    }
+
+    /// The node a `node/<node>/clock` topic is of.
+    pub fn node_of_clock_topic<'a>(&self, topic: &'a str) -> Option<&'a str> {
+        let rest = topic.strip_prefix(&self.base)?.strip_prefix("/node/")?;
+        rest.strip_suffix("/clock").filter(|n| !n.contains('/'))
+    }
+
     /// Every node's status, for the claims of board ids across the hall.
     pub fn node_status_filter(&self) -> String {
         format!("{}/node/+/status", self.base)
@@ -471,6 +487,15 @@ impl NodeStatusPayload {
 pub enum NodeState {
     Online,
     Offline,
+}
+
+/// `node/<node>/clock`, not retained: the node's clock as it sends this, once a heartbeat
+/// (every second), for the other nodes to compare with theirs.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct NodeClockPayload {
+    pub node: String,
+    /// The node's clock (epoch ms) when it published this.
+    pub at: Millis,
 }
 
 /// `node/<node>/info`, retained: the boards one node serves, each as `info` has it.

@@ -123,18 +123,31 @@ pub fn free_port() -> u16 {
 pub struct Broker {
     pub port: u16,
     dir: PathBuf,
+    /// Lines added to the configuration (a bridge), kept for a restart.
+    extra: String,
     child: Option<Child>,
 }
 
 impl Broker {
     pub async fn start(name: &str) -> Broker {
+        Self::start_with(name, "").await
+    }
+
+    /// A Mosquitto with `extra` lines in its configuration (a bridge to another one).
+    pub async fn start_with(name: &str, extra: &str) -> Broker {
         let mut b = Broker {
             port: free_port(),
             dir: scratch_dir(&format!("mosquitto-{name}")),
+            extra: extra.to_string(),
             child: None,
         };
         b.launch().await;
         b
+    }
+
+    /// Start it again on its port after a `kill` (the end of an outage).
+    pub async fn start_again(&mut self) {
+        self.launch().await;
     }
 
     async fn launch(&mut self) {
@@ -142,8 +155,8 @@ impl Broker {
         std::fs::write(
             &conf,
             format!(
-                "listener {} 127.0.0.1\nallow_anonymous true\npersistence false\n",
-                self.port
+                "listener {} 127.0.0.1\nallow_anonymous true\npersistence false\n{}",
+                self.port, self.extra
             ),
         )
         .expect("write mosquitto.conf");
