@@ -164,6 +164,7 @@ mod tests {
             boards: vec!["b2".into(), "b3".into()],
             version: "0".into(),
             boot: Millis(1),
+            defaults: None,
         };
         let _ = f.peer_status(peer);
         f
