@@ -524,6 +524,7 @@ impl Game {
             I::Press { side, mv } => self.decide_press(*side, mv.as_deref(), now),
             I::PlayerPause { side } => self.decide_player_pause(*side, now),
             I::ClockReading { white, black } => Ok(self.decide_reading(*white, *black, now)),
+            I::ClockTimes { white, black } => Ok(self.decide_clock_times(*white, *black, now)),
             I::Present { side, arbiter } => Ok(self.decide_present(*side, arbiter, now)),
             I::Pause { arbiter, reason } => self.decide_pause(arbiter, reason, now),
             I::Resume { arbiter } => self.decide_resume(arbiter, now),
