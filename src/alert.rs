@@ -54,6 +54,19 @@ pub enum AlertKind {
     /// a low percentage (FIDE C.02 (f), C.02.03 3.1.2): at set-up as during a game,
     /// cleared when the batteries are changed.
     LowBattery,
+    /// Observe mode: the hand-set clock adds another increment per move than the round's
+    /// control declares.
+    ClockIncrement,
+    /// Observe mode: the hand-set clock's time went up without a press, or fell faster
+    /// than time passed (set by hand, or a fault).
+    ClockJump,
+    /// Observe mode: the hand-set clock is not running while the game is.
+    ClockStopped,
+    /// Observe mode: the hand-set clock shows a flag; the 6.9 verdict waits for the
+    /// arbiter's confirmation (claim mode).
+    ClockFlag,
+    /// Observe mode: the clock was pressed more often than the board shows moves.
+    ClockPresses,
 }
 
 impl AlertKind {
@@ -78,6 +91,11 @@ impl AlertKind {
             AlertKind::BroadcastPush => "broadcast-push",
             AlertKind::BoardClaimedTwice => "claimed-twice",
             AlertKind::LowBattery => "low-battery",
+            AlertKind::ClockIncrement => "clock-increment",
+            AlertKind::ClockJump => "clock-jump",
+            AlertKind::ClockStopped => "clock-stopped",
+            AlertKind::ClockFlag => "clock-flag",
+            AlertKind::ClockPresses => "clock-presses",
         }
     }
 }

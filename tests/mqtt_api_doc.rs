@@ -521,6 +521,13 @@ fn all_events() -> Vec<Event> {
             at: T0,
             arbiter: s(),
         },
+        Event::ClockTimesAdopted {
+            at: T0,
+            white_ms: Millis(1),
+            black_ms: Millis(2),
+            reckoned_white_ms: Millis(3),
+            reckoned_black_ms: Millis(4),
+        },
     ];
     covers_every_variant(
         &events,
@@ -561,8 +568,9 @@ fn all_events() -> Vec<Event> {
             Event::TimeCorrected { .. } => 33,
             Event::ResultAwaitsEnvelope { .. } => 34,
             Event::DiscrepancyAcknowledged { .. } => 35,
+            Event::ClockTimesAdopted { .. } => 36,
         },
-        36,
+        37,
     );
     events
 }
@@ -808,6 +816,11 @@ fn all_alert_kinds() -> Vec<AlertKind> {
         AlertKind::BroadcastPush,
         AlertKind::BoardClaimedTwice,
         AlertKind::LowBattery,
+        AlertKind::ClockIncrement,
+        AlertKind::ClockJump,
+        AlertKind::ClockStopped,
+        AlertKind::ClockFlag,
+        AlertKind::ClockPresses,
     ];
     covers_every_variant(
         &kinds,
@@ -831,8 +844,13 @@ fn all_alert_kinds() -> Vec<AlertKind> {
             AlertKind::BroadcastPush => 16,
             AlertKind::BoardClaimedTwice => 17,
             AlertKind::LowBattery => 18,
+            AlertKind::ClockIncrement => 19,
+            AlertKind::ClockJump => 20,
+            AlertKind::ClockStopped => 21,
+            AlertKind::ClockFlag => 22,
+            AlertKind::ClockPresses => 23,
         },
-        19,
+        24,
     );
     kinds
 }

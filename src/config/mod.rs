@@ -207,6 +207,34 @@ pub struct EventDefaults {
     pub clock: ClockOptions,
     /// A clock reading further than this from the daemon's reckoning raises an alert (6.10).
     pub discrepancy_margin: Millis,
+    /// Whether the daemon drives the boards' clocks or only reads them (a board's own
+    /// `mode` overrides it).
+    pub mode: BoardMode,
+}
+
+/// How the daemon treats a board's clock (issue 24, docs/OPERATIONS.md).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum BoardMode {
+    /// The daemon sets and runs the clock; its reckoning is the official time.
+    #[default]
+    Control,
+    /// The arbiters set the clock by hand; the daemon never sends it a command and takes
+    /// its times as the official ones, reporting what does not add up.
+    Observe,
+}
+
+impl BoardMode {
+    pub fn name(self) -> &'static str {
+        name_of_mode(self)
+    }
+}
+
+fn name_of_mode(mode: BoardMode) -> &'static str {
+    MODES
+        .iter()
+        .find(|(_, m)| *m == mode)
+        .map_or("control", |(n, _)| n)
 }
 
 impl Default for EventDefaults {
@@ -219,6 +247,7 @@ impl Default for EventDefaults {
             pauses_extend_default_time: false,
             clock: ClockOptions::default(),
             discrepancy_margin: Millis::from_secs(2),
+            mode: BoardMode::Control,
         }
     }
 }
@@ -342,6 +371,8 @@ pub struct BoardConfig {
     /// The tournament board number played here (TRF rounds); `None`: the previous
     /// entry's number + 1 (the first entry: 1). See [`board_numbers`].
     pub number: Option<u32>,
+    /// `None`: `[defaults] mode`.
+    pub mode: Option<BoardMode>,
 }
 
 /// The tournament board number of each `[[boards]]` entry, in file order: its `number`,
@@ -552,6 +583,10 @@ const DELAY_DISPLAYS: &[(&str, DelayDisplay)] = &[
     ("bronstein", DelayDisplay::Bronstein),
 ];
 const SIDES: &[(&str, Side)] = &[("left", Side::Left), ("right", Side::Right)];
+pub(crate) const MODES: &[(&str, BoardMode)] = &[
+    ("control", BoardMode::Control),
+    ("observe", BoardMode::Observe),
+];
 
 /// What a config duration was not.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -690,6 +725,7 @@ mod tests {
         check(INCREMENT_CREDITS);
         check(DELAY_DISPLAYS);
         check(SIDES);
+        check(MODES);
     }
 
     #[test]

@@ -149,6 +149,7 @@ fn hall_config(opts: &DemoOptions, host: &str, port: u16, sim: &Sim) -> Config {
             port: b.path().to_path_buf(),
             white: Side::Left,
             number: None,
+            mode: None,
         })
         .collect();
     config

@@ -48,6 +48,8 @@ pub struct BoardSettings {
     pub white: Side,
     /// The tournament board number played here (rounds started from a TRF).
     pub number: u32,
+    /// Whether the daemon drives this board's clock or only reads it.
+    pub mode: crate::config::BoardMode,
 }
 
 /// The event's defaults for games (overridable per round): the configuration's
@@ -415,6 +417,7 @@ impl Hall {
             recovered,
             seq,
             feed: self.broadcast.clone(),
+            mode: b.mode,
         };
         let actor = tokio::spawn(board::run(parts));
         self.boards.insert(

@@ -9,7 +9,8 @@ impl BoardActor {
     /// Program the clock with the official times (DESIGN.md §3): SETNRUN (+END by the
     /// link) with the times the core computed, then a short text when there is one.
     pub(super) async fn program_clock(&mut self, text: Option<&str>) {
-        if self.hold_clock {
+        // A hand-set clock is never sent a command: the arbiters set it (observe mode).
+        if self.hold_clock || self.observing() {
             return;
         }
         let Some(slot) = &self.slot else { return };
@@ -137,7 +138,7 @@ impl BoardActor {
 
     /// A lever press: the lever went down on the presser's side, so the side now high
     /// is the opponent's (dgt-protocol.md §6).
-    pub(super) async fn on_lever(&mut self, high: ClockSide, _reading: ClockTime) {
+    pub(super) async fn on_lever(&mut self, high: ClockSide, reading: ClockTime) {
         self.display_synced = false;
         let standing = self
             .slot
@@ -173,7 +174,12 @@ impl BoardActor {
             mv: mv.clone(),
         };
         match self.decide(press).await {
-            Ok(()) => self.clear(AlertKind::MoveRejected),
+            Ok(()) => {
+                self.clear(AlertKind::MoveRejected);
+                if self.observing() {
+                    self.observe_press(reading).await;
+                }
+            }
             // The move was made on the board just before the order to seal and pressed
             // after it: the rules make it the sealed move (I.1.1). Seal it, then this
             // press stops the clock, as the sealer's press does.
@@ -376,6 +382,9 @@ impl BoardActor {
         }
         if self.reconcile {
             return self.reconcile_after_outage(reading).await;
+        }
+        if self.observing() {
+            return self.observe_reading(reading).await;
         }
         if !self.display_synced || self.hold_clock {
             return;

@@ -8,6 +8,7 @@ pub mod display;
 pub mod eboard;
 mod hardware;
 pub mod lever;
+pub mod observe;
 mod publish;
 mod seal;
 
@@ -16,6 +17,7 @@ use std::time::Duration;
 
 use tokio::sync::{Semaphore, mpsc, oneshot};
 
+use crate::config::BoardMode;
 use crate::custody::{Custody, Secret};
 use crate::dgt::{BoardEvent, ClockButton, ClockSide, ClockTime};
 use crate::intake::input::BoardAct;
@@ -25,7 +27,7 @@ use crate::mqtt::payload::{
     AlertKind, AlertPayload, EventPayload, OFFLINE, ONLINE, Severity, StatePayload, Topics,
 };
 use crate::rules::adjournment::{EnvelopeStatus, Stage};
-use crate::rules::game::{Event, Game, Input, Phase, Rejection, describe_result};
+use crate::rules::game::{Event, FlagMode, Game, Input, Phase, Rejection, describe_result};
 use crate::rules::placement::Placement;
 use crate::rules::{Color, Millis};
 use crate::store::{JournalHandle, Record};
@@ -154,6 +156,8 @@ pub struct BoardParts {
     pub seq: u64,
     /// The broadcast feed, given each game where `board/<b>/pgn` is published.
     pub feed: crate::broadcast::FeedWriter,
+    /// Whether the daemon drives the clock or only reads it (issue 24).
+    pub mode: BoardMode,
 }
 
 struct BoardActor {
@@ -208,6 +212,10 @@ struct BoardActor {
     /// The clock's reading after an outage could not be explained (several presses):
     /// its times are kept on the display, not overwritten, until the arbiter acts.
     hold_clock: bool,
+    /// Control or observe; changed by the arbiter between games (`set_mode`).
+    mode: BoardMode,
+    /// Observe mode: the clock's last reading, for what the next one is compared with.
+    observed: observe::Observed,
 }
 
 /// Run a board actor until the hall drops its inbox.
@@ -229,6 +237,7 @@ pub async fn run(parts: BoardParts) {
         recovered,
         seq,
         feed,
+        mode,
     } = parts;
     let mut a = BoardActor {
         alerts: Alerts::new(&id),
@@ -259,6 +268,8 @@ pub async fn run(parts: BoardParts) {
         identity_pending: false,
         lever: Lever::default(),
         hold_clock: false,
+        mode,
+        observed: observe::Observed::default(),
     };
     a.publish_availability();
     a.publish_state();
@@ -412,13 +423,16 @@ impl BoardActor {
                         ] {
                             self.clear(kind);
                         }
-                        let _ = self
-                            .link
-                            .send(LinkCommand::Text {
-                                text: "MOVED".into(),
-                                beep: false,
-                            })
-                            .await;
+                        // A hand-set clock is never sent anything (observe mode).
+                        if !self.observing() {
+                            let _ = self
+                                .link
+                                .send(LinkCommand::Text {
+                                    text: "MOVED".into(),
+                                    beep: false,
+                                })
+                                .await;
+                        }
                         Ok(slot)
                     }
                     other => {
@@ -519,13 +533,25 @@ impl BoardActor {
             .map(|s| s.round.unwrap_or(0))
     }
 
-    async fn start_game(&mut self, slot: GameSlot) -> Result<(), Refusal> {
+    async fn start_game(&mut self, mut slot: GameSlot) -> Result<(), Refusal> {
         if let Some(round) = self.busy() {
             return Err(Refusal::BoardBusy {
                 board: self.id.clone(),
                 round,
             });
         }
+        // Observe mode forces claim mode (docs/RULES-COVERAGE.md): the software cannot
+        // know the clock was set right, so a flag on a hand-set clock is a verdict the
+        // arbiter confirms, never a result typed in by whoever set the clock.
+        if self.observing() && slot.game.setup().flag_mode != FlagMode::Claim {
+            let mut setup = slot.game.setup().clone();
+            setup.flag_mode = FlagMode::Claim;
+            // The same setup but the flag mode: it was valid, so it still is.
+            if let Ok(game) = Game::new(setup) {
+                slot.game = game;
+            }
+        }
+        self.observed = observe::Observed::default();
         let created = Record::GameCreated {
             board: self.id.clone(),
             game: slot.id,
