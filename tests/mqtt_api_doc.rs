@@ -687,6 +687,7 @@ fn all_board_actions() -> Vec<BoardAction> {
         board(json!({"action": "envelope_lost"})),
         board(json!({"action": "correct_time", "side": "white", "remaining_ms": 1})),
         board(json!({"action": "acknowledge_alert", "alert": "clock_discrepancy"})),
+        board(json!({"action": "set_mode", "mode": "observe"})),
     ]);
     covers_every_variant(
         &actions,
@@ -716,8 +717,9 @@ fn all_board_actions() -> Vec<BoardAction> {
             BoardAction::EnvelopeLost {} => 22,
             BoardAction::CorrectTime { .. } => 23,
             BoardAction::AcknowledgeAlert { .. } => 24,
+            BoardAction::SetMode { .. } => 25,
         },
-        25,
+        26,
     );
     actions
 }

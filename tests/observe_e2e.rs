@@ -391,3 +391,80 @@ async fn presses_the_board_does_not_explain_are_an_alert() {
     let _ = now_ms();
     rig.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_mode_is_switched_between_games_and_refused_during_one() {
+    let mut rig = rig("observe-switch", 1, 0).await;
+    let b = board_id(1);
+    round(&mut rig, 1, "300").await;
+    play(&mut rig, 1, "e2e4", 0).await;
+    let r = rig
+        .board_command(&b, json!({"action": "set_mode", "mode": "observe"}))
+        .await;
+    assert_eq!(r["status"], "error", "{r}");
+    assert_eq!(r["error"], "board_busy", "{r}");
+    assert_eq!(
+        r["reason"], "board board-001 has an unfinished game (round 1); finish it first",
+        "{r}"
+    );
+    assert_eq!(rig.watcher.latest_state(&b).get("observed"), None);
+    let r = rig
+        .board_command(
+            &b,
+            json!({"action": "set_result", "result": "agreed_draw", "reason": "agreed"}),
+        )
+        .await;
+    assert_eq!(r["status"], "ok", "{r}");
+    rig.watcher.event(&b, "game_ended").await;
+    let r = rig
+        .board_command(&b, json!({"action": "set_mode", "mode": "observe"}))
+        .await;
+    assert_eq!(r["status"], "ok", "{r}");
+    rig.watcher
+        .state(&b, "observed after the switch", |s| s["observed"] == true)
+        .await;
+    // The next game is observed: its clock is never commanded. The pieces go back.
+    rig.sim
+        .board(1)
+        .play_move("e4e2")
+        .expect("the pawn goes back");
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let before = clock_commands(&rig, 1);
+    rig.sim.board(1).set_clock(
+        Duration::from_secs(300),
+        Duration::from_secs(300),
+        Duration::ZERO,
+        Run::Paused,
+    );
+    let r = rig
+        .hall_command(json!({
+            "action": "start_round", "round": 2, "time_control": "300",
+            "start": now_ms(), "pairings": [{"board": b, "white": "W", "black": "B"}],
+        }))
+        .await;
+    assert_eq!(r["status"], "ok", "{r}");
+    rig.watcher.event(&b, "clock_started").await;
+    rig.sim.board(1).set_clock(
+        Duration::from_secs(300),
+        Duration::from_secs(300),
+        Duration::ZERO,
+        Run::Left,
+    );
+    play(&mut rig, 1, "e2e4", 0).await;
+    rig.watcher
+        .state(&b, "round 2 observed", |s| {
+            s["round"] == 2 && s["observed"] == true && s["white"]["moves"] == 1
+        })
+        .await;
+    assert_eq!(
+        clock_commands(&rig, 1),
+        before,
+        "the observed clock was commanded"
+    );
+    // And back to control between games.
+    let r = rig
+        .board_command(&b, json!({"action": "set_mode", "mode": "control"}))
+        .await;
+    assert_eq!(r["error"], "board_busy", "{r}");
+    rig.stop().await;
+}

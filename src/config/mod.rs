@@ -212,30 +212,7 @@ pub struct EventDefaults {
     pub mode: BoardMode,
 }
 
-/// How the daemon treats a board's clock (issue 24, docs/OPERATIONS.md).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum BoardMode {
-    /// The daemon sets and runs the clock; its reckoning is the official time.
-    #[default]
-    Control,
-    /// The arbiters set the clock by hand; the daemon never sends it a command and takes
-    /// its times as the official ones, reporting what does not add up.
-    Observe,
-}
-
-impl BoardMode {
-    pub fn name(self) -> &'static str {
-        name_of_mode(self)
-    }
-}
-
-fn name_of_mode(mode: BoardMode) -> &'static str {
-    MODES
-        .iter()
-        .find(|(_, m)| *m == mode)
-        .map_or("control", |(n, _)| n)
-}
+pub use crate::mode::BoardMode;
 
 impl Default for EventDefaults {
     fn default() -> Self {

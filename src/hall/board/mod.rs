@@ -588,6 +588,25 @@ impl BoardActor {
         Ok(())
     }
 
+    /// Control or observe the clock: between games only. Mid-game the official time
+    /// would change hands (the daemon's reckoning or the hand-set clock) with nobody
+    /// having set the other one for this game.
+    async fn set_mode(&mut self, mode: BoardMode, arbiter: &str) -> Result<(), Refusal> {
+        if let Some(round) = self.busy() {
+            return Err(Refusal::BoardBusy {
+                board: self.id.clone(),
+                round,
+            });
+        }
+        if mode != self.mode {
+            tracing::info!(board = %self.id, mode = mode.name(), arbiter = %crate::intake::command::log_safe(arbiter), "board mode switched");
+        }
+        self.mode = mode;
+        self.observed = observe::Observed::default();
+        self.publish_state();
+        Ok(())
+    }
+
     async fn on_act(&mut self, act: BoardAct) -> Result<(), Refusal> {
         let input = match act {
             BoardAct::SwapSides { arbiter } => {
@@ -603,6 +622,7 @@ impl BoardActor {
                 counter,
             } => return self.seal_secret(side, text, false, counter).await,
             BoardAct::OpenEnvelope { arbiter } => return self.open_envelope(arbiter).await,
+            BoardAct::SetMode { mode, arbiter } => return self.set_mode(mode, &arbiter).await,
             BoardAct::Rules(input) => input,
         };
         let r = self.decide(input).await;
