@@ -468,3 +468,40 @@ async fn the_mode_is_switched_between_games_and_refused_during_one() {
     assert_eq!(r["error"], "board_busy", "{r}");
     rig.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rule_6_6_on_an_observed_board_default_time_runs_from_the_rounds_start_and_the_first_press_is_presence()
+ {
+    let defaults = GameDefaults {
+        default_time: hallclock::rules::Millis::from_secs(3),
+        ..GameDefaults::default()
+    };
+    let mut rig = Rig::start_sim(
+        "observe-default",
+        1,
+        defaults,
+        |_| {},
+        |s| {
+            s.boards[0].mode = BoardMode::Observe;
+        },
+    )
+    .await;
+    let b = board_id(1);
+    round(&mut rig, 1, "300").await;
+    rig.sim.board(1).set_clock(
+        Duration::from_secs(300),
+        Duration::from_secs(300),
+        Duration::ZERO,
+        Run::Left,
+    );
+    // White's first press is White's presence; Black never comes.
+    play(&mut rig, 1, "e2e4", 0).await;
+    let present = rig.watcher.event(&b, "player_present").await;
+    assert_eq!(present["side"], "white", "{present}");
+    let passed = rig.watcher.event(&b, "default_time_passed").await;
+    assert_eq!(passed["absent"], json!(["black"]), "{passed}");
+    let ended = rig.watcher.event(&b, "game_ended").await;
+    assert_eq!(ended["score"], "1-0", "{ended}");
+    assert_eq!(clock_commands(&rig, 1), 0);
+    rig.stop().await;
+}

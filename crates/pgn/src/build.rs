@@ -662,6 +662,10 @@ impl Builder {
             tags.push(("Board".into(), b.to_string()));
         }
         tags.push(("TimeControl".into(), pgn_time_control(&setup.tc)));
+        // Observe mode: the clocks below were set by hand and read, not run by hallclock.
+        if setup.observed {
+            tags.push(("ClockMode".into(), "observe".into()));
+        }
         if let Some(black) = setup.tc_black.as_ref().filter(|b| **b != setup.tc) {
             tags.push(("WhiteTimeControl".into(), pgn_time_control(&setup.tc)));
             tags.push(("BlackTimeControl".into(), pgn_time_control(black)));

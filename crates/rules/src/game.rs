@@ -153,7 +153,12 @@ pub fn parse_move(pos: &Chess, text: &str) -> Result<Move, MoveError> {
 
 impl Game {
     /// A scheduled game, not started. Validates the setup.
-    pub fn new(setup: Setup) -> Result<Game, SetupError> {
+    pub fn new(mut setup: Setup) -> Result<Game, SetupError> {
+        // A hand-set clock's flag is a verdict the arbiter confirms: a typo in the time
+        // set by hand must not decide a game by itself (docs/RULES-COVERAGE.md).
+        if setup.observed {
+            setup.flag_mode = FlagMode::Claim;
+        }
         let periods_of = |tc: &TimeControl, color| {
             tc.periods()
                 .map(<[Period]>::to_vec)

@@ -2050,3 +2050,28 @@ fn rule_6_10_observed_clock_is_not_read_before_the_start_or_after_the_result() {
     );
     assert!(d.input(shown(100, 100), at(6.0)).is_empty());
 }
+
+#[test]
+fn rule_6_8_an_observed_game_claims_its_flags_whatever_the_setup_says() {
+    let mut s = setup("60");
+    s.flag_mode = FlagMode::Auto;
+    s.observed = true;
+    let mut d = Driver::started(s);
+    assert_eq!(d.game.setup().flag_mode, FlagMode::Claim);
+    let e = d.input(shown(0, 60), at(30.0));
+    assert!(matches!(e[..], [Event::ClockTimesAdopted { .. }]), "{e:?}");
+    let e = d.input(shown(0, 60), at(31.0));
+    assert!(
+        e.iter().any(|e| matches!(e, Event::ResultPending { .. })),
+        "{e:?}"
+    );
+    assert_eq!(d.game.result(), None, "the arbiter confirms");
+    let e = d.input(
+        Input::ConfirmFlag {
+            arbiter: "IA".into(),
+        },
+        at(40.0),
+    );
+    assert!(matches!(e[..], [Event::GameEnded { .. }]), "{e:?}");
+    assert_eq!(d.result().map(|r| r.0), Some(Score::BlackWins));
+}

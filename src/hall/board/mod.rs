@@ -27,7 +27,7 @@ use crate::mqtt::payload::{
     AlertKind, AlertPayload, EventPayload, OFFLINE, ONLINE, Severity, StatePayload, Topics,
 };
 use crate::rules::adjournment::{EnvelopeStatus, Stage};
-use crate::rules::game::{Event, FlagMode, Game, Input, Phase, Rejection, describe_result};
+use crate::rules::game::{Event, Game, Input, Phase, Rejection, describe_result};
 use crate::rules::placement::Placement;
 use crate::rules::{Color, Millis};
 use crate::store::{JournalHandle, Record};
@@ -239,6 +239,13 @@ pub async fn run(parts: BoardParts) {
         feed,
         mode,
     } = parts;
+    // An unfinished game goes on in the mode it was started in, whatever the
+    // configuration says now: the official time cannot change hands mid-game.
+    let mode = match &recovered {
+        Some(s) if s.game.result().is_none() && s.game.setup().observed => BoardMode::Observe,
+        Some(s) if s.game.result().is_none() => BoardMode::Control,
+        _ => mode,
+    };
     let mut a = BoardActor {
         alerts: Alerts::new(&id),
         id,
@@ -465,6 +472,13 @@ impl BoardActor {
                         reason: e.to_string(),
                     })
                 } else {
+                    // A game that moves keeps its mode (6.10: another clock, set as the
+                    // game was played).
+                    self.mode = if slot.game.setup().observed {
+                        BoardMode::Observe
+                    } else {
+                        BoardMode::Control
+                    };
                     self.slot = Some(*slot);
                     self.new_game_on_board().await;
                     match input {
@@ -540,13 +554,12 @@ impl BoardActor {
                 round,
             });
         }
-        // Observe mode forces claim mode (docs/RULES-COVERAGE.md): the software cannot
-        // know the clock was set right, so a flag on a hand-set clock is a verdict the
-        // arbiter confirms, never a result typed in by whoever set the clock.
-        if self.observing() && slot.game.setup().flag_mode != FlagMode::Claim {
+        // The game is played in the board's mode, and keeps it (its setup is journaled):
+        // an observed game's core forces claim mode (docs/RULES-COVERAGE.md).
+        if slot.game.setup().observed != self.observing() {
             let mut setup = slot.game.setup().clone();
-            setup.flag_mode = FlagMode::Claim;
-            // The same setup but the flag mode: it was valid, so it still is.
+            setup.observed = self.observing();
+            // The same setup but the mode: it was valid, so it still is.
             if let Ok(game) = Game::new(setup) {
                 slot.game = game;
             }
