@@ -99,16 +99,32 @@ pub fn increment(
     (secs != round).then_some((secs.max(0), round))
 }
 
+/// The name the game's pause and resume go under when the hand-set clock stops and runs
+/// again: no arbiter acted, the clock did (6.12a's events name who stopped the clocks).
+pub const CLOCK: &str = "the hand-set clock";
+
 /// What the driver remembers between readings.
 #[derive(Debug, Default)]
 pub struct Observed {
     /// The last reading, or the clock's times right after the last press.
     pub last: Option<Reading>,
+    /// The `clock_flag` alert carries the flag's 6.9 verdict.
+    pub verdict_said: bool,
 }
 
 impl BoardActor {
     pub(super) fn observing(&self) -> bool {
         self.mode == BoardMode::Observe
+    }
+
+    /// Paused because the hand-set clock stood still (not by an arbiter or a player).
+    fn paused_by_the_clock(&self) -> bool {
+        self.slot.as_ref().is_some_and(|s| {
+            matches!(
+                s.game.phase(),
+                Phase::Paused(crate::rules::game::PausedBy::Arbiter { arbiter, .. }) if arbiter == CLOCK
+            )
+        })
     }
 
     /// A reading of the hand-set clock: reconcile it with what came before, then take its
@@ -117,6 +133,15 @@ impl BoardActor {
         let now = self.now();
         let reading = Reading::of(&clock, self.placement, now);
         let previous = self.observed.last.replace(reading);
+        if reading.running && self.paused_by_the_clock() {
+            // The hand-set clock runs again: so does the game, from the clock's times.
+            let resume = Input::Resume {
+                arbiter: CLOCK.into(),
+            };
+            if let Err(r) = self.decide_at(resume, now).await {
+                tracing::info!(board = %self.id, reason = %r, "the hand-set clock runs again; the game stays paused");
+            }
+        }
         if !self.running_game() {
             return;
         }
@@ -130,9 +155,7 @@ impl BoardActor {
             || reading.white == Millis::ZERO
             || reading.black == Millis::ZERO;
         if !reading.running && !flagged {
-            // Its times stand still: taken once it runs again (one adoption per stop,
-            // not one a second), with the time it stood in the difference.
-            return self.raise(
+            self.raise(
                 AlertKind::ClockStopped,
                 Severity::Warning,
                 format!(
@@ -142,6 +165,17 @@ impl BoardActor {
                     crate::pgn::clock(reading.black)
                 ),
             );
+            // The clock is the official time, and it stands still: so does the game
+            // (6.12a, in the clock's name), or the reckoning would run on and flag a
+            // player whose clock shows time. It goes on when the clock runs again.
+            let pause = Input::Pause {
+                arbiter: CLOCK.into(),
+                reason: "the hand-set clock stopped".into(),
+            };
+            if let Err(r) = self.decide_at(pause, now).await {
+                tracing::info!(board = %self.id, reason = %r, "the hand-set clock stopped; the game not paused");
+            }
+            return;
         }
         self.clear(AlertKind::ClockStopped);
         if let Some((white, black)) = self.adopt(reading).await
@@ -203,6 +237,11 @@ impl BoardActor {
     /// The clock shows a flag: say whose, and what the arbiter's confirmation would decide
     /// (6.9 from the board's position). Claim mode holds the result until then.
     async fn flag_seen(&mut self, reading: Reading) {
+        // Said once with its verdict: the 6.9 search is not run again at every reading
+        // of the same flag.
+        if self.observed.verdict_said {
+            return;
+        }
         let Some(slot) = &self.slot else { return };
         let side = if reading.white <= reading.black {
             Color::White
@@ -245,6 +284,7 @@ impl BoardActor {
             Ok(Err(r)) => format!("the arbiter decides: {r}"),
             Err(_) => "the arbiter decides: the 6.9 search failed".to_string(),
         };
+        self.observed.verdict_said = true;
         self.raise_since(
             AlertKind::ClockFlag,
             Severity::Critical,
