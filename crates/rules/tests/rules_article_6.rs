@@ -2075,3 +2075,28 @@ fn rule_6_8_an_observed_game_claims_its_flags_whatever_the_setup_says() {
     assert!(matches!(e[..], [Event::GameEnded { .. }]), "{e:?}");
     assert_eq!(d.result().map(|r| r.0), Some(Score::BlackWins));
 }
+
+#[test]
+fn rule_6_10_observed_clock_boundaries_are_exact() {
+    let mut d = Driver::started(setup("300"));
+    let times = |white: i64, black: i64| Input::ClockTimes {
+        white: Millis(white),
+        black: Millis(black),
+    };
+    // At 10 s White reckons 290 s: exactly 1.2 s above a display of 288.8 s agrees…
+    assert!(d.input(times(288_800, 300_000), at(10.0)).is_empty());
+    // …one millisecond more does not.
+    assert!(!d.input(times(288_799, 300_000), at(10.0)).is_empty());
+    // A side already at 0:00 that the clock shows at 0:00 is nothing to take (Black,
+    // set to zero while White runs: no flag until it runs).
+    d.input(
+        Input::SetTime {
+            side: Color::Black,
+            remaining: Millis::ZERO,
+            arbiter: "IA".into(),
+            reason: "test".into(),
+        },
+        at(11.0),
+    );
+    assert!(d.input(times(287_000, 0), at(12.0)).is_empty());
+}
