@@ -12,7 +12,7 @@
  *   round: number|null, running: "white"|"black"|null, turn: string|null, white_side: string,
  *   white: Side|null, black: Side|null, fen: string|null, result: any, pending_flag: any,
  *   time_control: string|null, adjournment?: any, draw_offer?: any,
- *   move_pending?: boolean, pending_side?: "white"|"black", pending_plies?: number}} State
+ *   move_pending?: boolean, pending_side?: "white"|"black", pending_plies?: number, observed?: boolean}} State
  * @typedef {{state: State|null, online: boolean, events: any[], lastSeq: number,
  *   lastMove: string, lastUci: string, moves: {no: number, side: string, san: string, clock: number|null}[],
  *   historyLoaded: boolean, earlyPress: Object<string, number|null>}} BoardData
@@ -1066,11 +1066,13 @@ const SPEC_OF = new Map(Object.values(BOARD_COMMANDS).flat().map((s) => [s.actio
  * @returns {{note: string, now: string[]}}
  */
 function actsFor(st) {
-  if (!st || st.phase === "idle") return { note: "No game on this board. Start a round on the Round page.", now: ["set_position"] };
+  // Between games the clock's mode can be switched (observe: a hand-set clock, only read).
+  const mode = st && st.observed ? " Its clock is hand-set (observe mode)." : "";
+  if (!st || st.phase === "idle") return { note: `No game on this board. Start a round on the Round page.${mode}`, now: ["set_position", "set_mode"] };
   const adj = st.adjournment;
   const stage = adj && st.phase !== "finished" ? adj.stage : null;
   const name = (/** @type {any} */ c) => (st[c] ? `${st[c].name} (${colorWord(c)})` : colorWord(c));
-  if (st.phase === "finished") return { note: `Finished: ${resultText(st.result, true)}. A wrong result is corrected with Set result.`, now: ["set_result"] };
+  if (st.phase === "finished") return { note: `Finished: ${resultText(st.result, true)}. A wrong result is corrected with Set result.${mode}`, now: ["set_result", "set_mode"] };
   if (st.pending_flag) {
     const f = st.pending_flag;
     return { note: `${name(f.side)}'s flag fell at ${fmtTime(f.at)}: ${f.reason}. Confirm the flag, or set another result.`, now: ["confirm_flag", "set_result"] };
