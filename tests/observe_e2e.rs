@@ -501,3 +501,36 @@ async fn rule_6_6_on_an_observed_board_default_time_runs_from_the_rounds_start_a
     assert_eq!(clock_commands(&rig, 1), 0);
     rig.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn blitz_presses_before_the_board_reports_their_moves_are_no_alert() {
+    // Boards that scan like real ones: the press overtakes the move's report.
+    let mut rig = Rig::start_sim(
+        "observe-blitz",
+        1,
+        GameDefaults::default(),
+        |sim| {
+            sim.scan_interval = Duration::from_millis(100);
+            sim.scan_jitter = Duration::from_millis(20);
+        },
+        |s| s.boards[0].mode = BoardMode::Observe,
+    )
+    .await;
+    hand_set_round(&mut rig, "300", 300, 0).await;
+    let b = board_id(1);
+    let board = rig.sim.board(1);
+    for mv in ["e2e4", "e7e5", "g1f3", "b8c6"] {
+        board.play_move(mv).expect("the simulator plays it");
+        board.press();
+    }
+    rig.watcher
+        .state(&b, "all four moves read", |s| {
+            s["fen"] == "r1bqkbnr/pppp1ppp/2n5/4p3/4P3/5N2/PPPP1PPP/RNBQKB1R w KQkq - 2 3"
+        })
+        .await;
+    // Longer than the presses may wait for their moves.
+    tokio::time::sleep(Duration::from_millis(3000)).await;
+    assert_eq!(alert(&mut rig, &b, "clock-presses"), None);
+    assert_eq!(alert(&mut rig, &b, "clock-jump"), None);
+    rig.stop().await;
+}

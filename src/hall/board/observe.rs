@@ -110,7 +110,14 @@ pub struct Observed {
     pub last: Option<Reading>,
     /// The `clock_flag` alert carries the flag's 6.9 verdict.
     pub verdict_said: bool,
+    /// Since when more presses than one wait for their moves on the board.
+    pub unexplained_since: Option<Millis>,
 }
+
+/// How long presses may wait for their moves before it is said: a blitz player presses
+/// before the board's scan reports the move (even twice), and the move arrives within
+/// the settle time; one that has not in this long is not coming.
+pub const PRESSES_WAIT: Millis = Millis(2_000);
 
 impl BoardActor {
     pub(super) fn observing(&self) -> bool {
@@ -178,6 +185,7 @@ impl BoardActor {
             return;
         }
         self.clear(AlertKind::ClockStopped);
+        self.press_count(now);
         if let Some((white, black)) = self.adopt(reading).await
             && jumped.is_none()
             && ((white - reading.white).0.abs() > ADOPTION_ALERT.0
@@ -342,13 +350,13 @@ impl BoardActor {
                 ),
             );
         }
-        self.press_count();
         let _ = self.adopt(reading).await;
     }
 
     /// The presses the clock saw against the moves the board showed: more than one press
-    /// waiting for its move means a press the board does not explain.
-    fn press_count(&mut self) {
+    /// waiting for its move for `PRESSES_WAIT` means presses the board does not explain
+    /// (a knock on the lever, a move not made on the board).
+    fn press_count(&mut self, now: Millis) {
         let Some(slot) = &self.slot else { return };
         let presses = slot
             .events
@@ -360,7 +368,12 @@ impl BoardActor {
             .iter()
             .filter(|e| matches!(e, Event::MoveMade { .. }))
             .count();
-        if presses > moves + 1 {
+        if presses <= moves + 1 {
+            self.observed.unexplained_since = None;
+            return;
+        }
+        let since = *self.observed.unexplained_since.get_or_insert(now);
+        if now - since >= PRESSES_WAIT {
             let message = format!(
                 "board {}: the clock was pressed {presses} times, the board shows {moves} moves",
                 self.id
