@@ -534,3 +534,27 @@ async fn blitz_presses_before_the_board_reports_their_moves_are_no_alert() {
     assert_eq!(alert(&mut rig, &b, "clock-jump"), None);
     rig.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unfinished_observed_game_stays_observed_across_a_restart_whatever_the_configuration_says()
+ {
+    let mut rig = rig("observe-restart", 1, 1).await;
+    let b = board_id(1);
+    hand_set_round(&mut rig, "300", 300, 0).await;
+    play(&mut rig, 1, "e2e4", 0).await;
+    // The configuration now says control; the game was started observed.
+    rig.settings.boards[0].mode = BoardMode::Control;
+    rig.restart_daemon().await;
+    rig.watcher
+        .state(&b, "the game observed after the restart", |s| {
+            s["observed"] == true && s["white"]["moves"] == 1 && s["online"] == true
+        })
+        .await;
+    play(&mut rig, 1, "e7e5", 1).await;
+    // Still never commanded, before or after the restart.
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    assert_eq!(clock_commands(&rig, 1), 0);
+    let pgn = latest(&mut rig, &format!("board/{b}/pgn"));
+    assert!(pgn.contains("[ClockMode \"observe\"]"), "{pgn}");
+    rig.stop().await;
+}
