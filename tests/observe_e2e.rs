@@ -558,3 +558,34 @@ async fn an_unfinished_observed_game_stays_observed_across_a_restart_whatever_th
     assert!(pgn.contains("[ClockMode \"observe\"]"), "{pgn}");
     rig.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_clock_not_yet_set_at_the_start_is_stopped_not_flagged_and_the_game_waits_for_it() {
+    let mut rig = rig("observe-unset", 1, 1).await;
+    let b = board_id(1);
+    // The simulated clock powers up at 0:00 on both sides, stopped: nobody set it.
+    round(&mut rig, 1, "300").await;
+    let a = wait_alert(&mut rig, &b, "clock-stopped").await;
+    assert!(
+        a["message"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("it stands at White 0:00:00, Black 0:00:00"),
+        "{a}"
+    );
+    let paused = rig.watcher.event(&b, "paused").await;
+    assert_eq!(paused["arbiter"], "the hand-set clock", "{paused}");
+    // The arbiter sets it and starts it: the game goes on from the clock's times.
+    rig.sim.board(1).set_clock(
+        Duration::from_secs(300),
+        Duration::from_secs(300),
+        Duration::ZERO,
+        Run::Left,
+    );
+    rig.watcher.event(&b, "resumed").await;
+    play(&mut rig, 1, "e2e4", 0).await;
+    let kinds = event_kinds(&mut rig, &b);
+    assert!(!kinds.iter().any(|k| k == "flag_fell"), "{kinds:?}");
+    assert_eq!(alert(&mut rig, &b, "clock-flag"), None);
+    rig.stop().await;
+}

@@ -173,13 +173,9 @@ impl BoardActor {
             side: Some(presser),
             mv: mv.clone(),
         };
+        let before = self.slot.as_ref().map_or(0, |s| s.events.len());
         match self.decide(press).await {
-            Ok(()) => {
-                self.clear(AlertKind::MoveRejected);
-                if self.observing() {
-                    self.observe_press(reading).await;
-                }
-            }
+            Ok(()) => self.clear(AlertKind::MoveRejected),
             // The move was made on the board just before the order to seal and pressed
             // after it: the rules make it the sealed move (I.1.1). Seal it, then this
             // press stops the clock, as the sealer's press does.
@@ -226,6 +222,18 @@ impl BoardActor {
                 }
             }
             Err(r) => self.stray_press(presser, &r).await,
+        }
+        // Observe mode: a press the rules took (with its move, without it, or as the
+        // sealer's) is compared with what the clock did at it, and the clock's times taken.
+        let took = self.slot.as_ref().is_some_and(|s| {
+            s.events
+                .get(before..)
+                .unwrap_or_default()
+                .iter()
+                .any(|e| matches!(e, Event::Pressed { .. }))
+        });
+        if self.observing() && took {
+            self.observe_press(reading, before).await;
         }
     }
 

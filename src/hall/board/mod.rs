@@ -316,12 +316,16 @@ pub async fn run(parts: BoardParts) {
         {
             deadline = Some(d.max(at));
         }
+        let poll = a.observe_poll_at();
         tokio::select! {
             () = async {
                 if let Some(at) = attach { tokio::time::sleep_until(at).await }
             }, if attach.is_some() => {
                 a.attach_owed().await;
             },
+            () = async {
+                if let Some(at) = poll { tokio::time::sleep_until(at).await }
+            }, if poll.is_some() => a.observe_poll().await,
             () = async {
                 if let Some(at) = retry { tokio::time::sleep_until(at).await }
             }, if retry.is_some() => {

@@ -112,7 +112,13 @@ pub struct Observed {
     pub verdict_said: bool,
     /// Since when more presses than one wait for their moves on the board.
     pub unexplained_since: Option<Millis>,
+    /// When to ask the board for the clock's reading next, while a game runs.
+    pub poll_at: Option<tokio::time::Instant>,
 }
+
+/// A DGT clock reports its changes, a running one every second; one that has said nothing
+/// this long is asked (a stopped clock has no changes to report).
+pub const READING_DUE: Millis = Millis(1_500);
 
 /// How long presses may wait for their moves before it is said: a blitz player presses
 /// before the board's scan reports the move (even twice), and the move arrives within
@@ -122,6 +128,30 @@ pub const PRESSES_WAIT: Millis = Millis(2_000);
 impl BoardActor {
     pub(super) fn observing(&self) -> bool {
         self.mode == BoardMode::Observe
+    }
+
+    /// When the driver must wake to ask for a reading (observe mode, a game running).
+    pub(super) fn observe_poll_at(&mut self) -> Option<tokio::time::Instant> {
+        if !self.observing() || !self.online || !self.running_game() {
+            self.observed.poll_at = None;
+            return None;
+        }
+        Some(
+            *self.observed.poll_at.get_or_insert_with(|| {
+                tokio::time::Instant::now() + std::time::Duration::from_secs(1)
+            }),
+        )
+    }
+
+    /// Ask for the clock's reading if it has been silent: a stopped hand-set clock must
+    /// be seen as stopped, or the reckoning would run on without it.
+    pub(super) async fn observe_poll(&mut self) {
+        self.observed.poll_at = None;
+        let now = self.now();
+        let silent = self.observed.last.is_none_or(|r| now - r.at >= READING_DUE);
+        if silent {
+            let _ = self.link.send(LinkCommand::RequestClock).await;
+        }
     }
 
     /// Paused because the hand-set clock stood still (not by an arbiter or a player).
@@ -156,11 +186,12 @@ impl BoardActor {
         if let Some(message) = &jumped {
             self.raise(AlertKind::ClockJump, Severity::Warning, message.clone());
         }
+        // A flag is the clock's flag bits, or one side at 0:00; both at 0:00 with no flag
+        // is a clock nobody has set yet (it is not running either: said as stopped).
         let flagged = [clock.left, clock.right]
             .iter()
             .any(|s| s.flag || s.final_flag)
-            || reading.white == Millis::ZERO
-            || reading.black == Millis::ZERO;
+            || ((reading.white == Millis::ZERO) != (reading.black == Millis::ZERO));
         if !reading.running && !flagged {
             self.raise(
                 AlertKind::ClockStopped,
@@ -306,31 +337,27 @@ impl BoardActor {
 
     /// A press on the hand-set clock, accepted by the rules: compare what the clock
     /// added with the round's increment, and take the clock's times.
-    pub(super) async fn observe_press(&mut self, clock: ClockTime) {
+    /// `before`: how many events the game had before the press, so only its own are read.
+    pub(super) async fn observe_press(&mut self, clock: ClockTime, before: usize) {
         let now = self.now();
         let reading = Reading::of(&clock, self.placement, now);
         let previous = self.observed.last.replace(reading);
         let Some(slot) = &self.slot else { return };
-        let mut pressed = None;
-        let mut advanced = false;
-        for e in slot.events.iter().rev() {
-            match e {
-                Event::Pressed {
-                    at,
-                    side,
-                    increment_ms,
-                    remaining_ms,
-                    ..
-                } => {
-                    if *at == now || pressed.is_none() {
-                        pressed = Some((*side, *increment_ms, *remaining_ms));
-                    }
-                    break;
-                }
-                Event::PeriodAdvanced { .. } => advanced = true,
-                _ => {}
-            }
-        }
+        let new = slot.events.get(before..).unwrap_or_default();
+        let pressed = new.iter().find_map(|e| match e {
+            Event::Pressed {
+                side,
+                increment_ms,
+                remaining_ms,
+                ..
+            } => Some((*side, *increment_ms, *remaining_ms)),
+            _ => None,
+        });
+        // A new period's time: the clock may add it otherwise (DGT "000"); not an
+        // increment to compare.
+        let advanced = new
+            .iter()
+            .any(|e| matches!(e, Event::PeriodAdvanced { .. }));
         if let Some((side, declared, reckoned)) = pressed
             && !advanced
             && let Some((applied, round)) = increment(
