@@ -658,7 +658,14 @@ async fn an_observed_board_is_marked_hand_set_and_its_mode_is_an_act_between_gam
             "document.querySelector('form[data-action=set_mode] select[name=mode]') !== null",
         )
         .await;
-    // Switched from the page: board 2 becomes hand-set.
+    // Switched from the page: board 2 becomes hand-set. First the page has the board's
+    // state (its acts are drawn again when it arrives, and a click before is lost).
+    chrome
+        .until(
+            "the board's state on its page",
+            "document.body.textContent.includes('online · idle') && document.querySelector('form[data-action=set_mode] button') !== null",
+        )
+        .await;
     chrome
         .js("const s = document.querySelector('form[data-action=set_mode] select[name=mode]'); s.value = 'observe'; document.querySelector('form[data-action=set_mode] button').click(); return true;")
         .await;
