@@ -589,3 +589,38 @@ async fn a_clock_not_yet_set_at_the_start_is_stopped_not_flagged_and_the_game_wa
     assert_eq!(alert(&mut rig, &b, "clock-flag"), None);
     rig.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_reloaded_configuration_switches_the_mode_between_games_only() {
+    let mut rig = rig("observe-reload", 1, 0).await;
+    let b = board_id(1);
+    let mut boards = rig.settings.boards.clone();
+    boards[0].mode = BoardMode::Observe;
+    let defaults = rig.settings.defaults.clone();
+    round(&mut rig, 1, "300").await;
+    let hall = rig.hall.as_ref().expect("the daemon runs");
+    let said = hall.reload(boards.clone(), defaults.clone()).await;
+    assert!(
+        said.iter()
+            .any(|l| l.starts_with("board board-001: mode kept as it was")
+                && l.contains("unfinished game")),
+        "{said:?}"
+    );
+    let r = rig
+        .board_command(
+            &b,
+            json!({"action": "set_result", "result": "agreed_draw", "reason": "agreed"}),
+        )
+        .await;
+    assert_eq!(r["status"], "ok", "{r}");
+    let hall = rig.hall.as_ref().expect("the daemon runs");
+    let said = hall.reload(boards, defaults).await;
+    assert!(
+        said.iter().any(|l| l == "board board-001: mode observe"),
+        "{said:?}"
+    );
+    rig.watcher
+        .state(&b, "observed after the reload", |s| s["observed"] == true)
+        .await;
+    rig.stop().await;
+}
