@@ -61,6 +61,19 @@ pub enum AlertKind {
     /// round's start instant is absolute. Each node raises its own (id
     /// `clock-skew-<node>`), naming the nodes and the differences.
     ClockSkew,
+    /// Observe mode: the hand-set clock adds another increment per move than the round's
+    /// control declares.
+    ClockIncrement,
+    /// Observe mode: the hand-set clock's time went up without a press, or fell faster
+    /// than time passed (set by hand, or a fault).
+    ClockJump,
+    /// Observe mode: the hand-set clock is not running while the game is.
+    ClockStopped,
+    /// Observe mode: the hand-set clock shows a flag; the 6.9 verdict waits for the
+    /// arbiter's confirmation (claim mode).
+    ClockFlag,
+    /// Observe mode: the clock was pressed more often than the board shows moves.
+    ClockPresses,
 }
 
 impl AlertKind {
@@ -87,6 +100,11 @@ impl AlertKind {
             AlertKind::LowBattery => "low-battery",
             AlertKind::ClockButtons => "clock-buttons",
             AlertKind::ClockSkew => "clock-skew",
+            AlertKind::ClockIncrement => "clock-increment",
+            AlertKind::ClockJump => "clock-jump",
+            AlertKind::ClockStopped => "clock-stopped",
+            AlertKind::ClockFlag => "clock-flag",
+            AlertKind::ClockPresses => "clock-presses",
         }
     }
 }

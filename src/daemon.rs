@@ -29,6 +29,7 @@ pub fn settings(config: &Config) -> Result<HallSettings, crate::id::BadId> {
                 port: b.port.clone(),
                 white: b.white,
                 number,
+                mode: b.mode.unwrap_or(config.defaults.mode),
             })
         })
         .collect::<Result<_, crate::id::BadId>>()?;

@@ -16,6 +16,7 @@ pub mod hall;
 pub mod id;
 pub mod intake;
 pub mod link;
+pub mod mode;
 pub mod mqtt;
 pub mod script;
 pub mod sim;

@@ -5,8 +5,8 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU32, Ordering};
 
 use hallclock::config::{
-    BoardConfig, BrokerConfig, Config, ConfigError, EventDefaults, HallConfig, LinkSettings,
-    LogConfig, Problem, Severity, board_numbers,
+    BoardConfig, BoardMode, BrokerConfig, Config, ConfigError, EventDefaults, HallConfig,
+    LinkSettings, LogConfig, Problem, Severity, board_numbers,
 };
 use hallclock::rules::Color;
 use hallclock::rules::Millis;
@@ -115,6 +115,7 @@ fn the_shipped_file_is_valid_apart_from_the_example_port() {
             port: "/dev/serial/by-id/usb-Digital_Game_Technology_DGT_Board-if00".into(),
             white: Side::Left,
             number: None,
+            mode: None,
         }]
     );
 }
@@ -153,6 +154,7 @@ fn the_shipped_file_documents_every_key() {
         port: "/dev/null".into(),
         white: Side::Left,
         number: Some(17),
+        mode: Some(BoardMode::Observe),
     });
     all.broadcast.lichess = Some(hallclock::broadcast::LichessSettings {
         base_url: "https://lichess.org".into(),
@@ -187,7 +189,7 @@ fn the_shipped_file_documents_every_key() {
             "{section} {key} is not in config/hallclock.toml"
         );
     }
-    assert_eq!(keys, 48);
+    assert_eq!(keys, 50);
 }
 
 #[test]
@@ -568,6 +570,43 @@ fn enum_values_are_checked_with_suggestions() {
         error_at(&e, "defaults.clock.period_transition")
             .message
             .ends_with("did you mean 'on_flag'?")
+    );
+}
+
+#[test]
+fn a_boards_mode_is_its_own_or_the_defaults_and_a_bad_one_names_the_board() {
+    let dir = TempDir::new();
+    let text = with_state_dir(
+        &dir,
+        "[defaults]\nmode = \"observe\"\n\
+         [[boards]]\nid = \"b1\"\nport = \"/dev/null\"\n\
+         [[boards]]\nid = \"b2\"\nport = \"/dev/zero\"\nmode = \"control\"\n",
+    );
+    let (c, _) = ok(&text, &[]);
+    assert_eq!(c.defaults.mode, BoardMode::Observe);
+    assert_eq!(c.boards[0].mode, None);
+    assert_eq!(c.boards[1].mode, Some(BoardMode::Control));
+    let settings = hallclock::daemon::settings(&c).expect("valid ids");
+    let modes: Vec<BoardMode> = settings.boards.iter().map(|b| b.mode).collect();
+    assert_eq!(modes, [BoardMode::Observe, BoardMode::Control]);
+    // Without any: control.
+    assert_eq!(EventDefaults::default().mode, BoardMode::Control);
+    let e = err(
+        "[defaults]\nmode = \"watch\"\n[[boards]]\nid = \"b1\"\nport = \"/dev/null\"\n\
+         [[boards]]\nid = \"b2\"\nport = \"/dev/zero\"\nmode = \"observed\"\n",
+        &[],
+    );
+    assert!(
+        error_at(&e, "defaults.mode")
+            .message
+            .starts_with("'watch' is not one of 'control', 'observe'"),
+        "{e}"
+    );
+    assert!(
+        error_at(&e, "boards[1].mode")
+            .message
+            .ends_with("did you mean 'observe'?"),
+        "{e}"
     );
 }
 

@@ -318,6 +318,105 @@ async fn with_an_external_mosquitto_a_subscriber_sees_the_whole_round() {
     );
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn observe_2_makes_two_boards_hand_set_and_the_round_still_finishes() {
+    let broker = Mosquitto::start("demo-observe").await;
+    let mut watcher = Watcher::connect(broker.port, "demo-observe-watcher").await;
+    for _ in 0..50 {
+        watcher.publish("hallclock/probe", b"x").await;
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        if watcher.drain().iter().any(|m| m.topic == "hallclock/probe") {
+            break;
+        }
+    }
+    let address = format!("127.0.0.1:{}", broker.port);
+    let run = tokio::task::spawn_blocking(move || {
+        demo(
+            "observe",
+            &[
+                "--boards",
+                "3",
+                "--observe",
+                "2",
+                "--rounds",
+                "1",
+                "--tc",
+                "15",
+                "--seed",
+                "7",
+                "--hall",
+                "demo-obs",
+                "--broker",
+                &address,
+            ],
+            Duration::from_secs(90),
+        )
+    })
+    .await
+    .expect("the demo's runner");
+    assert_eq!(run.code, Some(0), "{}\n{}", run.stdout, run.stderr);
+    assert!(
+        run.stdout
+            .contains("round 1 finished: every game has a result"),
+        "{}",
+        run.stdout
+    );
+    watcher
+        .wait("node status offline", |m| {
+            m.topic == "hallclock/demo-obs/node/demo/status" && m.json()["state"] == "offline"
+        })
+        .await;
+    let seen = watcher.drain().to_vec();
+    let on = |topic: &str| -> Vec<serde_json::Value> {
+        seen.iter()
+            .filter(|m| m.topic == topic && !m.text().is_empty())
+            .map(common::Msg::json)
+            .collect()
+    };
+    for (b, observed) in [
+        ("board-001", true),
+        ("board-002", true),
+        ("board-003", false),
+    ] {
+        let states = on(&format!("hallclock/demo-obs/board/{b}/state"));
+        let last = states.last().expect("states");
+        assert_eq!(last["phase"], "finished", "{b}: {last}");
+        assert!(last["result"]["score"].is_string(), "{b}: {last}");
+        assert!(last["white"]["moves"].as_u64() >= Some(2), "{b}: {last}");
+        assert_eq!(
+            last.get("observed").and_then(serde_json::Value::as_bool),
+            observed.then_some(true),
+            "{b}: {last}"
+        );
+        let pgn = seen
+            .iter()
+            .rev()
+            .find(|m| m.topic == format!("hallclock/demo-obs/board/{b}/pgn"))
+            .map(common::Msg::text)
+            .unwrap_or_default();
+        assert!(pgn.contains("[%clk "), "{b}: {pgn}");
+    }
+    // A hand-set clock set right: the daemon says nothing is wrong with it.
+    let alerts: Vec<serde_json::Value> = seen
+        .iter()
+        .filter(|m| {
+            m.topic.starts_with("hallclock/demo-obs/alert/board-00") && !m.text().is_empty()
+        })
+        .map(common::Msg::json)
+        .filter(|a| {
+            [
+                "clock_increment",
+                "clock_jump",
+                "clock_presses",
+                "clock_mode",
+                "clock_command",
+            ]
+            .contains(&a["kind"].as_str().unwrap_or(""))
+        })
+        .collect();
+    assert!(alerts.is_empty(), "{alerts:#?}");
+}
+
 #[test]
 fn a_broker_that_does_not_answer_is_named_in_the_error() {
     // Port 1 on localhost: nothing listens there.

@@ -191,6 +191,40 @@ async fn a_button_press_arrives_as_an_event() {
 }
 
 #[tokio::test]
+async fn a_stopped_clock_is_read_on_request_without_a_clock_command() {
+    let sim = Sim::start(sim_config("request-clock")).await.unwrap();
+    let mut link = link::spawn(fast_config(sim.board(1).path()));
+    online(&mut link).await;
+    // Set by hand and stopped: the clock has no change to report by itself.
+    sim.board(1).set_clock(
+        Duration::from_secs(300),
+        Duration::from_secs(270),
+        Duration::ZERO,
+        hallclock::sim::Run::Paused,
+    );
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    while link.events.try_recv().is_ok() {}
+    let commands = |sim: &Sim| -> u32 {
+        (0u8..=0x0c)
+            .filter(|c| *c != 0x09)
+            .map(|c| sim.board(1).clock_commands_received(c))
+            .sum()
+    };
+    let before = commands(&sim);
+    send(&link, LinkCommand::RequestClock).await;
+    let reading = wait_for(&mut link.events, WAIT, |e| match e {
+        LinkEvent::Clock(r) => Some(*r),
+        _ => None,
+    })
+    .await
+    .expect("a reading on request");
+    assert_eq!(reading.left.total_seconds(), 300);
+    assert_eq!(reading.right.total_seconds(), 270);
+    assert!(!reading.status.running);
+    assert_eq!(commands(&sim), before, "asking is not a clock command");
+}
+
+#[tokio::test]
 async fn unplug_goes_offline_and_replug_comes_back_with_the_same_serial_within_2s() {
     let sim = Sim::start(sim_config("replug")).await.unwrap();
     let mut link = link::spawn(fast_config(sim.board(1).path()));

@@ -528,6 +528,13 @@ fn all_events() -> Vec<Event> {
             at: T0,
             arbiter: s(),
         },
+        Event::ClockTimesAdopted {
+            at: T0,
+            white_ms: Millis(1),
+            black_ms: Millis(2),
+            reckoned_white_ms: Millis(3),
+            reckoned_black_ms: Millis(4),
+        },
     ];
     covers_every_variant(
         &events,
@@ -568,8 +575,9 @@ fn all_events() -> Vec<Event> {
             Event::TimeCorrected { .. } => 33,
             Event::ResultAwaitsEnvelope { .. } => 34,
             Event::DiscrepancyAcknowledged { .. } => 35,
+            Event::ClockTimesAdopted { .. } => 36,
         },
-        36,
+        37,
     );
     events
 }
@@ -686,6 +694,7 @@ fn all_board_actions() -> Vec<BoardAction> {
         board(json!({"action": "envelope_lost"})),
         board(json!({"action": "correct_time", "side": "white", "remaining_ms": 1})),
         board(json!({"action": "acknowledge_alert", "alert": "clock_discrepancy"})),
+        board(json!({"action": "set_mode", "mode": "observe"})),
     ]);
     covers_every_variant(
         &actions,
@@ -715,8 +724,9 @@ fn all_board_actions() -> Vec<BoardAction> {
             BoardAction::EnvelopeLost {} => 22,
             BoardAction::CorrectTime { .. } => 23,
             BoardAction::AcknowledgeAlert { .. } => 24,
+            BoardAction::SetMode { .. } => 25,
         },
-        25,
+        26,
     );
     actions
 }
@@ -817,6 +827,11 @@ fn all_alert_kinds() -> Vec<AlertKind> {
         AlertKind::LowBattery,
         AlertKind::ClockButtons,
         AlertKind::ClockSkew,
+        AlertKind::ClockIncrement,
+        AlertKind::ClockJump,
+        AlertKind::ClockStopped,
+        AlertKind::ClockFlag,
+        AlertKind::ClockPresses,
     ];
     covers_every_variant(
         &kinds,
@@ -842,8 +857,13 @@ fn all_alert_kinds() -> Vec<AlertKind> {
             AlertKind::LowBattery => 18,
             AlertKind::ClockButtons => 19,
             AlertKind::ClockSkew => 20,
+            AlertKind::ClockIncrement => 21,
+            AlertKind::ClockJump => 22,
+            AlertKind::ClockStopped => 23,
+            AlertKind::ClockFlag => 24,
+            AlertKind::ClockPresses => 25,
         },
-        21,
+        26,
     );
     kinds
 }

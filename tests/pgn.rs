@@ -285,6 +285,42 @@ fn pgn_rule_6_9_flag_ends_the_game_with_the_clocks_frozen() {
 }
 
 #[test]
+fn pgn_an_observed_game_says_so_and_carries_the_hand_set_clocks_times() {
+    let mut s = setup("300+30");
+    s.observed = true;
+    let mut d = Driver::started(s);
+    d.play("e4", at(10));
+    // The clock was set to 5:00 +0: White shows 5:20 where the round's control reckons
+    // 5:50; the clock's time is the official one.
+    d.input(
+        Input::ClockTimes {
+            white: Millis::from_secs(320),
+            black: Millis::from_secs(330),
+        },
+        at(10),
+    );
+    d.play("e5", at(15));
+    // Later the clock is set by hand: a note, not a move's clock.
+    d.input(
+        Input::ClockTimes {
+            white: Millis::from_secs(200),
+            black: Millis::from_secs(355),
+        },
+        at(20),
+    );
+    let text = d.pgn(&info()).render();
+    let py = pychess::check_one(&text);
+    assert_eq!(py.tags["ClockMode"], "observe");
+    assert_eq!(py.moves[0].clk, Some(320.0), "{text}");
+    assert!(
+        flat(&text).contains(
+            "The hand-set clock showed White 0:03:20, Black 0:05:55; reckoned from the presses: White 0:05:15, Black 0:05:55."
+        ),
+        "{text}"
+    );
+}
+
+#[test]
 fn pgn_a_move_made_but_not_pressed_waits_for_its_press() {
     let mut d = Driver::started(setup("300+3"));
     d.play("e4", at(2));

@@ -32,7 +32,15 @@ async fn sim_cli_serves_ports_and_answers_control_lines() {
     let dir = scratch_dir("cli");
     let sock = dir.join("control.sock");
     let mut child = Command::new(env!("CARGO_BIN_EXE_hallclock"))
-        .args(["sim", "--boards", "2", "--ack-delay", "10ms", "--dir"])
+        .args([
+            "sim",
+            "--boards",
+            "2",
+            "--hand-set",
+            "--ack-delay",
+            "10ms",
+            "--dir",
+        ])
         .arg(&dir)
         .arg("--control-socket")
         .arg(&sock)
@@ -98,6 +106,18 @@ async fn sim_cli_serves_ports_and_answers_control_lines() {
     );
     writeln!(stdin, "move 2 e2e4").unwrap();
     assert_eq!(next_line("move"), "board 2: played e2e4");
+    // The arbiter's buttons: a hand-set clock (observe mode), running on the left.
+    writeln!(stdin, "setclock 1 5:00 4:30 +3 left").unwrap();
+    let set = next_line("setclock");
+    assert!(
+        set.starts_with("board 1: clock set by hand, +3 s per move"),
+        "{set}"
+    );
+    writeln!(stdin, "setclock 1 5:00").unwrap();
+    assert_eq!(
+        next_line("bad setclock"),
+        "stderr: error: bad control line `setclock 1 5:00`: usage: setclock N LEFT RIGHT [+INC] [left|right|paused]"
+    );
 
     wait_until("control socket", || sock.exists());
     let mut s = UnixStream::connect(&sock).unwrap();

@@ -592,3 +592,98 @@ async fn the_round_page_starts_a_round_from_the_pairing_programs_file() {
     let _ = std::fs::remove_file(&not_trf);
     chrome.close().await;
 }
+
+/// Observe mode on the dashboard: a hand-set board's tile says so, and its clock mode is
+/// one of the board page's acts between games.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_observed_board_is_marked_hand_set_and_its_mode_is_an_act_between_games() {
+    let rig = Rig::start_custom("web-observe", 2, GameDefaults::default(), |s| {
+        s.boards[0].mode = hallclock::config::BoardMode::Observe;
+    })
+    .await;
+    let web = dashboard(&rig).await;
+    let base = format!("http://{}", web.addr);
+    let chrome = Chrome::start("web-observe", 1200, 800).await;
+    let c = &chrome.client;
+    c.goto(&format!("{base}/board/{}", board_id(2)))
+        .await
+        .unwrap();
+    chrome
+        .until("the login page", "location.pathname === '/login'")
+        .await;
+    for (field, text) in [("id", "chief"), ("password", PASSWORD)] {
+        c.find(fantoccini::Locator::Css(&format!(
+            "#login input[name={field}]"
+        )))
+        .await
+        .unwrap()
+        .send_keys(text)
+        .await
+        .unwrap();
+    }
+    c.find(fantoccini::Locator::Css("#login button"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    chrome
+        .until(
+            "the hall view",
+            "location.pathname === '/' && document.querySelectorAll('.tile').length === 2",
+        )
+        .await;
+    let badge =
+        |b: &str| format!("document.querySelector('.tile[data-board=\"{b}\"] .badge.observed')");
+    chrome
+        .until(
+            "board 1 marked hand-set",
+            &format!(
+                "{0} && !{0}.hidden && {0}.textContent === 'hand-set'",
+                badge(&board_id(1))
+            ),
+        )
+        .await;
+    let other = chrome
+        .js(&format!("return {}.hidden;", badge(&board_id(2))))
+        .await;
+    assert_eq!(other, Value::Bool(true), "board 2 is controlled");
+    // No game: the board page offers the clock mode among its acts now.
+    c.goto(&format!("{base}/board/{}", board_id(2)))
+        .await
+        .unwrap();
+    chrome
+        .until(
+            "the clock mode act",
+            "document.querySelector('form[data-action=set_mode] select[name=mode]') !== null",
+        )
+        .await;
+    // Switched from the page: board 2 becomes hand-set. First the page has the board's
+    // state (its acts are drawn again when it arrives, and a click before is lost).
+    chrome
+        .until(
+            "the board's state on its page",
+            "document.body.textContent.includes('online · idle') && document.querySelector('form[data-action=set_mode] button') !== null",
+        )
+        .await;
+    chrome
+        .js("const s = document.querySelector('form[data-action=set_mode] select[name=mode]'); s.value = 'observe'; document.querySelector('form[data-action=set_mode] button').click(); return true;")
+        .await;
+    let reply = chrome
+        .until(
+            "the set_mode reply",
+            "document.querySelector('form[data-action=set_mode] .reply').textContent.length > 2 && document.querySelector('form[data-action=set_mode] .reply').textContent",
+        )
+        .await;
+    assert!(reply.as_str().unwrap_or("").starts_with("done"), "{reply}");
+    let _ = chrome.shot("observe").await;
+    c.goto(&base).await.unwrap();
+    chrome
+        .until(
+            "board 2 marked hand-set",
+            &format!("{0} && !{0}.hidden", badge(&board_id(2))),
+        )
+        .await;
+    let _ = chrome.shot("observe-hall").await;
+    chrome.close().await;
+}

@@ -39,6 +39,10 @@ pub struct DemoArgs {
     /// the system's temp folder).
     #[arg(long)]
     pub dir: Option<PathBuf>,
+    /// Make the first N boards hand-set (observe mode): the demo's arbiter sets their
+    /// clocks with the clock's buttons at each round's start, the daemon only reads them.
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    pub observe: u16,
 }
 
 fn parse_broker(s: &str) -> Result<(String, u16), String> {
@@ -134,6 +138,7 @@ pub fn run(args: DemoArgs) -> ExitCode {
         dir,
         live_table: std::io::stdout().is_terminal(),
         nodes: usize::from(args.nodes),
+        observe: usize::from(args.observe),
     };
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()

@@ -40,8 +40,10 @@ pub struct SimArgs {
     /// Board n gets serial number BASE + n.
     #[arg(long, default_value_t = 10000)]
     pub serial_base: u32,
-    /// The clock is not in computer mode (DGT3000 mode 25): SETNRUN is refused.
-    #[arg(long)]
+    /// The clock is not in computer mode (DGT3000 mode 25): SETNRUN is refused. With
+    /// `--hand-set` the same: a clock the arbiters set with its buttons (the control
+    /// line `setclock`), for boards a daemon only observes.
+    #[arg(long, alias = "hand-set")]
     pub manual_mode: bool,
     /// The boards are set up turned round (white's pieces on fields 0..15).
     #[arg(long)]

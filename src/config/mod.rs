@@ -207,7 +207,12 @@ pub struct EventDefaults {
     pub clock: ClockOptions,
     /// A clock reading further than this from the daemon's reckoning raises an alert (6.10).
     pub discrepancy_margin: Millis,
+    /// Whether the daemon drives the boards' clocks or only reads them (a board's own
+    /// `mode` overrides it).
+    pub mode: BoardMode,
 }
+
+pub use crate::mode::BoardMode;
 
 impl Default for EventDefaults {
     fn default() -> Self {
@@ -219,6 +224,7 @@ impl Default for EventDefaults {
             pauses_extend_default_time: false,
             clock: ClockOptions::default(),
             discrepancy_margin: Millis::from_secs(2),
+            mode: BoardMode::Control,
         }
     }
 }
@@ -357,6 +363,8 @@ pub struct BoardConfig {
     /// The tournament board number played here (TRF rounds); `None`: the previous
     /// entry's number + 1 (the first entry: 1). See [`board_numbers`].
     pub number: Option<u32>,
+    /// `None`: `[defaults] mode`.
+    pub mode: Option<BoardMode>,
 }
 
 /// The tournament board number of each `[[boards]]` entry, in file order: its `number`,
@@ -567,6 +575,10 @@ const DELAY_DISPLAYS: &[(&str, DelayDisplay)] = &[
     ("bronstein", DelayDisplay::Bronstein),
 ];
 const SIDES: &[(&str, Side)] = &[("left", Side::Left), ("right", Side::Right)];
+pub(crate) const MODES: &[(&str, BoardMode)] = &[
+    ("control", BoardMode::Control),
+    ("observe", BoardMode::Observe),
+];
 
 /// What a config duration was not.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -744,6 +756,7 @@ mod tests {
         check(INCREMENT_CREDITS);
         check(DELAY_DISPLAYS);
         check(SIDES);
+        check(MODES);
     }
 
     #[test]

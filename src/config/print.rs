@@ -55,6 +55,7 @@ impl Config {
         t.string("default_time", &format_duration(d.default_time));
         t.string("flag_mode", name_of(FLAG_MODES, d.flag_mode));
         t.string("both_absent", name_of(BOTH_ABSENT, d.both_absent));
+        t.string("mode", d.mode.name());
         t.raw("pauses_extend_default_time", d.pauses_extend_default_time);
         t.string("discrepancy_margin", &format_duration(d.discrepancy_margin));
         t.section("defaults.clock");
@@ -130,6 +131,9 @@ impl Config {
             t.string("white", name_of(SIDES, board.white));
             if let Some(n) = board.number {
                 t.raw("number", n);
+            }
+            if let Some(m) = board.mode {
+                t.string("mode", m.name());
             }
         }
         t.out

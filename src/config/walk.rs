@@ -16,8 +16,8 @@ use crate::rules::time_control::{self, TimeControl};
 use super::print::toml_string;
 use super::{
     BOTH_ABSENT, BoardConfig, COMMANDS, Config, DELAY_DISPLAYS, DurationError, ENV_PREFIX,
-    ENV_SEPARATOR, FLAG_MODES, INCREMENT_CREDITS, MAX_DURATION_SECS, PERIOD_TRANSITIONS, Problem,
-    SIDES, did_you_mean, parse_duration, quoted_list,
+    ENV_SEPARATOR, FLAG_MODES, INCREMENT_CREDITS, MAX_DURATION_SECS, MODES, PERIOD_TRANSITIONS,
+    Problem, SIDES, did_you_mean, parse_duration, quoted_list,
 };
 
 /// The `config` crate's origin for values that came from the environment.
@@ -196,6 +196,7 @@ const DEFAULTS_KEYS: &[&str] = &[
     "pauses_extend_default_time",
     "clock",
     "discrepancy_margin",
+    "mode",
 ];
 const CLOCK_KEYS: &[&str] = &[
     "period_transition",
@@ -210,7 +211,7 @@ const LINK_KEYS: &[&str] = &[
     "reopen_backoff_max_ms",
 ];
 const LOG_KEYS: &[&str] = &["level"];
-const BOARD_KEYS: &[&str] = &["id", "port", "white", "number"];
+const BOARD_KEYS: &[&str] = &["id", "port", "white", "number", "mode"];
 
 /// A value read for a key: where it came from decides how strictly it is typed.
 struct Got<'a> {
@@ -274,6 +275,7 @@ impl Walk {
             );
             self.field(t, s, "default_time", &mut d.default_time, duration);
             self.field(t, s, "flag_mode", &mut d.flag_mode, one_of(FLAG_MODES));
+            self.field(t, s, "mode", &mut d.mode, one_of(MODES));
             self.field(t, s, "both_absent", &mut d.both_absent, one_of(BOTH_ABSENT));
             self.field(
                 t,
@@ -493,6 +495,7 @@ impl Walk {
                     port: PathBuf::new(),
                     white: Side::Left,
                     number: None,
+                    mode: None,
                 });
                 continue;
             };
@@ -502,6 +505,7 @@ impl Walk {
                 port: PathBuf::new(),
                 white: Side::Left,
                 number: None,
+                mode: None,
             };
             for required in ["id", "port"] {
                 if !t.contains_key(required) {
@@ -514,6 +518,9 @@ impl Walk {
             self.field(t, &s, "id", &mut board.id, string);
             self.field(t, &s, "port", &mut board.port, path);
             self.field(t, &s, "white", &mut board.white, one_of(SIDES));
+            self.field(t, &s, "mode", &mut board.mode, |g| {
+                one_of(MODES)(g).map(Some)
+            });
             self.field(t, &s, "number", &mut board.number, |g| {
                 match integer::<u32>(g)? {
                     0 => Err(BadValue::BoardNumberZero),

@@ -65,6 +65,9 @@ pub struct DemoOptions {
     /// How many daemons (nodes) share the hall, each with its part of the boards; over
     /// Mosquittos bridged to a central one when `mosquitto` is installed (issue 23).
     pub nodes: usize,
+    /// Boards 1..=observe are observed (issue 24): their clocks are set by hand by the
+    /// demo's arbiter at each round's start, the daemon only reads them.
+    pub observe: usize,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -156,6 +159,7 @@ fn hall_config(opts: &DemoOptions, host: &str, port: u16, sim: &Sim, node: &Demo
             port: b.path().to_path_buf(),
             white: Side::Left,
             number: None,
+            mode: (b.number() <= opts.observe).then_some(crate::config::BoardMode::Observe),
         })
         .collect();
     config
@@ -498,7 +502,7 @@ pub async fn run(opts: DemoOptions) -> Result<(), DemoError> {
     } else {
         String::new()
     };
-    let header = vec![
+    let mut header = vec![
         format!(
             "hallclock demo: {} simulated boards{split}, hall '{}', {}, {which} on {host}:{port}",
             opts.boards, opts.hall, opts.time_control
@@ -517,6 +521,12 @@ pub async fn run(opts: DemoOptions) -> Result<(), DemoError> {
             opts.dir.join("hallclock.log").display()
         ),
     ];
+    if opts.observe > 0 {
+        header.push(format!(
+            "boards 1 to {} are hand-set (observe mode): the arbiter sets their clocks, the daemon only reads them",
+            opts.observe.min(opts.boards)
+        ));
+    }
     let mut screen = Screen {
         live: opts.live_table,
         drawn: false,
@@ -839,6 +849,26 @@ fn answer(hall: &str, own: &OwnStart, topic: &str, payload: &[u8]) -> Answer {
     }
 }
 
+/// The observed boards' clocks, set by the demo's arbiter with the clock's buttons as the
+/// round's control says (the increment credited before move 1, as the daemon reckons it)
+/// and started at the round's start: the daemon sends them nothing.
+fn set_clocks_by_hand(opts: &DemoOptions, sim: &Sim, start_in: Duration) {
+    let (initial, increment) = initial_and_increment(&opts.time_control);
+    let increment = match opts.time_control.periods() {
+        Ok([first, ..]) if matches!(first.bonus, Bonus::Increment(_)) => increment,
+        _ => Duration::ZERO,
+    };
+    let time = initial + increment;
+    for b in sim.boards().iter().filter(|b| b.number() <= opts.observe) {
+        b.set_clock(time, time, increment, crate::sim::Run::Paused);
+        let board = b.clone();
+        tokio::spawn(async move {
+            tokio::time::sleep(start_in).await;
+            board.set_clock(time, time, increment, crate::sim::Run::Left);
+        });
+    }
+}
+
 /// Set up the pieces and publish `start_round` like an arbiter; the players sit down
 /// when the boards' states show the round's games, as they do for anyone's round.
 async fn start_round(
@@ -864,11 +894,13 @@ async fn start_round(
         })
         .collect();
     let transaction = format!("{}-round-{number}-{}", arbiter.run, rng.r#gen::<u32>());
+    // A moment to see the boards scheduled before the clocks start.
+    let start_in = Duration::from_millis(2000);
+    set_clocks_by_hand(opts, sim, start_in);
     let command = json!({
         "transaction": transaction,
         "action": "start_round",
         "round": number,
-        // A moment to see the boards scheduled before the clocks start.
         "start": now_ms().0 + 2000,
         "time_control": opts.time_control.to_string(),
         "pairings": pairings,

@@ -50,6 +50,8 @@ pub struct BoardSettings {
     pub white: Side,
     /// The tournament board number played here (rounds started from a TRF).
     pub number: u32,
+    /// Whether the daemon drives this board's clock or only reads it.
+    pub mode: crate::config::BoardMode,
 }
 
 /// The event's defaults for games (overridable per round): the configuration's
@@ -450,6 +452,7 @@ impl Hall {
             recovered,
             seq,
             feed: self.broadcast.clone(),
+            mode: b.mode,
         };
         let actor = tokio::spawn(board::run(parts));
         self.boards.insert(
@@ -522,6 +525,35 @@ impl Hall {
         {
             self.settings.defaults = defaults;
             done.push("event defaults: applied to the next rounds".into());
+        }
+        // A new mode needs no restart of the board either, but it waits for the game's
+        // end as `set_mode` does: the official time cannot change hands mid-game.
+        for (id, w) in &wanted {
+            let Some(old) = self.settings.boards.iter().find(|b| b.id == *id) else {
+                continue;
+            };
+            if old.mode == w.mode {
+                continue;
+            }
+            let Some(e) = self.boards.get(id.as_str()) else {
+                continue;
+            };
+            let act = crate::intake::input::BoardAct::SetMode {
+                mode: w.mode,
+                arbiter: "the configuration".into(),
+            };
+            match Self::ask(&e.inbox, |reply| ToBoard::Act { act, reply }).await {
+                Some(Ok(())) => {
+                    done.push(format!("board {id}: mode {}", w.mode.name()));
+                    if let Some(b) = self.settings.boards.iter_mut().find(|b| b.id == *id) {
+                        b.mode = w.mode;
+                    }
+                }
+                Some(Err(r)) => done.push(format!(
+                    "board {id}: mode kept as it was ({r}); reload again after the game"
+                )),
+                None => {}
+            }
         }
         // A new tournament number needs no restart of the board.
         for b in &mut self.settings.boards {

@@ -125,6 +125,11 @@ pub enum BoardAction {
     AcknowledgeAlert {
         alert: crate::alert::AlertKind,
     },
+    /// Issue 24: drive the board's clock (`control`) or only read a hand-set one
+    /// (`observe`); between games only.
+    SetMode {
+        mode: crate::mode::BoardMode,
+    },
 }
 
 /// A sealed move's text, kept byte for byte. Its `Debug` never shows it, so no log line
@@ -187,6 +192,7 @@ impl BoardAction {
             BoardAction::EnvelopeLost {} => "envelope_lost",
             BoardAction::CorrectTime { .. } => "correct_time",
             BoardAction::AcknowledgeAlert { .. } => "acknowledge_alert",
+            BoardAction::SetMode { .. } => "set_mode",
         }
     }
 }

@@ -25,6 +25,11 @@ pub enum BoardAct {
     },
     /// I.7: open the envelope from the board's custody.
     OpenEnvelope { arbiter: String },
+    /// Control or observe the board's clock; refused while a game is unfinished.
+    SetMode {
+        mode: crate::mode::BoardMode,
+        arbiter: String,
+    },
 }
 
 /// The act of `command` on `board`. `replace_clock` onto another board is the hall's
@@ -38,6 +43,7 @@ pub fn board_act(command: Command<BoardAction>, board: &str) -> Result<BoardAct,
     } = command;
     let input = match action {
         BoardAction::SwapSides {} => return Ok(BoardAct::SwapSides { arbiter }),
+        BoardAction::SetMode { mode } => return Ok(BoardAct::SetMode { mode, arbiter }),
         BoardAction::ReplaceClock { to: Some(_), .. } => {
             return Err(Refusal::Internal {
                 reason: "replace_clock to another board is handled by the hall".into(),

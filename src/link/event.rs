@@ -96,6 +96,10 @@ pub enum LinkCommand {
     /// Ask for a board dump (`42`): the daemon expects a move the field updates have not
     /// shown; the dump shows the board as it is.
     RequestBoard,
+    /// Ask the board for the clock's reading (`41`, answered with a BWTIME): a board
+    /// query, not a clock command. Observe mode asks when a stopped clock has sent
+    /// nothing (a DGT clock reports changes, and a stopped one has none).
+    RequestClock,
 }
 
 impl LinkCommand {
@@ -108,6 +112,7 @@ impl LinkCommand {
             LinkCommand::Beep { .. } => "beep",
             LinkCommand::NewGame { .. } => "new-game",
             LinkCommand::RequestBoard => "board-dump",
+            LinkCommand::RequestClock => "clock-reading",
         }
     }
 }

@@ -379,6 +379,10 @@ impl Session {
             self.transmit.push_back(DgtCommand::SendBoard);
             return;
         }
+        if let LinkCommand::RequestClock = command {
+            self.transmit.push_back(DgtCommand::SendClock);
+            return;
+        }
         if let LinkCommand::NewGame { start, orientation } = command {
             self.board = BoardState::from_position(*start, orientation);
             self.board_settle_at = None;
@@ -452,7 +456,9 @@ impl Session {
                     special: 0,
                 }
             }
-            LinkCommand::NewGame { .. } | LinkCommand::RequestBoard => return,
+            LinkCommand::NewGame { .. } | LinkCommand::RequestBoard | LinkCommand::RequestClock => {
+                return;
+            }
             LinkCommand::Beep { duration } => ClockCommand::Beep {
                 duration: (duration.as_millis() / 64).clamp(1, 0x7f) as u8,
             },

@@ -224,6 +224,10 @@ pub struct StatePayload {
     /// Absent for a game never adjourned.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub adjournment: Option<serde_json::Value>,
+    /// Observe mode (issue 24): the board's clock is set by hand and only read; its
+    /// times are the official ones. Absent (false) on a board the daemon drives.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub observed: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -268,6 +272,7 @@ impl StatePayload {
             draw_offer: None,
             session_end: None,
             adjournment: None,
+            observed: false,
         }
     }
 
@@ -331,12 +336,17 @@ impl StatePayload {
                 .adjournment
                 .as_ref()
                 .and_then(|a| serde_json::to_value(a).ok()),
+            observed: false,
         }
     }
 }
 
 fn is_zero(n: &u8) -> bool {
     *n == 0
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
 }
 
 /// `board/<b>/event`: one core event with the board's sequence number.

@@ -624,6 +624,7 @@ impl Parser {
                     clock: s.clock,
                     fen: s.fen,
                     discrepancy_margin: s.discrepancy_margin.0,
+                    observed: false,
                 };
                 Game::new(game_setup.clone()).map_err(|e| err(line, format!("setup: {e}")))?;
                 self.setup = Some((game_setup, date));

@@ -421,6 +421,21 @@ impl SimBoard {
         }
     }
 
+    /// The arbiter's buttons set the clock (a hand-set clock); reported like any change.
+    pub fn hand_set_clock(
+        &mut self,
+        left: Duration,
+        right: Duration,
+        increment: Duration,
+        run: Run,
+        now: Instant,
+    ) {
+        let ms = |d: Duration| u64::try_from(d.as_millis()).unwrap_or(u64::MAX);
+        self.clock
+            .hand_set(ms(left), ms(right), ms(increment), run, now);
+        self.poll(now);
+    }
+
     /// The player whose lever is up presses it; whether a clock was running then.
     pub fn press(&mut self, now: Instant) -> bool {
         let running = self.clock.press(now);

@@ -79,6 +79,9 @@ pub struct SimClock {
     lever_high: Side,
     switch_at_lever: bool,
     flagged: [bool; 2],
+    /// Added to the presser's time at each press: a clock set by hand (the arbiter's
+    /// buttons) counts its own increment; one the host sets leaves that to the host.
+    increment_ms: u64,
 }
 
 impl SimClock {
@@ -92,6 +95,7 @@ impl SimClock {
             lever_high: Side::Left,
             switch_at_lever: false,
             flagged: [false, false],
+            increment_ms: 0,
         }
     }
 
@@ -144,11 +148,39 @@ impl SimClock {
         self.left_ms = [left.to_millis(), right.to_millis()];
         self.flagged = [false, false];
         self.switch_at_lever = switch_at_lever;
+        self.increment_ms = 0;
         self.running = match run {
             Run::Paused => None,
             Run::Left => Some(Side::Left),
             Run::Right => Some(Side::Right),
         };
+        self.poll(now);
+    }
+
+    /// The arbiter sets the clock with its buttons (a hand-set clock, observe mode): the
+    /// times, the increment the clock adds at each press (right or wrong), and which side
+    /// runs; it then runs by itself and switches at the lever.
+    pub fn hand_set(
+        &mut self,
+        left_ms: u64,
+        right_ms: u64,
+        increment_ms: u64,
+        run: Run,
+        now: Instant,
+    ) {
+        self.since = now;
+        self.left_ms = [left_ms, right_ms];
+        self.flagged = [false, false];
+        self.switch_at_lever = true;
+        self.increment_ms = increment_ms;
+        self.running = match run {
+            Run::Paused => None,
+            Run::Left => Some(Side::Left),
+            Run::Right => Some(Side::Right),
+        };
+        if let Some(side) = self.running {
+            self.lever_high = side;
+        }
         self.poll(now);
     }
 
@@ -163,6 +195,10 @@ impl SimClock {
         let running = self.running.is_some();
         if running && self.switch_at_lever {
             self.settle(now);
+            if let Some(presser) = self.running {
+                let t = &mut self.left_ms[presser.idx()];
+                *t = t.saturating_add(self.increment_ms);
+            }
             self.running = Some(self.lever_high);
         }
         running

@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use super::clock::Button;
+use super::clock::{Button, Run};
 use super::square::{Piece, SimMove, Square};
 
 /// One control command for board `board` (1-based, as in `board-001`).
@@ -59,6 +59,15 @@ pub enum Control {
     Show {
         board: usize,
     },
+    /// The arbiter sets the clock with its buttons (a hand-set clock): the times, the
+    /// increment the clock will add per move, and which side runs.
+    SetClock {
+        board: usize,
+        left: Duration,
+        right: Duration,
+        increment: Duration,
+        run: Run,
+    },
     Help,
     /// Stop the simulator (its ports hang up, the symlinks are removed).
     Quit,
@@ -79,6 +88,7 @@ impl Control {
             | Control::DropAcks { board, .. }
             | Control::OutOfOrder { board, .. }
             | Control::Battery { board, .. }
+            | Control::SetClock { board, .. }
             | Control::Show { board } => Some(board),
             Control::Help | Control::Quit => None,
         }
@@ -100,6 +110,11 @@ commands (N = board number, 1-based):
   out-of-order N on|off  report a move's new square before the old one
   battery N low|ok     the clock's batteries run low / are changed (status bit D2)
   show N               print what the clock displays
+  setclock N L R [+INC] [left|right|paused]
+                       set the clock by hand, as the arbiter does with its buttons:
+                       left and right times (1:30:00, 5:00, 90s), the increment it adds
+                       per move, which side runs (default paused); it then runs by
+                       itself and switches at the lever (e.g. setclock 2 5:00 5:00 +3 left)
   help                 this text
   quit                 stop the simulator";
 
@@ -247,6 +262,41 @@ pub fn parse_line(line: &str) -> Result<Option<Control>, ControlError> {
                 Control::OutOfOrder { board, on }
             }
         }
+        "setclock" => {
+            const USAGE: &str = "setclock N LEFT RIGHT [+INC] [left|right|paused]";
+            if !(4..=6).contains(&words.len()) {
+                return Err(bad(format!("usage: {USAGE}")));
+            }
+            // A bare number is seconds here, as on the clock's own display.
+            let time = |w: &str| {
+                w.parse::<u64>()
+                    .ok()
+                    .map(|secs| crate::rules::Millis::from_secs(secs as i64))
+                    .or_else(|| crate::rules::millis::parse_duration(w).ok())
+                    .filter(|m| m.0 >= 0)
+                    .map(|m| Duration::from_millis(m.0.unsigned_abs()))
+                    .ok_or_else(|| bad(format!("`{w}` is not a time like 1:30:00, 5:00 or 90s")))
+            };
+            let (left, right) = (time(words[2])?, time(words[3])?);
+            let mut increment = Duration::ZERO;
+            let mut run = Run::Paused;
+            for w in &words[4..] {
+                match (w.strip_prefix('+'), w.to_ascii_lowercase().as_str()) {
+                    (Some(inc), _) => increment = time(inc)?,
+                    (None, "left") => run = Run::Left,
+                    (None, "right") => run = Run::Right,
+                    (None, "paused") => run = Run::Paused,
+                    _ => return Err(bad(format!("usage: {USAGE}"))),
+                }
+            }
+            Control::SetClock {
+                board: board()?,
+                left,
+                right,
+                increment,
+                run,
+            }
+        }
         "battery" => {
             want(3, "battery N low|ok")?;
             let low = match words[2].to_ascii_lowercase().as_str() {
@@ -322,6 +372,28 @@ mod tests {
                 low: false
             }))
         );
+        assert_eq!(
+            parse_line("setclock 2 5:00 4:30 +3 left"),
+            Ok(Some(Control::SetClock {
+                board: 2,
+                left: Duration::from_secs(300),
+                right: Duration::from_secs(270),
+                increment: Duration::from_secs(3),
+                run: Run::Left,
+            }))
+        );
+        assert_eq!(
+            parse_line("setclock 2 1:30:00 1:30:00"),
+            Ok(Some(Control::SetClock {
+                board: 2,
+                left: Duration::from_secs(5400),
+                right: Duration::from_secs(5400),
+                increment: Duration::ZERO,
+                run: Run::Paused,
+            }))
+        );
+        assert!(parse_line("setclock 2 5:00").is_err());
+        assert!(parse_line("setclock 2 5:00 5:00 sideways").is_err());
         assert_eq!(parse_line("  # comment"), Ok(None));
     }
 

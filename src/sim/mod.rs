@@ -29,7 +29,7 @@ use std::time::{Duration, Instant};
 use tokio::sync::{Notify, mpsc, oneshot};
 
 pub use board::{BoardSpec, ClockIcons, ClockKind, ClockView, MoveError, SimBoard};
-pub use clock::{Button, Hms, Side};
+pub use clock::{Button, Hms, Run, Side};
 pub use control::{Control, ControlError};
 pub use pty::PtyError;
 pub use square::{Piece, SimMove, Square};
@@ -214,6 +214,12 @@ impl BoardHandle {
     /// The clock stops answering clock commands (on) or answers again (off).
     pub fn drop_acks(&self, on: bool) {
         self.with(|b, _| b.set_drop_acks(on));
+    }
+
+    /// The arbiter sets the clock with its buttons (a hand-set clock): it then runs by
+    /// itself, adds `increment` at each press and switches at the lever.
+    pub fn set_clock(&self, left: Duration, right: Duration, increment: Duration, run: Run) {
+        self.with(|b, now| b.hand_set_clock(left, right, increment, run, now));
     }
 
     /// The clock's batteries run low (status bit D2) or are changed.
@@ -412,6 +418,20 @@ impl Sim {
                 format!(
                     "board {n}: clock battery {}",
                     if *low { "low" } else { "ok" }
+                )
+            }
+            Control::SetClock {
+                left,
+                right,
+                increment,
+                run,
+                ..
+            } => {
+                b.set_clock(*left, *right, *increment, *run);
+                format!(
+                    "board {n}: clock set by hand, +{} s per move ({})",
+                    increment.as_secs(),
+                    b.clock_display()
                 )
             }
             Control::Show { .. } => format!("board {n}: {}", b.clock_display()),

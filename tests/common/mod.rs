@@ -304,6 +304,7 @@ impl Rig {
                     port: sim.board(n).path().to_path_buf(),
                     white: Side::Left,
                     number: n as u32,
+                    mode: Default::default(),
                 })
                 .collect(),
             defaults,

@@ -280,6 +280,39 @@ impl Builder {
                 }
                 let _ = period;
             }
+            // Observe mode: at a press, the hand-set clock's time is the mover's official
+            // one (a clock set with another increment than the round's); at any other
+            // instant the clock was stopped, set or jumped, and the note says so.
+            Event::ClockTimesAdopted {
+                at,
+                white_ms,
+                black_ms,
+                reckoned_white_ms,
+                reckoned_black_ms,
+            } => {
+                let shown = |c: Color| match c {
+                    Color::White => *white_ms,
+                    Color::Black => *black_ms,
+                };
+                if let Some((t, s, i)) = self.last_press
+                    && t == *at
+                    && let Some(m) = self.moves.get_mut(i)
+                {
+                    m.clk = shown(s);
+                } else if let Some(o) = self.owed.last_mut()
+                    && o.3 == *at
+                {
+                    o.1 = shown(o.0);
+                } else {
+                    self.note(format!(
+                        "The hand-set clock showed White {}, Black {}; reckoned from the presses: White {}, Black {}.",
+                        clock(*white_ms),
+                        clock(*black_ms),
+                        clock(*reckoned_white_ms),
+                        clock(*reckoned_black_ms)
+                    ));
+                }
+            }
             Event::FlagFell { side, .. } => {
                 self.note(format!("{}'s flag fell (Article 6.8).", who(*side)));
             }
@@ -629,6 +662,10 @@ impl Builder {
             tags.push(("Board".into(), b.to_string()));
         }
         tags.push(("TimeControl".into(), pgn_time_control(&setup.tc)));
+        // Observe mode: the clocks below were set by hand and read, not run by hallclock.
+        if setup.observed {
+            tags.push(("ClockMode".into(), "observe".into()));
+        }
         if let Some(black) = setup.tc_black.as_ref().filter(|b| **b != setup.tc) {
             tags.push(("WhiteTimeControl".into(), pgn_time_control(&setup.tc)));
             tags.push(("BlackTimeControl".into(), pgn_time_control(black)));

@@ -153,7 +153,12 @@ pub fn parse_move(pos: &Chess, text: &str) -> Result<Move, MoveError> {
 
 impl Game {
     /// A scheduled game, not started. Validates the setup.
-    pub fn new(setup: Setup) -> Result<Game, SetupError> {
+    pub fn new(mut setup: Setup) -> Result<Game, SetupError> {
+        // A hand-set clock's flag is a verdict the arbiter confirms: a typo in the time
+        // set by hand must not decide a game by itself (docs/RULES-COVERAGE.md).
+        if setup.observed {
+            setup.flag_mode = FlagMode::Claim;
+        }
         let periods_of = |tc: &TimeControl, color| {
             tc.periods()
                 .map(<[Period]>::to_vec)
@@ -524,6 +529,7 @@ impl Game {
             I::Press { side, mv } => self.decide_press(*side, mv.as_deref(), now),
             I::PlayerPause { side } => self.decide_player_pause(*side, now),
             I::ClockReading { white, black } => Ok(self.decide_reading(*white, *black, now)),
+            I::ClockTimes { white, black } => Ok(self.decide_clock_times(*white, *black, now)),
             I::Present { side, arbiter } => Ok(self.decide_present(*side, arbiter, now)),
             I::Pause { arbiter, reason } => self.decide_pause(arbiter, reason, now),
             I::Resume { arbiter } => self.decide_resume(arbiter, now),

@@ -1956,3 +1956,147 @@ fn rule_6_7a_the_position_is_the_start_then_each_completed_move() {
         Some("rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq - 0 1")
     );
 }
+
+// Observe mode (issue 24): a hand-set clock is the official time (6.10: its indication
+// is conclusive); the reckoning follows it where the display cannot mean the reckoning.
+
+fn shown(white: i64, black: i64) -> Input {
+    Input::ClockTimes {
+        white: Millis::from_secs(white),
+        black: Millis::from_secs(black),
+    }
+}
+
+#[test]
+fn rule_6_10_observed_clock_within_its_display_is_not_adopted() {
+    let mut d = Driver::started(setup("300"));
+    // At 10.3 s White has 289.7 s: the display rounds it up to 290.
+    assert!(d.input(shown(290, 300), at(10.3)).is_empty());
+    // Slack for the rounding and the frame's travel: 289.2 s shown as 289, 289.6 s
+    // shown as 291.
+    assert!(d.input(shown(289, 300), at(10.8)).is_empty());
+    assert!(d.input(shown(291, 300), at(10.4)).is_empty());
+    // Beyond it, the clock's time is taken: 1.7 s above the display.
+    assert!(!d.input(shown(288, 300), at(10.3)).is_empty());
+    assert_eq!(d.remaining(Color::White, at(10.3)), Millis(288_000));
+    // And a clock at 0:00 always: its flag is the official one.
+    let e = d.input(shown(0, 300), at(297.5));
+    assert!(matches!(e[..], [Event::ClockTimesAdopted { .. }]), "{e:?}");
+}
+
+#[test]
+fn rule_6_10_observed_clock_that_disagrees_is_adopted_with_the_reckoning_on_record() {
+    let mut d = Driver::started(setup("300+30"));
+    d.press(at(10.0));
+    // The clock was set to 5:00 without the increment: White shows 290, Black 300;
+    // the reckoning (30 s credited before move 1 and at the press) 350 and 330.
+    let e = d.input(shown(290, 300), at(10.0));
+    assert_eq!(
+        e,
+        vec![Event::ClockTimesAdopted {
+            at: at(10.0),
+            white_ms: Millis::from_secs(290),
+            black_ms: Millis::from_secs(300),
+            reckoned_white_ms: Millis::from_secs(350),
+            reckoned_black_ms: Millis::from_secs(330),
+        }]
+    );
+    assert_eq!(d.remaining(Color::White, at(20.0)), Millis::from_secs(290));
+    // The running side is settled at the reading and runs on from the clock's time.
+    assert_eq!(d.remaining(Color::Black, at(20.0)), Millis::from_secs(290));
+    // A clock that went up by itself (set by hand) is adopted as well.
+    let e = d.input(shown(290, 400), at(20.0));
+    assert!(matches!(e[0], Event::ClockTimesAdopted { .. }), "{e:?}");
+    assert_eq!(d.remaining(Color::Black, at(30.0)), Millis::from_secs(390));
+}
+
+#[test]
+fn rule_6_9_observed_clock_at_zero_is_a_flag_and_a_flag_is_never_lifted_by_a_reading() {
+    let mut s = setup("300");
+    s.flag_mode = FlagMode::Claim;
+    let mut d = Driver::started(s);
+    // The clock shows 0:00 for White at 30.5 s (set wrong by hand), when the round's
+    // control still has 4.5 minutes: the clock is the official time.
+    let e = d.input(shown(0, 300), at(30.5));
+    assert!(matches!(e[..], [Event::ClockTimesAdopted { .. }]), "{e:?}");
+    let e = d.input(shown(0, 300), at(31.0));
+    assert!(
+        e.iter().any(
+            |e| matches!(e, Event::FlagFell { side: Color::White, at: t, .. } if *t == at(30.5))
+        ),
+        "{e:?}"
+    );
+    // Claim mode: the verdict waits for the arbiter.
+    assert_eq!(d.game.result(), None);
+    assert!(
+        d.input(shown(1, 300), at(32.0)).is_empty(),
+        "a flagged side keeps its flag"
+    );
+    assert!(d.game.clock().side(Color::White).flagged_at.is_some());
+}
+
+#[test]
+fn rule_6_10_observed_clock_is_not_read_before_the_start_or_after_the_result() {
+    let mut d = Driver::new(setup("300"));
+    assert!(d.input(shown(100, 100), at(-5.0)).is_empty());
+    let mut d = Driver::started(setup("300"));
+    d.input(
+        Input::SetResult {
+            result: ArbiterResult::AgreedDraw,
+            arbiter: "IA".into(),
+            reason: "agreed".into(),
+        },
+        at(5.0),
+    );
+    assert!(d.input(shown(100, 100), at(6.0)).is_empty());
+}
+
+#[test]
+fn rule_6_8_an_observed_game_claims_its_flags_whatever_the_setup_says() {
+    let mut s = setup("60");
+    s.flag_mode = FlagMode::Auto;
+    s.observed = true;
+    let mut d = Driver::started(s);
+    assert_eq!(d.game.setup().flag_mode, FlagMode::Claim);
+    let e = d.input(shown(0, 60), at(30.0));
+    assert!(matches!(e[..], [Event::ClockTimesAdopted { .. }]), "{e:?}");
+    let e = d.input(shown(0, 60), at(31.0));
+    assert!(
+        e.iter().any(|e| matches!(e, Event::ResultPending { .. })),
+        "{e:?}"
+    );
+    assert_eq!(d.game.result(), None, "the arbiter confirms");
+    let e = d.input(
+        Input::ConfirmFlag {
+            arbiter: "IA".into(),
+        },
+        at(40.0),
+    );
+    assert!(matches!(e[..], [Event::GameEnded { .. }]), "{e:?}");
+    assert_eq!(d.result().map(|r| r.0), Some(Score::BlackWins));
+}
+
+#[test]
+fn rule_6_10_observed_clock_boundaries_are_exact() {
+    let mut d = Driver::started(setup("300"));
+    let times = |white: i64, black: i64| Input::ClockTimes {
+        white: Millis(white),
+        black: Millis(black),
+    };
+    // At 10 s White reckons 290 s: exactly 1.2 s above a display of 288.8 s agrees…
+    assert!(d.input(times(288_800, 300_000), at(10.0)).is_empty());
+    // …one millisecond more does not.
+    assert!(!d.input(times(288_799, 300_000), at(10.0)).is_empty());
+    // A side already at 0:00 that the clock shows at 0:00 is nothing to take (Black,
+    // set to zero while White runs: no flag until it runs).
+    d.input(
+        Input::SetTime {
+            side: Color::Black,
+            remaining: Millis::ZERO,
+            arbiter: "IA".into(),
+            reason: "test".into(),
+        },
+        at(11.0),
+    );
+    assert!(d.input(times(287_000, 0), at(12.0)).is_empty());
+}

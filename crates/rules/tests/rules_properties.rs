@@ -30,6 +30,8 @@ enum Op {
     SetMoves(Color, u32),
     Replace(i64, i64),
     Reading(i64, i64),
+    /// Observe mode: what a hand-set clock shows (whole seconds).
+    Shown(i64, i64),
     Confirm,
     Nothing,
     /// A legal move with its press (keeps the position known).
@@ -68,6 +70,7 @@ fn op() -> impl Strategy<Value = Op> {
         1 => (color(), 0u32..12).prop_map(|(c, m)| Op::SetMoves(c, m)),
         1 => (0i64..100_000, 0i64..100_000).prop_map(|(w, b)| Op::Replace(w, b)),
         1 => (0i64..3, 0i64..3).prop_map(|(w, b)| Op::Reading(w * 1000, b * 1000)),
+        2 => (0i64..200, 0i64..200).prop_map(|(w, b)| Op::Shown(w * 1000, b * 1000)),
         1 => Just(Op::Confirm),
         2 => Just(Op::Nothing),
         6 => any::<u8>().prop_map(Op::Play),
@@ -143,7 +146,7 @@ fn tc() -> impl Strategy<Value = TimeControl> {
 fn setup() -> impl Strategy<Value = Setup> {
     (
         tc(),
-        any::<[bool; 6]>(),
+        any::<[bool; 7]>(),
         0i64..120_000,
         proptest::option::of(tc()),
     )
@@ -182,6 +185,7 @@ fn setup() -> impl Strategy<Value = Setup> {
             // Clock-only boards: the position plays no part in these properties.
             fen: None,
             discrepancy_margin: Millis(2000),
+            observed: b[6],
         })
 }
 
@@ -319,6 +323,10 @@ fn input(op: &Op, game: &Game, secrets: &Secrets, now: Millis) -> Option<Input> 
             white: Millis(*w),
             black: Millis(*b),
         },
+        Op::Shown(w, b) => Input::ClockTimes {
+            white: Millis(*w),
+            black: Millis(*b),
+        },
         Op::Confirm => Input::ConfirmFlag { arbiter: a() },
         Op::Nothing => return None,
     })
@@ -389,6 +397,18 @@ impl Ledger {
                 *self.ran.get_mut(*side) += *charged_ms - ran_until_now;
             }
             Event::ClockReplaced {
+                at,
+                white_ms,
+                black_ms,
+                ..
+            } => {
+                for (c, new) in [(Color::White, *white_ms), (Color::Black, *black_ms)] {
+                    *self.credits.get_mut(c) += new - game.clock().remaining_at(c, *at);
+                }
+            }
+            // Observe mode: the hand-set clock's times replace the reckoning (the
+            // difference is the event's to explain, as with a replaced clock).
+            Event::ClockTimesAdopted {
                 at,
                 white_ms,
                 black_ms,

@@ -9,7 +9,8 @@ impl BoardActor {
     /// Program the clock with the official times (DESIGN.md §3): SETNRUN (+END by the
     /// link) with the times the core computed, then a short text when there is one.
     pub(super) async fn program_clock(&mut self, text: Option<&str>) {
-        if self.hold_clock {
+        // A hand-set clock is never sent a command: the arbiters set it (observe mode).
+        if self.hold_clock || self.observing() {
             return;
         }
         let Some(slot) = &self.slot else { return };
@@ -153,7 +154,7 @@ impl BoardActor {
 
     /// A lever press: the lever went down on the presser's side, so the side now high
     /// is the opponent's (dgt-protocol.md §6).
-    pub(super) async fn on_lever(&mut self, high: ClockSide, _reading: ClockTime) {
+    pub(super) async fn on_lever(&mut self, high: ClockSide, reading: ClockTime) {
         self.display_synced = false;
         let standing = self
             .slot
@@ -188,6 +189,7 @@ impl BoardActor {
             side: Some(presser),
             mv: mv.clone(),
         };
+        let before = self.slot.as_ref().map_or(0, |s| s.events.len());
         match self.decide(press).await {
             Ok(()) => self.clear(AlertKind::MoveRejected),
             // The move was made on the board just before the order to seal and pressed
@@ -236,6 +238,18 @@ impl BoardActor {
                 }
             }
             Err(r) => self.stray_press(presser, &r).await,
+        }
+        // Observe mode: a press the rules took (with its move, without it, or as the
+        // sealer's) is compared with what the clock did at it, and the clock's times taken.
+        let took = self.slot.as_ref().is_some_and(|s| {
+            s.events
+                .get(before..)
+                .unwrap_or_default()
+                .iter()
+                .any(|e| matches!(e, Event::Pressed { .. }))
+        });
+        if self.observing() && took {
+            self.observe_press(reading, before).await;
         }
     }
 
@@ -392,6 +406,9 @@ impl BoardActor {
         }
         if self.reconcile {
             return self.reconcile_after_outage(reading).await;
+        }
+        if self.observing() {
+            return self.observe_reading(reading).await;
         }
         if !self.display_synced || self.hold_clock {
             return;

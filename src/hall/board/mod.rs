@@ -8,6 +8,7 @@ pub mod display;
 pub mod eboard;
 mod hardware;
 pub mod lever;
+pub mod observe;
 mod publish;
 mod seal;
 
@@ -16,6 +17,7 @@ use std::time::Duration;
 
 use tokio::sync::{Semaphore, mpsc, oneshot};
 
+use crate::config::BoardMode;
 use crate::custody::{Custody, Secret};
 use crate::dgt::{BoardEvent, ClockButton, ClockSide, ClockTime};
 use crate::intake::input::BoardAct;
@@ -154,6 +156,8 @@ pub struct BoardParts {
     pub seq: u64,
     /// The broadcast feed, given each game where `board/<b>/pgn` is published.
     pub feed: crate::broadcast::FeedWriter,
+    /// Whether the daemon drives the clock or only reads it (issue 24).
+    pub mode: BoardMode,
 }
 
 struct BoardActor {
@@ -216,6 +220,10 @@ struct BoardActor {
     /// The clock's reading after an outage could not be explained (several presses):
     /// its times are kept on the display, not overwritten, until the arbiter acts.
     hold_clock: bool,
+    /// Control or observe; changed by the arbiter between games (`set_mode`).
+    mode: BoardMode,
+    /// Observe mode: the clock's last reading, for what the next one is compared with.
+    observed: observe::Observed,
 }
 
 /// Run a board actor until the hall drops its inbox.
@@ -237,7 +245,15 @@ pub async fn run(parts: BoardParts) {
         recovered,
         seq,
         feed,
+        mode,
     } = parts;
+    // An unfinished game goes on in the mode it was started in, whatever the
+    // configuration says now: the official time cannot change hands mid-game.
+    let mode = match &recovered {
+        Some(s) if s.game.result().is_none() && s.game.setup().observed => BoardMode::Observe,
+        Some(s) if s.game.result().is_none() => BoardMode::Control,
+        _ => mode,
+    };
     let mut a = BoardActor {
         alerts: Alerts::new(&id),
         id,
@@ -269,6 +285,8 @@ pub async fn run(parts: BoardParts) {
         identity_pending: false,
         lever: Lever::default(),
         hold_clock: false,
+        mode,
+        observed: observe::Observed::default(),
     };
     a.publish_availability();
     a.publish_state();
@@ -308,12 +326,16 @@ pub async fn run(parts: BoardParts) {
         {
             deadline = Some(d.max(at));
         }
+        let poll = a.observe_poll_at();
         tokio::select! {
             () = async {
                 if let Some(at) = attach { tokio::time::sleep_until(at).await }
             }, if attach.is_some() => {
                 a.attach_owed().await;
             },
+            () = async {
+                if let Some(at) = poll { tokio::time::sleep_until(at).await }
+            }, if poll.is_some() => a.observe_poll().await,
             () = async {
                 if let Some(at) = retry { tokio::time::sleep_until(at).await }
             }, if retry.is_some() => {
@@ -422,13 +444,16 @@ impl BoardActor {
                         ] {
                             self.clear(kind);
                         }
-                        let _ = self
-                            .link
-                            .send(LinkCommand::Text {
-                                text: "MOVED".into(),
-                                beep: false,
-                            })
-                            .await;
+                        // A hand-set clock is never sent anything (observe mode).
+                        if !self.observing() {
+                            let _ = self
+                                .link
+                                .send(LinkCommand::Text {
+                                    text: "MOVED".into(),
+                                    beep: false,
+                                })
+                                .await;
+                        }
                         Ok(slot)
                     }
                     other => {
@@ -461,6 +486,13 @@ impl BoardActor {
                         reason: e.to_string(),
                     })
                 } else {
+                    // A game that moves keeps its mode (6.10: another clock, set as the
+                    // game was played).
+                    self.mode = if slot.game.setup().observed {
+                        BoardMode::Observe
+                    } else {
+                        BoardMode::Control
+                    };
                     self.slot = Some(*slot);
                     self.new_game_on_board().await;
                     match input {
@@ -529,13 +561,24 @@ impl BoardActor {
             .map(|s| s.round.unwrap_or(0))
     }
 
-    async fn start_game(&mut self, slot: GameSlot) -> Result<(), Refusal> {
+    async fn start_game(&mut self, mut slot: GameSlot) -> Result<(), Refusal> {
         if let Some(round) = self.busy() {
             return Err(Refusal::BoardBusy {
                 board: self.id.clone(),
                 round,
             });
         }
+        // The game is played in the board's mode, and keeps it (its setup is journaled):
+        // an observed game's core forces claim mode (docs/RULES-COVERAGE.md).
+        if slot.game.setup().observed != self.observing() {
+            let mut setup = slot.game.setup().clone();
+            setup.observed = self.observing();
+            // The same setup but the mode: it was valid, so it still is.
+            if let Ok(game) = Game::new(setup) {
+                slot.game = game;
+            }
+        }
+        self.observed = observe::Observed::default();
         let created = Record::GameCreated {
             board: self.id.clone(),
             game: slot.id,
@@ -573,6 +616,25 @@ impl BoardActor {
         Ok(())
     }
 
+    /// Control or observe the clock: between games only. Mid-game the official time
+    /// would change hands (the daemon's reckoning or the hand-set clock) with nobody
+    /// having set the other one for this game.
+    async fn set_mode(&mut self, mode: BoardMode, arbiter: &str) -> Result<(), Refusal> {
+        if let Some(round) = self.busy() {
+            return Err(Refusal::BoardBusy {
+                board: self.id.clone(),
+                round,
+            });
+        }
+        if mode != self.mode {
+            tracing::info!(board = %self.id, mode = mode.name(), arbiter = %crate::intake::command::log_safe(arbiter), "board mode switched");
+        }
+        self.mode = mode;
+        self.observed = observe::Observed::default();
+        self.publish_state();
+        Ok(())
+    }
+
     async fn on_act(&mut self, act: BoardAct) -> Result<(), Refusal> {
         let input = match act {
             BoardAct::SwapSides { arbiter } => {
@@ -588,6 +650,7 @@ impl BoardActor {
                 counter,
             } => return self.seal_secret(side, text, false, counter).await,
             BoardAct::OpenEnvelope { arbiter } => return self.open_envelope(arbiter).await,
+            BoardAct::SetMode { mode, arbiter } => return self.set_mode(mode, &arbiter).await,
             BoardAct::Rules(input) => input,
         };
         let r = self.decide(input).await;

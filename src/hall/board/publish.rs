@@ -75,7 +75,7 @@ impl BoardActor {
     }
 
     pub(super) fn state(&self, now: Millis) -> StatePayload {
-        match &self.slot {
+        let mut state = match &self.slot {
             None => StatePayload::idle(
                 &self.id,
                 self.published_seq,
@@ -93,7 +93,9 @@ impl BoardActor {
                 s.fide,
                 s.game.setup().tc.to_string(),
             ),
-        }
+        };
+        state.observed = self.observing();
+        state
     }
 
     /// The retained state. Held back while events wait for the disk: a state must not

@@ -12,7 +12,7 @@
  *   round: number|null, running: "white"|"black"|null, turn: string|null, white_side: string,
  *   white: Side|null, black: Side|null, fen: string|null, result: any, pending_flag: any,
  *   time_control: string|null, adjournment?: any, draw_offer?: any,
- *   move_pending?: boolean, pending_side?: "white"|"black", pending_plies?: number}} State
+ *   move_pending?: boolean, pending_side?: "white"|"black", pending_plies?: number, observed?: boolean}} State
  * @typedef {{state: State|null, online: boolean, events: any[], lastSeq: number,
  *   lastMove: string, lastUci: string, moves: {no: number, side: string, san: string, clock: number|null}[],
  *   historyLoaded: boolean, earlyPress: Object<string, number|null>}} BoardData
@@ -520,6 +520,7 @@ const BOARD_COMMANDS = {
     { action: "set_moves", label: "Set move count", rule: "6.10", fields: [{ name: "side", label: "Side", kind: "side" }, { name: "moves", label: "Moves completed (0 … 500)", kind: "int", min: 0, max: 500 }, { name: "period", label: "Period (1 … 10, optional)", kind: "int", min: 1, max: 10, optional: true }], reason: "required" },
     { action: "replace_clock", label: "Replace clock / move board", rule: "6.10", fields: [{ name: "to", label: "To board (empty: this board's new clock)", kind: "board", optional: true }, { name: "white_ms", label: "White's time (h:mm:ss, optional)", kind: "duration", min: 0, max: 36000, optional: true }, { name: "black_ms", label: "Black's time (h:mm:ss, optional)", kind: "duration", min: 0, max: 36000, optional: true }], reason: "required" },
     { action: "swap_sides", label: "Clock turned round", rule: "6.4", fields: [], reason: "optional" },
+    { action: "set_mode", label: "Clock mode (between games)", rule: "control / observe", fields: [{ name: "mode", label: "Mode", kind: "select", options: ["control", "observe"] }], reason: "none" },
   ],
   "Result": [
     { action: "confirm_flag", label: "Confirm flag", rule: "6.8 / 6.9", fields: [], reason: "optional" },
@@ -883,6 +884,8 @@ function makeTile(id) {
     round: h("span", { class: "round" }),
     phase: h("span", { class: "badge phase" }),
     off: h("span", { class: "badge off", text: "offline", hidden: true }),
+    // Observe mode: the clock is set by hand and only read; its times are official.
+    observed: h("span", { class: "badge observed", text: "hand-set", title: "observe mode: the clock is set by hand and only read; its times are the official ones", hidden: true }),
     alert: h("span", { class: "badge alert", hidden: true }),
     sides: h("div", { class: "sides" }),
     move: h("span", { class: "move" }),
@@ -898,7 +901,7 @@ function makeTile(id) {
     liveClocks.push([clock, id, color]);
   }
   el.append(
-    h("div", { class: "head" }, [parts.id, parts.round, parts.off, parts.alert, parts.phase]),
+    h("div", { class: "head" }, [parts.id, parts.round, parts.off, parts.observed, parts.alert, parts.phase]),
     parts.sides,
     h("div", { class: "foot" }, [parts.move, parts.last, parts.result]),
   );
@@ -914,6 +917,7 @@ function renderTile(t, id) {
   t.parts.phase.className = `badge phase phase-${phaseKey(st)}`;
   t.parts.off.hidden = b.online;
   t.el.classList.toggle("offline", !b.online);
+  t.parts.observed.hidden = !(st && st.observed);
   const n = PUBLIC ? 0 : alertsOf(id);
   t.parts.alert.hidden = n === 0;
   setText(t.parts.alert, n ? `⚠ ${n}` : "");
@@ -1062,11 +1066,13 @@ const SPEC_OF = new Map(Object.values(BOARD_COMMANDS).flat().map((s) => [s.actio
  * @returns {{note: string, now: string[]}}
  */
 function actsFor(st) {
-  if (!st || st.phase === "idle") return { note: "No game on this board. Start a round on the Round page.", now: ["set_position"] };
+  // Between games the clock's mode can be switched (observe: a hand-set clock, only read).
+  const mode = st && st.observed ? " Its clock is hand-set (observe mode)." : "";
+  if (!st || st.phase === "idle") return { note: `No game on this board. Start a round on the Round page.${mode}`, now: ["set_position", "set_mode"] };
   const adj = st.adjournment;
   const stage = adj && st.phase !== "finished" ? adj.stage : null;
   const name = (/** @type {any} */ c) => (st[c] ? `${st[c].name} (${colorWord(c)})` : colorWord(c));
-  if (st.phase === "finished") return { note: `Finished: ${resultText(st.result, true)}. A wrong result is corrected with Set result.`, now: ["set_result"] };
+  if (st.phase === "finished") return { note: `Finished: ${resultText(st.result, true)}. A wrong result is corrected with Set result.${mode}`, now: ["set_result", "set_mode"] };
   if (st.pending_flag) {
     const f = st.pending_flag;
     return { note: `${name(f.side)}'s flag fell at ${fmtTime(f.at)}: ${f.reason}. Confirm the flag, or set another result.`, now: ["confirm_flag", "set_result"] };

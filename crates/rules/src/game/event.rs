@@ -93,6 +93,16 @@ pub enum Event {
         reckoned_white_ms: Millis,
         reckoned_black_ms: Millis,
     },
+    /// Observe mode: the hand-set clock, which is the official time there, shows times
+    /// the reckoning cannot explain (a wrong increment, a clock set or stopped by hand):
+    /// its times are taken. The reckoned ones are kept so the difference is on record.
+    ClockTimesAdopted {
+        at: Millis,
+        white_ms: Millis,
+        black_ms: Millis,
+        reckoned_white_ms: Millis,
+        reckoned_black_ms: Millis,
+    },
     /// 6.10: the arbiter acknowledged the open discrepancy; the official times stand.
     DiscrepancyAcknowledged { at: Millis, arbiter: String },
     /// 6.12b.
@@ -295,6 +305,7 @@ impl Event {
             | Event::ResultPending { at, .. }
             | Event::BothFlagsOrderUnknown { at }
             | Event::ClockDiscrepancy { at, .. }
+            | Event::ClockTimesAdopted { at, .. }
             | Event::DiscrepancyAcknowledged { at, .. }
             | Event::PausedByPlayer { at, .. }
             | Event::Paused { at, .. }

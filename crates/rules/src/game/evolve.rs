@@ -171,6 +171,16 @@ impl Game {
                 });
             }
             Event::DiscrepancyAcknowledged { .. } => self.discrepancy = None,
+            Event::ClockTimesAdopted {
+                at,
+                white_ms,
+                black_ms,
+                ..
+            } => {
+                self.clock.settle(*at);
+                self.set_remaining(Color::White, *white_ms, *at);
+                self.set_remaining(Color::Black, *black_ms, *at);
+            }
             Event::PausedByPlayer { at, side } => self.pause(*at, PausedBy::Player { side: *side }),
             Event::Paused {
                 at,

@@ -77,6 +77,10 @@ pub enum Input {
     /// What a hardware clock shows; compared with the reckoning (6.10), and the evidence
     /// when both flags fell without a known order (6.11).
     ClockReading { white: Millis, black: Millis },
+    /// Observe mode: what a hand-set clock shows, in whole seconds as displayed. The
+    /// clock is the official time there, so a side whose reckoning is outside what the
+    /// display can mean is set to it (`ClockTimesAdopted`); a flagged side keeps its flag.
+    ClockTimes { white: Millis, black: Millis },
     /// 6.10: the arbiter has seen the open clock discrepancy and keeps the official
     /// times as they are (`set_time` and the other corrections also close it).
     AcknowledgeDiscrepancy { arbiter: String },
@@ -174,7 +178,7 @@ impl Input {
             | I::Seal { .. }
             | I::CommitSeal { .. }
             | I::CounterSeal { .. } => Who::Player,
-            I::ClockReading { .. } => Who::Device,
+            I::ClockReading { .. } | I::ClockTimes { .. } => Who::Device,
             I::Present { arbiter, .. }
             | I::Pause { arbiter, .. }
             | I::Resume { arbiter }
@@ -233,6 +237,7 @@ impl Input {
             Input::ConfirmFlag { .. } => "confirm_flag",
             Input::SetResult { .. } => "set_result",
             Input::ClockReading { .. } => "clock_reading",
+            Input::ClockTimes { .. } => "clock_times",
             Input::AcknowledgeDiscrepancy { .. } => "acknowledge_discrepancy",
             Input::SetSessionEnd { .. } => "set_session_end",
             Input::SetAdjournmentRules { .. } => "set_adjournment_rules",

@@ -10,9 +10,15 @@ use super::super::dead_position::{self, MateVerdict};
 use super::super::millis::Millis;
 use super::super::time_control::{IncrementCredit, PeriodTransition, TimeControl};
 use super::{
-    Arrival, Event, FlagMode, Game, Owed, Rejection, Score, Termination, fen_of, parse_move,
+    Arrival, Event, FlagMode, Game, Owed, Phase, Rejection, Score, Termination, fen_of, parse_move,
     period_number, zobrist,
 };
+
+/// How far the reckoning may run above a hand-set clock's display: the second the display
+/// rounds up, taken as shown, and a fifth of a second for the frame's travel.
+pub const OBSERVE_ABOVE: Millis = Millis(1_200);
+/// How far it may run below it: the second of rounding and half a second of travel.
+pub const OBSERVE_BELOW: Millis = Millis(1_500);
 
 impl Game {
     /// 6.7a: a move made on the board, also one owed to a press that came first.
@@ -91,6 +97,48 @@ impl Game {
             }];
         }
         Vec::new()
+    }
+
+    /// Observe mode: a hand-set clock's display (whole seconds, rounded up as a DGT
+    /// clock shows them) against the reckoning. The reckoning follows the display: taken
+    /// as shown, it runs up to a second ahead of the clock's true time, and a frame
+    /// arrives a little late, so a reckoning `r` agrees with a display `d` when
+    /// `d - OBSERVE_BELOW < r <= d + OBSERVE_ABOVE`; a side outside that is set to what
+    /// the clock shows, and a clock at 0:00 is always taken (its flag is the official
+    /// one). A flagged side keeps its flag (its clock may still show a second the
+    /// reckoning has spent), and nothing is adopted before the clock starts or after the
+    /// result.
+    pub(super) fn decide_clock_times(
+        &self,
+        white: Millis,
+        black: Millis,
+        now: Millis,
+    ) -> Vec<Event> {
+        if self.phase != Phase::Running || self.result.is_some() {
+            return Vec::new();
+        }
+        let reckoned_white = self.clock.remaining_at(Color::White, now);
+        let reckoned_black = self.clock.remaining_at(Color::Black, now);
+        let adopt = |c: Color, shown: Millis, reckoned: Millis| {
+            self.clock.side(c).flagged_at.is_none()
+                && (reckoned > shown + OBSERVE_ABOVE
+                    || reckoned + OBSERVE_BELOW <= shown
+                    || (shown <= Millis::ZERO && reckoned > Millis::ZERO))
+        };
+        let (aw, ab) = (
+            adopt(Color::White, white, reckoned_white),
+            adopt(Color::Black, black, reckoned_black),
+        );
+        if !aw && !ab {
+            return Vec::new();
+        }
+        vec![Event::ClockTimesAdopted {
+            at: now,
+            white_ms: if aw { white } else { reckoned_white },
+            black_ms: if ab { black } else { reckoned_black },
+            reckoned_white_ms: reckoned_white,
+            reckoned_black_ms: reckoned_black,
+        }]
     }
 
     /// A move made on the board by the side whose clock runs.

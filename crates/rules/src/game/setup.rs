@@ -57,6 +57,16 @@ pub struct Setup {
     pub fen: Option<String>,
     /// A clock reading further than this from the reckoning is reported (6.10).
     pub discrepancy_margin: Millis,
+    /// Observe mode (issue 24): the clock is set by hand and only read, its times are the
+    /// official ones (`clock_times`), and flags are claimed (`Game::new` forces
+    /// `FlagMode::Claim`: the software cannot know the clock was set right). Kept with
+    /// the game, so a restart, the journal's PGN and the broadcast know it.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub observed: bool,
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
 }
 
 impl Setup {
@@ -76,6 +86,7 @@ impl Setup {
             clock: ClockOptions::default(),
             fen: None,
             discrepancy_margin: Millis(2000),
+            observed: false,
         }
     }
 }
