@@ -12,6 +12,7 @@ use axum::extract::{Path, State};
 use axum::http::{HeaderMap, StatusCode};
 use common::{HALL, Rig, board_id};
 use hallclock::broadcast::push::{self, AlertSink, PushProblem, PushReport};
+use hallclock::broadcast::view::Body;
 use hallclock::broadcast::{BoardRange, FeedGame, FeedWriter, LichessRound, LichessSettings};
 use hallclock::link::testing::scratch_dir;
 use hallclock::rules::Millis;
@@ -291,8 +292,10 @@ fn synthetic_round(name: &str, n: u32) -> FeedWriter {
                 game_id: u64::from(b),
                 board: format!("board-{b:03}"),
                 info,
-                setup: defaults.setup(&format!("White {b}"), &format!("Black {b}"), Millis(0)),
-                events: Vec::new(),
+                body: Body::Events {
+                    setup: defaults.setup(&format!("White {b}"), &format!("Black {b}"), Millis(0)),
+                    events: Vec::new(),
+                },
                 finished: false,
             },
             1,

@@ -6,6 +6,7 @@
 //! to publish a last will: kill -9, as `outage.rs` does).
 
 mod common;
+mod pychess;
 mod webcommon;
 
 use std::path::{Path, PathBuf};
@@ -715,4 +716,151 @@ async fn each_dashboard_shows_the_other_nodes_boards_and_a_dead_nodes_boards_off
     assert_eq!(own, Value::Bool(false), "node-a's own board stays online");
     let _ = chrome.shot("nodes-public-offline").await;
     chrome.close().await;
+}
+
+// Issue 23, item 3 (the broadcast's part): any node's `/broadcast/…` serves the whole hall,
+// from the other nodes' retained `board/<b>/pgn`; a dead node's games stay as their last
+// retained text, once.
+
+/// One HTTP/1.1 GET to a node's web server: status and body.
+async fn http_get(port: u16, path: &str) -> (u16, String) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let Ok(mut s) = tokio::net::TcpStream::connect(("127.0.0.1", port)).await else {
+        return (0, String::new());
+    };
+    let req = format!("GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n");
+    if s.write_all(req.as_bytes()).await.is_err() {
+        return (0, String::new());
+    }
+    let mut raw = Vec::new();
+    let _ = tokio::time::timeout(Duration::from_secs(5), s.read_to_end(&mut raw)).await;
+    let raw = String::from_utf8_lossy(&raw).into_owned();
+    let Some((head, body)) = raw.split_once("\r\n\r\n") else {
+        return (0, raw);
+    };
+    let status = head
+        .split(' ')
+        .nth(1)
+        .and_then(|c| c.parse().ok())
+        .unwrap_or(0);
+    (status, body.to_string())
+}
+
+/// Polls `path` on `port` until its body satisfies `want`.
+async fn get_until(port: u16, path: &str, what: &str, want: impl Fn(&str) -> bool) -> String {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
+    loop {
+        let (status, body) = http_get(port, path).await;
+        if status == 200 && want(&body) {
+            return body;
+        }
+        if tokio::time::Instant::now() > deadline {
+            panic!("timed out waiting for {what}; {path} answered {status}:\n{body}");
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn any_nodes_broadcast_has_every_nodes_games_and_a_dead_nodes_games_once() {
+    let (broker, sim, mut w, dir) = setup("nodes-bcast", 3).await;
+    let web_a = common::free_port();
+    let a = node_config_web(
+        &dir,
+        "node-a",
+        broker.port,
+        &sim,
+        &[(&board_id(1), 1), (&board_id(2), 2)],
+        Some(web_a),
+    );
+    let b = node_config(&dir, "node-b", broker.port, &sim, &[(&board_id(3), 3)]);
+    let _node_a = Daemon::spawn(&a);
+    let mut node_b = Daemon::spawn(&b);
+    for node in ["node-a", "node-b"] {
+        node_status(&mut w, node, &format!("{node} online"), |v| {
+            v["state"] == "online"
+        })
+        .await;
+    }
+    for n in [1, 3] {
+        let avail = topic(&format!("board/{}/availability", board_id(n)));
+        w.wait(&format!("board {n} online"), |m| {
+            m.topic == avail && m.text() == "online"
+        })
+        .await;
+    }
+    let (code, answers) = hall_command(
+        &dir,
+        broker.port,
+        json!({
+            "action": "start_round", "round": 4, "time_control": "600", "start": now_ms(),
+            "pairings": [
+                {"board": board_id(1), "white": "Alpha, A", "black": "Beta, B"},
+                {"board": board_id(3), "white": "Gamma, C", "black": "Delta, D"},
+            ],
+            "broadcast_delay_minutes": 0,
+        }),
+    )
+    .await;
+    assert_eq!(code, Some(0), "{answers:?}");
+    // A move and its press on node-b's board.
+    let events = topic(&format!("board/{}/event", board_id(3)));
+    w.wait("node-b's clock started", |m| {
+        m.topic == events && m.json()["event"] == "clock_started"
+    })
+    .await;
+    sim.board(3)
+        .play_move("e2e4")
+        .expect("the simulator plays e4");
+    tokio::time::sleep(Duration::from_millis(60)).await;
+    sim.board(3).press();
+    w.wait("e4 on node-b's board", |m| {
+        m.topic == events && m.json()["event"] == "move_made"
+    })
+    .await;
+
+    // node-a's broadcast: both games, in board order, node-b's with its move and clock.
+    let path = "/broadcast/round/4/games.pgn";
+    let body = get_until(web_a, path, "node-b's move in node-a's games.pgn", |b| {
+        b.contains("Gamma, C") && b.contains("1. e4")
+    })
+    .await;
+    let games = pychess::check(&body);
+    assert_eq!(games.len(), 2, "{body}");
+    for g in &games {
+        assert!(g.errors.is_empty(), "{:?}\n{body}", g.errors);
+    }
+    assert_eq!(games[0].tags["White"], "Alpha, A", "board 1 first: {body}");
+    assert_eq!(games[1].tags["White"], "Gamma, C", "{body}");
+    assert_eq!(games[1].tags["Round"], "4.3", "{body}");
+    assert_eq!(games[1].moves.len(), 1, "{body}");
+    assert_eq!(games[1].moves[0].san, "e4");
+    assert!(games[1].moves[0].clk.is_some(), "{body}");
+    // The same game on its own, by its board number.
+    let (status, one) = http_get(web_a, "/broadcast/round/4/game-3.pgn").await;
+    assert_eq!(status, 200, "{one}");
+    assert_eq!(pychess::check_one(&one).tags["Black"], "Delta, D");
+
+    // kill -9 node-b: its game stays in node-a's broadcast as last published, once; its
+    // board goes offline on node-a's dashboard.
+    node_b.kill_9();
+    node_status(&mut w, "node-b", "node-b offline", |v| {
+        v["state"] == "offline"
+    })
+    .await;
+    let avail = topic(&format!("board/{}/availability", board_id(3)));
+    feed_until(web_a, "board-003 offline on node-a's dashboard", |s| {
+        s.get(&avail).map(String::as_str) == Some("offline")
+    })
+    .await;
+    let (status, after) = http_get(web_a, path).await;
+    assert_eq!(status, 200, "{after}");
+    let games = pychess::check(&after);
+    assert_eq!(games.len(), 2, "nothing doubled, nothing lost: {after}");
+    assert_eq!(
+        after.matches("Gamma, C").count(),
+        1,
+        "node-b's game once: {after}"
+    );
+    assert_eq!(games[1].moves.len(), 1, "as last published: {after}");
 }

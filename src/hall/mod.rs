@@ -281,6 +281,7 @@ pub fn start(settings: HallSettings) -> Result<RunningHall, HallError> {
         birth,
         incoming_tx.clone(),
         timebase,
+        Some(Arc::new(feed.clone())),
     )?;
     let broadcast = feed.source(Arc::new(move || timebase.now()));
     let intake = Intake::new(

@@ -233,6 +233,7 @@ pub fn spawn(
     birth: NodeStatusPayload,
     incoming: mpsc::Sender<Incoming>,
     timebase: Timebase,
+    copies: Option<std::sync::Arc<dyn super::foreign::Copies>>,
 ) -> Result<(Publisher, tokio::task::JoinHandle<()>), MqttError> {
     let node = NodeTopic::new(&topics, &birth);
     let mut opts = MqttOptions::new(&settings.client_id, &settings.host, settings.port);
@@ -302,7 +303,7 @@ pub fn spawn(
         rx,
         incoming,
         (attempted_tx, broker_tx),
-        (feed.clone(), timebase),
+        (feed.clone(), timebase, copies),
     ));
     Ok((
         Publisher {
@@ -392,8 +393,13 @@ async fn run(
         tokio::sync::watch::Sender<bool>,
         tokio::sync::watch::Sender<BrokerState>,
     ),
-    // The local feed, and the hall's clock for the instants this task reports.
-    (feed, timebase): (super::feed::LocalFeed, Timebase),
+    // The local feed, the hall's clock for the instants this task reports, and where the
+    // other nodes' games go for the broadcast.
+    (feed, timebase, copies): (
+        super::feed::LocalFeed,
+        Timebase,
+        Option<std::sync::Arc<dyn super::foreign::Copies>>,
+    ),
 ) {
     // rumqttc's request channel; we never let it fill (we do not send while offline).
     let (client, mut eventloop) = AsyncClient::new(opts, 16_384);
@@ -610,7 +616,12 @@ async fn run(
                     let ours = retained.contains_key(&order_key(&topics, &p.topic));
                     if let Some((board, kind)) = topics.board_topic(&p.topic).filter(|_| !ours) {
                         match foreign.board_message(board, kind, &p.payload) {
-                            Ok(Some(m)) => feed.push(&p.topic, &m.payload, true),
+                            Ok(Some(m)) => {
+                                feed.push(&p.topic, &m.payload, true);
+                                if let (BoardTopic::Pgn, Some(c)) = (kind, &copies) {
+                                    c.pgn(board, &m.payload, timebase.now());
+                                }
+                            }
                             Ok(None) => {}
                             Err(why) => refused(&mut foreign_refused, why, board),
                         }

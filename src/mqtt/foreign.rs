@@ -27,6 +27,14 @@ pub const MAX_PEERS: usize = 256;
 /// The largest foreign payload taken (a board's state is ~1 KB, a long game's PGN ~20 KB).
 pub const MAX_PAYLOAD: usize = 64 * 1024;
 
+/// Where another node's board texts go besides the dashboard's feed: the broadcast
+/// (`broadcast::FeedWriter`), so that this node's `/broadcast/…` and lichess push cover the
+/// whole hall. Handed only what [`Foreign::board_message`] let through (bounded, not this
+/// node's own boards), with the instant it arrived on the hall's clock.
+pub trait Copies: Send + Sync {
+    fn pgn(&self, board: &str, payload: &[u8], now: crate::rules::Millis);
+}
+
 /// Something for the local feed: retained, as `topic` names it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Mirror {
