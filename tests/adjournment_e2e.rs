@@ -691,7 +691,7 @@ async fn a_damaged_custody_key_refuses_seals_but_the_clocks_run() {
         std::fs::write(s.state_dir.join("custody.key"), b"truncated").expect("write a bad key");
     })
     .await;
-    let alert = rig.topic("alert/custody");
+    let alert = rig.topic(&format!("alert/custody-{}", common::NODE));
     let a = rig
         .watcher
         .wait("custody alert", |m| {

@@ -560,12 +560,24 @@ async fn a_hall_pause_pauses_both_nodes_and_its_resend_is_idempotent_on_each() {
 /// The retained picture a page gets first from `/api/public/feed` on `port`: topic →
 /// payload, as of the snapshot's `ready`.
 async fn public_snapshot(port: u16) -> std::collections::BTreeMap<String, String> {
+    feed_snapshot(port, "/api/public/feed", None).await
+}
+
+/// The same of the feed at `path`, with a session `cookie` (the arbiters' `/api/feed`).
+async fn feed_snapshot(
+    port: u16,
+    path: &str,
+    cookie: Option<&str>,
+) -> std::collections::BTreeMap<String, String> {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
     let mut out = std::collections::BTreeMap::new();
     let Ok(mut s) = tokio::net::TcpStream::connect(("127.0.0.1", port)).await else {
         return out;
     };
-    let req = format!("GET /api/public/feed HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n\r\n");
+    let cookie = cookie
+        .map(|c| format!("Cookie: {c}\r\n"))
+        .unwrap_or_default();
+    let req = format!("GET {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n{cookie}\r\n");
     if s.write_all(req.as_bytes()).await.is_err() {
         return out;
     }
@@ -863,4 +875,126 @@ async fn any_nodes_broadcast_has_every_nodes_games_and_a_dead_nodes_games_once()
         "node-b's game once: {after}"
     );
     assert_eq!(games[1].moves.len(), 1, "as last published: {after}");
+}
+
+// Issue 23, one writer per retained topic: each node's hall-level alerts are its own
+// (`<base>-<node>`), and every node's dashboard shows the other nodes' alerts too.
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn each_nodes_hall_alert_is_its_own_and_every_dashboard_shows_the_others_alerts() {
+    let (broker, sim, mut w, dir) = setup("nodes-alerts", 3).await;
+    let web_a = common::free_port();
+    let a = node_config_web(
+        &dir,
+        "node-a",
+        broker.port,
+        &sim,
+        &[(&board_id(1), 1), (&board_id(2), 2)],
+        Some(web_a),
+    );
+    let b = node_config(&dir, "node-b", broker.port, &sim, &[(&board_id(3), 3)]);
+    // node-a's dashboard login: the chief with a password.
+    let accounts = dir.join("node-a").join("arbiters.toml");
+    let mut arbiters = hallclock::intake::auth::Arbiters::load(&accounts).expect("arbiters");
+    arbiters
+        .set_password_with("chief", webcommon::PASSWORD, 10)
+        .expect("a password");
+    arbiters.save(&accounts).expect("saved");
+    // A damaged custody key on both nodes: each raises a hall-level `custody` alert.
+    for node in ["node-a", "node-b"] {
+        let state = dir.join(node).join("state");
+        std::fs::create_dir_all(&state).expect("state dir");
+        std::fs::write(state.join("custody.key"), b"truncated").expect("a bad key");
+    }
+    let _node_a = Daemon::spawn(&a);
+    let _node_b = Daemon::spawn(&b);
+    for node in ["node-a", "node-b"] {
+        node_status(&mut w, node, &format!("{node} online"), |v| {
+            v["state"] == "online"
+        })
+        .await;
+    }
+    let avail = topic(&format!("board/{}/availability", board_id(3)));
+    w.wait("board-003 online", |m| {
+        m.topic == avail && m.text() == "online"
+    })
+    .await;
+    // A board alert on node-b's board.
+    sim.board(3).battery_low(true);
+    let low = topic(&format!("alert/{}-low-battery", board_id(3)));
+    w.wait("node-b's low_battery alert", |m| {
+        m.topic == low && !m.payload.is_empty()
+    })
+    .await;
+
+    // What the broker keeps: both nodes' alerts, each on its own topic.
+    let mut late = Watcher::connect(broker.port, "nodes-alerts-late").await;
+    for node in ["node-a", "node-b"] {
+        let t = topic(&format!("alert/custody-{node}"));
+        let alert = late
+            .wait(&format!("{node}'s custody alert, retained"), |m| {
+                m.topic == t && !m.payload.is_empty()
+            })
+            .await
+            .json();
+        assert_eq!(alert["id"], format!("custody-{node}"), "{alert}");
+        assert_eq!(alert["board"], Value::Null, "{alert}");
+    }
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert!(
+        !late
+            .drain()
+            .iter()
+            .any(|m| m.topic == topic("alert/custody") && !m.payload.is_empty()),
+        "no shared hall-level alert topic"
+    );
+
+    // node-a's dashboard (the arbiters' feed) shows node-b's alerts beside its own.
+    let addr: std::net::SocketAddr = ([127, 0, 0, 1], web_a).into();
+    let mut cookie = String::new();
+    for _ in 0..100 {
+        let (status, c, _) = webcommon::login(addr, "chief", webcommon::PASSWORD).await;
+        if status == 200 {
+            cookie = c;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(!cookie.is_empty(), "node-a's dashboard login");
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
+    let want = [
+        topic("alert/custody-node-a"),
+        topic("alert/custody-node-b"),
+        low.clone(),
+    ];
+    loop {
+        let snap = feed_snapshot(web_a, "/api/feed", Some(&cookie)).await;
+        if want.iter().all(|t| snap.contains_key(t)) {
+            let b = serde_json::from_str::<Value>(&snap[&low]).unwrap_or(Value::Null);
+            assert_eq!(b["kind"], "low_battery", "{b}");
+            break;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "node-a's dashboard lacks some of {want:?}: {snap:#?}"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    // Cleared on node-b: gone from node-a's dashboard too.
+    sim.board(3).battery_low(false);
+    w.wait("node-b's low_battery alert cleared", |m| {
+        m.topic == low && m.payload.is_empty()
+    })
+    .await;
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
+    while feed_snapshot(web_a, "/api/feed", Some(&cookie))
+        .await
+        .contains_key(&low)
+    {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the cleared alert stays on node-a's dashboard"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
 }

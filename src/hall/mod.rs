@@ -159,6 +159,8 @@ pub struct RunningHall {
     pub health: tokio::sync::watch::Receiver<Option<Health>>,
     /// The broadcast feed, for the web server's `broadcast::router` and the push.
     pub broadcast: crate::broadcast::BroadcastSource,
+    /// This node (`[hall] node`): what its hall-level alerts are scoped by.
+    pub node: String,
     stop: Option<oneshot::Sender<()>>,
     task: tokio::task::JoinHandle<()>,
 }
@@ -297,7 +299,7 @@ pub fn start(settings: HallSettings) -> Result<RunningHall, HallError> {
     let (from_boards_tx, from_boards_rx) = mpsc::unbounded_channel();
     if let Some(d) = &damage {
         let alert = crate::mqtt::payload::AlertPayload {
-            id: "journal".into(),
+            id: crate::alert::node_alert_id("journal", &settings.node),
             board: None,
             kind: crate::mqtt::payload::AlertKind::Storage,
             severity: crate::mqtt::payload::Severity::Critical,
@@ -312,7 +314,7 @@ pub fn start(settings: HallSettings) -> Result<RunningHall, HallError> {
             error: None,
         };
         tracing::error!("{}", alert.message);
-        publisher.json_retained(topics.alert("journal"), &alert);
+        publisher.json_retained(topics.alert(&alert.id), &alert);
     }
     // The envelopes' keeper; its key is made on first start. A damaged key does not stop
     // the hall (the clocks matter more): sealing and opening are refused, and the
@@ -321,7 +323,7 @@ pub fn start(settings: HallSettings) -> Result<RunningHall, HallError> {
         Ok(c) => c,
         Err(e) => {
             let alert = crate::mqtt::payload::AlertPayload {
-                id: "custody".into(),
+                id: crate::alert::node_alert_id("custody", &settings.node),
                 board: None,
                 kind: crate::mqtt::payload::AlertKind::Storage,
                 severity: crate::mqtt::payload::Severity::Critical,
@@ -332,13 +334,14 @@ pub fn start(settings: HallSettings) -> Result<RunningHall, HallError> {
                 error: None,
             };
             tracing::error!("{}", alert.message);
-            publisher.json_retained(topics.alert("custody"), &alert);
+            publisher.json_retained(topics.alert(&alert.id), &alert);
             crate::custody::Custody::unavailable(&settings.state_dir, e)
         }
     };
     let custody = Arc::new(custody);
     let board_settings = settings.boards.clone();
     let nodes = nodes::Nodes::new(&settings.node);
+    let node = settings.node.to_string();
     let mut hall = Hall {
         settings,
         topics,
@@ -387,6 +390,7 @@ pub fn start(settings: HallSettings) -> Result<RunningHall, HallError> {
         control: control_tx,
         health: health_rx,
         broadcast,
+        node,
         stop: Some(stop_tx),
         task,
     })

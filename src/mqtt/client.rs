@@ -358,7 +358,7 @@ fn refused(count: &mut u64, why: super::foreign::Dropped, board: &str) {
         tracing::warn!(
             board = %crate::intake::command::log_safe(board),
             dropped = *count,
-            "another node's board not shown on this dashboard: {why:?} (at most {} boards of {} bytes)",
+            "another node's board or alert not shown on this dashboard: {why:?} (at most {} boards of {} bytes)",
             super::foreign::MAX_BOARDS,
             super::foreign::MAX_PAYLOAD
         );
@@ -552,11 +552,12 @@ async fn run(
                     // Tell the dashboards (retained, so late ones see it too) that the queue
                     // overflowed and they should ask for a replay; cleared at the next
                     // reconnection without losses.
-                    let alert_topic = topics.alert("mqtt-queue");
+                    let queue_id = crate::alert::node_alert_id("mqtt-queue", node.topic_node(&topics));
+                    let alert_topic = topics.alert(&queue_id);
                     let payload = if dropped > 0 {
                         tracing::warn!(dropped, "events dropped while the broker was unreachable (replay them from the journal)");
                         let alert = super::payload::AlertPayload {
-                            id: "mqtt-queue".into(),
+                            id: queue_id.clone(),
                             board: None,
                             kind: super::payload::AlertKind::OutgoingQueue,
                             severity: super::payload::Severity::Warning,
@@ -583,6 +584,14 @@ async fn run(
                     // Only what the broker kept from before: our own alerts (in `retained`)
                     // and live copies of publishes (not retained) are not news.
                     let ours = retained.contains_key(&order_key(&topics, &p.topic));
+                    // Another node's alert, for this node's dashboard (never republished).
+                    if let Some(id) = p.topic.strip_prefix(&topics.alert("")).filter(|_| !ours) {
+                        match foreign.alert_message(id, &p.payload) {
+                            Ok(Some(payload)) => feed.push(&p.topic, &payload, true),
+                            Ok(None) => {}
+                            Err(why) => refused(&mut foreign_refused, why, id),
+                        }
+                    }
                     if p.retain && !ours && !p.payload.is_empty() {
                         let msg = Incoming::StaleAlert { payload: p.payload.to_vec() };
                         if incoming.send(msg).await.is_err() {
