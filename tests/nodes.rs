@@ -998,3 +998,177 @@ async fn each_nodes_hall_alert_is_its_own_and_every_dashboard_shows_the_others_a
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
 }
+
+// Issue 23, item 3 (the hall's conclusions): the session, `all_sealed` and the round
+// summary are computed by every node from every node's boards.
+
+/// A board command signed by the chief, on the board's own topic: the owning node's answer
+/// (the others answer `unknown_board` for now: board commands are not hall commands).
+async fn board_cmd(w: &mut Watcher, board: &str, mut cmd: Value) -> Value {
+    let owner = if board == board_id(3) {
+        "node-b"
+    } else {
+        "node-a"
+    };
+    let tx = format!("b-{board}-{}", now_ms());
+    cmd["transaction"] = Value::String(tx.clone());
+    let set = topic(&format!("board/{board}/set"));
+    w.publish(&set, &common::signed(&set, &cmd)).await;
+    let resp = topic(&format!("board/{board}/response"));
+    w.wait(&format!("{owner} answers {cmd}"), |m| {
+        m.topic == resp && m.json()["transaction"] == tx.as_str() && m.json()["node"] == owner
+    })
+    .await
+    .json()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn all_sealed_and_the_session_are_the_whole_halls_on_every_node() {
+    let (broker, _sim, mut w, dir, _a, _b) = two_nodes("nodes-sealed").await;
+    let session_end = now_ms() + 2500;
+    let (code, answers) = hall_command(
+        &dir,
+        broker.port,
+        json!({
+            "action": "start_round", "round": 5, "time_control": "3600", "start": now_ms(),
+            "session_end": session_end,
+            "pairings": [
+                {"board": board_id(1), "white": "W1", "black": "B1"},
+                {"board": board_id(3), "white": "W3", "black": "B3"},
+            ],
+        }),
+    )
+    .await;
+    assert_eq!(code, Some(0), "{answers:?}");
+    for n in [1, 3] {
+        let events = topic(&format!("board/{}/event", board_id(n)));
+        w.wait(&format!("board {n} ordered to seal"), |m| {
+            m.topic == events && m.json()["event"] == "adjournment_ordered"
+        })
+        .await;
+    }
+    // node-a's board sealed, node-b's not yet: the hall is not all sealed.
+    for cmd in [
+        json!({"action": "seal", "mv": "Nb1-c3"}),
+        json!({"action": "commit_seal"}),
+    ] {
+        let r = board_cmd(&mut w, &board_id(1), cmd).await;
+        assert_eq!(r["status"], "ok", "{r}");
+    }
+    let sa = topic("node/node-a/session");
+    let s = w
+        .wait("node-a's session: board-001 sealed", |m| {
+            m.topic == sa && m.json()["sealed"] == json!([board_id(1)])
+        })
+        .await
+        .json();
+    assert_eq!(s["round"], 5, "{s}");
+    assert_eq!(s["sealing"], json!([board_id(3)]), "node-b's board: {s}");
+    assert_eq!(s["all_sealed"], false, "{s}");
+    let hall_event = topic("event");
+    assert!(
+        !w.drain()
+            .iter()
+            .any(|m| m.topic == hall_event && m.json()["event"] == "all_sealed"),
+        "no all_sealed while node-b's game is still sealing"
+    );
+    // node-b's board sealed too: every node says all sealed, with both boards.
+    for cmd in [
+        json!({"action": "seal", "mv": "Ng1-f3"}),
+        json!({"action": "commit_seal"}),
+    ] {
+        let r = board_cmd(&mut w, &board_id(3), cmd).await;
+        assert_eq!(r["status"], "ok", "{r}");
+    }
+    for node in ["node-a", "node-b"] {
+        let t = topic(&format!("node/{node}/session"));
+        let s = w
+            .wait(&format!("{node}'s session: all sealed"), |m| {
+                m.topic == t && m.json()["all_sealed"] == true
+            })
+            .await
+            .json();
+        assert_eq!(s["sealed"], json!([board_id(1), board_id(3)]), "{s}");
+    }
+    let e = w
+        .wait("all_sealed", |m| {
+            m.topic == hall_event && m.json()["event"] == "all_sealed"
+        })
+        .await
+        .json();
+    assert_eq!(e["boards"], json!([board_id(1), board_id(3)]), "{e}");
+    // No daemon writes a shared `session` topic any more.
+    assert!(
+        !w.drain().iter().any(|m| m.topic == topic("session")),
+        "one writer per retained topic"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_round_summary_waits_for_every_nodes_games_and_lists_them_all() {
+    let (broker, _sim, mut w, dir, _a, _b) = two_nodes("nodes-summary").await;
+    let (code, answers) = hall_command(
+        &dir,
+        broker.port,
+        json!({
+            "action": "start_round", "round": 6, "time_control": "600", "start": now_ms(),
+            "pairings": [
+                {"board": board_id(1), "white": "W1", "black": "B1"},
+                {"board": board_id(3), "white": "W3", "black": "B3"},
+            ],
+        }),
+    )
+    .await;
+    assert_eq!(code, Some(0), "{answers:?}");
+    for n in [1, 3] {
+        let state = topic(&format!("board/{}/state", board_id(n)));
+        w.wait(&format!("board {n} running"), |m| {
+            m.topic == state && m.json()["round"] == 6
+        })
+        .await;
+    }
+    let result = json!({"action": "set_result", "result": "1-0", "reason": "arbiter"});
+    let r = board_cmd(&mut w, &board_id(1), result.clone()).await;
+    assert_eq!(r["status"], "ok", "{r}");
+    let hall_event = topic("event");
+    tokio::time::sleep(Duration::from_millis(800)).await;
+    assert!(
+        !w.drain()
+            .iter()
+            .any(|m| m.topic == hall_event && m.json()["event"] == "round_finished"),
+        "no summary while node-b's game is being played"
+    );
+    let r = board_cmd(&mut w, &board_id(3), result).await;
+    assert_eq!(r["status"], "ok", "{r}");
+    let e = w
+        .wait("round_finished", |m| {
+            m.topic == hall_event && m.json()["event"] == "round_finished"
+        })
+        .await
+        .json();
+    let boards = |e: &Value| -> Vec<String> {
+        e["results"]
+            .as_array()
+            .map(|a| {
+                a.iter()
+                    .filter_map(|r| r["board"].as_str().map(String::from))
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    assert_eq!(boards(&e), [board_id(1), board_id(3)], "{e}");
+    assert_eq!(e["results"][1]["white"], "W3", "{e}");
+    assert_eq!(e["results"][1]["score"], "1-0", "{e}");
+    // Each node says it once, with the whole hall's results.
+    tokio::time::sleep(Duration::from_millis(800)).await;
+    let all: Vec<Value> = w
+        .drain()
+        .iter()
+        .filter(|m| m.topic == hall_event && m.json()["event"] == "round_finished")
+        .map(common::Msg::json)
+        .collect();
+    assert_eq!(all.len(), 2, "once per node: {all:?}");
+    for e in &all {
+        assert_eq!(boards(e), [board_id(1), board_id(3)], "{e}");
+    }
+}

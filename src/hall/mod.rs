@@ -13,6 +13,7 @@ pub mod board;
 mod commands;
 mod moves;
 mod nodes;
+mod peers;
 mod round;
 mod session;
 pub mod trf_round;
@@ -106,6 +107,9 @@ struct Round {
     results: BTreeMap<String, BoardResult>,
     /// Board → (White's, Black's) starting rank, for a round started from a TRF.
     ranks: BTreeMap<String, (u32, u32)>,
+    /// The other nodes' boards whose state says they play this round: the round is
+    /// finished when these have a result too.
+    peer_boards: std::collections::BTreeSet<String>,
 }
 
 struct Hall {
@@ -600,6 +604,7 @@ impl Hall {
                     Some(Incoming::TooLarge { response, bad }) => self.intake.refuse_bad(ReplyTo::Topic(response), bad),
                     Some(Incoming::StaleAlert { payload }) => self.on_stale_alert(&payload).await,
                     Some(Incoming::NodeStatus { node, payload }) => self.on_node_status(&node, &payload),
+                    Some(Incoming::PeerState { board, payload }) => self.on_peer_state(board, &payload),
                     None => break,
                 },
                 note = from_boards.recv() => if let Some(note) = note {
@@ -684,6 +689,34 @@ impl Hall {
             .nodes
             .observe(status, &self.own_boards(), self.timebase.now());
         self.publish_claims(changes);
+    }
+
+    /// Another node's board state: its game's stage into the session, its result into the
+    /// round's summary, so both are the whole hall's (`peers.rs`).
+    fn on_peer_state(&mut self, board: String, payload: &[u8]) {
+        if self.settings.boards.iter().any(|b| *b.id == *board) {
+            return;
+        }
+        let Ok(state) = serde_json::from_slice::<crate::mqtt::payload::StatePayload>(payload)
+        else {
+            return;
+        };
+        if state.board != board {
+            return;
+        }
+        let peer = peers::read(&state);
+        if let Some(r) = &mut self.round {
+            if state.round == Some(r.number) {
+                r.peer_boards.insert(board.clone());
+            } else {
+                r.peer_boards.remove(&board);
+            }
+        }
+        let round = peer.note.round;
+        self.on_stage(board.clone(), peer.note);
+        if let Some((white, black, result)) = peer.result {
+            self.on_finished(board, round, white, black, result);
+        }
     }
 
     fn publish_claims(&self, changes: Vec<nodes::ClaimChange>) {

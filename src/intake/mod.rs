@@ -66,6 +66,10 @@ pub enum Incoming {
     /// Another node's retained `node/<node>/status` (issue 23): which boards it claims
     /// while it is online.
     NodeStatus { node: String, payload: Vec<u8> },
+    /// Another node's retained `board/<board>/state` (issue 23): the hall's conclusions
+    /// (the session, `all_sealed`, the round summary) are the whole hall's. Only what
+    /// `mqtt::foreign` let through: bounded, never this node's own boards.
+    PeerState { board: String, payload: Vec<u8> },
 }
 
 /// Where answers are published (the MQTT publisher; a test's recorder). The intake does not

@@ -630,6 +630,12 @@ async fn run(
                                 if let (BoardTopic::Pgn, Some(c)) = (kind, &copies) {
                                     c.pgn(board, &m.payload, timebase.now());
                                 }
+                                if kind == BoardTopic::State && !m.payload.is_empty() {
+                                    let msg = Incoming::PeerState { board: board.to_string(), payload: m.payload };
+                                    if incoming.send(msg).await.is_err() {
+                                        break;
+                                    }
+                                }
                             }
                             Ok(None) => {}
                             Err(why) => refused(&mut foreign_refused, why, board),

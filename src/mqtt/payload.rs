@@ -47,6 +47,12 @@ impl Topics {
         format!("{}/node/{node}/info", self.base)
     }
 
+    /// Retained, written only by the node `node`: the hall's session as that node derives
+    /// it from every node's boards (the local feed has it as `session`).
+    pub fn node_session(&self, node: &str) -> String {
+        format!("{}/node/{node}/session", self.base)
+    }
+
     /// Every node's status, for the claims of board ids across the hall.
     pub fn node_status_filter(&self) -> String {
         format!("{}/node/+/status", self.base)
@@ -80,8 +86,9 @@ impl Topics {
         format!("{}/event", self.base)
     }
 
-    /// Retained: the hall's session clock and where every game is in the adjournment
-    /// procedure (docs/ADJOURNMENT.md, "Driving it over MQTT").
+    /// The hall's session clock and where every game is in the adjournment procedure
+    /// (docs/ADJOURNMENT.md, "Driving it over MQTT"): in the local feed (the dashboard) only;
+    /// on MQTT each node writes its own, [`Topics::node_session`].
     pub fn session(&self) -> String {
         format!("{}/session", self.base)
     }
