@@ -180,6 +180,15 @@ async fn each_node_has_its_own_status_and_a_killed_node_goes_offline_alone() {
         !w.drain().iter().any(|m| m.topic == hall_status),
         "no node publishes the hall's status"
     );
+    // Nor `info` or `session`: one writer per retained topic; each node's are its own, and
+    // its info has the defaults and the round `info` had.
+    assert_eq!(info["round"], Value::Null, "{info}");
+    assert_eq!(info["defaults"]["flag_mode"], "auto", "{info}");
+    let shared = [topic("info"), topic("session")];
+    assert!(
+        !w.drain().iter().any(|m| shared.contains(&m.topic)),
+        "no node publishes a shared info or session"
+    );
 
     // kill -9 node-b: its own last will marks it offline, and node-a stays online.
     node_b.kill_9();

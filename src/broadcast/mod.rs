@@ -892,6 +892,10 @@ mod tests {
         );
         assert!(p1 < p2 && p2 < p3 && p1.is_some(), "{b}");
         assert_eq!(b.matches("[Event \"Hall Open\"]").count(), 3, "{b}");
+        // What the lichess push splits and sends: the whole hall's round, in board order.
+        let at = s.round_at(Which::Round(1)).expect("round");
+        let boards: Vec<Option<u32>> = at.games.iter().map(|g| g.info.board).collect();
+        assert_eq!(boards, [Some(1), Some(2), Some(3)]);
         // A newer text replaces the copy: the game once, as its owner now has it.
         w.copied(
             "board-003",

@@ -504,7 +504,6 @@ impl Hall {
             }
         }
         self.settings.boards.sort_by(|a, b| a.id.cmp(&b.id));
-        self.publish_info();
         self.publish_node();
         done
     }
@@ -570,7 +569,6 @@ impl Hall {
         health: tokio::sync::watch::Sender<Option<Health>>,
         mut stop: oneshot::Receiver<()>,
     ) {
-        self.publish_info();
         self.publish_node();
         let mut beat = tokio::time::interval(self.settings.heartbeat);
         beat.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
@@ -653,15 +651,7 @@ impl Hall {
         };
         self.publisher
             .json_retained(self.topics.node_status(&node), &status);
-        let info = NodeInfoPayload {
-            version: env!("CARGO_PKG_VERSION").to_string(),
-            hall: self.settings.hall.to_string(),
-            node: node.clone(),
-            boot: self.boot,
-            boards: self.board_infos(),
-        };
-        self.publisher
-            .json_retained(self.topics.node_info(&node), &info);
+        self.publish_info();
         let changes = self
             .nodes
             .reconcile(&self.own_boards(), self.timebase.now());
@@ -739,6 +729,9 @@ impl Hall {
         }
     }
 
+    /// What this node serves: `node/<node>/info` on MQTT (one writer per retained topic:
+    /// with several nodes a shared `info` would be each node's in turn), and `info` in the
+    /// local feed, which the dashboard reads as with one node.
     fn publish_info(&self) {
         let info = InfoPayload {
             version: env!("CARGO_PKG_VERSION").to_string(),
@@ -764,7 +757,22 @@ impl Hall {
                 }
             }),
         };
-        self.publisher.json_retained(self.topics.info(), &info);
+        let node = NodeInfoPayload {
+            version: info.version.clone(),
+            hall: info.hall.clone(),
+            node: self.settings.node.to_string(),
+            boot: self.boot,
+            boards: info.boards.clone(),
+            defaults: Some(info.defaults.clone()),
+            round: info.round.clone(),
+        };
+        self.publisher
+            .json_retained(self.topics.node_info(&self.settings.node), &node);
+        if let Ok(bytes) = serde_json::to_vec(&info) {
+            self.publisher
+                .feed()
+                .push(&self.topics.info(), &bytes, true);
+        }
     }
 
     async fn ask<T>(

@@ -483,6 +483,12 @@ pub struct NodeInfoPayload {
     pub node: String,
     pub boot: Millis,
     pub boards: Vec<BoardInfo>,
+    /// The event's defaults for games, as this node has them (`info`'s).
+    #[serde(default)]
+    pub defaults: Option<DefaultsInfo>,
+    /// The latest round this node started (`info`'s; `null` before the first).
+    #[serde(default)]
+    pub round: Option<RoundInfo>,
 }
 
 /// `board/<b>/availability`, retained.
