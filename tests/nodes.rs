@@ -884,6 +884,31 @@ async fn any_nodes_broadcast_has_every_nodes_games_and_a_dead_nodes_games_once()
         "node-b's game once: {after}"
     );
     assert_eq!(games[1].moves.len(), 1, "as last published: {after}");
+
+    // node-b comes back with its journal: its game goes on, still once in node-a's feed.
+    let _node_b = Daemon::spawn(&b);
+    node_status(&mut w, "node-b", "node-b online again", |v| {
+        v["state"] == "online"
+    })
+    .await;
+    w.wait("board-003 online again", |m| {
+        m.topic == avail && m.text() == "online"
+    })
+    .await;
+    sim.board(3)
+        .play_move("e7e5")
+        .expect("the simulator plays e5");
+    tokio::time::sleep(Duration::from_millis(60)).await;
+    sim.board(3).press();
+    let body = get_until(web_a, path, "e5 after node-b's restart", |b| {
+        b.contains("1. e4") && b.contains("e5")
+    })
+    .await;
+    let games = pychess::check(&body);
+    assert_eq!(games.len(), 2, "nothing doubled after the restart: {body}");
+    assert_eq!(body.matches("Gamma, C").count(), 1, "{body}");
+    let sans: Vec<&str> = games[1].moves.iter().map(|m| m.san.as_str()).collect();
+    assert_eq!(sans, ["e4", "e5"], "{body}");
 }
 
 // Issue 23, one writer per retained topic: each node's hall-level alerts are its own

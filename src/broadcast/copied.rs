@@ -32,10 +32,27 @@ struct Version {
 }
 
 /// Another node's game: its texts still needed.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Copied {
     versions: VecDeque<Version>,
     next: usize,
+}
+
+/// Where the next copy's numbering starts: the HTTP cache keys a game's texts by its id
+/// and this number, so a copy made anew for the same board and round (its game taken out
+/// by an empty text, then back) must not number its texts as the old one did.
+static NEXT_BASE: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+impl Default for Copied {
+    fn default() -> Copied {
+        // 65536 texts per copy before two copies' numbers could meet (a game has a few
+        // hundred), and it wraps on a 32-bit target after 65536 copies.
+        let base = NEXT_BASE.fetch_add(1 << 16, std::sync::atomic::Ordering::Relaxed);
+        Copied {
+            versions: VecDeque::new(),
+            next: base,
+        }
+    }
 }
 
 /// What the feed needs of an owner's text: the round and board it is in and whether it
@@ -98,7 +115,7 @@ impl Copied {
             at,
             text,
         });
-        self.next += 1;
+        self.next = self.next.wrapping_add(1);
         match cut {
             None => {
                 while self.versions.len() > 1 {
@@ -124,10 +141,10 @@ impl Copied {
             None => self.versions.back(),
             Some(t) => self.versions.iter().rev().find(|v| v.at <= t),
         };
-        v.map_or(0, |v| v.seq + 1)
+        v.map_or(0, |v| v.seq.wrapping_add(1))
     }
 
-    /// How many texts the game has had: changes when a new one arrives.
+    /// Changes when a new text arrives (the number the next text will have).
     pub fn revision(&self) -> usize {
         self.next
     }
@@ -198,48 +215,64 @@ mod tests {
         assert_eq!(heading(no_round.as_bytes()).err(), Some(NotAGame::NoRound));
     }
 
+    /// A copy and the number its first text has (`shown` of it is `b + 1`).
+    fn copy() -> (Copied, usize) {
+        let c = Copied::default();
+        let b = c.next;
+        (c, b)
+    }
+
     #[test]
     fn undelayed_it_keeps_and_shows_only_the_newest_text() {
-        let mut c = Copied::default();
+        let (mut c, b) = copy();
         c.push(Millis(10), "one".into(), None);
         c.push(Millis(20), "two".into(), None);
         assert_eq!(c.versions.len(), 1);
-        assert_eq!(c.shown(None), 2);
-        assert_eq!(c.text(2, None, None), "two");
+        assert_eq!(c.shown(None), b + 2);
+        assert_eq!(c.text(b + 2, None, None), "two");
         // The same text again (a reconnection's retained copy) is no new version.
         c.push(Millis(30), "two".into(), None);
-        assert_eq!(c.revision(), 2);
+        assert_eq!(c.revision(), b + 2);
+    }
+
+    #[test]
+    fn a_copy_made_anew_never_numbers_its_texts_as_an_earlier_one() {
+        let (mut one, _) = copy();
+        let (mut two, _) = copy();
+        one.push(Millis(1), "a".into(), None);
+        two.push(Millis(1), "b".into(), None);
+        assert_ne!(one.shown(None), two.shown(None));
     }
 
     #[test]
     fn delayed_it_shows_the_newest_text_that_arrived_before_the_cut_and_nothing_earlier() {
-        let mut c = Copied::default();
+        let (mut c, b) = copy();
         c.push(Millis(100), "a".into(), Some(Millis(0)));
         c.push(Millis(200), "b".into(), Some(Millis(50)));
         c.push(Millis(300), "c".into(), Some(Millis(150)));
         // Nothing arrived before the cut: not shown at all (not even its first text).
         assert_eq!(c.shown(Some(Millis(99))), 0);
         assert_eq!(c.text(0, None, None), "");
-        assert_eq!(c.shown(Some(Millis(150))), 1);
-        assert_eq!(c.text(1, None, None), "a");
-        assert_eq!(c.next_at(1), Some(Millis(200)));
-        assert_eq!(c.shown(Some(Millis(250))), 2);
+        assert_eq!(c.shown(Some(Millis(150))), b + 1);
+        assert_eq!(c.text(b + 1, None, None), "a");
+        assert_eq!(c.next_at(b + 1), Some(Millis(200)));
+        assert_eq!(c.shown(Some(Millis(250))), b + 2);
         // Once "b" is shown, "a" can never be again.
         c.push(Millis(400), "d".into(), Some(Millis(250)));
-        assert_eq!(c.shown(Some(Millis(250))), 2);
-        assert_eq!(c.text(2, None, None), "b");
-        assert_eq!(c.text(1, None, None), "", "let go of");
-        assert_eq!(c.shown(None), 4);
+        assert_eq!(c.shown(Some(Millis(250))), b + 2);
+        assert_eq!(c.text(b + 2, None, None), "b");
+        assert_eq!(c.text(b + 1, None, None), "", "let go of");
+        assert_eq!(c.shown(None), b + 4);
     }
 
     #[test]
     fn a_flood_of_texts_keeps_at_most_the_bound() {
-        let mut c = Copied::default();
+        let (mut c, b) = copy();
         for i in 0..(MAX_VERSIONS as i64 * 3) {
             c.push(Millis(1000 + i), format!("t{i}").into(), Some(Millis(0)));
         }
         assert_eq!(c.versions.len(), MAX_VERSIONS);
-        assert_eq!(c.revision(), MAX_VERSIONS * 3);
+        assert_eq!(c.revision(), b + MAX_VERSIONS * 3);
         assert_eq!(c.shown(Some(Millis(999))), 0);
     }
 
