@@ -72,6 +72,10 @@ pub enum NotAGame {
     NoTags,
     #[error("no round (`Round` tag): not a game of the broadcast")]
     NoRound,
+    #[error("more than one game: a board's text is its one game")]
+    SeveralGames,
+    #[error("not a whole game (it must end with a newline)")]
+    Unfinished,
 }
 
 /// The round and result of an owner's `board/<b>/pgn` text (its tag section only).
@@ -79,6 +83,14 @@ pub fn heading(payload: &[u8]) -> Result<(Heading, &str), NotAGame> {
     let text = std::str::from_utf8(payload).map_err(|_| NotAGame::NotText)?;
     if !text.starts_with("[Event \"") {
         return Err(NotAGame::NoTags);
+    }
+    // It goes into a multi-game PGN as it is: one game, ending as the owner's renderer
+    // ends it, or it would add games no board plays, or run into the next one.
+    if text.lines().filter(|l| l.starts_with("[Event ")).count() > 1 {
+        return Err(NotAGame::SeveralGames);
+    }
+    if !text.ends_with('\n') {
+        return Err(NotAGame::Unfinished);
     }
     let mut round = None;
     let mut finished = false;
@@ -213,6 +225,10 @@ mod tests {
         assert_eq!(heading(b"1. e4 *").err(), Some(NotAGame::NoTags));
         let no_round = GAME.replace("[Round \"3.7\"]", "[Round \"?\"]");
         assert_eq!(heading(no_round.as_bytes()).err(), Some(NotAGame::NoRound));
+        let two = format!("{GAME}\n{GAME}");
+        assert_eq!(heading(two.as_bytes()).err(), Some(NotAGame::SeveralGames));
+        let cut = GAME.trim_end();
+        assert_eq!(heading(cut.as_bytes()).err(), Some(NotAGame::Unfinished));
     }
 
     /// A copy and the number its first text has (`shown` of it is `b + 1`).
