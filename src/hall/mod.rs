@@ -681,6 +681,21 @@ impl Hall {
         self.publish_claims(changes);
     }
 
+    /// Whether every board of the hall has said where its game is: this node's, and every
+    /// board the other nodes' statuses list (their states arrive just after the statuses).
+    /// Until then no hall-wide conclusion is drawn: the first of many states to arrive is
+    /// not the hall (one sealed board reporting first is not "all sealed").
+    fn hall_reported(&self) -> bool {
+        let known = |b: &String| self.session.boards.contains_key(b);
+        self.boards.keys().all(known) && self.peers_reported()
+    }
+
+    /// Whether every board the other nodes' statuses list has said where its game is.
+    fn peers_reported(&self) -> bool {
+        let known = |b: &String| self.session.boards.contains_key(b);
+        self.nodes.listed_boards().iter().all(known)
+    }
+
     /// Another node's board state: its game's stage into the session, its result into the
     /// round's summary, so both are the whole hall's (`peers.rs`).
     fn on_peer_state(&mut self, board: String, payload: &[u8]) {

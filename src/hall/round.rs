@@ -267,6 +267,9 @@ impl Hall {
         black: String,
         result: GameResult,
     ) {
+        // After a restart the other nodes' states arrive one by one: the summary waits for
+        // all of them (their boards of the round are known only then).
+        let reported = self.peers_reported();
         let Some(r) = &mut self.round else { return };
         if round != Some(r.number) {
             return;
@@ -280,10 +283,11 @@ impl Hall {
             return;
         }
         r.results.insert(board, line);
-        if r.boards
-            .iter()
-            .chain(r.peer_boards.iter())
-            .all(|b| r.results.contains_key(b))
+        if reported
+            && r.boards
+                .iter()
+                .chain(r.peer_boards.iter())
+                .all(|b| r.results.contains_key(b))
         {
             let summary = HallEvent::RoundFinished {
                 at: self.timebase.now(),

@@ -23,13 +23,8 @@ impl Hall {
     /// round is sealed.
     fn publish_session(&mut self) {
         // The hall's picture is of the whole hall: after a start, not before every board
-        // has said where its game is (one sealed board reporting first is not "all
-        // sealed").
-        if !self
-            .boards
-            .keys()
-            .all(|b| self.session.boards.contains_key(b))
-        {
+        // (the other nodes' too) has said where its game is.
+        if !self.hall_reported() {
             return;
         }
         let round = self.round.as_ref().map(|r| r.number);
