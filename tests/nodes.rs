@@ -857,6 +857,34 @@ async fn any_nodes_broadcast_has_every_nodes_games_and_a_dead_nodes_games_once()
     assert_eq!(games[1].moves.len(), 1, "{body}");
     assert_eq!(games[1].moves[0].san, "e4");
     assert!(games[1].moves[0].clk.is_some(), "{body}");
+    // node-a's dashboard's `info` is the hall's: node-b's board with its number, in the
+    // round's boards.
+    let info_topic = topic("info");
+    let snap = feed_until(web_a, "node-b's board in node-a's info", |s| {
+        s.get(&info_topic)
+            .is_some_and(|i| i.contains(&board_id(3)) && i.contains("\"round\":4"))
+    })
+    .await;
+    let info: Value = serde_json::from_str(&snap[&info_topic]).unwrap_or(Value::Null);
+    let ids: Vec<&str> = info["boards"]
+        .as_array()
+        .map(|a| a.iter().filter_map(|b| b["id"].as_str()).collect())
+        .unwrap_or_default();
+    assert_eq!(ids, [board_id(1), board_id(2), board_id(3)], "{info}");
+    assert_eq!(
+        info["boards"][2]["number"], 1,
+        "node-b's own numbering: {info}"
+    );
+    assert_eq!(
+        info["boards"][2]["port"],
+        Value::Null,
+        "no port on /public: {info}"
+    );
+    assert_eq!(
+        info["round"]["boards"],
+        json!([board_id(1), board_id(3)]),
+        "{info}"
+    );
     // The same game on its own, by its board number.
     let (status, one) = http_get(web_a, "/broadcast/round/4/game-3.pgn").await;
     assert_eq!(status, 200, "{one}");

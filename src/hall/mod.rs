@@ -137,6 +137,8 @@ struct Hall {
     broadcast: crate::broadcast::FeedWriter,
     /// The hall's other servers and the board ids claimed twice.
     nodes: nodes::Nodes,
+    /// The other nodes' infos: their boards and round, for the dashboard's `info`.
+    peer_infos: peers::PeerInfos,
     /// When this run started: the `boot` of this node's status.
     boot: Millis,
 }
@@ -363,6 +365,7 @@ pub fn start(settings: HallSettings) -> Result<RunningHall, HallError> {
         intake,
         broadcast: feed,
         nodes,
+        peer_infos: peers::PeerInfos::default(),
         boot,
     };
     for b in &board_settings {
@@ -603,6 +606,7 @@ impl Hall {
                     Some(Incoming::StaleAlert { payload }) => self.on_stale_alert(&payload).await,
                     Some(Incoming::NodeStatus { node, payload }) => self.on_node_status(&node, &payload),
                     Some(Incoming::PeerState { board, payload }) => self.on_peer_state(board, &payload),
+                    Some(Incoming::NodeInfo { node, payload }) => self.on_node_info(&node, &payload),
                     None => break,
                 },
                 note = from_boards.recv() => if let Some(note) = note {
@@ -696,6 +700,16 @@ impl Hall {
         self.nodes.listed_boards().iter().all(known)
     }
 
+    /// Another node's info: its boards join the `info` of this node's dashboard.
+    fn on_node_info(&mut self, node: &str, payload: &[u8]) {
+        let Ok(info) = serde_json::from_slice::<NodeInfoPayload>(payload) else {
+            return;
+        };
+        if self.peer_infos.observe(node, info) {
+            self.publish_info();
+        }
+    }
+
     /// Another node's board state: its game's stage into the session, its result into the
     /// round's summary, so both are the whole hall's (`peers.rs`).
     fn on_peer_state(&mut self, board: String, payload: &[u8]) {
@@ -783,6 +797,22 @@ impl Hall {
         };
         self.publisher
             .json_retained(self.topics.node_info(&self.settings.node), &node);
+        // The dashboard's `info` is the hall's: the other nodes' boards (with their
+        // numbers) and their boards of the same round join this node's.
+        let mut info = info;
+        let own = self.own_boards();
+        let theirs = self.peer_infos.boards(&own);
+        if !theirs.is_empty() {
+            info.boards.extend(theirs);
+            info.boards.sort_by(|a, b| a.id.cmp(&b.id));
+        }
+        if let Some(r) = &mut info.round {
+            for b in self.peer_infos.round_boards(r.round) {
+                if !r.boards.contains(&b) {
+                    r.boards.push(b);
+                }
+            }
+        }
         if let Ok(bytes) = serde_json::to_vec(&info) {
             self.publisher
                 .feed()

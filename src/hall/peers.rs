@@ -5,8 +5,10 @@
 //! lists. Nothing is invented: a board of a node that died keeps its last state, so a game
 //! that was being played there still holds `all_sealed` and the round's end back.
 
+use std::collections::{BTreeMap, BTreeSet};
+
 use super::board::StageNote;
-use crate::mqtt::payload::StatePayload;
+use crate::mqtt::payload::{BoardInfo, NodeInfoPayload, StatePayload};
 use crate::rules::adjournment::{Resumption, Stage};
 use crate::rules::game::GameResult;
 
@@ -46,6 +48,59 @@ pub(super) fn read(state: &StatePayload) -> PeerBoard {
     }
 }
 
+/// The other nodes' `node/<node>/info`: their boards (with their tournament numbers) and
+/// their round, for the `info` this node's dashboard reads, so the hall's tiles have their
+/// numbers whichever node serves the page. Bounded like the mirror of their boards: at most
+/// `mqtt::foreign::MAX_PEERS` nodes and `mqtt::foreign::MAX_BOARDS` boards in all.
+#[derive(Debug, Default)]
+pub(super) struct PeerInfos {
+    infos: BTreeMap<String, NodeInfoPayload>,
+}
+
+impl PeerInfos {
+    /// Another node's info; `false` when it changes nothing (an older run's, ours, too
+    /// many nodes, or the same again).
+    pub fn observe(&mut self, node: &str, info: NodeInfoPayload) -> bool {
+        if info.node != node {
+            return false;
+        }
+        match self.infos.get(node) {
+            Some(known) if known.boot > info.boot || *known == info => return false,
+            None if self.infos.len() >= crate::mqtt::foreign::MAX_PEERS => return false,
+            _ => {}
+        }
+        self.infos.insert(node.to_string(), info);
+        true
+    }
+
+    /// The other nodes' boards that are not in `own`, each once (the first node naming it),
+    /// at most `MAX_BOARDS`.
+    pub fn boards(&self, own: &BTreeSet<String>) -> Vec<BoardInfo> {
+        let mut seen = own.clone();
+        let mut out = Vec::new();
+        for b in self.infos.values().flat_map(|i| i.boards.iter()) {
+            if out.len() >= crate::mqtt::foreign::MAX_BOARDS {
+                break;
+            }
+            if seen.insert(b.id.clone()) {
+                out.push(b.clone());
+            }
+        }
+        out
+    }
+
+    /// The boards the other nodes play in round `round` (their `round.boards`).
+    pub fn round_boards(&self, round: u32) -> BTreeSet<String> {
+        self.infos
+            .values()
+            .filter_map(|i| i.round.as_ref())
+            .filter(|r| r.round == round)
+            .flat_map(|r| r.boards.iter().cloned())
+            .take(crate::mqtt::foreign::MAX_BOARDS)
+            .collect()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -70,6 +125,65 @@ mod tests {
             }
         }
         serde_json::from_value(v).expect("a state")
+    }
+
+    fn info(
+        node: &str,
+        boot: i64,
+        boards: &[(&str, u32)],
+        round: Option<(u32, &[&str])>,
+    ) -> NodeInfoPayload {
+        NodeInfoPayload {
+            version: "0".into(),
+            hall: "h".into(),
+            node: node.into(),
+            boot: Millis(boot),
+            boards: boards
+                .iter()
+                .map(|(id, n)| BoardInfo {
+                    id: id.to_string(),
+                    port: format!("/dev/{id}"),
+                    white_side: crate::rules::placement::Side::Left,
+                    number: *n,
+                })
+                .collect(),
+            defaults: None,
+            round: round.map(|(n, b)| crate::mqtt::payload::RoundInfo {
+                round: n,
+                start: Millis(0),
+                time_control: "600".into(),
+                boards: b.iter().map(|s| s.to_string()).collect(),
+                event: None,
+                site: None,
+            }),
+        }
+    }
+
+    #[test]
+    fn the_other_nodes_boards_and_round_join_ours_once_and_an_older_run_changes_nothing() {
+        let mut p = PeerInfos::default();
+        assert!(p.observe(
+            "b",
+            info("b", 10, &[("b3", 3), ("b1", 9)], Some((2, &["b3"])))
+        ));
+        assert!(!p.observe(
+            "b",
+            info("b", 10, &[("b3", 3), ("b1", 9)], Some((2, &["b3"])))
+        ));
+        assert!(!p.observe("b", info("b", 5, &[], None)), "an older run's");
+        assert!(
+            !p.observe("c", info("x", 10, &[], None)),
+            "another node's name inside"
+        );
+        let own: BTreeSet<String> = ["b1".to_string()].into();
+        let ids: Vec<(String, u32)> = p
+            .boards(&own)
+            .into_iter()
+            .map(|b| (b.id, b.number))
+            .collect();
+        assert_eq!(ids, [("b3".to_string(), 3)], "a board of ours is ours");
+        assert_eq!(p.round_boards(2), ["b3".to_string()].into());
+        assert!(p.round_boards(1).is_empty());
     }
 
     #[test]

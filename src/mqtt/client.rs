@@ -529,6 +529,7 @@ async fn run(
                     // Before the alerts: the retained statuses of the other nodes come
                     // first, so claims stand again before our retained alerts are judged.
                     let _ = client.try_subscribe(topics.node_status_filter(), QoS::AtLeastOnce);
+                    let _ = client.try_subscribe(topics.node_info_filter(), QoS::AtLeastOnce);
                     // The other nodes' boards, for this dashboard (after the statuses, so a
                     // dead node's retained `online` is read as the `offline` it is).
                     for kind in BoardTopic::ALL {
@@ -611,6 +612,22 @@ async fn run(
                     if let Some(other) = other {
                         mirror_status((&mut foreign, &feed, &topics), &other, &p.topic, &p.payload);
                         let msg = Incoming::NodeStatus { node: other, payload: p.payload.to_vec() };
+                        if incoming.send(msg).await.is_err() {
+                            break;
+                        }
+                    }
+                }
+                Ok(Event::Incoming(Packet::Publish(p)))
+                    if topics.node_of_info_topic(&p.topic).is_some() =>
+                {
+                    // Another node's info, for the boards the dashboard lists (ours comes back
+                    // too, and is not news). The hall bounds what it keeps of it.
+                    let other = topics
+                        .node_of_info_topic(&p.topic)
+                        .filter(|n| *n != node.topic_node(&topics))
+                        .map(str::to_string);
+                    if let Some(other) = other {
+                        let msg = Incoming::NodeInfo { node: other, payload: p.payload.to_vec() };
                         if incoming.send(msg).await.is_err() {
                             break;
                         }

@@ -64,6 +64,17 @@ impl Topics {
         rest.strip_suffix("/status").filter(|n| !n.contains('/'))
     }
 
+    /// Every node's info, for the boards (and their numbers) of the whole hall.
+    pub fn node_info_filter(&self) -> String {
+        format!("{}/node/+/info", self.base)
+    }
+
+    /// The node a `node/<node>/info` topic is of.
+    pub fn node_of_info_topic<'a>(&self, topic: &'a str) -> Option<&'a str> {
+        let rest = topic.strip_prefix(&self.base)?.strip_prefix("/node/")?;
+        rest.strip_suffix("/info").filter(|n| !n.contains('/'))
+    }
+
     pub fn hall_set(&self) -> String {
         format!("{}/set", self.base)
     }
