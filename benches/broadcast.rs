@@ -145,12 +145,16 @@ fn bench(c: &mut Criterion) {
                 board: Some(1),
                 ..Default::default()
             },
-            setup: g.setup.clone(),
-            events: g.events.clone(),
+            body: hallclock::broadcast::view::Body::Events {
+                setup: g.setup.clone(),
+                events: g.events.clone(),
+            },
             finished: false,
         };
         let mut shorter = full.clone();
-        shorter.events.pop();
+        if let hallclock::broadcast::view::Body::Events { events, .. } = &mut shorter.body {
+            events.pop();
+        }
         let mut flip = false;
         group.bench_function("a change on one board, then the poll", |b| {
             b.iter(|| {

@@ -4,6 +4,29 @@
 
 use serde::{Deserialize, Serialize};
 
+/// The id of a hall-level alert (about no board: `journal`, `custody`, `mqtt-queue`,
+/// `auth-failures`, `broadcast-push`) as node `node` raises it: `<base>-<node>`. Each node
+/// writes its own retained topic, so two nodes' alerts never overwrite each other (a
+/// shared retained topic is last-writer-wins across a bridge, and one node's clear would
+/// erase another's standing alert); a consumer shows the hall's as the union.
+pub fn node_alert_id(base: &str, node: &str) -> String {
+    format!("{base}-{node}")
+}
+
+/// The base ids of the hall-level alerts, each raised per node by [`node_alert_id`].
+pub const HALL_ALERTS: [&str; 5] = [
+    "journal",
+    "custody",
+    "mqtt-queue",
+    "auth-failures",
+    "broadcast-push",
+];
+
+/// Whether `id` is one of node `node`'s hall-level alerts.
+pub fn is_node_alert_of(id: &str, node: &str) -> bool {
+    HALL_ALERTS.iter().any(|b| id == node_alert_id(b, node))
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum AlertKind {

@@ -205,6 +205,7 @@ pub async fn run(config: Config, path: std::path::PathBuf) -> Result<(), HallErr
         let alerts = crate::broadcast::push::AlertSink {
             publisher: running.publisher.clone(),
             topics: crate::mqtt::Topics::new(&settings_hall),
+            node: running.node.clone(),
         };
         match crate::broadcast::push::spawn(running.broadcast.clone(), l, Some(alerts)) {
             Ok(p) => {

@@ -213,7 +213,7 @@ async fn a_hall_adjourns_seals_and_resumes_without_leaking_a_sealed_move() {
         assert_eq!(e["arbiter"], Value::Null);
         assert!(e["at"].as_i64().unwrap_or(0) >= session_end);
     }
-    let session_topic = rig.topic("session");
+    let session_topic = rig.topic(&format!("node/{}/session", common::NODE));
     rig.watcher
         .wait("session: six boards sealing", |m| {
             m.topic == session_topic && m.json()["sealing"].as_array().map(Vec::len) == Some(6)
@@ -631,7 +631,7 @@ async fn seal_all_then_a_restart_keeps_the_envelopes() {
         })
         .await;
     }
-    let session_topic = rig.topic("session");
+    let session_topic = rig.topic(&format!("node/{}/session", common::NODE));
     let s = rig
         .watcher
         .wait("session rebuilt", |m| {
@@ -691,7 +691,7 @@ async fn a_damaged_custody_key_refuses_seals_but_the_clocks_run() {
         std::fs::write(s.state_dir.join("custody.key"), b"truncated").expect("write a bad key");
     })
     .await;
-    let alert = rig.topic("alert/custody");
+    let alert = rig.topic(&format!("alert/custody-{}", common::NODE));
     let a = rig
         .watcher
         .wait("custody alert", |m| {

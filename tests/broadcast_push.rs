@@ -12,6 +12,7 @@ use axum::extract::{Path, State};
 use axum::http::{HeaderMap, StatusCode};
 use common::{HALL, Rig, board_id};
 use hallclock::broadcast::push::{self, AlertSink, PushProblem, PushReport};
+use hallclock::broadcast::view::Body;
 use hallclock::broadcast::{BoardRange, FeedGame, FeedWriter, LichessRound, LichessSettings};
 use hallclock::link::testing::scratch_dir;
 use hallclock::rules::Millis;
@@ -267,6 +268,7 @@ fn alerts(rig: &Rig) -> Option<AlertSink> {
     Some(AlertSink {
         publisher: rig.hall.as_ref().expect("running").publisher.clone(),
         topics: hallclock::mqtt::Topics::new(HALL),
+        node: common::NODE.to_string(),
     })
 }
 
@@ -291,8 +293,10 @@ fn synthetic_round(name: &str, n: u32) -> FeedWriter {
                 game_id: u64::from(b),
                 board: format!("board-{b:03}"),
                 info,
-                setup: defaults.setup(&format!("White {b}"), &format!("Black {b}"), Millis(0)),
-                events: Vec::new(),
+                body: Body::Events {
+                    setup: defaults.setup(&format!("White {b}"), &format!("Black {b}"), Millis(0)),
+                    events: Vec::new(),
+                },
                 finished: false,
             },
             1,
@@ -404,7 +408,7 @@ async fn a_game_lichess_refuses_is_an_alert_until_a_later_push_takes_it() {
     })
     .await;
     assert!(refused[0].result.is_err(), "{refused:?}");
-    let topic = rig.topic("alert/broadcast-push");
+    let topic = rig.topic(&format!("alert/broadcast-push-{}", common::NODE));
     let alert = rig
         .watcher
         .wait("the broadcast_push alert", |m| {
@@ -413,7 +417,11 @@ async fn a_game_lichess_refuses_is_an_alert_until_a_later_push_takes_it() {
         .await
         .json();
     assert_eq!(alert["kind"], "broadcast_push", "{alert}");
-    assert_eq!(alert["id"], "broadcast-push", "{alert}");
+    assert_eq!(
+        alert["id"],
+        format!("broadcast-push-{}", common::NODE),
+        "{alert}"
+    );
     assert_eq!(alert["board"], serde_json::Value::Null, "{alert}");
     let message = alert["message"].as_str().unwrap_or_default();
     assert!(
@@ -459,7 +467,7 @@ async fn a_lichess_round_with_a_source_url_is_named_as_such() {
             round_id: "AbCd1234".into()
         }
     );
-    let topic = rig.topic("alert/broadcast-push");
+    let topic = rig.topic(&format!("alert/broadcast-push-{}", common::NODE));
     let alert = rig
         .watcher
         .wait("the broadcast_push alert", |m| {

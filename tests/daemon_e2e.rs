@@ -412,7 +412,7 @@ async fn a_late_subscriber_receives_every_retained_state() {
         .await;
     assert_eq!(st.json()["state"], "online", "{}", st.text());
     assert!(st.retained);
-    let info_topic = rig.topic("info");
+    let info_topic = rig.topic(&format!("node/{}/info", common::NODE));
     let info = late.wait("info", |m| m.topic == info_topic).await.json();
     assert_eq!(info["boards"].as_array().map(Vec::len), Some(3));
     rig.stop().await;
@@ -429,7 +429,7 @@ async fn broker_restart_republishes_status_info_availability_and_states() {
             common::node_state(m, common::NODE).as_deref() == Some("online")
         })
         .await;
-    let info_topic = rig.topic("info");
+    let info_topic = rig.topic(&format!("node/{}/info", common::NODE));
     fresh.wait("info", |m| m.topic == info_topic).await;
     for n in 1..=2 {
         let b = board_id(n);

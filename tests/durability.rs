@@ -480,7 +480,7 @@ async fn outgoing_queue_bound_raises_an_alert_and_replay_fills_the_gap() {
     tokio::time::sleep(Duration::from_millis(300)).await;
     rig.broker.restart().await;
     let mut w = Watcher::connect(rig.broker.port, "queue-after").await;
-    let topic = rig.topic("alert/mqtt-queue");
+    let topic = rig.topic(&format!("alert/mqtt-queue-{}", common::NODE));
     let alert = w
         .wait("queue alert", |m| m.topic == topic && !m.payload.is_empty())
         .await

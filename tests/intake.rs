@@ -327,7 +327,9 @@ async fn duplicate_keys_and_far_instants_are_refused_and_change_nothing() {
     // Nothing was started by any of them.
     let info = rig
         .watcher
-        .wait("info", |m| m.topic == format!("hallclock/{HALL}/info"))
+        .wait("info", |m| {
+            m.topic == format!("hallclock/{HALL}/node/{}/info", common::NODE)
+        })
         .await
         .json();
     assert_eq!(info["round"], Value::Null, "{info}");

@@ -6,6 +6,7 @@
 //! to publish a last will: kill -9, as `outage.rs` does).
 
 mod common;
+mod pychess;
 mod webcommon;
 
 use std::path::{Path, PathBuf};
@@ -178,6 +179,15 @@ async fn each_node_has_its_own_status_and_a_killed_node_goes_offline_alone() {
     assert!(
         !w.drain().iter().any(|m| m.topic == hall_status),
         "no node publishes the hall's status"
+    );
+    // Nor `info` or `session`: one writer per retained topic; each node's are its own, and
+    // its info has the defaults and the round `info` had.
+    assert_eq!(info["round"], Value::Null, "{info}");
+    assert_eq!(info["defaults"]["flag_mode"], "auto", "{info}");
+    let shared = [topic("info"), topic("session")];
+    assert!(
+        !w.drain().iter().any(|m| shared.contains(&m.topic)),
+        "no node publishes a shared info or session"
     );
 
     // kill -9 node-b: its own last will marks it offline, and node-a stays online.
@@ -559,12 +569,24 @@ async fn a_hall_pause_pauses_both_nodes_and_its_resend_is_idempotent_on_each() {
 /// The retained picture a page gets first from `/api/public/feed` on `port`: topic →
 /// payload, as of the snapshot's `ready`.
 async fn public_snapshot(port: u16) -> std::collections::BTreeMap<String, String> {
+    feed_snapshot(port, "/api/public/feed", None).await
+}
+
+/// The same of the feed at `path`, with a session `cookie` (the arbiters' `/api/feed`).
+async fn feed_snapshot(
+    port: u16,
+    path: &str,
+    cookie: Option<&str>,
+) -> std::collections::BTreeMap<String, String> {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
     let mut out = std::collections::BTreeMap::new();
     let Ok(mut s) = tokio::net::TcpStream::connect(("127.0.0.1", port)).await else {
         return out;
     };
-    let req = format!("GET /api/public/feed HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n\r\n");
+    let cookie = cookie
+        .map(|c| format!("Cookie: {c}\r\n"))
+        .unwrap_or_default();
+    let req = format!("GET {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n{cookie}\r\n");
     if s.write_all(req.as_bytes()).await.is_err() {
         return out;
     }
@@ -715,6 +737,502 @@ async fn each_dashboard_shows_the_other_nodes_boards_and_a_dead_nodes_boards_off
     assert_eq!(own, Value::Bool(false), "node-a's own board stays online");
     let _ = chrome.shot("nodes-public-offline").await;
     chrome.close().await;
+}
+
+// Issue 23, item 3 (the broadcast's part): any node's `/broadcast/…` serves the whole hall,
+// from the other nodes' retained `board/<b>/pgn`; a dead node's games stay as their last
+// retained text, once.
+
+/// One HTTP/1.1 GET to a node's web server: status and body.
+async fn http_get(port: u16, path: &str) -> (u16, String) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let Ok(mut s) = tokio::net::TcpStream::connect(("127.0.0.1", port)).await else {
+        return (0, String::new());
+    };
+    let req = format!("GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n");
+    if s.write_all(req.as_bytes()).await.is_err() {
+        return (0, String::new());
+    }
+    let mut raw = Vec::new();
+    let _ = tokio::time::timeout(Duration::from_secs(5), s.read_to_end(&mut raw)).await;
+    let raw = String::from_utf8_lossy(&raw).into_owned();
+    let Some((head, body)) = raw.split_once("\r\n\r\n") else {
+        return (0, raw);
+    };
+    let status = head
+        .split(' ')
+        .nth(1)
+        .and_then(|c| c.parse().ok())
+        .unwrap_or(0);
+    (status, body.to_string())
+}
+
+/// Polls `path` on `port` until its body satisfies `want`.
+async fn get_until(port: u16, path: &str, what: &str, want: impl Fn(&str) -> bool) -> String {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
+    loop {
+        let (status, body) = http_get(port, path).await;
+        if status == 200 && want(&body) {
+            return body;
+        }
+        if tokio::time::Instant::now() > deadline {
+            panic!("timed out waiting for {what}; {path} answered {status}:\n{body}");
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn any_nodes_broadcast_has_every_nodes_games_and_a_dead_nodes_games_once() {
+    let (broker, sim, mut w, dir) = setup("nodes-bcast", 3).await;
+    let web_a = common::free_port();
+    let a = node_config_web(
+        &dir,
+        "node-a",
+        broker.port,
+        &sim,
+        &[(&board_id(1), 1), (&board_id(2), 2)],
+        Some(web_a),
+    );
+    let b = node_config(&dir, "node-b", broker.port, &sim, &[(&board_id(3), 3)]);
+    let _node_a = Daemon::spawn(&a);
+    let mut node_b = Daemon::spawn(&b);
+    for node in ["node-a", "node-b"] {
+        node_status(&mut w, node, &format!("{node} online"), |v| {
+            v["state"] == "online"
+        })
+        .await;
+    }
+    for n in [1, 3] {
+        let avail = topic(&format!("board/{}/availability", board_id(n)));
+        w.wait(&format!("board {n} online"), |m| {
+            m.topic == avail && m.text() == "online"
+        })
+        .await;
+    }
+    let (code, answers) = hall_command(
+        &dir,
+        broker.port,
+        json!({
+            "action": "start_round", "round": 4, "time_control": "600", "start": now_ms(),
+            "pairings": [
+                {"board": board_id(1), "white": "Alpha, A", "black": "Beta, B"},
+                {"board": board_id(3), "white": "Gamma, C", "black": "Delta, D"},
+            ],
+            "broadcast_delay_minutes": 0,
+        }),
+    )
+    .await;
+    assert_eq!(code, Some(0), "{answers:?}");
+    // A move and its press on node-b's board.
+    let events = topic(&format!("board/{}/event", board_id(3)));
+    w.wait("node-b's clock started", |m| {
+        m.topic == events && m.json()["event"] == "clock_started"
+    })
+    .await;
+    sim.board(3)
+        .play_move("e2e4")
+        .expect("the simulator plays e4");
+    tokio::time::sleep(Duration::from_millis(60)).await;
+    sim.board(3).press();
+    w.wait("e4 on node-b's board", |m| {
+        m.topic == events && m.json()["event"] == "move_made"
+    })
+    .await;
+
+    // node-a's broadcast: both games, in board order, node-b's with its move and clock.
+    let path = "/broadcast/round/4/games.pgn";
+    let body = get_until(web_a, path, "node-b's move in node-a's games.pgn", |b| {
+        b.contains("Gamma, C") && b.contains("1. e4")
+    })
+    .await;
+    let games = pychess::check(&body);
+    assert_eq!(games.len(), 2, "{body}");
+    for g in &games {
+        assert!(g.errors.is_empty(), "{:?}\n{body}", g.errors);
+    }
+    assert_eq!(games[0].tags["White"], "Alpha, A", "board 1 first: {body}");
+    assert_eq!(games[1].tags["White"], "Gamma, C", "{body}");
+    assert_eq!(games[1].tags["Round"], "4.3", "{body}");
+    assert_eq!(games[1].moves.len(), 1, "{body}");
+    assert_eq!(games[1].moves[0].san, "e4");
+    assert!(games[1].moves[0].clk.is_some(), "{body}");
+    // node-a's dashboard's `info` is the hall's: node-b's board with its number, in the
+    // round's boards.
+    let info_topic = topic("info");
+    let snap = feed_until(web_a, "node-b's board in node-a's info", |s| {
+        s.get(&info_topic)
+            .is_some_and(|i| i.contains(&board_id(3)) && i.contains("\"round\":4"))
+    })
+    .await;
+    let info: Value = serde_json::from_str(&snap[&info_topic]).unwrap_or(Value::Null);
+    let ids: Vec<&str> = info["boards"]
+        .as_array()
+        .map(|a| a.iter().filter_map(|b| b["id"].as_str()).collect())
+        .unwrap_or_default();
+    assert_eq!(ids, [board_id(1), board_id(2), board_id(3)], "{info}");
+    assert_eq!(
+        info["boards"][2]["number"], 1,
+        "node-b's own numbering: {info}"
+    );
+    assert_eq!(
+        info["boards"][2]["port"],
+        Value::Null,
+        "no port on /public: {info}"
+    );
+    assert_eq!(
+        info["round"]["boards"],
+        json!([board_id(1), board_id(3)]),
+        "{info}"
+    );
+    // The same game on its own, by its board number.
+    let (status, one) = http_get(web_a, "/broadcast/round/4/game-3.pgn").await;
+    assert_eq!(status, 200, "{one}");
+    assert_eq!(pychess::check_one(&one).tags["Black"], "Delta, D");
+
+    // kill -9 node-b: its game stays in node-a's broadcast as last published, once; its
+    // board goes offline on node-a's dashboard.
+    node_b.kill_9();
+    node_status(&mut w, "node-b", "node-b offline", |v| {
+        v["state"] == "offline"
+    })
+    .await;
+    let avail = topic(&format!("board/{}/availability", board_id(3)));
+    feed_until(web_a, "board-003 offline on node-a's dashboard", |s| {
+        s.get(&avail).map(String::as_str) == Some("offline")
+    })
+    .await;
+    let (status, after) = http_get(web_a, path).await;
+    assert_eq!(status, 200, "{after}");
+    let games = pychess::check(&after);
+    assert_eq!(games.len(), 2, "nothing doubled, nothing lost: {after}");
+    assert_eq!(
+        after.matches("Gamma, C").count(),
+        1,
+        "node-b's game once: {after}"
+    );
+    assert_eq!(games[1].moves.len(), 1, "as last published: {after}");
+
+    // node-b comes back with its journal: its game goes on, still once in node-a's feed.
+    let _node_b = Daemon::spawn(&b);
+    node_status(&mut w, "node-b", "node-b online again", |v| {
+        v["state"] == "online"
+    })
+    .await;
+    w.wait("board-003 online again", |m| {
+        m.topic == avail && m.text() == "online"
+    })
+    .await;
+    sim.board(3)
+        .play_move("e7e5")
+        .expect("the simulator plays e5");
+    tokio::time::sleep(Duration::from_millis(60)).await;
+    sim.board(3).press();
+    let body = get_until(web_a, path, "e5 after node-b's restart", |b| {
+        b.contains("1. e4") && b.contains("e5")
+    })
+    .await;
+    let games = pychess::check(&body);
+    assert_eq!(games.len(), 2, "nothing doubled after the restart: {body}");
+    assert_eq!(body.matches("Gamma, C").count(), 1, "{body}");
+    let sans: Vec<&str> = games[1].moves.iter().map(|m| m.san.as_str()).collect();
+    assert_eq!(sans, ["e4", "e5"], "{body}");
+}
+
+// Issue 23, one writer per retained topic: each node's hall-level alerts are its own
+// (`<base>-<node>`), and every node's dashboard shows the other nodes' alerts too.
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn each_nodes_hall_alert_is_its_own_and_every_dashboard_shows_the_others_alerts() {
+    let (broker, sim, mut w, dir) = setup("nodes-alerts", 3).await;
+    let web_a = common::free_port();
+    let a = node_config_web(
+        &dir,
+        "node-a",
+        broker.port,
+        &sim,
+        &[(&board_id(1), 1), (&board_id(2), 2)],
+        Some(web_a),
+    );
+    let b = node_config(&dir, "node-b", broker.port, &sim, &[(&board_id(3), 3)]);
+    // node-a's dashboard login: the chief with a password.
+    let accounts = dir.join("node-a").join("arbiters.toml");
+    let mut arbiters = hallclock::intake::auth::Arbiters::load(&accounts).expect("arbiters");
+    arbiters
+        .set_password_with("chief", webcommon::PASSWORD, 10)
+        .expect("a password");
+    arbiters.save(&accounts).expect("saved");
+    // A damaged custody key on both nodes: each raises a hall-level `custody` alert.
+    for node in ["node-a", "node-b"] {
+        let state = dir.join(node).join("state");
+        std::fs::create_dir_all(&state).expect("state dir");
+        std::fs::write(state.join("custody.key"), b"truncated").expect("a bad key");
+    }
+    let _node_a = Daemon::spawn(&a);
+    let _node_b = Daemon::spawn(&b);
+    for node in ["node-a", "node-b"] {
+        node_status(&mut w, node, &format!("{node} online"), |v| {
+            v["state"] == "online"
+        })
+        .await;
+    }
+    let avail = topic(&format!("board/{}/availability", board_id(3)));
+    w.wait("board-003 online", |m| {
+        m.topic == avail && m.text() == "online"
+    })
+    .await;
+    // A board alert on node-b's board.
+    sim.board(3).battery_low(true);
+    let low = topic(&format!("alert/{}-low-battery", board_id(3)));
+    w.wait("node-b's low_battery alert", |m| {
+        m.topic == low && !m.payload.is_empty()
+    })
+    .await;
+
+    // What the broker keeps: both nodes' alerts, each on its own topic.
+    let mut late = Watcher::connect(broker.port, "nodes-alerts-late").await;
+    for node in ["node-a", "node-b"] {
+        let t = topic(&format!("alert/custody-{node}"));
+        let alert = late
+            .wait(&format!("{node}'s custody alert, retained"), |m| {
+                m.topic == t && !m.payload.is_empty()
+            })
+            .await
+            .json();
+        assert_eq!(alert["id"], format!("custody-{node}"), "{alert}");
+        assert_eq!(alert["board"], Value::Null, "{alert}");
+    }
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert!(
+        !late
+            .drain()
+            .iter()
+            .any(|m| m.topic == topic("alert/custody") && !m.payload.is_empty()),
+        "no shared hall-level alert topic"
+    );
+
+    // node-a's dashboard (the arbiters' feed) shows node-b's alerts beside its own.
+    let addr: std::net::SocketAddr = ([127, 0, 0, 1], web_a).into();
+    let mut cookie = String::new();
+    for _ in 0..100 {
+        let (status, c, _) = webcommon::login(addr, "chief", webcommon::PASSWORD).await;
+        if status == 200 {
+            cookie = c;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(!cookie.is_empty(), "node-a's dashboard login");
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
+    let want = [
+        topic("alert/custody-node-a"),
+        topic("alert/custody-node-b"),
+        low.clone(),
+    ];
+    loop {
+        let snap = feed_snapshot(web_a, "/api/feed", Some(&cookie)).await;
+        if want.iter().all(|t| snap.contains_key(t)) {
+            let b = serde_json::from_str::<Value>(&snap[&low]).unwrap_or(Value::Null);
+            assert_eq!(b["kind"], "low_battery", "{b}");
+            break;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "node-a's dashboard lacks some of {want:?}: {snap:#?}"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    // Cleared on node-b: gone from node-a's dashboard too.
+    sim.board(3).battery_low(false);
+    w.wait("node-b's low_battery alert cleared", |m| {
+        m.topic == low && m.payload.is_empty()
+    })
+    .await;
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
+    while feed_snapshot(web_a, "/api/feed", Some(&cookie))
+        .await
+        .contains_key(&low)
+    {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the cleared alert stays on node-a's dashboard"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}
+
+// Issue 23, item 3 (the hall's conclusions): the session, `all_sealed` and the round
+// summary are computed by every node from every node's boards.
+
+/// A board command signed by the chief, on the board's own topic: the owning node's answer
+/// (the others answer `unknown_board` for now: board commands are not hall commands).
+async fn board_cmd(w: &mut Watcher, board: &str, mut cmd: Value) -> Value {
+    let owner = if board == board_id(3) {
+        "node-b"
+    } else {
+        "node-a"
+    };
+    let tx = format!("b-{board}-{}", now_ms());
+    cmd["transaction"] = Value::String(tx.clone());
+    let set = topic(&format!("board/{board}/set"));
+    w.publish(&set, &common::signed(&set, &cmd)).await;
+    let resp = topic(&format!("board/{board}/response"));
+    w.wait(&format!("{owner} answers {cmd}"), |m| {
+        m.topic == resp && m.json()["transaction"] == tx.as_str() && m.json()["node"] == owner
+    })
+    .await
+    .json()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn all_sealed_and_the_session_are_the_whole_halls_on_every_node() {
+    let (broker, _sim, mut w, dir, _a, _b) = two_nodes("nodes-sealed").await;
+    let session_end = now_ms() + 2500;
+    let (code, answers) = hall_command(
+        &dir,
+        broker.port,
+        json!({
+            "action": "start_round", "round": 5, "time_control": "3600", "start": now_ms(),
+            "session_end": session_end,
+            "pairings": [
+                {"board": board_id(1), "white": "W1", "black": "B1"},
+                {"board": board_id(3), "white": "W3", "black": "B3"},
+            ],
+        }),
+    )
+    .await;
+    assert_eq!(code, Some(0), "{answers:?}");
+    for n in [1, 3] {
+        let events = topic(&format!("board/{}/event", board_id(n)));
+        w.wait(&format!("board {n} ordered to seal"), |m| {
+            m.topic == events && m.json()["event"] == "adjournment_ordered"
+        })
+        .await;
+    }
+    // node-a's board sealed, node-b's not yet: the hall is not all sealed.
+    for cmd in [
+        json!({"action": "seal", "mv": "Nb1-c3"}),
+        json!({"action": "commit_seal"}),
+    ] {
+        let r = board_cmd(&mut w, &board_id(1), cmd).await;
+        assert_eq!(r["status"], "ok", "{r}");
+    }
+    let sa = topic("node/node-a/session");
+    let s = w
+        .wait("node-a's session: board-001 sealed", |m| {
+            m.topic == sa && m.json()["sealed"] == json!([board_id(1)])
+        })
+        .await
+        .json();
+    assert_eq!(s["round"], 5, "{s}");
+    assert_eq!(s["sealing"], json!([board_id(3)]), "node-b's board: {s}");
+    assert_eq!(s["all_sealed"], false, "{s}");
+    let hall_event = topic("event");
+    assert!(
+        !w.drain()
+            .iter()
+            .any(|m| m.topic == hall_event && m.json()["event"] == "all_sealed"),
+        "no all_sealed while node-b's game is still sealing"
+    );
+    // node-b's board sealed too: every node says all sealed, with both boards.
+    for cmd in [
+        json!({"action": "seal", "mv": "Ng1-f3"}),
+        json!({"action": "commit_seal"}),
+    ] {
+        let r = board_cmd(&mut w, &board_id(3), cmd).await;
+        assert_eq!(r["status"], "ok", "{r}");
+    }
+    for node in ["node-a", "node-b"] {
+        let t = topic(&format!("node/{node}/session"));
+        let s = w
+            .wait(&format!("{node}'s session: all sealed"), |m| {
+                m.topic == t && m.json()["all_sealed"] == true
+            })
+            .await
+            .json();
+        assert_eq!(s["sealed"], json!([board_id(1), board_id(3)]), "{s}");
+    }
+    let e = w
+        .wait("all_sealed", |m| {
+            m.topic == hall_event && m.json()["event"] == "all_sealed"
+        })
+        .await
+        .json();
+    assert_eq!(e["boards"], json!([board_id(1), board_id(3)]), "{e}");
+    // No daemon writes a shared `session` topic any more.
+    assert!(
+        !w.drain().iter().any(|m| m.topic == topic("session")),
+        "one writer per retained topic"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_round_summary_waits_for_every_nodes_games_and_lists_them_all() {
+    let (broker, _sim, mut w, dir, _a, _b) = two_nodes("nodes-summary").await;
+    let (code, answers) = hall_command(
+        &dir,
+        broker.port,
+        json!({
+            "action": "start_round", "round": 6, "time_control": "600", "start": now_ms(),
+            "pairings": [
+                {"board": board_id(1), "white": "W1", "black": "B1"},
+                {"board": board_id(3), "white": "W3", "black": "B3"},
+            ],
+        }),
+    )
+    .await;
+    assert_eq!(code, Some(0), "{answers:?}");
+    for n in [1, 3] {
+        let state = topic(&format!("board/{}/state", board_id(n)));
+        w.wait(&format!("board {n} running"), |m| {
+            m.topic == state && m.json()["round"] == 6
+        })
+        .await;
+    }
+    let result = json!({"action": "set_result", "result": "1-0", "reason": "arbiter"});
+    let r = board_cmd(&mut w, &board_id(1), result.clone()).await;
+    assert_eq!(r["status"], "ok", "{r}");
+    let hall_event = topic("event");
+    tokio::time::sleep(Duration::from_millis(800)).await;
+    assert!(
+        !w.drain()
+            .iter()
+            .any(|m| m.topic == hall_event && m.json()["event"] == "round_finished"),
+        "no summary while node-b's game is being played"
+    );
+    let r = board_cmd(&mut w, &board_id(3), result).await;
+    assert_eq!(r["status"], "ok", "{r}");
+    let e = w
+        .wait("round_finished", |m| {
+            m.topic == hall_event && m.json()["event"] == "round_finished"
+        })
+        .await
+        .json();
+    let boards = |e: &Value| -> Vec<String> {
+        e["results"]
+            .as_array()
+            .map(|a| {
+                a.iter()
+                    .filter_map(|r| r["board"].as_str().map(String::from))
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    assert_eq!(boards(&e), [board_id(1), board_id(3)], "{e}");
+    assert_eq!(e["results"][1]["white"], "W3", "{e}");
+    assert_eq!(e["results"][1]["score"], "1-0", "{e}");
+    // Each node says it once, with the whole hall's results.
+    tokio::time::sleep(Duration::from_millis(800)).await;
+    let all: Vec<Value> = w
+        .drain()
+        .iter()
+        .filter(|m| m.topic == hall_event && m.json()["event"] == "round_finished")
+        .map(common::Msg::json)
+        .collect();
+    assert_eq!(all.len(), 2, "once per node: {all:?}");
+    for e in &all {
+        assert_eq!(boards(e), [board_id(1), board_id(3)], "{e}");
+    }
 }
 
 /// A board command reaches every node; only the board's node answers it, and a command for

@@ -525,7 +525,7 @@ async fn one_of_two_boards_sealed_across_a_restart_is_not_all_sealed() {
         assert_eq!(r["status"], "ok", "{r}");
     }
     rig.watcher.event(&b1, "seal_committed").await;
-    let session = rig.topic("session");
+    let session = rig.topic(&format!("node/{}/session", common::NODE));
     rig.watcher
         .wait("one sealed, one playing", |m| {
             m.topic == session

@@ -123,7 +123,7 @@ async fn a_lockout_refuses_the_right_password_and_raises_auth_failures_over_mqtt
     let (status, _, body) = login_from(web.addr, attacker, "chief", WRONG).await;
     assert_eq!(status, 401, "the tenth wrong password is checked: {body}");
 
-    let topic = rig.topic("alert/auth-failures");
+    let topic = rig.topic(&format!("alert/auth-failures-{}", common::NODE));
     let alert = rig
         .watcher
         .wait("the auth_failures alert", |m| {
@@ -133,7 +133,11 @@ async fn a_lockout_refuses_the_right_password_and_raises_auth_failures_over_mqtt
     let text = String::from_utf8_lossy(&alert.payload).into_owned();
     let alert = alert.json();
     assert_eq!(alert["kind"], "auth_failures", "{alert}");
-    assert_eq!(alert["id"], "auth-failures", "{alert}");
+    assert_eq!(
+        alert["id"],
+        format!("auth-failures-{}", common::NODE),
+        "{alert}"
+    );
     assert_eq!(alert["board"], Value::Null, "{alert}");
     let message = alert["message"].as_str().unwrap_or("");
     assert!(message.contains("'chief'"), "names the account: {message}");
@@ -161,7 +165,7 @@ async fn a_spray_from_many_addresses_at_many_accounts_raises_auth_failures_over_
     // account is held up, but the hall has seen a burst, and the arbiters are told.
     let (mut rig, state) = behind_the_proxy("login-spray").await;
     let web = webcommon::serve(state).await;
-    let topic = rig.topic("alert/auth-failures");
+    let topic = rig.topic(&format!("alert/auth-failures-{}", common::NODE));
     for n in 0..BURST_FAILURES {
         let (status, _, body) = login_from(
             web.addr,

@@ -127,7 +127,7 @@ pub fn render_round(
         games
             .iter()
             .zip(&key)
-            .filter_map(|(g, (_, _, shown))| g.events.get(*shown).map(|e| e.at()))
+            .filter_map(|(g, (_, _, shown))| g.next_at(*shown))
             .min()
     });
     if let Some(e) = cache.rounds.get_mut(&round)

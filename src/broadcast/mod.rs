@@ -10,6 +10,7 @@
 //! leaks nor loses the delay; the round's delay itself is written to
 //! `<state_dir>/broadcast/round-N.delay` when the round starts. MQTT stays live.
 
+pub mod copied;
 mod http;
 pub mod push;
 pub mod view;
@@ -235,7 +236,7 @@ impl Feed {
                 let seen = r
                     .games
                     .values()
-                    .map(|g| (g.game_id, g.events.len()))
+                    .map(|g| (g.game_id, g.revision()))
                     .collect();
                 tracing::debug!(round = n, "broadcast: round evicted from memory");
                 self.evicted.insert(n, seen);
@@ -406,7 +407,7 @@ impl FeedWriter {
             // A board republishing the game it held when the round was evicted changes
             // nothing; a change (a result corrected later) is in the journal already, so
             // the archive is rewritten from there and the round stays out of memory.
-            if seen.get(&game.game_id) == Some(&game.events.len()) {
+            if seen.get(&game.game_id) == Some(&game.revision()) {
                 return;
             }
         } else {
@@ -414,13 +415,101 @@ impl FeedWriter {
         }
         self.tx.send_modify(|f| {
             if let Some(seen) = f.evicted.get_mut(&round) {
-                seen.insert(game.game_id, game.events.len());
+                seen.insert(game.game_id, game.revision());
             }
         });
         if let Some(r) = self.journal().round(round)
             && r.finished()
         {
             self.write_archive(round, r.games.values());
+        }
+    }
+
+    /// Another node's retained `board/<b>/pgn`, as it arrived at `now` (the MQTT task hands
+    /// it over: `mqtt::foreign::Copies`). Its game joins its round in board order, beside
+    /// this node's, so `games.pgn` and the lichess push are the whole hall's. A board of
+    /// this node's is never replaced by a copy; an empty text (the board has no game now:
+    /// its game moved away, 6.10) takes out that board's unfinished copy, while a finished
+    /// one stays the record; a round let go of from memory is not changed by copies.
+    pub fn copied(&self, board: &str, payload: &[u8], now: Millis) {
+        if payload.is_empty() {
+            self.tx.send_if_modified(|f| {
+                let mut changed = false;
+                for r in f.rounds.values_mut() {
+                    let key = board_key(board);
+                    if r.games
+                        .get(&key)
+                        .is_some_and(|g| matches!(g.body, view::Body::Copied(_)) && !g.finished)
+                    {
+                        r.games.remove(&key);
+                        changed = true;
+                    }
+                }
+                changed
+            });
+            return;
+        }
+        let (heading, text) = match copied::heading(payload) {
+            Ok(h) => h,
+            Err(why) => {
+                tracing::debug!(
+                    board = %crate::intake::command::log_safe(board),
+                    "another node's PGN not taken into the broadcast: {why}"
+                );
+                return;
+            }
+        };
+        let round = heading.round;
+        if self.tx.borrow().evicted.contains_key(&round) {
+            return;
+        }
+        let default_delay = self.default_delay;
+        let default_tags = self.default_tags.clone();
+        let state_dir = self.state_dir.clone();
+        let text: Arc<str> = text.into();
+        let mut finished = false;
+        self.tx.send_if_modified(|f| {
+            let fresh = !f.rounds.contains_key(&round);
+            let r = f.rounds.entry(round).or_default();
+            if fresh {
+                // A round this node did not start (it came up later): as it would read it.
+                r.delay = read_delay(&state_dir, round).unwrap_or(default_delay);
+                r.tags = read_tags(&state_dir, round).unwrap_or(default_tags);
+            }
+            let key = board_key(board);
+            let mut copy = match r.games.get(&key).map(|g| &g.body) {
+                Some(view::Body::Events { .. }) => return false,
+                Some(view::Body::Copied(c)) => c.clone(),
+                None => copied::Copied::default(),
+            };
+            let before = copy.revision();
+            copy.push(now, text, view::cut(now, r.delay));
+            if copy.revision() == before {
+                return false;
+            }
+            let game = FeedGame {
+                game_id: copied_id(board, round),
+                board: board.to_string(),
+                info: crate::pgn::GameInfo {
+                    event: r.tags.event.clone(),
+                    site: r.tags.site.clone(),
+                    round: Some(round),
+                    board: crate::pgn::board_number(board),
+                    ..crate::pgn::GameInfo::default()
+                },
+                body: view::Body::Copied(copy),
+                finished: heading.finished,
+            };
+            r.games.insert(key, Arc::new(game));
+            finished = r.finished();
+            if f.current.is_none_or(|c| c < round) {
+                f.current = Some(round);
+                f.evict();
+            }
+            true
+        });
+        if finished {
+            self.archive(round);
         }
     }
 
@@ -454,7 +543,7 @@ impl FeedWriter {
         let path = archive_path(&self.state_dir, round);
         let texts: Vec<String> = games
             .iter()
-            .map(|g| view::text(g, g.events.len()))
+            .map(|g| view::text(g, view::shown(g, None)))
             .collect();
         let body = view::round_text(texts.iter().map(String::as_str));
         match write_atomically(&path, body.as_bytes()) {
@@ -465,6 +554,13 @@ impl FeedWriter {
                 path.display()
             ),
         }
+    }
+}
+
+/// The other nodes' games, as the MQTT task receives them.
+impl crate::mqtt::foreign::Copies for FeedWriter {
+    fn pgn(&self, board: &str, payload: &[u8], now: Millis) {
+        self.copied(board, payload, now);
     }
 }
 
@@ -525,9 +621,22 @@ fn journaled(id: u64, g: crate::store::JournaledGame, tags: &RoundTags) -> FeedG
         finished: g.finished(),
         board: g.board,
         info,
-        setup: g.setup,
-        events: g.events,
+        body: view::Body::Events {
+            setup: g.setup,
+            events: g.events,
+        },
     }
+}
+
+/// A copied game's id in the feed: from its board and round, with the top bit set so it
+/// never meets one of this node's game ids (a counter from 0).
+fn copied_id(board: &str, round: u32) -> u64 {
+    use std::hash::{Hash, Hasher};
+    // SipHash with fixed keys: the same id for the same game in every run.
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    board.hash(&mut h);
+    round.hash(&mut h);
+    h.finish() | (1 << 63)
 }
 
 /// `<state_dir>/broadcast/round-N.delay`: the round's delay in ms.
@@ -680,12 +789,10 @@ impl BroadcastSource {
     /// The round's number, where the feed cuts it now (its delay) and its games in board
     /// order: what the push splits between lichess rounds.
     pub fn round_at(&self, which: Which) -> Result<RoundAt, NotInFeed> {
-        let (number, delay, games, _) = self.round_games(which)?;
-        Ok(RoundAt {
-            number,
-            cut: view::cut(self.now(), delay),
-            games,
-        })
+        let (number, delay, mut games, _) = self.round_games(which)?;
+        let cut = view::cut(self.now(), delay);
+        games.retain(|g| g.visible(cut));
+        Ok(RoundAt { number, cut, games })
     }
 
     /// Some of a round's games at `cut`, as one multi-game PGN (each game's text from the
@@ -696,8 +803,12 @@ impl BroadcastSource {
 
     /// The round's games in board order, as the feed shows them now (delayed).
     pub fn round(&self, which: Which) -> Result<Rendered, NotInFeed> {
-        let (n, delay, games, from_journal) = self.round_games(which)?;
+        let (n, delay, mut games, from_journal) = self.round_games(which)?;
         let cut = view::cut(self.now(), delay);
+        games.retain(|g| g.visible(cut));
+        if games.is_empty() {
+            return Err(NotInFeed::NoRound(n));
+        }
         if from_journal {
             // Rendered aside: an evicted round stays out of memory once answered.
             let aside = Mutex::new(http::Cache::default());
@@ -709,11 +820,11 @@ impl BroadcastSource {
     /// One board's game (by its number), as the feed shows it now (delayed).
     pub fn board(&self, which: Which, board: u32) -> Result<Rendered, NotInFeed> {
         let (n, delay, games, from_journal) = self.round_games(which)?;
+        let cut = view::cut(self.now(), delay);
         let g = games
             .iter()
-            .find(|g| g.info.board == Some(board))
+            .find(|g| g.info.board == Some(board) && g.visible(cut))
             .ok_or(NotInFeed::NoBoard { round: n, board })?;
-        let cut = view::cut(self.now(), delay);
         if from_journal {
             return Ok(http::render_game(
                 &Mutex::new(http::Cache::default()),
@@ -741,13 +852,15 @@ mod tests {
             game_id: id,
             board: board.into(),
             info: crate::pgn::GameInfo::default(),
-            setup: crate::rules::game::Setup::new(
-                "W",
-                "B",
-                "600".parse().unwrap_or_else(|e| panic!("{e:?}")),
-                Millis::ZERO,
-            ),
-            events: Vec::new(),
+            body: view::Body::Events {
+                setup: crate::rules::game::Setup::new(
+                    "W",
+                    "B",
+                    "600".parse().unwrap_or_else(|e| panic!("{e:?}")),
+                    Millis::ZERO,
+                ),
+                events: Vec::new(),
+            },
             finished,
         }
     }
@@ -776,5 +889,130 @@ mod tests {
         assert_eq!(r.games.len(), 2);
         assert_eq!(r.games[&board_key("board-002")].game_id, 4);
         assert!(!r.finished());
+    }
+
+    fn text(round: u32, board: u32, result: &str, moves: &str) -> String {
+        format!(
+            "[Event \"?\"]\n[Site \"?\"]\n[Date \"2026.11.30\"]\n[Round \"{round}.{board}\"]\n[White \"W{board}\"]\n[Black \"B{board}\"]\n[Result \"{result}\"]\n[Board \"{board}\"]\n\n{moves} {result}\n"
+        )
+    }
+
+    fn own(board: u32) -> FeedGame {
+        let setup = crate::config::EventDefaults::default().setup("Own W", "Own B", Millis(0));
+        FeedGame {
+            game_id: u64::from(board),
+            board: format!("board-{board:03}"),
+            info: crate::pgn::GameInfo {
+                round: Some(1),
+                board: Some(board),
+                ..Default::default()
+            },
+            body: view::Body::Events {
+                setup,
+                events: Vec::new(),
+            },
+            finished: false,
+        }
+    }
+
+    fn writer(name: &str, delay: Millis) -> (FeedWriter, BroadcastSource) {
+        let dir = crate::link::testing::scratch_dir(name);
+        let tags = RoundTags {
+            event: Some("Hall Open".into()),
+            site: None,
+        };
+        let w = FeedWriter::recovered(&dir, delay, tags, std::iter::empty());
+        let s = w.source(Arc::new(|| Millis(1_000_000)));
+        (w, s)
+    }
+
+    fn body(s: &BroadcastSource, n: u32) -> String {
+        s.round(Which::Round(n))
+            .map(|r| String::from_utf8_lossy(&r.body).into_owned())
+            .unwrap_or_default()
+    }
+
+    #[test]
+    fn another_nodes_games_join_the_round_in_board_order_with_the_rounds_event() {
+        let (w, s) = writer("bcast-copied-order", Millis::ZERO);
+        w.start_round(1, None, RoundTags::default()).expect("round");
+        w.game(own(2), 1);
+        w.copied("board-003", text(1, 3, "*", "1. e4").as_bytes(), Millis(10));
+        w.copied("board-001", text(1, 1, "*", "1. d4").as_bytes(), Millis(10));
+        let b = body(&s, 1);
+        let (p1, p2, p3) = (
+            b.find("[Board \"1\"]"),
+            b.find("Own W"),
+            b.find("[Board \"3\"]"),
+        );
+        assert!(p1 < p2 && p2 < p3 && p1.is_some(), "{b}");
+        assert_eq!(b.matches("[Event \"Hall Open\"]").count(), 3, "{b}");
+        // What the lichess push splits and sends: the whole hall's round, in board order.
+        let at = s.round_at(Which::Round(1)).expect("round");
+        let boards: Vec<Option<u32>> = at.games.iter().map(|g| g.info.board).collect();
+        assert_eq!(boards, [Some(1), Some(2), Some(3)]);
+        // A newer text replaces the copy: the game once, as its owner now has it.
+        w.copied(
+            "board-003",
+            text(1, 3, "*", "1. e4 e5").as_bytes(),
+            Millis(20),
+        );
+        let b = body(&s, 1);
+        assert_eq!(b.matches("[Board \"3\"]").count(), 1, "{b}");
+        assert!(b.contains("1. e4 e5 *"), "{b}");
+        // Never a copy over this node's own board.
+        w.copied("board-002", text(1, 2, "*", "1. c4").as_bytes(), Millis(30));
+        assert!(!body(&s, 1).contains("1. c4"));
+        // Not a game of the broadcast: nothing.
+        w.copied("board-004", b"hello", Millis(30));
+        assert!(!body(&s, 1).contains("board-004"));
+    }
+
+    #[test]
+    fn an_empty_text_takes_out_an_unfinished_copy_but_a_finished_game_stays_the_record() {
+        let (w, s) = writer("bcast-copied-empty", Millis::ZERO);
+        w.copied("board-001", text(2, 1, "*", "1. d4").as_bytes(), Millis(10));
+        w.copied(
+            "board-003",
+            text(2, 3, "1-0", "1. e4").as_bytes(),
+            Millis(10),
+        );
+        assert_eq!(
+            s.current().map(|c| c.0),
+            Some(2),
+            "a round seen only in copies"
+        );
+        w.copied("board-001", b"", Millis(20));
+        w.copied("board-003", b"", Millis(20));
+        let b = body(&s, 2);
+        assert!(!b.contains("1. d4"), "{b}");
+        assert!(b.contains("1. e4 1-0"), "{b}");
+    }
+
+    #[test]
+    fn a_delayed_round_shows_a_copy_only_once_it_arrived_before_the_cut() {
+        // The source's clock is at 1_000_000; a delay of 1000 cuts at 999_000.
+        let (w, s) = writer("bcast-copied-delay", Millis(1000));
+        w.copied(
+            "board-001",
+            text(1, 1, "*", "1. d4").as_bytes(),
+            Millis(998_000),
+        );
+        w.copied(
+            "board-001",
+            text(1, 1, "*", "1. d4 d5").as_bytes(),
+            Millis(999_500),
+        );
+        w.copied(
+            "board-003",
+            text(1, 3, "*", "1. e4").as_bytes(),
+            Millis(999_900),
+        );
+        let b = body(&s, 1);
+        assert!(b.contains("1. d4 *"), "the text before the cut: {b}");
+        assert!(!b.contains("d5") && !b.contains("e4"), "nothing newer: {b}");
+        assert!(s.board(Which::Round(1), 3).is_err(), "not yet shown");
+        let at = s.round_at(Which::Round(1)).expect("round");
+        assert_eq!(at.games.len(), 1, "the push leaves it out too");
     }
 }

@@ -41,7 +41,7 @@ pub const DEBOUNCE: Duration = Duration::from_secs(1);
 pub const FORCE_EVERY: Duration = Duration::from_secs(60);
 /// The most games lichess takes in one push (raised to 100 in July 2025).
 pub const MAX_GAMES: usize = 100;
-/// The hall-wide alert (`alert/broadcast-push`, `board: null`).
+/// The hall-level alert's base id: node `<node>` raises `alert/broadcast-push-<node>` (`board: null`).
 pub const ALERT_ID: &str = "broadcast-push";
 const BACKOFF_MAX: Duration = Duration::from_secs(60);
 /// A push that takes longer than this failed (lichess answers in well under a second).
@@ -314,6 +314,15 @@ impl Schedule {
 pub struct AlertSink {
     pub publisher: Publisher,
     pub topics: Topics,
+    /// This node (`[hall] node`): the alert is `broadcast-push-<node>`, its own topic.
+    pub node: String,
+}
+
+impl AlertSink {
+    /// This node's `broadcast_push` alert id.
+    pub fn id(&self) -> String {
+        crate::alert::node_alert_id(ALERT_ID, &self.node)
+    }
 }
 
 fn tls_connector() -> Result<tokio_rustls::TlsConnector, PushSetupError> {
@@ -354,7 +363,7 @@ pub fn spawn(
     };
     if let Some(a) = &alerts {
         // A problem the last run left standing is this run's to find again.
-        a.publisher.retained(a.topics.alert(ALERT_ID), Vec::new());
+        a.publisher.retained(a.topics.alert(&a.id()), Vec::new());
     }
     let (tx, rx) = watch::channel(None);
     let client = Client { target, tls, token };
@@ -681,13 +690,13 @@ async fn push_one(
 /// Raise the hall's `broadcast_push` alert with `message`, or clear it (`None`).
 fn alert(sink: Option<&AlertSink>, message: Option<&str>, now: crate::rules::Millis) {
     let Some(sink) = sink else { return };
-    let topic = sink.topics.alert(ALERT_ID);
+    let topic = sink.topics.alert(&sink.id());
     match message {
         None => sink.publisher.retained(topic, Vec::new()),
         Some(m) => sink.publisher.json_retained(
             topic,
             &AlertPayload {
-                id: ALERT_ID.into(),
+                id: sink.id(),
                 board: None,
                 kind: AlertKind::BroadcastPush,
                 severity: Severity::Warning,

@@ -12,10 +12,46 @@ pub struct FeedGame {
     pub game_id: u64,
     pub board: String,
     pub info: GameInfo,
-    pub setup: Setup,
-    pub events: Vec<Event>,
+    pub body: Body,
     /// A result is in (an adjourned game has none).
     pub finished: bool,
+}
+
+/// What a game's text is made of.
+#[derive(Debug, Clone)]
+pub enum Body {
+    /// This node's game: its setup and stored events, so the text at any cut is computed.
+    Events { setup: Setup, events: Vec<Event> },
+    /// Another node's game: the texts its owner published (`copied.rs`).
+    Copied(super::copied::Copied),
+}
+
+impl FeedGame {
+    /// How far the game has come: its events, or its owner's texts. A game republished
+    /// with the same revision has not changed.
+    pub fn revision(&self) -> usize {
+        match &self.body {
+            Body::Events { events, .. } => events.len(),
+            Body::Copied(c) => c.revision(),
+        }
+    }
+
+    /// When what is shown after `shown` came to be: until then a delayed feed shows the same.
+    pub fn next_at(&self, shown: usize) -> Option<Millis> {
+        match &self.body {
+            Body::Events { events, .. } => events.get(shown).map(Event::at),
+            Body::Copied(c) => c.next_at(shown),
+        }
+    }
+
+    /// Another node's game none of whose texts a delayed feed may show yet is left out
+    /// (its first text may already hold moves); this node's games always have a text.
+    pub fn visible(&self, cut: Option<Millis>) -> bool {
+        match &self.body {
+            Body::Events { .. } => true,
+            Body::Copied(c) => c.shown(cut) > 0,
+        }
+    }
 }
 
 /// Where a feed is cut: `None` shows every event (no delay, the live game), `Some(t)` the
@@ -27,17 +63,25 @@ pub fn cut(now: Millis, delay: Millis) -> Option<Millis> {
 /// How many of the game's events the feed shows at `cut`. Events come in time order (the
 /// core never goes back in time), so this is [`pgn::events_until`]'s prefix, found by
 /// bisection: a poll of a 1000-board round counts every game.
+/// Another node's game counts its owner's texts instead (`Copied::shown`).
 pub fn shown(game: &FeedGame, cut: Option<Millis>) -> usize {
-    match cut {
-        None => game.events.len(),
-        Some(t) => game.events.partition_point(|e| e.at() <= t),
+    match (&game.body, cut) {
+        (Body::Events { events, .. }, None) => events.len(),
+        (Body::Events { events, .. }, Some(t)) => events.partition_point(|e| e.at() <= t),
+        (Body::Copied(c), cut) => c.shown(cut),
     }
 }
 
 /// The game's PGN with its first `n` events: as it was at the cut, clocks frozen there.
+/// Another node's game: its owner's `n`th text, with the round's `Event` and `Site`.
 pub fn text(game: &FeedGame, n: usize) -> String {
-    let n = n.min(game.events.len());
-    pgn::game(&game.setup, &game.events[..n], &game.info).render()
+    match &game.body {
+        Body::Events { setup, events } => {
+            let n = n.min(events.len());
+            pgn::game(setup, &events[..n], &game.info).render()
+        }
+        Body::Copied(c) => c.text(n, game.info.event.as_deref(), game.info.site.as_deref()),
+    }
 }
 
 /// A round's games as one multi-game PGN, as [`pgn::round`] joins them.

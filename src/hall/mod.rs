@@ -14,6 +14,7 @@ mod commands;
 mod forward;
 mod moves;
 mod nodes;
+mod peers;
 mod round;
 mod session;
 mod skew;
@@ -110,6 +111,9 @@ struct Round {
     results: BTreeMap<String, BoardResult>,
     /// Board → (White's, Black's) starting rank, for a round started from a TRF.
     ranks: BTreeMap<String, (u32, u32)>,
+    /// The other nodes' boards whose state says they play this round: the round is
+    /// finished when these have a result too.
+    peer_boards: std::collections::BTreeSet<String>,
 }
 
 struct Hall {
@@ -139,6 +143,8 @@ struct Hall {
     nodes: nodes::Nodes,
     /// How far the other nodes' clocks are from ours.
     skew: skew::Skew,
+    /// The other nodes' infos: their boards and round, for the dashboard's `info`.
+    peer_infos: peers::PeerInfos,
     /// When this run started: the `boot` of this node's status.
     boot: Millis,
     /// Dashboard hall commands sent to every node, waiting for their answers.
@@ -176,6 +182,8 @@ pub struct RunningHall {
     pub health: tokio::sync::watch::Receiver<Option<Health>>,
     /// The broadcast feed, for the web server's `broadcast::router` and the push.
     pub broadcast: crate::broadcast::BroadcastSource,
+    /// This node (`[hall] node`): what its hall-level alerts are scoped by.
+    pub node: String,
     stop: Option<oneshot::Sender<()>>,
     task: tokio::task::JoinHandle<()>,
 }
@@ -315,6 +323,7 @@ pub fn start(settings: HallSettings) -> Result<RunningHall, HallError> {
         birth,
         incoming_tx.clone(),
         timebase,
+        Some(Arc::new(feed.clone())),
     )?;
     let broadcast = feed.source(Arc::new(move || timebase.now()));
     let intake = Intake::new(
@@ -330,7 +339,7 @@ pub fn start(settings: HallSettings) -> Result<RunningHall, HallError> {
     let (from_boards_tx, from_boards_rx) = mpsc::unbounded_channel();
     if let Some(d) = &damage {
         let alert = crate::mqtt::payload::AlertPayload {
-            id: "journal".into(),
+            id: crate::alert::node_alert_id("journal", &settings.node),
             board: None,
             kind: crate::mqtt::payload::AlertKind::Storage,
             severity: crate::mqtt::payload::Severity::Critical,
@@ -345,7 +354,7 @@ pub fn start(settings: HallSettings) -> Result<RunningHall, HallError> {
             error: None,
         };
         tracing::error!("{}", alert.message);
-        publisher.json_retained(topics.alert("journal"), &alert);
+        publisher.json_retained(topics.alert(&alert.id), &alert);
     }
     // The envelopes' keeper; its key is made on first start. A damaged key does not stop
     // the hall (the clocks matter more): sealing and opening are refused, and the
@@ -354,7 +363,7 @@ pub fn start(settings: HallSettings) -> Result<RunningHall, HallError> {
         Ok(c) => c,
         Err(e) => {
             let alert = crate::mqtt::payload::AlertPayload {
-                id: "custody".into(),
+                id: crate::alert::node_alert_id("custody", &settings.node),
                 board: None,
                 kind: crate::mqtt::payload::AlertKind::Storage,
                 severity: crate::mqtt::payload::Severity::Critical,
@@ -365,7 +374,7 @@ pub fn start(settings: HallSettings) -> Result<RunningHall, HallError> {
                 error: None,
             };
             tracing::error!("{}", alert.message);
-            publisher.json_retained(topics.alert("custody"), &alert);
+            publisher.json_retained(topics.alert(&alert.id), &alert);
             crate::custody::Custody::unavailable(&settings.state_dir, e)
         }
     };
@@ -373,6 +382,7 @@ pub fn start(settings: HallSettings) -> Result<RunningHall, HallError> {
     let board_settings = settings.boards.clone();
     let nodes = nodes::Nodes::new(&settings.node);
     let skew = skew::Skew::new(&settings.node);
+    let node = settings.node.to_string();
     let mut hall = Hall {
         settings,
         topics,
@@ -391,6 +401,7 @@ pub fn start(settings: HallSettings) -> Result<RunningHall, HallError> {
         broadcast: feed,
         skew,
         nodes,
+        peer_infos: peers::PeerInfos::default(),
         boot,
         forwarded: forward::Forwarded::default(),
     };
@@ -423,6 +434,7 @@ pub fn start(settings: HallSettings) -> Result<RunningHall, HallError> {
         control: control_tx,
         health: health_rx,
         broadcast,
+        node,
         stop: Some(stop_tx),
         task,
     })
@@ -562,7 +574,6 @@ impl Hall {
             }
         }
         self.settings.boards.sort_by(|a, b| a.id.cmp(&b.id));
-        self.publish_info();
         self.publish_node();
         done
     }
@@ -628,7 +639,6 @@ impl Hall {
         health: tokio::sync::watch::Sender<Option<Health>>,
         mut stop: oneshot::Receiver<()>,
     ) {
-        self.publish_info();
         self.publish_node();
         let mut beat = tokio::time::interval(self.settings.heartbeat);
         beat.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
@@ -666,6 +676,8 @@ impl Hall {
                     Some(Incoming::StaleAlert { payload }) => self.on_stale_alert(&payload).await,
                     Some(Incoming::NodeStatus { node, payload }) => self.on_node_status(&node, &payload),
                     Some(Incoming::NodeClock { node, payload, received }) => self.on_node_clock(&node, &payload, received),
+                    Some(Incoming::PeerState { board, payload }) => self.on_peer_state(board, &payload),
+                    Some(Incoming::NodeInfo { node, payload }) => self.on_node_info(&node, &payload),
                     None => break,
                 },
                 note = from_boards.recv() => if let Some(note) = note {
@@ -726,15 +738,7 @@ impl Hall {
         };
         self.publisher
             .json_retained(self.topics.node_status(&node), &status);
-        let info = NodeInfoPayload {
-            version: env!("CARGO_PKG_VERSION").to_string(),
-            hall: self.settings.hall.to_string(),
-            node: node.clone(),
-            boot: self.boot,
-            boards: self.board_infos(),
-        };
-        self.publisher
-            .json_retained(self.topics.node_info(&node), &info);
+        self.publish_info();
         let changes = self
             .nodes
             .reconcile(&self.own_boards(), self.timebase.now());
@@ -812,6 +816,59 @@ impl Hall {
         }
     }
 
+    /// Whether every board of the hall has said where its game is: this node's, and every
+    /// board the other nodes' statuses list (their states arrive just after the statuses).
+    /// Until then no hall-wide conclusion is drawn: the first of many states to arrive is
+    /// not the hall (one sealed board reporting first is not "all sealed").
+    fn hall_reported(&self) -> bool {
+        let known = |b: &String| self.session.boards.contains_key(b);
+        self.boards.keys().all(known) && self.peers_reported()
+    }
+
+    /// Whether every board the other nodes' statuses list has said where its game is.
+    fn peers_reported(&self) -> bool {
+        let known = |b: &String| self.session.boards.contains_key(b);
+        self.nodes.listed_boards().iter().all(known)
+    }
+
+    /// Another node's info: its boards join the `info` of this node's dashboard.
+    fn on_node_info(&mut self, node: &str, payload: &[u8]) {
+        let Ok(info) = serde_json::from_slice::<NodeInfoPayload>(payload) else {
+            return;
+        };
+        if self.peer_infos.observe(node, info) {
+            self.publish_info();
+        }
+    }
+
+    /// Another node's board state: its game's stage into the session, its result into the
+    /// round's summary, so both are the whole hall's (`peers.rs`).
+    fn on_peer_state(&mut self, board: String, payload: &[u8]) {
+        if self.settings.boards.iter().any(|b| *b.id == *board) {
+            return;
+        }
+        let Ok(state) = serde_json::from_slice::<crate::mqtt::payload::StatePayload>(payload)
+        else {
+            return;
+        };
+        if state.board != board {
+            return;
+        }
+        let peer = peers::read(&state);
+        if let Some(r) = &mut self.round {
+            if state.round == Some(r.number) {
+                r.peer_boards.insert(board.clone());
+            } else {
+                r.peer_boards.remove(&board);
+            }
+        }
+        let round = peer.note.round;
+        self.on_stage(board.clone(), peer.note);
+        if let Some((white, black, result)) = peer.result {
+            self.on_finished(board, round, white, black, result);
+        }
+    }
+
     fn publish_claims(&self, changes: Vec<nodes::ClaimChange>) {
         for change in changes {
             match change {
@@ -832,6 +889,9 @@ impl Hall {
         }
     }
 
+    /// What this node serves: `node/<node>/info` on MQTT (one writer per retained topic:
+    /// with several nodes a shared `info` would be each node's in turn), and `info` in the
+    /// local feed, which the dashboard reads as with one node.
     fn publish_info(&self) {
         let info = InfoPayload {
             version: env!("CARGO_PKG_VERSION").to_string(),
@@ -857,7 +917,38 @@ impl Hall {
                 }
             }),
         };
-        self.publisher.json_retained(self.topics.info(), &info);
+        let node = NodeInfoPayload {
+            version: info.version.clone(),
+            hall: info.hall.clone(),
+            node: self.settings.node.to_string(),
+            boot: self.boot,
+            boards: info.boards.clone(),
+            defaults: Some(info.defaults.clone()),
+            round: info.round.clone(),
+        };
+        self.publisher
+            .json_retained(self.topics.node_info(&self.settings.node), &node);
+        // The dashboard's `info` is the hall's: the other nodes' boards (with their
+        // numbers) and their boards of the same round join this node's.
+        let mut info = info;
+        let own = self.own_boards();
+        let theirs = self.peer_infos.boards(&own);
+        if !theirs.is_empty() {
+            info.boards.extend(theirs);
+            info.boards.sort_by(|a, b| a.id.cmp(&b.id));
+        }
+        if let Some(r) = &mut info.round {
+            for b in self.peer_infos.round_boards(r.round) {
+                if !r.boards.contains(&b) {
+                    r.boards.push(b);
+                }
+            }
+        }
+        if let Ok(bytes) = serde_json::to_vec(&info) {
+            self.publisher
+                .feed()
+                .push(&self.topics.info(), &bytes, true);
+        }
     }
 
     async fn ask<T>(

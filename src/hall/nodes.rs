@@ -89,6 +89,15 @@ impl Nodes {
         self.peers.values().any(|p| p.state == NodeState::Online)
     }
 
+    /// The boards every other node lists, online or not (a dead node's boards keep their
+    /// last state, which the hall's conclusions still count).
+    pub fn listed_boards(&self) -> BTreeSet<String> {
+        self.peers
+            .values()
+            .flat_map(|p| p.boards.iter().cloned())
+            .collect()
+    }
+
     /// The boards of the other online nodes, as their retained statuses list them: with
     /// this node's own, the registry a hall command's boards are checked against. Every
     /// node reads the same statuses, so every node decides the same way.
@@ -242,6 +251,23 @@ mod tests {
             Millis(2),
         );
         assert!(c.answers_for_unserved() && !c.peer_serves("b1"));
+    }
+
+    #[test]
+    fn a_dead_nodes_boards_stay_listed_for_the_halls_conclusions_but_not_in_the_registry() {
+        let mut n = Nodes::new("a");
+        let _ = n.observe(
+            status("b", NodeState::Online, &["b2"], 1),
+            &ours(&["b1"]),
+            Millis(0),
+        );
+        let _ = n.observe(
+            status("c", NodeState::Offline, &["b3"], 1),
+            &ours(&["b1"]),
+            Millis(0),
+        );
+        assert_eq!(n.listed_boards(), ours(&["b2", "b3"]));
+        assert_eq!(n.online_boards(), ours(&["b2"]));
     }
 
     #[test]

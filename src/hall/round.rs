@@ -25,6 +25,7 @@ impl Round {
                 boards: Vec::new(),
                 results: BTreeMap::new(),
                 ranks: BTreeMap::new(),
+                peer_boards: Default::default(),
             };
             for (board, g) in games {
                 if g.round != Some(number) {
@@ -254,6 +255,7 @@ impl Hall {
             boards: boards.clone(),
             results: BTreeMap::new(),
             ranks: BTreeMap::new(),
+            peer_boards: Default::default(),
         });
         self.publish_info();
         self.publisher.json_message(
@@ -270,7 +272,10 @@ impl Hall {
     }
 
     /// A board's game has a result: into the round's summary, and the summary published
-    /// once every board of the round has one.
+    /// once every board of the round has one: this node's and the other nodes' (their
+    /// states say which play the round: `Round::peer_boards`), so the summary is the
+    /// whole hall's. Each node publishes it when it sees the last result; an unchanged
+    /// line (another node's state republished) publishes nothing again.
     pub(super) fn on_finished(
         &mut self,
         board: String,
@@ -279,6 +284,9 @@ impl Hall {
         black: String,
         result: GameResult,
     ) {
+        // After a restart the other nodes' states arrive one by one: the summary waits for
+        // all of them (their boards of the round are known only then).
+        let reported = self.peers_reported();
         let Some(r) = &mut self.round else { return };
         if round != Some(r.number) {
             return;
@@ -288,8 +296,16 @@ impl Hall {
         (line.white_rank, line.black_rank) = (ranks.map(|r| r.0), ranks.map(|r| r.1));
         line.score = score_text(&result);
         line.termination = termination_text(&result);
+        if r.results.get(&board) == Some(&line) {
+            return;
+        }
         r.results.insert(board, line);
-        if r.boards.iter().all(|b| r.results.contains_key(b)) {
+        if reported
+            && r.boards
+                .iter()
+                .chain(r.peer_boards.iter())
+                .all(|b| r.results.contains_key(b))
+        {
             let summary = HallEvent::RoundFinished {
                 at: self.timebase.now(),
                 round: r.number,

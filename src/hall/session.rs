@@ -1,5 +1,7 @@
-//! The playing session as the hall shows it: every board's stage note, the retained
-//! `session` topic, and the one `all_sealed` event once every unfinished game is sealed.
+//! The playing session as the hall shows it: every board's stage note (this node's boards,
+//! and the other nodes' from their retained states: `peers.rs`), the retained
+//! `node/<node>/session` topic (and `session` in the local feed), and the one `all_sealed`
+//! event once every unfinished game of the hall is sealed.
 
 use super::Hall;
 use super::board::StageNote;
@@ -25,13 +27,8 @@ impl Hall {
     /// round is sealed.
     pub(super) fn publish_session(&mut self) {
         // The hall's picture is of the whole hall: after a start, not before every board
-        // has said where its game is (one sealed board reporting first is not "all
-        // sealed").
-        if !self
-            .boards
-            .keys()
-            .all(|b| self.session.boards.contains_key(b))
-        {
+        // (the other nodes' too) has said where its game is.
+        if !self.hall_reported() {
             return;
         }
         let round = self.round.as_ref().map(|r| r.number);
@@ -95,6 +92,15 @@ impl Hall {
             );
         }
         self.session.all_sealed_told = p.all_sealed;
-        self.publisher.json_retained(self.topics.session(), &p);
+        // One writer per retained topic: on MQTT this node's own `node/<node>/session`
+        // (every node derives the same hall from the same retained states); the dashboard
+        // reads `session` from its local feed, as with one node.
+        self.publisher
+            .json_retained(self.topics.node_session(&self.settings.node), &p);
+        if let Ok(bytes) = serde_json::to_vec(&p) {
+            self.publisher
+                .feed()
+                .push(&self.topics.session(), &bytes, true);
+        }
     }
 }

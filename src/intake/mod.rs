@@ -76,6 +76,13 @@ pub enum Incoming {
         payload: Vec<u8>,
         received: crate::rules::Millis,
     },
+    /// Another node's retained `board/<board>/state` (issue 23): the hall's conclusions
+    /// (the session, `all_sealed`, the round summary) are the whole hall's. Only what
+    /// `mqtt::foreign` let through: bounded, never this node's own boards.
+    PeerState { board: String, payload: Vec<u8> },
+    /// Another node's retained `node/<node>/info` (issue 23): its boards and their numbers,
+    /// for the `info` this node's dashboard reads.
+    NodeInfo { node: String, payload: Vec<u8> },
 }
 
 /// Where answers are published (the MQTT publisher; a test's recorder). The intake does not

@@ -242,6 +242,7 @@ pub fn spawn(
     birth: NodeStatusPayload,
     incoming: mpsc::Sender<Incoming>,
     timebase: Timebase,
+    copies: Option<std::sync::Arc<dyn super::foreign::Copies>>,
 ) -> Result<(Publisher, tokio::task::JoinHandle<()>), MqttError> {
     let node = NodeTopic::new(&topics, &birth);
     let mut opts = MqttOptions::new(&settings.client_id, &settings.host, settings.port);
@@ -311,7 +312,7 @@ pub fn spawn(
         rx,
         incoming,
         (attempted_tx, broker_tx),
-        (feed.clone(), timebase),
+        (feed.clone(), timebase, copies),
     ));
     Ok((
         Publisher {
@@ -366,7 +367,7 @@ fn refused(count: &mut u64, why: super::foreign::Dropped, board: &str) {
         tracing::warn!(
             board = %crate::intake::command::log_safe(board),
             dropped = *count,
-            "another node's board not shown on this dashboard: {why:?} (at most {} boards of {} bytes)",
+            "another node's board or alert not shown on this dashboard: {why:?} (at most {} boards of {} bytes)",
             super::foreign::MAX_BOARDS,
             super::foreign::MAX_PAYLOAD
         );
@@ -436,8 +437,13 @@ async fn run(
         tokio::sync::watch::Sender<bool>,
         tokio::sync::watch::Sender<BrokerState>,
     ),
-    // The local feed, and the hall's clock for the instants this task reports.
-    (feed, timebase): (super::feed::LocalFeed, Timebase),
+    // The local feed, the hall's clock for the instants this task reports, and where the
+    // other nodes' games go for the broadcast.
+    (feed, timebase, copies): (
+        super::feed::LocalFeed,
+        Timebase,
+        Option<std::sync::Arc<dyn super::foreign::Copies>>,
+    ),
 ) {
     // rumqttc's request channel; we never let it fill (we do not send while offline).
     let (client, mut eventloop) = AsyncClient::new(opts, 16_384);
@@ -586,8 +592,7 @@ async fn run(
                     // Before the alerts: the retained statuses of the other nodes come
                     // first, so claims stand again before our retained alerts are judged.
                     let _ = client.try_subscribe(topics.node_status_filter(), QoS::AtLeastOnce);
-                    // Our own info, to see a stale copy of it (the statuses come above).
-                    let _ = client.try_subscribe(topics.node_info(&me), QoS::AtLeastOnce);
+                    let _ = client.try_subscribe(topics.node_info_filter(), QoS::AtLeastOnce);
                     // The other nodes' clocks, to compare with ours.
                     let _ = client.try_subscribe(topics.node_clock_filter(), QoS::AtLeastOnce);
                     // The other nodes' boards, for this dashboard (after the statuses, so a
@@ -615,11 +620,12 @@ async fn run(
                     // Tell the dashboards (retained, so late ones see it too) that the queue
                     // overflowed and they should ask for a replay; cleared at the next
                     // reconnection without losses.
-                    let alert_topic = topics.alert("mqtt-queue");
+                    let queue_id = crate::alert::node_alert_id("mqtt-queue", node.topic_node(&topics));
+                    let alert_topic = topics.alert(&queue_id);
                     let payload = if dropped > 0 {
                         tracing::warn!(dropped, "events dropped while the broker was unreachable (replay them from the journal)");
                         let alert = super::payload::AlertPayload {
-                            id: "mqtt-queue".into(),
+                            id: queue_id.clone(),
                             board: None,
                             kind: super::payload::AlertKind::OutgoingQueue,
                             severity: super::payload::Severity::Warning,
@@ -647,6 +653,14 @@ async fn run(
                     // Only what the broker kept from before: our own alerts (in `retained`)
                     // and live copies of publishes (not retained) are not news.
                     let ours = retained.contains_key(&order_key(&topics, &p.topic));
+                    // Another node's alert, for this node's dashboard (never republished).
+                    if let Some(id) = p.topic.strip_prefix(&topics.alert("")).filter(|_| !ours) {
+                        match foreign.alert_message(id, &p.payload) {
+                            Ok(Some(payload)) => feed.push(&p.topic, &payload, true),
+                            Ok(None) => {}
+                            Err(why) => refused(&mut foreign_refused, why, id),
+                        }
+                    }
                     if p.retain && !ours && !p.payload.is_empty() {
                         let msg = Incoming::StaleAlert { payload: p.payload.to_vec() };
                         if incoming.send(msg).await.is_err() {
@@ -700,6 +714,22 @@ async fn run(
                     }
                 }
                 Ok(Event::Incoming(Packet::Publish(p)))
+                    if topics.node_of_info_topic(&p.topic).is_some() =>
+                {
+                    // Another node's info, for the boards the dashboard lists (ours comes back
+                    // too, and is not news). The hall bounds what it keeps of it.
+                    let other = topics
+                        .node_of_info_topic(&p.topic)
+                        .filter(|n| *n != node.topic_node(&topics))
+                        .map(str::to_string);
+                    if let Some(other) = other {
+                        let msg = Incoming::NodeInfo { node: other, payload: p.payload.to_vec() };
+                        if incoming.send(msg).await.is_err() {
+                            break;
+                        }
+                    }
+                }
+                Ok(Event::Incoming(Packet::Publish(p)))
                     if topics.board_topic(&p.topic).is_some() =>
                 {
                     // Another node's board, into the local feed only (never published: its
@@ -711,7 +741,18 @@ async fn run(
                     }
                     if let Some((board, kind)) = topics.board_topic(&p.topic).filter(|_| !ours) {
                         match foreign.board_message(board, kind, &p.payload) {
-                            Ok(Some(m)) => feed.push(&p.topic, &m.payload, true),
+                            Ok(Some(m)) => {
+                                feed.push(&p.topic, &m.payload, true);
+                                if let (BoardTopic::Pgn, Some(c)) = (kind, &copies) {
+                                    c.pgn(board, &m.payload, timebase.now());
+                                }
+                                if kind == BoardTopic::State && !m.payload.is_empty() {
+                                    let msg = Incoming::PeerState { board: board.to_string(), payload: m.payload };
+                                    if incoming.send(msg).await.is_err() {
+                                        break;
+                                    }
+                                }
+                            }
                             Ok(None) => {}
                             Err(why) => refused(&mut foreign_refused, why, board),
                         }

@@ -17,15 +17,25 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use super::payload::{BoardTopic, NodeState, NodeStatusPayload};
+use super::payload::{AlertPayload, BoardTopic, NodeState, NodeStatusPayload};
 
 /// The most boards of other nodes shown: the hall's design size (5000 boards), whoever
 /// owns them.
 pub const MAX_BOARDS: usize = 5000;
 /// The most other nodes remembered.
 pub const MAX_PEERS: usize = 256;
+/// The most alerts of other nodes shown (a board has a handful at most).
+pub const MAX_ALERTS: usize = 2 * MAX_BOARDS;
 /// The largest foreign payload taken (a board's state is ~1 KB, a long game's PGN ~20 KB).
 pub const MAX_PAYLOAD: usize = 64 * 1024;
+
+/// Where another node's board texts go besides the dashboard's feed: the broadcast
+/// (`broadcast::FeedWriter`), so that this node's `/broadcast/…` and lichess push cover the
+/// whole hall. Handed only what [`Foreign::board_message`] let through (bounded, not this
+/// node's own boards), with the instant it arrived on the hall's clock.
+pub trait Copies: Send + Sync {
+    fn pgn(&self, board: &str, payload: &[u8], now: crate::rules::Millis);
+}
 
 /// Something for the local feed: retained, as `topic` names it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -40,6 +50,7 @@ pub struct Mirror {
 pub enum Dropped {
     TooManyBoards,
     TooManyPeers,
+    TooManyAlerts,
     TooLarge,
 }
 
@@ -50,6 +61,8 @@ pub struct Foreign {
     own: BTreeSet<String>,
     peers: BTreeMap<String, NodeStatusPayload>,
     boards: BTreeSet<String>,
+    /// The other nodes' alert ids shown now.
+    alerts: BTreeSet<String>,
 }
 
 impl Foreign {
@@ -60,6 +73,7 @@ impl Foreign {
             own: own.into_iter().collect(),
             peers: BTreeMap::new(),
             boards: BTreeSet::new(),
+            alerts: BTreeSet::new(),
         }
     }
 
@@ -138,6 +152,38 @@ impl Foreign {
             kind,
             payload,
         }))
+    }
+
+    /// A message on `alert/<id>` that this run did not publish: what goes into the local
+    /// feed, so an arbiter on this node's dashboard sees the other nodes' alerts too. This
+    /// node's own alerts (about its boards, or its hall-level ones, `<base>-<node>`) give
+    /// nothing: a copy an earlier run left is the hall's to judge, not the feed's. An
+    /// alert that does not read, or whose id is not its topic's, is not shown (nothing is
+    /// invented); a cleared one is taken out.
+    pub fn alert_message(&mut self, id: &str, payload: &[u8]) -> Result<Option<Vec<u8>>, Dropped> {
+        if payload.len() > MAX_PAYLOAD {
+            return Err(Dropped::TooLarge);
+        }
+        if payload.is_empty() {
+            return Ok(self.alerts.remove(id).then(Vec::new));
+        }
+        let Ok(alert) = serde_json::from_slice::<AlertPayload>(payload) else {
+            return Ok(None);
+        };
+        let ours = match &alert.board {
+            Some(board) => self.is_own(board),
+            None => crate::alert::is_node_alert_of(id, &self.node),
+        };
+        if alert.id != id || ours {
+            return Ok(None);
+        }
+        if !self.alerts.contains(id) {
+            if self.alerts.len() >= MAX_ALERTS {
+                return Err(Dropped::TooManyAlerts);
+            }
+            self.alerts.insert(id.to_string());
+        }
+        Ok(Some(payload.to_vec()))
     }
 
     /// Another node's status: `None` when it is stale (an older run's, or ours), else what
@@ -247,6 +293,55 @@ mod tests {
         assert_eq!(
             m.map(|m| m.map(|m| m.payload)),
             Ok(Some(b"online".to_vec()))
+        );
+    }
+
+    fn alert(id: &str, board: Option<&str>) -> Vec<u8> {
+        serde_json::to_vec(&AlertPayload {
+            id: id.into(),
+            board: board.map(str::to_string),
+            kind: crate::alert::AlertKind::Storage,
+            severity: crate::alert::Severity::Critical,
+            message: "m".into(),
+            since: Millis(1),
+            error: None,
+        })
+        .unwrap_or_default()
+    }
+
+    #[test]
+    fn other_nodes_alerts_are_shown_and_cleared_and_ours_are_not() {
+        let mut f = mine();
+        let theirs = alert("b2-storage", Some("b2"));
+        assert_eq!(
+            f.alert_message("b2-storage", &theirs),
+            Ok(Some(theirs.clone()))
+        );
+        let hall = alert("journal-b", None);
+        assert_eq!(f.alert_message("journal-b", &hall), Ok(Some(hall.clone())));
+        // Ours: about our board, or our own hall-level alert.
+        let own = alert("b1-storage", Some("b1"));
+        assert_eq!(f.alert_message("b1-storage", &own), Ok(None));
+        let own_hall = alert("journal-a", None);
+        assert_eq!(f.alert_message("journal-a", &own_hall), Ok(None));
+        // Nothing invented: a payload that does not read, or names another id.
+        assert_eq!(f.alert_message("x", b"not json"), Ok(None));
+        assert_eq!(f.alert_message("other-id", &theirs), Ok(None));
+        // Cleared: taken out once; a clear of what was never shown gives nothing.
+        assert_eq!(f.alert_message("b2-storage", b""), Ok(Some(Vec::new())));
+        assert_eq!(f.alert_message("b2-storage", b""), Ok(None));
+        for n in 0..(MAX_ALERTS - 1) {
+            let id = format!("x{n}-storage");
+            assert!(f.alert_message(&id, &alert(&id, None)).is_ok());
+        }
+        assert_eq!(
+            f.alert_message("late", &alert("late", None)),
+            Err(Dropped::TooManyAlerts)
+        );
+        assert_eq!(
+            f.alert_message("journal-b", &hall),
+            Ok(Some(hall.clone())),
+            "already shown"
         );
     }
 

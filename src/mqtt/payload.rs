@@ -63,6 +63,12 @@ impl Topics {
         rest.strip_suffix("/clock").filter(|n| !n.contains('/'))
     }
 
+    /// Retained, written only by the node `node`: the hall's session as that node derives
+    /// it from every node's boards (the local feed has it as `session`).
+    pub fn node_session(&self, node: &str) -> String {
+        format!("{}/node/{node}/session", self.base)
+    }
+
     /// Every node's status, for the claims of board ids across the hall.
     pub fn node_status_filter(&self) -> String {
         format!("{}/node/+/status", self.base)
@@ -72,6 +78,17 @@ impl Topics {
     pub fn node_of_status_topic<'a>(&self, topic: &'a str) -> Option<&'a str> {
         let rest = topic.strip_prefix(&self.base)?.strip_prefix("/node/")?;
         rest.strip_suffix("/status").filter(|n| !n.contains('/'))
+    }
+
+    /// Every node's info, for the boards (and their numbers) of the whole hall.
+    pub fn node_info_filter(&self) -> String {
+        format!("{}/node/+/info", self.base)
+    }
+
+    /// The node a `node/<node>/info` topic is of.
+    pub fn node_of_info_topic<'a>(&self, topic: &'a str) -> Option<&'a str> {
+        let rest = topic.strip_prefix(&self.base)?.strip_prefix("/node/")?;
+        rest.strip_suffix("/info").filter(|n| !n.contains('/'))
     }
 
     pub fn hall_set(&self) -> String {
@@ -96,8 +113,9 @@ impl Topics {
         format!("{}/event", self.base)
     }
 
-    /// Retained: the hall's session clock and where every game is in the adjournment
-    /// procedure (docs/ADJOURNMENT.md, "Driving it over MQTT").
+    /// The hall's session clock and where every game is in the adjournment procedure
+    /// (docs/ADJOURNMENT.md, "Driving it over MQTT"): in the local feed (the dashboard) only;
+    /// on MQTT each node writes its own, [`Topics::node_session`].
     pub fn session(&self) -> String {
         format!("{}/session", self.base)
     }
@@ -516,6 +534,12 @@ pub struct NodeInfoPayload {
     pub node: String,
     pub boot: Millis,
     pub boards: Vec<BoardInfo>,
+    /// The event's defaults for games, as this node has them (`info`'s).
+    #[serde(default)]
+    pub defaults: Option<DefaultsInfo>,
+    /// The latest round this node started (`info`'s; `null` before the first).
+    #[serde(default)]
+    pub round: Option<RoundInfo>,
 }
 
 /// `board/<b>/availability`, retained.

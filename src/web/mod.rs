@@ -50,7 +50,7 @@ struct Inner {
     timebase: Timebase,
     /// Where the `auth_failures` alert goes: the hall's publisher (MQTT and this feed).
     /// None for a dashboard without a hall (tests of the router): logged only.
-    alerts: Option<(Publisher, Topics)>,
+    alerts: Option<(Publisher, Topics, String)>,
     /// Bumped at every lockout alert, so the timer that clears it clears only its own.
     alert_generation: std::sync::atomic::AtomicU64,
     /// `web.trusted_proxy`: requests from this address are counted under the client
@@ -84,15 +84,20 @@ impl AppState {
         arbiters: Arc<Arbiters>,
         secure_cookies: bool,
         broadcast: Option<crate::broadcast::BroadcastSource>,
-        alerts: Option<Publisher>,
+        alerts: Option<(Publisher, String)>,
     ) -> AppState {
         let history = feed::History::default();
         history.follow(&feed);
-        let alerts = alerts.map(|p| (p, Topics::new(hall)));
-        if let Some((publisher, topics)) = &alerts {
+        // This node's own `auth_failures` topic: each node's dashboard locks out on its own.
+        let alerts = alerts.map(|(p, node)| {
+            let id = crate::alert::node_alert_id(AUTH_ALERT_ID, &node);
+            (p, Topics::new(hall), id)
+        });
+        if let Some((publisher, topics, id)) = &alerts {
             // A restart forgot every lockout: an `auth_failures` alert the broker kept from
-            // the last run no longer stands (the hall leaves hall-wide alerts to their room).
-            publisher.retained(topics.alert(AUTH_ALERT_ID), Vec::new());
+            // this node's last run no longer stands (the hall leaves hall-wide alerts to
+            // their room; another node's is that node's).
+            publisher.retained(topics.alert(id), Vec::new());
         }
         AppState {
             inner: Arc::new(Inner {
@@ -127,7 +132,7 @@ impl AppState {
             arbiters,
             secure_cookies,
             Some(running.broadcast.clone()),
-            Some(running.publisher.clone()),
+            Some((running.publisher.clone(), running.node.clone())),
         )
     }
 
@@ -158,11 +163,11 @@ impl AppState {
     /// log line the caller wrote is all there is.
     pub fn raise_auth_alert(&self, message: String) {
         use std::sync::atomic::Ordering;
-        let Some((publisher, topics)) = &self.inner.alerts else {
+        let Some((publisher, topics, id)) = &self.inner.alerts else {
             return;
         };
         let alert = crate::mqtt::payload::AlertPayload {
-            id: AUTH_ALERT_ID.into(),
+            id: id.clone(),
             board: None,
             kind: crate::alert::AlertKind::AuthFailures,
             severity: crate::alert::Severity::Warning,
@@ -170,7 +175,7 @@ impl AppState {
             since: self.inner.timebase.now(),
             error: None,
         };
-        let topic = topics.alert(AUTH_ALERT_ID);
+        let topic = topics.alert(id);
         publisher.json_retained(topic.clone(), &alert);
         let generation = self.inner.alert_generation.fetch_add(1, Ordering::SeqCst) + 1;
         let inner = Arc::downgrade(&self.inner);
@@ -182,7 +187,7 @@ impl AppState {
             let Some(inner) = inner.upgrade() else {
                 return;
             };
-            let Some((publisher, _)) = &inner.alerts else {
+            let Some((publisher, _, _)) = &inner.alerts else {
                 return;
             };
             if inner.alert_generation.load(Ordering::SeqCst) == generation {
@@ -214,8 +219,8 @@ impl AppState {
     }
 }
 
-/// The `auth_failures` alert's id (`alert/auth-failures`): one for the hall, the latest
-/// lockout's.
+/// The `auth_failures` alert's base id: node `<node>` raises `alert/auth-failures-<node>`,
+/// one per node (its dashboard's lockouts), the latest lockout's.
 pub const AUTH_ALERT_ID: &str = "auth-failures";
 
 /// The whole site. The only constructor: the daemon, the demo and the tests all use it.

@@ -136,8 +136,10 @@ impl BoardActor {
                             game_id: s.id,
                             board: self.id.clone(),
                             info,
-                            setup: s.game.setup().clone(),
-                            events: s.events.clone(),
+                            body: crate::broadcast::view::Body::Events {
+                                setup: s.game.setup().clone(),
+                                events: s.events.clone(),
+                            },
                             finished: s.game.result().is_some(),
                         },
                         round,
