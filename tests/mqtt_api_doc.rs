@@ -1097,6 +1097,10 @@ fn all_refusals() -> Vec<Refusal> {
             ours: t().into(),
             theirs: t().into(),
         },
+        Refusal::BoardNumberTwice {
+            number: 7,
+            boards: t(),
+        },
     ];
     covers_every_variant(
         &refusals,
@@ -1147,8 +1151,9 @@ fn all_refusals() -> Vec<Refusal> {
             Refusal::Trf(_) => 43,
             Refusal::HallOfSeveralNodes { .. } => 44,
             Refusal::DefaultsDiffer { .. } => 45,
+            Refusal::BoardNumberTwice { .. } => 46,
         },
-        46,
+        47,
     );
     refusals
 }

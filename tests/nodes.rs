@@ -1340,3 +1340,101 @@ async fn nodes_whose_defaults_differ_refuse_a_round_and_start_nothing() {
         "nothing started"
     );
 }
+
+/// `number = N` for each listed board of a node's configuration.
+fn number_boards(config: &Path, numbers: &[(&str, u32)]) {
+    let mut text = std::fs::read_to_string(config).expect("read config");
+    for (id, n) in numbers {
+        let line = format!("id = \"{id}\"\n");
+        assert!(text.contains(&line), "{id} in {}", config.display());
+        text = text.replacen(&line, &format!("{line}number = {n}\n"), 1);
+    }
+    std::fs::write(config, text).expect("write config");
+}
+
+/// A TRF round sent to the hall once: every node maps the file's tournament boards over
+/// the whole hall (its boards and the other online nodes', as their infos number them),
+/// so no node needs `only_our_boards`, each starts its own games, and a board number two
+/// servers both use is refused by every node before anything starts.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_trf_round_is_mapped_over_every_nodes_boards() {
+    let (broker, sim, mut w, dir) = setup("nodes-trf", 3).await;
+    let a = node_config(
+        &dir,
+        "node-a",
+        broker.port,
+        &sim,
+        &[(&board_id(1), 1), (&board_id(2), 2)],
+    );
+    let b = node_config(&dir, "node-b", broker.port, &sim, &[(&board_id(3), 3)]);
+    number_boards(&a, &[(&board_id(1), 1), (&board_id(2), 2)]);
+    // node-b's only board is left to the default numbering: 1, as node-a's first.
+    let mut node_a = Daemon::spawn(&a);
+    let node_b = Daemon::spawn(&b);
+    for node in ["node-a", "node-b"] {
+        node_status(&mut w, node, &format!("{node} online"), |v| {
+            v["state"] == "online"
+        })
+        .await;
+        let info = topic(&format!("node/{node}/info"));
+        w.wait(&format!("{node}'s info"), |m| m.topic == info).await;
+    }
+    let text = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/trf/fide-trf26.trf"),
+    )
+    .expect("test file");
+    let round = |tx: &str| {
+        json!({"action": "start_round", "round": 2, "trf": text, "start": now_ms(),
+               "transaction": tx})
+    };
+    let (code, answers) = hall_command(&dir, broker.port, round("trf-twice")).await;
+    assert_ne!(code, Some(0), "{answers:?}");
+    for a in by_node(&answers).values() {
+        assert_eq!(a["error"], "nodes_disagree", "{a}");
+        let reason = a["reason"].as_str().unwrap_or("");
+        assert!(
+            reason.contains("tournament board 1")
+                && reason.contains("board-001 on node-a")
+                && reason.contains("board-003 on node-b"),
+            "{a}"
+        );
+    }
+    // node-b is given its own number (3) and restarted; the same file now starts games on
+    // both nodes, each its own, without only_our_boards.
+    drop(node_b);
+    number_boards(&b, &[(&board_id(3), 3)]);
+    let _node_b = Daemon::spawn(&b);
+    node_status(&mut w, "node-b", "node-b back", |v| v["state"] == "online").await;
+    let info_b = topic("node/node-b/info");
+    w.wait("node-b's info with board 3", |m| {
+        m.topic == info_b && m.text().contains("\"number\":3")
+    })
+    .await;
+    let (code, answers) = hall_command(&dir, broker.port, round("trf-hall")).await;
+    assert_eq!(code, Some(0), "{answers:?}");
+    let nodes = by_node(&answers);
+    assert_eq!(
+        nodes["node-a"]["boards"],
+        json!([board_id(1), board_id(2)]),
+        "{answers:?}"
+    );
+    assert_eq!(
+        nodes["node-b"]["boards"],
+        json!([board_id(3)]),
+        "{answers:?}"
+    );
+    let state = topic(&format!("board/{}/state", board_id(1)));
+    let s = w
+        .wait("board 1 has the file's game", |m| {
+            m.topic == state && m.json()["round"] == 2
+        })
+        .await
+        .json();
+    assert_eq!(s["white"]["name"], "Dubois, Céline", "{s}");
+    let state = topic(&format!("board/{}/state", board_id(3)));
+    w.wait("board 3 (node-b's) has the file's game", |m| {
+        m.topic == state && m.json()["round"] == 2
+    })
+    .await;
+    node_a.kill_9();
+}

@@ -58,6 +58,16 @@ pub(super) struct PeerInfos {
 }
 
 impl PeerInfos {
+    /// Every other node's boards with their node, as their infos list them (bounded like
+    /// [`PeerInfos::boards`]).
+    pub fn boards_by_node(&self) -> Vec<(String, BoardInfo)> {
+        self.infos
+            .iter()
+            .flat_map(|(node, i)| i.boards.iter().map(move |b| (node.clone(), b.clone())))
+            .take(crate::mqtt::foreign::MAX_BOARDS)
+            .collect()
+    }
+
     /// Another node's info; `false` when it changes nothing (an older run's, ours, too
     /// many nodes, or the same again).
     pub fn observe(&mut self, node: &str, info: NodeInfoPayload) -> bool {

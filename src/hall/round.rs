@@ -77,8 +77,50 @@ impl Hall {
                 ("give either pairings or trf, not both").into(),
             ));
         }
-        let t = trf_round::from_trf(text, round, order, only_ours, &self.settings.boards)?;
+        let numbers = self.hall_numbers()?;
+        let t = trf_round::from_trf(text, round, order, only_ours, &numbers)?;
         Ok((t.pairings.clone(), Some(t)))
+    }
+
+    /// The hall's tournament board numbers: this node's boards and the other online
+    /// nodes' (as their infos list them), so that every node maps a TRF alike (issue 23).
+    /// A number on two boards would start a TRF game twice: every node sees the same
+    /// infos, so every node refuses.
+    fn hall_numbers(&self) -> Result<BTreeMap<u32, String>, Refusal> {
+        let online = self.nodes.online_boards();
+        let this = self.settings.node.to_string();
+        let mut by_number: BTreeMap<u32, BTreeMap<String, String>> = BTreeMap::new();
+        let own = self
+            .settings
+            .boards
+            .iter()
+            .map(|b| (this.clone(), b.number, b.id.to_string()));
+        let theirs = self
+            .peer_infos
+            .boards_by_node()
+            .into_iter()
+            .filter(|(_, b)| online.contains(&b.id) && !self.boards.contains_key(&b.id))
+            .map(|(node, b)| (node, b.number, b.id));
+        for (node, number, id) in own.chain(theirs) {
+            by_number.entry(number).or_default().insert(id, node);
+        }
+        let mut numbers = BTreeMap::new();
+        for (number, boards) in by_number {
+            if boards.len() > 1 {
+                return Err(Refusal::BoardNumberTwice {
+                    number,
+                    boards: boards
+                        .iter()
+                        .map(|(id, node)| format!("{id} on {node}"))
+                        .collect::<Vec<_>>()
+                        .join(", "),
+                });
+            }
+            if let Some((id, _)) = boards.into_iter().next() {
+                numbers.insert(number, id);
+            }
+        }
+        Ok(numbers)
     }
 
     /// What every node of the hall can check of a round alike, from the command and the

@@ -3,7 +3,6 @@
 
 use std::collections::BTreeMap;
 
-use super::BoardSettings;
 use super::board::Refusal;
 use crate::intake::command::Pairing;
 use crate::trf::round::Order;
@@ -23,26 +22,23 @@ pub struct TrfRound {
     pub tags: crate::broadcast::RoundTags,
 }
 
-/// Tournament board numbers of the hall's boards.
-pub fn numbers(boards: &[BoardSettings]) -> BTreeMap<u32, &str> {
-    boards.iter().map(|b| (b.number, b.id.as_str())).collect()
-}
-
-/// The pairings of `round` from a TRF's text. With `only_ours`, games on tournament
-/// boards this hall does not have are left to the other halls; otherwise they are an
-/// error (most often a `[[boards]]` entry without its `number`).
+/// The pairings of `round` from a TRF's text. `numbers` are the tournament board numbers
+/// of the hall's boards: this node's and, in a hall of several nodes, the other online
+/// nodes' (their `node/<node>/info` lists them), so that every node reads the same round
+/// from the file and each starts its own games (issue 23). With `only_ours`, games on
+/// tournament boards the hall does not have are left to other halls; otherwise they are
+/// an error (most often a `[[boards]]` entry without its `number`).
 pub fn from_trf(
     text: &str,
     round: u32,
     order: Option<&[u32]>,
     only_ours: bool,
-    boards: &[BoardSettings],
+    numbers: &BTreeMap<u32, String>,
 ) -> Result<TrfRound, Refusal> {
     let bad = |e| Refusal::Trf(Box::new(e));
     let trf = Trf::read(text.as_bytes()).map_err(bad)?;
     let order = order.map_or(Order::Fide, Order::Players);
     let plan = trf.round_plan(round as usize, order).map_err(bad)?;
-    let numbers = numbers(boards);
     let mut pairings = Vec::new();
     let mut ranks = BTreeMap::new();
     for p in plan.boards.iter().filter(|p| p.to_play()) {

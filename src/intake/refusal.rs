@@ -93,6 +93,10 @@ pub enum Refusal {
     #[error("{at}.board: unknown board '{board}'")]
     UnknownPairedBoard { at: String, board: String },
     #[error(
+        "tournament board {number} is numbered on more than one hall server ({boards}): a TRF's board {number} would start on each. Give each server's [[boards]] its own numbers (number = …) and reload"
+    )]
+    BoardNumberTwice { number: u32, boards: String },
+    #[error(
         "the hall's nodes do not agree on [defaults], so this round would play under different rules on different servers: this node ({node}) has {ours}; {theirs}. Make [defaults] the same on every node (hallclock print-config on each) and reload"
     )]
     DefaultsDiffer {
@@ -102,10 +106,11 @@ pub enum Refusal {
         ours: Box<str>,
         theirs: Box<str>,
     },
-    /// A hall command from a dashboard while other nodes are online: the dashboard speaks
-    /// to its own node only, so the command would act on part of the hall and say `ok`.
+    /// A hall command from a dashboard while other nodes are online that could not be
+    /// forwarded to them (hall/forward.rs: it did not read as a command, or its account is
+    /// gone): applied here alone, it would act on part of the hall and say `ok`.
     #[error(
-        "this hall has other nodes online ({nodes}): the dashboard reaches only its own node's boards; send hall commands with `hallclock command` (MQTT), which every node applies"
+        "this hall has other nodes online ({nodes}) and this command could not be sent on to them from the dashboard; send it with `hallclock command` (MQTT), which every node applies"
     )]
     HallOfSeveralNodes { nodes: String },
 
@@ -190,7 +195,7 @@ impl Refusal {
             | Refusal::OutOfScope { .. }
             | Refusal::ChiefOnly { .. }
             | Refusal::HallOfSeveralNodes { .. } => "forbidden",
-            Refusal::DefaultsDiffer { .. } => "nodes_disagree",
+            Refusal::DefaultsDiffer { .. } | Refusal::BoardNumberTwice { .. } => "nodes_disagree",
             Refusal::UnknownBoard { .. }
             | Refusal::NotABoard { .. }
             | Refusal::UnknownTarget { .. }
