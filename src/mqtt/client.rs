@@ -253,6 +253,9 @@ pub fn spawn(
     // keeps such packets out of the hall's network in the first place.
     // Outgoing: `info` for 1000 boards is ~100 KB.
     opts.set_max_packet_size(MQTT_MAX_REMAINING_LENGTH, 4 << 20);
+    // QoS 1 publishes awaiting their PUBACK: rumqttc's default of 100 made a restart's
+    // republication of a 5000-board hall wait on round trips (docs/BENCHMARKS.md).
+    opts.set_inflight(1000);
     // 0 disables keep-alive; rumqttc refuses values under a second otherwise.
     opts.set_keep_alive(if settings.keep_alive.is_zero() {
         Duration::ZERO
