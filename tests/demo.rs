@@ -4,6 +4,7 @@
 mod common;
 
 use std::io::Read;
+use std::os::unix::process::CommandExt;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -546,6 +547,9 @@ impl LiveDemo {
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
+            // Its own process group, as a shell gives a foreground job: Ctrl-C can then be
+            // sent to the whole group, as a terminal does.
+            .process_group(0)
             .spawn()
             .expect("the binary starts");
         let out = child.stdout.take().expect("piped stdout");
@@ -603,16 +607,26 @@ impl LiveDemo {
 
     /// Ctrl-C, and the exit status once it stopped (at most 15 s).
     fn interrupt(&mut self) -> Option<i32> {
-        let _ = Command::new("kill")
-            .args(["-INT", &self.child.id().to_string()])
-            .status();
+        self.signal_and_wait("-INT", &self.child.id().to_string())
+            .and_then(|s| s.code())
+    }
+
+    /// The demo's terminal closed (an ssh session dropped, a tmux session killed): SIGHUP
+    /// to its whole process group, its children too. Whether it ended.
+    fn hang_up_its_terminal(&mut self) -> bool {
+        self.signal_and_wait("-HUP", &format!("-{}", self.child.id()))
+            .is_some()
+    }
+
+    fn signal_and_wait(&mut self, signal: &str, target: &str) -> Option<std::process::ExitStatus> {
+        let _ = Command::new("kill").args([signal, "--", target]).status();
         let started = Instant::now();
         while started.elapsed() < Duration::from_secs(15) {
             if let Ok(Some(status)) = self.child.try_wait() {
                 while let Ok(line) = self.lines.recv_timeout(Duration::from_secs(1)) {
                     self.seen.push(line);
                 }
-                return status.code();
+                return Some(status);
             }
             std::thread::sleep(Duration::from_millis(50));
         }
@@ -937,5 +951,25 @@ fn three_nodes_over_bridged_mosquittos_show_every_board_on_one_dashboard() {
         .filter(|l| l.starts_with("dashboard: "))
         .count();
     assert_eq!(printed, 1, "one dashboard: {}", demo.seen.join("\n"));
-    assert_eq!(demo.interrupt(), Some(0), "{}", demo.seen.join("\n"));
+    // Its terminal goes away (SIGHUP to every process of the job): the demo ends, and its
+    // four brokers with it. (The shells holding them died of the SIGHUP themselves, and a
+    // broker takes SIGHUP as "reload": four brokers were left running, seen with tmux.)
+    assert!(demo.hang_up_its_terminal(), "{}", demo.seen.join("\n"));
+    let dir = demo.dir.display().to_string();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let left = Command::new("pgrep")
+            .args(["-f", &format!("mosquitto -c {dir}")])
+            .output()
+            .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+            .unwrap_or_default();
+        if left.is_empty() {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "brokers left running after the hang-up: {left}"
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
 }

@@ -84,10 +84,14 @@ fn launch(dir: &Path, name: &str, port: u16, extra: &str) -> Result<Child, Bridg
     // The brokers die with the demo, even when it is killed (SIGKILL runs no Drop): a
     // shell holds the broker and stops it when its stdin, a pipe from the demo, closes,
     // which the kernel does when the demo goes. (A parent-death signal would not do:
-    // Mosquitto started as root changes user, which clears it.)
+    // Mosquitto started as root changes user, which clears it.) The shell ignores the
+    // terminal's signals: a closed terminal's SIGHUP (and Ctrl-C's SIGINT) reach the
+    // whole process group, and a shell killed by SIGHUP left its broker running (a broker
+    // takes SIGHUP as "reload"; tests/demo.rs); the demo's end closes the pipe instead.
+    // SIGTERM stops the broker with it.
     Command::new("sh")
         .arg("-c")
-        .arg("mosquitto -c \"$1\" & broker=$!; read _; kill $broker; wait $broker")
+        .arg("trap '' INT HUP; mosquitto -c \"$1\" & broker=$!; trap 'kill $broker; exit' TERM; read _; kill $broker; wait $broker")
         .arg("sh")
         .arg(&path)
         .stdin(Stdio::piped())
