@@ -12,12 +12,11 @@ mod common;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use common::{Broker, HALL, Watcher, board_id, now_ms};
+use common::{Broker, Daemon, HALL, Watcher, board_id, now_ms};
 use hallclock::link::testing::scratch_dir;
 use hallclock::sim::{Sim, SimConfig};
 use serde_json::{Value, json};
@@ -110,45 +109,6 @@ fn bridge_conf(node: &str, relay: u16) -> String {
             .replace("room-2", node)
             .replace("central.hall.lan:1883", &format!("127.0.0.1:{relay}"))
     )
-}
-
-struct Daemon(Child);
-
-impl Daemon {
-    fn spawn(config: &Path) -> Daemon {
-        Self::spawn_env(config, &[])
-    }
-
-    /// With environment variables (the test hook that moves a node's clock).
-    fn spawn_env(config: &Path, env: &[(&str, &str)]) -> Daemon {
-        let log = std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(config.with_file_name("daemon.log"))
-            .expect("log file");
-        Daemon(
-            Command::new(env!("CARGO_BIN_EXE_hallclock"))
-                .args(["run", "--config"])
-                .arg(config)
-                .envs(env.iter().copied())
-                .stdout(Stdio::null())
-                .stderr(log)
-                .spawn()
-                .expect("the daemon starts"),
-        )
-    }
-
-    /// SIGKILL: no clean stop, nothing published by the daemon itself.
-    fn kill_9(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-impl Drop for Daemon {
-    fn drop(&mut self) {
-        self.kill_9();
-    }
 }
 
 /// A node's configuration: its broker, its dashboard on `web`, its boards (board id,
@@ -290,41 +250,7 @@ impl Hall {
     /// `hallclock command` on the central broker, signed by the test chief: its exit code
     /// and the answers it printed.
     async fn command(&self, command: Value) -> (Option<i32>, Vec<Value>) {
-        let key = self.dir.join("chief.key");
-        std::fs::write(&key, format!("{}\n", common::key_of("chief").to_hex())).expect("key");
-        let broker = self.central.port;
-        let out = tokio::task::spawn_blocking(move || {
-            Command::new(env!("CARGO_BIN_EXE_hallclock"))
-                .args([
-                    "command",
-                    "--hall",
-                    HALL,
-                    "--arbiter",
-                    "chief",
-                    "--key-file",
-                ])
-                .arg(&key)
-                .args(["--broker", &format!("127.0.0.1:{broker}")])
-                .arg(command.to_string())
-                .output()
-                .expect("the binary runs")
-        })
-        .await
-        .expect("joined");
-        let text = String::from_utf8_lossy(&out.stdout).to_string();
-        let lines = text
-            .lines()
-            .filter(|l| !l.trim().is_empty())
-            .map(|l| {
-                serde_json::from_str(l).unwrap_or_else(|e| {
-                    panic!(
-                        "not JSON ({e}): {l}\nstderr: {}",
-                        String::from_utf8_lossy(&out.stderr)
-                    )
-                })
-            })
-            .collect();
-        (out.status.code(), lines)
+        common::hall_command_cli(&self.dir, self.central.port, command).await
     }
 
     /// One round on all six boards, started now, as one command on the central broker.

@@ -10,10 +10,9 @@ mod pychess;
 mod webcommon;
 
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
-use common::{Broker, HALL, Watcher, board_id, now_ms};
+use common::{Broker, Daemon, HALL, Watcher, board_id, now_ms};
 use hallclock::link::testing::scratch_dir;
 use hallclock::sim::{Sim, SimConfig};
 use serde_json::{Value, json};
@@ -62,40 +61,6 @@ fn node_config_web(
     let path = dir.join("hallclock.toml");
     std::fs::write(&path, toml).expect("write config");
     path
-}
-
-struct Daemon(Child);
-
-impl Daemon {
-    fn spawn(config: &Path) -> Daemon {
-        let log = config.with_file_name("daemon.log");
-        let log = std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(log)
-            .expect("log file");
-        Daemon(
-            Command::new(env!("CARGO_BIN_EXE_hallclock"))
-                .args(["run", "--config"])
-                .arg(config)
-                .stdout(Stdio::null())
-                .stderr(log)
-                .spawn()
-                .expect("the daemon starts"),
-        )
-    }
-
-    /// SIGKILL: no clean stop, nothing published by the daemon itself.
-    fn kill_9(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-impl Drop for Daemon {
-    fn drop(&mut self) {
-        self.kill_9();
-    }
 }
 
 /// The node's status that `want` accepts.
@@ -364,43 +329,9 @@ async fn two_nodes(name: &str) -> (Broker, Sim, Watcher, PathBuf, Daemon, Daemon
     (broker, sim, w, dir, node_a, node_b)
 }
 
-/// `hallclock command` for the hall, signed by the test chief: its exit code and the JSON
-/// lines it printed.
+/// `hallclock command` for the hall, signed by the test chief.
 async fn hall_command(dir: &Path, broker: u16, command: Value) -> (Option<i32>, Vec<Value>) {
-    let key = dir.join("chief.key");
-    std::fs::write(&key, format!("{}\n", common::key_of("chief").to_hex())).expect("key");
-    let out = tokio::task::spawn_blocking(move || {
-        Command::new(env!("CARGO_BIN_EXE_hallclock"))
-            .args([
-                "command",
-                "--hall",
-                HALL,
-                "--arbiter",
-                "chief",
-                "--key-file",
-            ])
-            .arg(&key)
-            .args(["--broker", &format!("127.0.0.1:{broker}")])
-            .arg(command.to_string())
-            .output()
-            .expect("the binary runs")
-    })
-    .await
-    .expect("joined");
-    let text = String::from_utf8_lossy(&out.stdout).to_string();
-    let lines = text
-        .lines()
-        .filter(|l| !l.trim().is_empty())
-        .map(|l| {
-            serde_json::from_str(l).unwrap_or_else(|e| {
-                panic!(
-                    "not JSON ({e}): {l}\nstderr: {}",
-                    String::from_utf8_lossy(&out.stderr)
-                )
-            })
-        })
-        .collect();
-    (out.status.code(), lines)
+    common::hall_command_cli(dir, broker, command).await
 }
 
 /// The answers by node id.

@@ -604,3 +604,87 @@ impl Watcher {
         &self.seen
     }
 }
+
+/// `hallclock run` as a child process (so that kill -9 is real and the broker publishes
+/// its last will), its log beside its configuration; killed when dropped.
+pub struct Daemon(pub Child);
+
+impl Daemon {
+    pub fn spawn(config: &std::path::Path) -> Daemon {
+        Self::spawn_env(config, &[])
+    }
+
+    /// With environment variables (the test hook that moves a node's clock).
+    pub fn spawn_env(config: &std::path::Path, env: &[(&str, &str)]) -> Daemon {
+        let log = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(config.with_file_name("daemon.log"))
+            .expect("log file");
+        Daemon(
+            Command::new(env!("CARGO_BIN_EXE_hallclock"))
+                .args(["run", "--config"])
+                .arg(config)
+                .envs(env.iter().copied())
+                .stdout(Stdio::null())
+                .stderr(log)
+                .spawn()
+                .expect("the daemon starts"),
+        )
+    }
+
+    /// SIGKILL: no clean stop, nothing published by the daemon itself.
+    pub fn kill_9(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+impl Drop for Daemon {
+    fn drop(&mut self) {
+        self.kill_9();
+    }
+}
+
+/// `hallclock command` for the hall on the broker at `broker`, signed by the test chief
+/// (its key written into `dir`): its exit code and the JSON lines it printed.
+pub async fn hall_command_cli(
+    dir: &std::path::Path,
+    broker: u16,
+    command: Value,
+) -> (Option<i32>, Vec<Value>) {
+    let key = dir.join("chief.key");
+    std::fs::write(&key, format!("{}\n", key_of("chief").to_hex())).expect("key");
+    let out = tokio::task::spawn_blocking(move || {
+        Command::new(env!("CARGO_BIN_EXE_hallclock"))
+            .args([
+                "command",
+                "--hall",
+                HALL,
+                "--arbiter",
+                "chief",
+                "--key-file",
+            ])
+            .arg(&key)
+            .args(["--broker", &format!("127.0.0.1:{broker}")])
+            .arg(command.to_string())
+            .output()
+            .expect("the binary runs")
+    })
+    .await
+    .expect("joined");
+    let text = String::from_utf8_lossy(&out.stdout).to_string();
+    let lines = text
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| {
+            serde_json::from_str(l).unwrap_or_else(|e| {
+                panic!(
+                    "not JSON ({e}): {l}\nstderr: {}",
+                    String::from_utf8_lossy(&out.stderr)
+                )
+            })
+        })
+        .collect();
+    (out.status.code(), lines)
+}
