@@ -648,6 +648,8 @@ async fn an_observed_board_is_marked_hand_set_and_its_mode_is_an_act_between_gam
         .js(&format!("return {}.hidden;", badge(&board_id(2))))
         .await;
     assert_eq!(other, Value::Bool(true), "board 2 is controlled");
+    // To look at: the hall with one hand-set tile beside a controlled one.
+    chrome.shot("hall-observed").await;
     // No game: the board page offers the clock mode among its acts now.
     c.goto(&format!("{base}/board/{}", board_id(2)))
         .await

@@ -156,8 +156,12 @@ impl Table {
                     crate::intake::command::log_safe(node),
                     crate::intake::command::log_safe(&state)
                 );
-                self.nodes.insert((*node).to_string(), state);
-                vec![line]
+                // A status is republished on every connection (and, over bridges, may
+                // come back as a copy): a line only when the node's state changes.
+                match self.nodes.insert((*node).to_string(), state.clone()) {
+                    Some(before) if before == state => Vec::new(),
+                    _ => vec![line],
+                }
             }
             ["event"] => self.hall_event(payload),
             ["alert", _] => {
@@ -503,6 +507,24 @@ mod tests {
         "black":{"name":"Lev Sands","remaining_ms":170500,"display_ms":170500,"delay_left_ms":0,"moves":1,"period":1,"flagged_at":null,"present":true},
         "fen":"rnbqkbnr/pppp1ppp/8/4p3/4P3/5N2/PPPP1PPP/RNBQKB1R b KQkq - 1 2","result":null,"pending_flag":null,
         "both_flags_order_unknown":false,"time_control":"180+2","authoritative":false}"#;
+
+    #[test]
+    fn a_node_status_is_a_line_only_when_its_state_changes() {
+        let mut t = Table::new("demo");
+        let status = |state: &str| format!(r#"{{"node":"demo-1","state":"{state}"}}"#);
+        let topic = "hallclock/demo/node/demo-1/status";
+        let online = status("online");
+        let offline = status("offline");
+        assert_eq!(
+            t.apply(topic, online.as_bytes(), Millis(0)),
+            ["node demo-1 online"]
+        );
+        assert!(t.apply(topic, online.as_bytes(), Millis(1)).is_empty());
+        assert_eq!(
+            t.apply(topic, offline.as_bytes(), Millis(2)),
+            ["node demo-1 offline"]
+        );
+    }
 
     #[test]
     fn the_running_side_counts_down_from_as_of() {
