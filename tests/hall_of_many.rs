@@ -564,6 +564,28 @@ async fn one_round_on_three_bridged_nodes_survives_a_kill_9_and_shows_on_every_d
     let count = |kind: &str| seen.iter().filter(|e| e["event"] == kind).count();
     assert_eq!(count("pressed"), 2, "{seen:#?}");
     assert_eq!(count("clock_started"), 1, "{seen:#?}");
+
+    // A move and press on node-2's other board reach node-1's broadcast, over the bridges:
+    // node-1's games.pgn is the whole hall's, every game once.
+    hall.sim.board(4).play_move("e2e4").expect("a legal move");
+    hall.sim.board(4).press();
+    let pgn = common::get_until(
+        hall.web(1),
+        "/broadcast/round/1/games.pgn",
+        "node-2's move in node-1's games.pgn",
+        |b| {
+            b.split("\n\n[Event ")
+                .any(|g| g.contains("[Round \"1.4\"]") && g.contains("1. e4"))
+        },
+    )
+    .await;
+    for n in 1..=6 {
+        assert_eq!(
+            pgn.matches(&format!("[Round \"1.{n}\"]")).count(),
+            1,
+            "board {n} once in node-1's games.pgn:\n{pgn}"
+        );
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -12,7 +12,7 @@ mod webcommon;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use common::{Broker, Daemon, HALL, Watcher, board_id, now_ms};
+use common::{Broker, Daemon, HALL, Watcher, board_id, get_until, http_get, now_ms};
 use hallclock::link::testing::scratch_dir;
 use hallclock::sim::{Sim, SimConfig};
 use serde_json::{Value, json};
@@ -673,45 +673,6 @@ async fn each_dashboard_shows_the_other_nodes_boards_and_a_dead_nodes_boards_off
 // Issue 23, item 3 (the broadcast's part): any node's `/broadcast/…` serves the whole hall,
 // from the other nodes' retained `board/<b>/pgn`; a dead node's games stay as their last
 // retained text, once.
-
-/// One HTTP/1.1 GET to a node's web server: status and body.
-async fn http_get(port: u16, path: &str) -> (u16, String) {
-    use tokio::io::{AsyncReadExt, AsyncWriteExt};
-    let Ok(mut s) = tokio::net::TcpStream::connect(("127.0.0.1", port)).await else {
-        return (0, String::new());
-    };
-    let req = format!("GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n");
-    if s.write_all(req.as_bytes()).await.is_err() {
-        return (0, String::new());
-    }
-    let mut raw = Vec::new();
-    let _ = tokio::time::timeout(Duration::from_secs(5), s.read_to_end(&mut raw)).await;
-    let raw = String::from_utf8_lossy(&raw).into_owned();
-    let Some((head, body)) = raw.split_once("\r\n\r\n") else {
-        return (0, raw);
-    };
-    let status = head
-        .split(' ')
-        .nth(1)
-        .and_then(|c| c.parse().ok())
-        .unwrap_or(0);
-    (status, body.to_string())
-}
-
-/// Polls `path` on `port` until its body satisfies `want`.
-async fn get_until(port: u16, path: &str, what: &str, want: impl Fn(&str) -> bool) -> String {
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
-    loop {
-        let (status, body) = http_get(port, path).await;
-        if status == 200 && want(&body) {
-            return body;
-        }
-        if tokio::time::Instant::now() > deadline {
-            panic!("timed out waiting for {what}; {path} answered {status}:\n{body}");
-        }
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    }
-}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn any_nodes_broadcast_has_every_nodes_games_and_a_dead_nodes_games_once() {

@@ -688,3 +688,42 @@ pub async fn hall_command_cli(
         .collect();
     (out.status.code(), lines)
 }
+
+/// One HTTP/1.1 GET to a node's web server: status and body.
+pub async fn http_get(port: u16, path: &str) -> (u16, String) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let Ok(mut s) = tokio::net::TcpStream::connect(("127.0.0.1", port)).await else {
+        return (0, String::new());
+    };
+    let req = format!("GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n");
+    if s.write_all(req.as_bytes()).await.is_err() {
+        return (0, String::new());
+    }
+    let mut raw = Vec::new();
+    let _ = tokio::time::timeout(Duration::from_secs(5), s.read_to_end(&mut raw)).await;
+    let raw = String::from_utf8_lossy(&raw).into_owned();
+    let Some((head, body)) = raw.split_once("\r\n\r\n") else {
+        return (0, raw);
+    };
+    let status = head
+        .split(' ')
+        .nth(1)
+        .and_then(|c| c.parse().ok())
+        .unwrap_or(0);
+    (status, body.to_string())
+}
+
+/// Polls `path` on `port` until its body satisfies `want`.
+pub async fn get_until(port: u16, path: &str, what: &str, want: impl Fn(&str) -> bool) -> String {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
+    loop {
+        let (status, body) = http_get(port, path).await;
+        if status == 200 && want(&body) {
+            return body;
+        }
+        if tokio::time::Instant::now() > deadline {
+            panic!("timed out waiting for {what}; {path} answered {status}:\n{body}");
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}
