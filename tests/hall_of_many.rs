@@ -16,7 +16,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use common::{Broker, Daemon, HALL, Watcher, board_id, now_ms};
+use common::{Broker, Daemon, HALL, Watcher, board_id, feed_until, now_ms};
 use hallclock::link::testing::scratch_dir;
 use hallclock::sim::{Sim, SimConfig};
 use serde_json::{Value, json};
@@ -308,60 +308,6 @@ fn by_node(answers: &[Value]) -> BTreeMap<String, Value> {
         .iter()
         .map(|a| (a["node"].as_str().unwrap_or("?").to_string(), a.clone()))
         .collect()
-}
-
-/// The retained picture a page gets first from node's `/api/public/feed` on `port`:
-/// topic → payload, as of the snapshot's `ready`.
-async fn public_snapshot(port: u16) -> BTreeMap<String, String> {
-    use tokio::io::{AsyncReadExt, AsyncWriteExt};
-    let mut out = BTreeMap::new();
-    let Ok(mut s) = tokio::net::TcpStream::connect(("127.0.0.1", port)).await else {
-        return out;
-    };
-    let req = format!("GET /api/public/feed HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n\r\n");
-    if s.write_all(req.as_bytes()).await.is_err() {
-        return out;
-    }
-    let mut text = Vec::new();
-    let mut buf = [0u8; 16384];
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
-    while !String::from_utf8_lossy(&text).contains("event: ready") {
-        match tokio::time::timeout_at(deadline, s.read(&mut buf)).await {
-            Ok(Ok(n)) if n > 0 => text.extend_from_slice(&buf[..n]),
-            _ => break,
-        }
-    }
-    let text = String::from_utf8_lossy(&text).into_owned();
-    for frame in text.split("\n\n") {
-        let data: Vec<&str> = frame
-            .lines()
-            .filter_map(|l| l.strip_prefix("data: "))
-            .collect();
-        if frame.lines().any(|l| l.starts_with("event: ")) || data.len() < 2 {
-            continue;
-        }
-        out.insert(data[0].to_string(), data[1..].join("\n"));
-    }
-    out
-}
-
-/// Polls the dashboard on `port` until `want` holds of its snapshot.
-async fn feed_until(
-    port: u16,
-    what: &str,
-    want: impl Fn(&BTreeMap<String, String>) -> bool,
-) -> BTreeMap<String, String> {
-    let deadline = tokio::time::Instant::now() + CONVERGE;
-    loop {
-        let snap = public_snapshot(port).await;
-        if want(&snap) {
-            return snap;
-        }
-        if tokio::time::Instant::now() > deadline {
-            panic!("timed out waiting for {what}; the dashboard had {snap:#?}");
-        }
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    }
 }
 
 fn json_of(snap: &BTreeMap<String, String>, t: &str) -> Value {

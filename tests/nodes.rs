@@ -12,7 +12,9 @@ mod webcommon;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use common::{Broker, Daemon, HALL, Watcher, board_id, get_until, http_get, now_ms};
+use common::{
+    Broker, Daemon, HALL, Watcher, board_id, feed_snapshot, feed_until, get_until, http_get, now_ms,
+};
 use hallclock::link::testing::scratch_dir;
 use hallclock::sim::{Sim, SimConfig};
 use serde_json::{Value, json};
@@ -496,74 +498,6 @@ async fn a_hall_pause_pauses_both_nodes_and_its_resend_is_idempotent_on_each() {
 // Issue 23, item 3 (the dashboard's part): any node's dashboard shows the whole hall,
 // from the other nodes' retained per-board topics; a node that dies shows its boards
 // offline there; nothing of theirs is invented.
-
-/// The retained picture a page gets first from `/api/public/feed` on `port`: topic →
-/// payload, as of the snapshot's `ready`.
-async fn public_snapshot(port: u16) -> std::collections::BTreeMap<String, String> {
-    feed_snapshot(port, "/api/public/feed", None).await
-}
-
-/// The same of the feed at `path`, with a session `cookie` (the arbiters' `/api/feed`).
-async fn feed_snapshot(
-    port: u16,
-    path: &str,
-    cookie: Option<&str>,
-) -> std::collections::BTreeMap<String, String> {
-    use tokio::io::{AsyncReadExt, AsyncWriteExt};
-    let mut out = std::collections::BTreeMap::new();
-    let Ok(mut s) = tokio::net::TcpStream::connect(("127.0.0.1", port)).await else {
-        return out;
-    };
-    let cookie = cookie
-        .map(|c| format!("Cookie: {c}\r\n"))
-        .unwrap_or_default();
-    let req = format!("GET {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n{cookie}\r\n");
-    if s.write_all(req.as_bytes()).await.is_err() {
-        return out;
-    }
-    let mut text = Vec::new();
-    let mut buf = [0u8; 16384];
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
-    while !String::from_utf8_lossy(&text).contains("event: ready") {
-        match tokio::time::timeout_at(deadline, s.read(&mut buf)).await {
-            Ok(Ok(n)) if n > 0 => text.extend_from_slice(&buf[..n]),
-            _ => break,
-        }
-    }
-    let text = String::from_utf8_lossy(&text).into_owned();
-    // Chunked transfer: frames are still whole lines of `data: `; a chunk size line between
-    // them is not one.
-    for frame in text.split("\n\n") {
-        let data: Vec<&str> = frame
-            .lines()
-            .filter_map(|l| l.strip_prefix("data: "))
-            .collect();
-        if frame.lines().any(|l| l.starts_with("event: ")) || data.len() < 2 {
-            continue;
-        }
-        out.insert(data[0].to_string(), data[1..].join("\n"));
-    }
-    out
-}
-
-/// Polls node `port`'s public feed until `want` holds of its snapshot.
-async fn feed_until(
-    port: u16,
-    what: &str,
-    want: impl Fn(&std::collections::BTreeMap<String, String>) -> bool,
-) -> std::collections::BTreeMap<String, String> {
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
-    loop {
-        let snap = public_snapshot(port).await;
-        if want(&snap) {
-            return snap;
-        }
-        if tokio::time::Instant::now() > deadline {
-            panic!("timed out waiting for {what}; the feed had {snap:#?}");
-        }
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    }
-}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn each_dashboard_shows_the_other_nodes_boards_and_a_dead_nodes_boards_offline() {

@@ -727,3 +727,72 @@ pub async fn get_until(port: u16, path: &str, what: &str, want: impl Fn(&str) ->
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
 }
+
+/// The retained picture a page gets first from `/api/public/feed` on `port`: topic →
+/// payload, as of the snapshot's `ready`.
+pub async fn public_snapshot(port: u16) -> std::collections::BTreeMap<String, String> {
+    feed_snapshot(port, "/api/public/feed", None).await
+}
+
+/// The same of the feed at `path`, with a session `cookie` (the arbiters' `/api/feed`).
+pub async fn feed_snapshot(
+    port: u16,
+    path: &str,
+    cookie: Option<&str>,
+) -> std::collections::BTreeMap<String, String> {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let mut out = std::collections::BTreeMap::new();
+    let Ok(mut s) = tokio::net::TcpStream::connect(("127.0.0.1", port)).await else {
+        return out;
+    };
+    let cookie = cookie
+        .map(|c| format!("Cookie: {c}\r\n"))
+        .unwrap_or_default();
+    let req = format!("GET {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n{cookie}\r\n");
+    if s.write_all(req.as_bytes()).await.is_err() {
+        return out;
+    }
+    let mut text = Vec::new();
+    let mut buf = [0u8; 16384];
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
+    while !String::from_utf8_lossy(&text).contains("event: ready") {
+        match tokio::time::timeout_at(deadline, s.read(&mut buf)).await {
+            Ok(Ok(n)) if n > 0 => text.extend_from_slice(&buf[..n]),
+            _ => break,
+        }
+    }
+    let text = String::from_utf8_lossy(&text).into_owned();
+    // Chunked transfer: frames are still whole lines of `data: `; a chunk size line between
+    // them is not one.
+    for frame in text.split("\n\n") {
+        let data: Vec<&str> = frame
+            .lines()
+            .filter_map(|l| l.strip_prefix("data: "))
+            .collect();
+        if frame.lines().any(|l| l.starts_with("event: ")) || data.len() < 2 {
+            continue;
+        }
+        out.insert(data[0].to_string(), data[1..].join("\n"));
+    }
+    out
+}
+
+/// Polls the dashboard on `port` (its public feed) until `want` holds of its snapshot.
+pub async fn feed_until(
+    port: u16,
+    what: &str,
+    want: impl Fn(&std::collections::BTreeMap<String, String>) -> bool,
+) -> std::collections::BTreeMap<String, String> {
+    // Generous: over bridges a picture converges within seconds, not at once.
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(40);
+    loop {
+        let snap = public_snapshot(port).await;
+        if want(&snap) {
+            return snap;
+        }
+        if tokio::time::Instant::now() > deadline {
+            panic!("timed out waiting for {what}; the feed had {snap:#?}");
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}
