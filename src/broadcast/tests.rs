@@ -53,7 +53,13 @@ fn text(round: u32, board: u32, result: &str, moves: &str) -> String {
 }
 
 fn own(board: u32) -> FeedGame {
-    let setup = crate::config::EventDefaults::default().setup("Own W", "Own B", Millis(0));
+    // A setup of the core's own (the broadcast room stands below config).
+    let setup = crate::rules::game::Setup::new(
+        "Own W",
+        "Own B",
+        "5400+30".parse().unwrap_or_else(|e| panic!("{e:?}")),
+        Millis(0),
+    );
     FeedGame {
         game_id: u64::from(board),
         board: format!("board-{board:03}"),
