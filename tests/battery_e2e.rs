@@ -41,7 +41,7 @@ async fn raised(rig: &mut Rig, board: &str) -> Value {
     let alert = rig
         .watcher
         .wait(&format!("low_battery on {board}"), |m| {
-            m.topic == t && !m.payload.is_empty()
+            m.topic == t && m.raised()
         })
         .await;
     let a = alert.json();
@@ -57,7 +57,7 @@ async fn cleared(rig: &mut Rig, board: &str) {
     let t = topic(rig, board);
     rig.watcher
         .wait(&format!("low_battery on {board} cleared"), |m| {
-            m.topic == t && m.payload.is_empty()
+            m.topic == t && m.cleared()
         })
         .await;
 }
@@ -201,9 +201,7 @@ async fn an_unplugged_board_keeps_its_low_battery_alert_until_its_clock_is_read_
     rig.sim.board(1).unplug().await.expect("unplug");
     let offline = rig.topic(&format!("alert/{b}-offline"));
     rig.watcher
-        .wait("offline alert", |m| {
-            m.topic == offline && !m.payload.is_empty()
-        })
+        .wait("offline alert", |m| m.topic == offline && m.raised())
         .await;
     // Unread is not fine: the alert stands while the board is away.
     stays(&mut rig, &b, Duration::from_millis(500)).await;

@@ -412,7 +412,7 @@ async fn a_game_lichess_refuses_is_an_alert_until_a_later_push_takes_it() {
     let alert = rig
         .watcher
         .wait("the broadcast_push alert", |m| {
-            m.topic == topic && !m.payload.is_empty()
+            m.topic == topic && m.raised()
         })
         .await
         .json();
@@ -433,9 +433,7 @@ async fn a_game_lichess_refuses_is_an_alert_until_a_later_push_takes_it() {
     // The next push (a move) is taken: the alert is cleared.
     play(&mut rig, "e2e4").await;
     rig.watcher
-        .wait("the alert cleared", |m| {
-            m.topic == topic && m.payload.is_empty()
-        })
+        .wait("the alert cleared", |m| m.topic == topic && m.cleared())
         .await;
     drop(p);
     rig.stop().await;
@@ -471,7 +469,7 @@ async fn a_lichess_round_with_a_source_url_is_named_as_such() {
     let alert = rig
         .watcher
         .wait("the broadcast_push alert", |m| {
-            m.topic == topic && !m.payload.is_empty()
+            m.topic == topic && m.raised()
         })
         .await
         .json();

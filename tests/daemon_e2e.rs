@@ -163,7 +163,7 @@ async fn pause_resume_and_presses_during_a_pause_are_alerts() {
     let alert = rig
         .watcher
         .wait("stray press alert", |m| {
-            m.topic == alert_topic && !m.payload.is_empty()
+            m.topic == alert_topic && m.raised()
         })
         .await
         .json();
@@ -269,17 +269,13 @@ async fn player_pause_raises_an_alert_cleared_on_resume() {
     let topic = rig.topic(&format!("alert/{b}-player-pause"));
     let alert = rig
         .watcher
-        .wait("player pause alert", |m| {
-            m.topic == topic && !m.payload.is_empty()
-        })
+        .wait("player pause alert", |m| m.topic == topic && m.raised())
         .await;
     assert!(alert.retained || alert.json()["kind"] == "player_pause");
     assert_eq!(alert.json()["severity"], "critical");
     rig.board_command(&b, json!({"action": "resume"})).await;
     rig.watcher
-        .wait("alert cleared", |m| {
-            m.topic == topic && m.payload.is_empty()
-        })
+        .wait("alert cleared", |m| m.topic == topic && m.cleared())
         .await;
     rig.stop().await;
 }

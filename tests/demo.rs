@@ -522,7 +522,7 @@ async fn sigint_mid_round_stops_cleanly_and_the_daemon_says_offline() {
         .wait("status offline", |m| {
             m.topic == "hallclock/demo-sigint/node/demo/status"
                 && m.json()["state"] == "offline"
-                && !m.payload.is_empty()
+                && m.raised()
         })
         .await;
 }

@@ -241,9 +241,7 @@ async fn unplug_replug_garbage_and_a_silent_clock_through_mqtt() {
         .await;
     let a = rig
         .watcher
-        .wait("offline alert", |m| {
-            m.topic == offline_alert && !m.payload.is_empty()
-        })
+        .wait("offline alert", |m| m.topic == offline_alert && m.raised())
         .await
         .json();
     assert_eq!(a["severity"], "critical");
@@ -255,7 +253,7 @@ async fn unplug_replug_garbage_and_a_silent_clock_through_mqtt() {
         .await;
     rig.watcher
         .wait("offline alert cleared", |m| {
-            m.topic == offline_alert && m.payload.is_empty()
+            m.topic == offline_alert && m.cleared()
         })
         .await;
     let p = rig.watcher.event(&b, "pressed").await;
@@ -270,7 +268,7 @@ async fn unplug_replug_garbage_and_a_silent_clock_through_mqtt() {
         !rig.watcher
             .drain()
             .iter()
-            .any(|m| m.topic == reconcile_alert && !m.payload.is_empty()),
+            .any(|m| m.topic == reconcile_alert && m.raised()),
         "no discrepancy for a press the reading explains"
     );
 
@@ -350,7 +348,7 @@ async fn disk_full_alerts_keeps_the_clocks_running_and_recovers_when_space_retur
             .watcher
             .drain()
             .iter()
-            .any(|m| m.topic == alert_topic && !m.payload.is_empty());
+            .any(|m| m.topic == alert_topic && m.raised());
         if alerted {
             break;
         }
@@ -377,7 +375,7 @@ async fn disk_full_alerts_keeps_the_clocks_running_and_recovers_when_space_retur
     std::fs::remove_file(&filler).expect("remove filler");
     rig.watcher
         .wait("storage alert cleared", |m| {
-            m.topic == alert_topic && m.payload.is_empty()
+            m.topic == alert_topic && m.cleared()
         })
         .await;
     tokio::time::sleep(Duration::from_millis(300)).await;
@@ -482,7 +480,7 @@ async fn outgoing_queue_bound_raises_an_alert_and_replay_fills_the_gap() {
     let mut w = Watcher::connect(rig.broker.port, "queue-after").await;
     let topic = rig.topic(&format!("alert/mqtt-queue-{}", common::NODE));
     let alert = w
-        .wait("queue alert", |m| m.topic == topic && !m.payload.is_empty())
+        .wait("queue alert", |m| m.topic == topic && m.raised())
         .await
         .json();
     assert_eq!(alert["kind"], "outgoing_queue");

@@ -236,7 +236,7 @@ async fn beside_another_node_the_dashboards_hall_command_is_every_nodes() {
         .await;
     rig.watcher
         .wait("the daemon sees the other node", |m| {
-            m.topic == claimed && !m.payload.is_empty()
+            m.topic == claimed && m.raised()
         })
         .await;
     let set = rig.topic("set");
@@ -353,7 +353,7 @@ async fn beside_another_node_the_dashboards_hall_command_is_every_nodes() {
         .await;
     rig.watcher
         .wait("the daemon sees the other node go", |m| {
-            m.topic == claimed && m.payload.is_empty()
+            m.topic == claimed && m.cleared()
         })
         .await;
     let body =

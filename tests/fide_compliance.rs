@@ -202,7 +202,7 @@ async fn fide_k_front_buttons_during_a_game_change_no_time_and_no_state() {
     assert_eq!(r["status"], "ok", "{r}");
     rig.watcher
         .wait("clock_buttons cleared by the new game", |m| {
-            m.topic == alert_topic && m.payload.is_empty()
+            m.topic == alert_topic && m.cleared()
         })
         .await;
     rig.stop().await;

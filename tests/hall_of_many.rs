@@ -9,6 +9,7 @@
 //! the packaged `packaging/mosquitto/bridge.conf`, with the hall, node and address put in.
 
 mod common;
+mod webcommon;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -141,6 +142,8 @@ fn node_config_named(
         dir.join("state").display(),
         common::write_arbiters(&dir).display().to_string()
     );
+    // The chief can log in to every node's dashboard.
+    webcommon::chief_password(&dir.join("arbiters.toml"));
     for (id, n) in boards {
         toml.push_str(&format!(
             "\n[[boards]]\nid = \"{id}\"\nport = \"{}\"\nwhite = \"left\"\n",
@@ -323,7 +326,8 @@ async fn retained_on(port: u16, name: &str) -> BTreeMap<String, Value> {
     // The broker sends the retained messages right after the subscription.
     tokio::time::sleep(Duration::from_millis(1200)).await;
     let mut out = BTreeMap::new();
-    for m in w.drain().iter().filter(|m| m.retained) {
+    // A cleared alert is kept retained by its writer: no alert stands there.
+    for m in w.drain().iter().filter(|m| m.retained && m.raised()) {
         let v = serde_json::from_slice(&m.payload).unwrap_or_else(|_| Value::String(m.text()));
         out.insert(m.topic.clone(), v);
     }
@@ -545,7 +549,7 @@ async fn a_cut_bridge_heals_and_every_broker_converges_to_the_nodes_truth() {
     let t5 = battery_topic(5);
     hall.w
         .wait("board-005's low battery on central", |m| {
-            m.topic == t5 && !m.payload.is_empty()
+            m.topic == t5 && m.raised()
         })
         .await;
     retained_until(hall.local(1).port, "the alert on node-1's broker", |s| {
@@ -562,11 +566,11 @@ async fn a_cut_bridge_heals_and_every_broker_converges_to_the_nodes_truth() {
     hall.sim.board(1).press();
     let t6 = battery_topic(6);
     w3.wait("board-005's alert cleared on node-3's broker", |m| {
-        m.topic == t5 && m.payload.is_empty()
+        m.topic == t5 && m.cleared()
     })
     .await;
     w3.wait("board-006's alert on node-3's broker", |m| {
-        m.topic == t6 && !m.payload.is_empty()
+        m.topic == t6 && m.raised()
     })
     .await;
     w3.state(&board_id(5), "node-3 plays on during the cut", |s| {
@@ -661,6 +665,133 @@ async fn a_cut_bridge_heals_and_every_broker_converges_to_the_nodes_truth() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cleared_alert_reaches_a_node_cut_off_at_the_time_and_outlives_its_dead_writer() {
+    // A clear must travel by itself, as a retained message of its writer's: an empty
+    // retained message is a deletion, and a deletion reaches nobody who was cut off when it
+    // was made (a bridge with a clean session on the central broker gets only what is
+    // retained there when it heals), nor survives a bridge that drops it (mosquitto#1040).
+    let mut hall = Hall::start("many-cleared").await;
+    let mut w3 = Watcher::connect(hall.local(3).port, "many-cleared-w3").await;
+    let cookie = webcommon::chief_cookie(hall.web(1)).await;
+    let t5 = battery_topic(5);
+    let cleared = json!({"cleared": true, "id": format!("{}-low-battery", board_id(5))});
+    let raised_on = |port: u16, name: &'static str| async move {
+        retained_until(port, name, |s| {
+            (!s.contains_key(&battery_topic(5))).then(|| "not raised yet".to_string())
+        })
+        .await;
+    };
+
+    // 1. node-1 is cut off while node-3 clears its alert.
+    hall.sim.board(5).battery_low(true);
+    raised_on(hall.local(1).port, "the alert on node-1's broker").await;
+    webcommon::arbiter_feed_until(
+        hall.web(1),
+        &cookie,
+        "node-1's dashboard shows node-3's alert",
+        |s| s.contains_key(&t5),
+    )
+    .await;
+    hall.relay(1).cut();
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    hall.sim.board(5).battery_low(false);
+    let clear = hall
+        .w
+        .wait("board-005's alert cleared on central", |m| {
+            m.topic == t5 && m.cleared()
+        })
+        .await;
+    assert_eq!(
+        clear.json(),
+        cleared,
+        "cleared by a payload of the writer's, not only by an empty retain"
+    );
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    hall.relay(1).heal();
+    retained_until(
+        hall.local(1).port,
+        "the alert cleared on node-1's broker",
+        |s| {
+            s.contains_key(&t5)
+                .then(|| format!("{t5} still raised on node-1's broker: {}", s[&t5]))
+        },
+    )
+    .await;
+    webcommon::arbiter_feed_until(
+        hall.web(1),
+        &cookie,
+        "node-1's dashboard without node-3's alert",
+        |s| !s.contains_key(&t5),
+    )
+    .await;
+
+    // 2. node-3 clears during its own cut and dies before the bridge heals: nobody is left
+    // to correct the central copy; the clear, queued by node-3's broker, travels alone.
+    let t6 = battery_topic(6);
+    let cleared = json!({"cleared": true, "id": format!("{}-low-battery", board_id(6))});
+    hall.sim.board(6).battery_low(true);
+    retained_until(hall.central.port, "board-006's alert on central", |s| {
+        (!s.contains_key(&t6)).then(|| "not raised yet".to_string())
+    })
+    .await;
+    // Settled: node-3's broker has it too, and nothing more is on its way.
+    w3.wait("board-006's alert on node-3's broker", |m| {
+        m.topic == t6 && m.raised()
+    })
+    .await;
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    hall.relay(3).cut();
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    hall.sim.board(6).battery_low(false);
+    w3.wait("board-006's alert cleared on node-3's broker", |m| {
+        m.topic == t6 && m.json() == cleared
+    })
+    .await;
+    hall.kill_9(3);
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    hall.relay(3).heal();
+    for (name, port) in [
+        ("central", hall.central.port),
+        ("node-1's broker", hall.local(1).port),
+    ] {
+        retained_until(port, &format!("the alert cleared on {name}"), |s| {
+            s.contains_key(&t6)
+                .then(|| format!("{t6} still raised on {name}: {}", s[&t6]))
+        })
+        .await;
+    }
+    webcommon::arbiter_feed_until(
+        hall.web(1),
+        &cookie,
+        "node-1's dashboard without the alert",
+        |s| !s.contains_key(&t6),
+    )
+    .await;
+    // node-3 back: its broker got the central's stale copy back at the heal (mosquitto#3002);
+    // its writer puts its own picture back, and every broker ends cleared.
+    hall.restart(3);
+    node_status(&mut hall.w, "node-3", "node-3 back on central", |v| {
+        v["state"] == "online"
+    })
+    .await;
+    for (name, port) in [
+        ("central", hall.central.port),
+        ("node-1's broker", hall.local(1).port),
+        ("node-3's broker", hall.local(3).port),
+    ] {
+        retained_until(
+            port,
+            &format!("the alert cleared on {name} after the restart"),
+            |s| {
+                s.contains_key(&t6)
+                    .then(|| format!("{t6} raised on {name}: {}", s[&t6]))
+            },
+        )
+        .await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_node_whose_clock_is_off_by_more_than_a_second_is_an_alert_naming_both_nodes() {
     let mut hall = Hall::start("many-skew").await;
     // node-2 comes back with its clock 3 s ahead (the test hook of `hall::start`).
@@ -719,7 +850,7 @@ async fn a_node_whose_clock_is_off_by_more_than_a_second_is_an_alert_naming_both
         let t = topic(&format!("alert/clock-skew-{node}"));
         hall.w
             .wait(&format!("{node}'s clock_skew alert cleared"), |m| {
-                m.topic == t && m.payload.is_empty()
+                m.topic == t && m.cleared()
             })
             .await;
     }
@@ -763,7 +894,7 @@ async fn a_board_claimed_by_two_bridged_nodes_is_an_alert_on_both_and_neither_dr
         let alert = hall
             .w
             .wait(&format!("{node}'s claim alert on central"), |m| {
-                m.topic == t && !m.payload.is_empty()
+                m.topic == t && m.raised()
             })
             .await
             .json();
@@ -807,7 +938,7 @@ async fn a_board_claimed_by_two_bridged_nodes_is_an_alert_on_both_and_neither_dr
     let t = topic(&format!("alert/{}-claimed-twice-node-3", board_id(5)));
     hall.w
         .wait("node-3's claim alert cleared", |m| {
-            m.topic == t && m.payload.is_empty()
+            m.topic == t && m.cleared()
         })
         .await;
     drop(relay);

@@ -107,7 +107,7 @@ async fn a_5_mb_command_plain_or_retained_is_too_large_and_the_daemon_stays_onli
     assert_eq!(r["error"], "too_large", "{r}");
     rig.watcher
         .wait("the retained command cleared", |m| {
-            m.topic == board_set && m.payload.is_empty()
+            m.topic == board_set && m.cleared()
         })
         .await;
     assert_eq!(retained_on(rig.broker.port, &board_set).await, None);
@@ -142,7 +142,7 @@ async fn a_5_mb_command_plain_or_retained_is_too_large_and_the_daemon_stays_onli
     for topic in [&board_set, &set] {
         rig.watcher
             .wait("the retained command cleared", |m| {
-                m.topic == *topic && m.payload.is_empty()
+                m.topic == *topic && m.cleared()
             })
             .await;
         assert_eq!(retained_on(rig.broker.port, topic).await, None);

@@ -12,9 +12,7 @@ mod webcommon;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use common::{
-    Broker, Daemon, HALL, Watcher, board_id, feed_snapshot, feed_until, get_until, http_get, now_ms,
-};
+use common::{Broker, Daemon, HALL, Watcher, board_id, feed_until, get_until, http_get, now_ms};
 use hallclock::link::testing::scratch_dir;
 use hallclock::sim::{Sim, SimConfig};
 use serde_json::{Value, json};
@@ -236,7 +234,7 @@ async fn a_board_claimed_by_two_nodes_is_an_alert_on_both_and_neither_drops_its_
         let t = topic(&format!("alert/{shared}-claimed-twice-{node}"));
         let alert = w
             .wait(&format!("claimed-twice alert of {node}"), |m| {
-                m.topic == t && !m.payload.is_empty()
+                m.topic == t && m.raised()
             })
             .await
             .json();
@@ -275,10 +273,8 @@ async fn a_board_claimed_by_two_nodes_is_an_alert_on_both_and_neither_drops_its_
     })
     .await;
     let t = &raised[0];
-    w.wait("node-a's alert cleared", |m| {
-        m.topic == *t && m.payload.is_empty()
-    })
-    .await;
+    w.wait("node-a's alert cleared", |m| m.topic == *t && m.cleared())
+        .await;
     let running = w.state_of(&state).unwrap_or(Value::Null);
     assert_eq!(running["phase"], "running", "{running}");
 }
@@ -782,12 +778,7 @@ async fn each_nodes_hall_alert_is_its_own_and_every_dashboard_shows_the_others_a
     );
     let b = node_config(&dir, "node-b", broker.port, &sim, &[(&board_id(3), 3)]);
     // node-a's dashboard login: the chief with a password.
-    let accounts = dir.join("node-a").join("arbiters.toml");
-    let mut arbiters = hallclock::intake::auth::Arbiters::load(&accounts).expect("arbiters");
-    arbiters
-        .set_password_with("chief", webcommon::PASSWORD, 10)
-        .expect("a password");
-    arbiters.save(&accounts).expect("saved");
+    webcommon::chief_password(&dir.join("node-a").join("arbiters.toml"));
     // A damaged custody key on both nodes: each raises a hall-level `custody` alert.
     for node in ["node-a", "node-b"] {
         let state = dir.join(node).join("state");
@@ -811,7 +802,7 @@ async fn each_nodes_hall_alert_is_its_own_and_every_dashboard_shows_the_others_a
     sim.board(3).battery_low(true);
     let low = topic(&format!("alert/{}-low-battery", board_id(3)));
     w.wait("node-b's low_battery alert", |m| {
-        m.topic == low && !m.payload.is_empty()
+        m.topic == low && m.raised()
     })
     .await;
 
@@ -821,7 +812,7 @@ async fn each_nodes_hall_alert_is_its_own_and_every_dashboard_shows_the_others_a
         let t = topic(&format!("alert/custody-{node}"));
         let alert = late
             .wait(&format!("{node}'s custody alert, retained"), |m| {
-                m.topic == t && !m.payload.is_empty()
+                m.topic == t && m.raised()
             })
             .await
             .json();
@@ -833,58 +824,37 @@ async fn each_nodes_hall_alert_is_its_own_and_every_dashboard_shows_the_others_a
         !late
             .drain()
             .iter()
-            .any(|m| m.topic == topic("alert/custody") && !m.payload.is_empty()),
+            .any(|m| m.topic == topic("alert/custody") && m.raised()),
         "no shared hall-level alert topic"
     );
 
     // node-a's dashboard (the arbiters' feed) shows node-b's alerts beside its own.
-    let addr: std::net::SocketAddr = ([127, 0, 0, 1], web_a).into();
-    let mut cookie = String::new();
-    for _ in 0..100 {
-        let (status, c, _) = webcommon::login(addr, "chief", webcommon::PASSWORD).await;
-        if status == 200 {
-            cookie = c;
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    assert!(!cookie.is_empty(), "node-a's dashboard login");
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
+    let cookie = webcommon::chief_cookie(web_a).await;
     let want = [
         topic("alert/custody-node-a"),
         topic("alert/custody-node-b"),
         low.clone(),
     ];
-    loop {
-        let snap = feed_snapshot(web_a, "/api/feed", Some(&cookie)).await;
-        if want.iter().all(|t| snap.contains_key(t)) {
-            let b = serde_json::from_str::<Value>(&snap[&low]).unwrap_or(Value::Null);
-            assert_eq!(b["kind"], "low_battery", "{b}");
-            break;
-        }
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "node-a's dashboard lacks some of {want:?}: {snap:#?}"
-        );
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    }
+    let snap =
+        webcommon::arbiter_feed_until(web_a, &cookie, "node-a's dashboard with every alert", |s| {
+            want.iter().all(|t| s.contains_key(t))
+        })
+        .await;
+    let b = serde_json::from_str::<Value>(&snap[&low]).unwrap_or(Value::Null);
+    assert_eq!(b["kind"], "low_battery", "{b}");
     // Cleared on node-b: gone from node-a's dashboard too.
     sim.board(3).battery_low(false);
     w.wait("node-b's low_battery alert cleared", |m| {
-        m.topic == low && m.payload.is_empty()
+        m.topic == low && m.cleared()
     })
     .await;
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
-    while feed_snapshot(web_a, "/api/feed", Some(&cookie))
-        .await
-        .contains_key(&low)
-    {
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "the cleared alert stays on node-a's dashboard"
-        );
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    }
+    webcommon::arbiter_feed_until(
+        web_a,
+        &cookie,
+        "the cleared alert gone from node-a's dashboard",
+        |s| !s.contains_key(&low),
+    )
+    .await;
 }
 
 // Issue 23, item 3 (the hall's conclusions): the session, `all_sealed` and the round

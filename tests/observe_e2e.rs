@@ -73,7 +73,7 @@ fn alert(rig: &mut Rig, board: &str, slug: &str) -> Option<Value> {
         .iter()
         .rev()
         .find(|m| m.topic == topic)
-        .filter(|m| !m.payload.is_empty())
+        .filter(|m| m.raised())
         .map(|m| m.json())
 }
 
@@ -81,7 +81,7 @@ async fn wait_alert(rig: &mut Rig, board: &str, slug: &str) -> Value {
     let topic = rig.topic(&format!("alert/{board}-{slug}"));
     rig.watcher
         .wait(&format!("alert {slug} on {board}"), |m| {
-            m.topic == topic && !m.payload.is_empty()
+            m.topic == topic && m.raised()
         })
         .await
         .json()
@@ -361,7 +361,7 @@ async fn a_hand_set_clock_that_jumps_or_stops_is_an_alert() {
     assert_eq!(resumed["arbiter"], "the hand-set clock", "{resumed}");
     rig.watcher
         .wait("the clock-stopped alert cleared", |m| {
-            m.topic.ends_with(&format!("alert/{b}-clock-stopped")) && m.payload.is_empty()
+            m.topic.ends_with(&format!("alert/{b}-clock-stopped")) && m.cleared()
         })
         .await;
     assert_eq!(clock_commands(&rig, 1), 0);

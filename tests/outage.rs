@@ -54,7 +54,7 @@ async fn a_lever_left_the_wrong_way_round_the_first_press_counts_for_white() {
     let stray = rig.topic(&format!("alert/{b}-stray-press"));
     assert!(
         !rig.watcher.drain().iter().any(|m| m.topic == stray
-            && !m.payload.is_empty()
+            && m.raised()
             && m.json()["since"].as_i64() > Some(now_ms() - 60_000)
             && m.text().contains("white's turn")),
         "no press was refused as the wrong player's"
@@ -79,7 +79,7 @@ async fn a_press_refused_during_a_pause_leaves_the_lever_reversed_and_the_next_p
     rig.sim.board(1).press();
     let stray = rig.topic(&format!("alert/{b}-stray-press"));
     rig.watcher
-        .wait("stray press", |m| m.topic == stray && !m.payload.is_empty())
+        .wait("stray press", |m| m.topic == stray && m.raised())
         .await;
     let r = rig.board_command(&b, json!({"action": "resume"})).await;
     assert_eq!(r["status"], "ok", "{r}");
@@ -291,9 +291,7 @@ async fn a_press_while_the_daemon_is_killed_is_placed_where_the_clock_says_not_a
     sleep_ms(1500).await;
     let disc = TOPIC(&format!("alert/{b}-clock-discrepancy"));
     assert!(
-        !h.w.drain()
-            .iter()
-            .any(|m| m.topic == disc && !m.payload.is_empty()),
+        !h.w.drain().iter().any(|m| m.topic == disc && m.raised()),
         "one press is explained by the reading: no discrepancy"
     );
 }
@@ -354,9 +352,7 @@ async fn two_presses_during_an_outage_keep_the_clocks_times_and_an_alert_until_t
     let disc = rig.topic(&format!("alert/{b}-clock-discrepancy"));
     let a = rig
         .watcher
-        .wait("discrepancy alert", |m| {
-            m.topic == disc && !m.payload.is_empty()
-        })
+        .wait("discrepancy alert", |m| m.topic == disc && m.raised())
         .await
         .json();
     let msg = a["message"].as_str().unwrap_or("");
@@ -374,7 +370,7 @@ async fn two_presses_during_an_outage_keep_the_clocks_times_and_an_alert_until_t
         !rig.watcher
             .drain()
             .iter()
-            .any(|m| m.topic == disc && m.payload.is_empty()),
+            .any(|m| m.topic == disc && m.cleared()),
         "the alert stays until the arbiter acts"
     );
     let r = rig
@@ -393,7 +389,7 @@ async fn two_presses_during_an_outage_keep_the_clocks_times_and_an_alert_until_t
     assert_eq!(r["status"], "ok", "{r}");
     rig.watcher.event(&b, "discrepancy_acknowledged").await;
     rig.watcher
-        .wait("alert cleared", |m| m.topic == disc && m.payload.is_empty())
+        .wait("alert cleared", |m| m.topic == disc && m.cleared())
         .await;
     let r = rig
         .board_command(
@@ -427,18 +423,14 @@ async fn a_result_pending_alert_from_before_a_restart_is_cleared_by_set_result_a
     let topic = rig.topic(&format!("alert/{b}-result-pending"));
     let raised = rig
         .watcher
-        .wait("result pending alert", |m| {
-            m.topic == topic && !m.payload.is_empty()
-        })
+        .wait("result pending alert", |m| m.topic == topic && m.raised())
         .await
         .json();
     rig.restart_daemon().await;
     // Rebuilt from the journal: the same alert, from the same instant.
     let again = rig
         .watcher
-        .wait("alert republished", |m| {
-            m.topic == topic && !m.payload.is_empty()
-        })
+        .wait("alert republished", |m| m.topic == topic && m.raised())
         .await
         .json();
     assert_eq!(again, raised);
@@ -451,7 +443,7 @@ async fn a_result_pending_alert_from_before_a_restart_is_cleared_by_set_result_a
     assert_eq!(r["status"], "ok", "{r}");
     rig.watcher
         .wait("alert cleared after the restart", |m| {
-            m.topic == topic && m.payload.is_empty()
+            m.topic == topic && m.cleared()
         })
         .await;
     rig.stop().await;
@@ -488,13 +480,13 @@ async fn stale_retained_alerts_the_journal_says_are_resolved_are_cleared_at_star
         .await;
     rig.watcher
         .wait("stale alert on the broker", |m| {
-            m.topic == stray && !m.payload.is_empty()
+            m.topic == stray && m.raised()
         })
         .await;
     rig.restart_daemon().await;
     rig.watcher
         .wait("stale result_pending cleared", |m| {
-            m.topic == pending && m.payload.is_empty()
+            m.topic == pending && m.cleared()
         })
         .await;
     let r = rig
@@ -503,7 +495,7 @@ async fn stale_retained_alerts_the_journal_says_are_resolved_are_cleared_at_star
     assert_eq!(r["status"], "ok", "{r}");
     rig.watcher
         .wait("stray press cleared by the arbiter's command", |m| {
-            m.topic == stray && m.payload.is_empty()
+            m.topic == stray && m.cleared()
         })
         .await;
     rig.stop().await;
@@ -584,7 +576,7 @@ async fn picture(port: u16, boards: usize) -> BTreeMap<String, Value> {
         }
     }
     for m in w.drain() {
-        if !m.retained || m.payload.is_empty() {
+        if !m.retained || m.cleared() {
             continue;
         }
         let key = m
@@ -635,7 +627,7 @@ async fn step(h: &mut Hall, i: usize) {
         4 => {
             h.sim.board(1).press();
             let stray = TOPIC(&format!("alert/{b}-stray-press"));
-            h.w.wait("stray press", |m| m.topic == stray && !m.payload.is_empty())
+            h.w.wait("stray press", |m| m.topic == stray && m.raised())
                 .await;
         }
         5 => {

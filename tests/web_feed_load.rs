@@ -7,6 +7,7 @@
 //! shared machine): run with `cargo test --release --test web_feed_load -- --ignored
 //! --nocapture --test-threads 1` (one at a time: they measure this process's CPU).
 
+mod common;
 mod webcommon;
 
 use std::process::{Command, Stdio};

@@ -127,7 +127,7 @@ async fn a_lockout_refuses_the_right_password_and_raises_auth_failures_over_mqtt
     let alert = rig
         .watcher
         .wait("the auth_failures alert", |m| {
-            m.topic == topic && !m.payload.is_empty()
+            m.topic == topic && m.raised()
         })
         .await;
     let text = String::from_utf8_lossy(&alert.payload).into_owned();
@@ -180,7 +180,7 @@ async fn a_spray_from_many_addresses_at_many_accounts_raises_auth_failures_over_
                 rig.watcher
                     .drain()
                     .iter()
-                    .all(|m| m.topic != topic || m.payload.is_empty()),
+                    .all(|m| m.topic != topic || m.cleared()),
                 "no alert before the burst ({n})"
             );
         }
@@ -188,7 +188,7 @@ async fn a_spray_from_many_addresses_at_many_accounts_raises_auth_failures_over_
     let alert = rig
         .watcher
         .wait("the auth_failures alert of the burst", |m| {
-            m.topic == topic && !m.payload.is_empty()
+            m.topic == topic && m.raised()
         })
         .await;
     let text = String::from_utf8_lossy(&alert.payload).into_owned();

@@ -6,6 +6,7 @@
 //! printed. No daemon or simulator here: 200 simulated boards would measure the shared
 //! machine, not the page.
 
+mod common;
 mod webcommon;
 
 use std::time::Duration;

@@ -363,7 +363,10 @@ pub fn spawn(
     };
     if let Some(a) = &alerts {
         // A problem the last run left standing is this run's to find again.
-        a.publisher.retained(a.topics.alert(&a.id()), Vec::new());
+        a.publisher.retained(
+            a.topics.alert(&a.id()),
+            crate::mqtt::payload::cleared_alert(&a.id()),
+        );
     }
     let (tx, rx) = watch::channel(None);
     let client = Client { target, tls, token };
@@ -692,7 +695,9 @@ fn alert(sink: Option<&AlertSink>, message: Option<&str>, now: crate::rules::Mil
     let Some(sink) = sink else { return };
     let topic = sink.topics.alert(&sink.id());
     match message {
-        None => sink.publisher.retained(topic, Vec::new()),
+        None => sink
+            .publisher
+            .retained(topic, crate::mqtt::payload::cleared_alert(&sink.id())),
         Some(m) => sink.publisher.json_retained(
             topic,
             &AlertPayload {

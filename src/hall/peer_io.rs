@@ -92,7 +92,10 @@ impl Hall {
             }
             Some(skew::SkewChange::Clear(id)) => {
                 tracing::info!(alert = %id, "resolved: the other nodes' clocks are within a second of ours");
-                self.publisher.retained(self.topics.alert(&id), Vec::new());
+                self.publisher.retained(
+                    self.topics.alert(&id),
+                    crate::mqtt::payload::cleared_alert(&id),
+                );
             }
             None => {}
         }
@@ -165,7 +168,10 @@ impl Hall {
                 }
                 nodes::ClaimChange::Clear(id) => {
                     tracing::info!(alert = %id, "resolved: the board is claimed by this node alone");
-                    self.publisher.retained(self.topics.alert(&id), Vec::new());
+                    self.publisher.retained(
+                        self.topics.alert(&id),
+                        crate::mqtt::payload::cleared_alert(&id),
+                    );
                 }
             }
         }

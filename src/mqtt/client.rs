@@ -528,8 +528,9 @@ async fn run(
                             // A reload changed our boards: a board now ours is not mirrored.
                             foreign.set_own(status.boards);
                         }
-                        // A cleared topic keeps its empty payload, so a broker that kept the
-                        // old message while we were away gets it cleared on reconnection.
+                        // A cleared alert keeps its payload (`ClearedAlert`), so a broker that
+                        // kept the old message while we were away gets it cleared on
+                        // reconnection.
                         let key = order_key(&topics, &topic);
                         retained.insert(key.clone(), payload.clone());
                         // Offline: the map holds it and the reconnection republishes it.
@@ -625,7 +626,8 @@ async fn run(
                     // reconnection without losses.
                     let queue_id = crate::alert::node_alert_id("mqtt-queue", node.topic_node(&topics));
                     let alert_topic = topics.alert(&queue_id);
-                    let payload = if dropped > 0 {
+                    let raised = dropped > 0;
+                    let payload = if raised {
                         tracing::warn!(dropped, "events dropped while the broker was unreachable (replay them from the journal)");
                         let alert = super::payload::AlertPayload {
                             id: queue_id.clone(),
@@ -641,9 +643,10 @@ async fn run(
                         dropped = 0;
                         serde_json::to_vec(&alert).unwrap_or_default()
                     } else {
-                        Vec::new()
+                        super::payload::cleared_alert(&queue_id)
                     };
-                    if !payload.is_empty() || retained.contains_key(&order_key(&topics, &alert_topic)) {
+                    // Cleared only when it was raised (or is cleared already: republished).
+                    if raised || retained.contains_key(&order_key(&topics, &alert_topic)) {
                         retained.insert(order_key(&topics, &alert_topic), payload.clone());
                         feed.push(&alert_topic, &payload, true);
                         corrections.sent(&alert_topic, &payload);
@@ -664,7 +667,7 @@ async fn run(
                             Err(why) => refused(&mut foreign_refused, why, id),
                         }
                     }
-                    if p.retain && !ours && !p.payload.is_empty() {
+                    if p.retain && !ours && !super::payload::alert_cleared(&p.payload) {
                         let msg = Incoming::StaleAlert { payload: p.payload.to_vec() };
                         if incoming.send(msg).await.is_err() {
                             break;

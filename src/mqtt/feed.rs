@@ -70,6 +70,13 @@ impl Default for LocalFeed {
 
 /// Status first, then info, then availability, then the rest: a page learns that the
 /// daemon is up before it learns the boards (as the MQTT task republishes them).
+/// Whether `topic` is an alert's (`hallclock/<hall>/alert/<id>`).
+fn is_alert_topic(topic: &str) -> bool {
+    topic
+        .rsplit_once('/')
+        .is_some_and(|(head, _)| head.ends_with("/alert"))
+}
+
 fn rank(topic: &str) -> u8 {
     if topic.ends_with("/status") {
         0
@@ -110,6 +117,13 @@ impl LocalFeed {
     /// Record and send one payload. Under the lock, so that a subscriber's snapshot and its
     /// stream meet exactly: nothing between them is lost or sent twice.
     pub fn push(&self, topic: &str, payload: &[u8], retained: bool) {
+        // A cleared alert reaches the pages as the empty payload they know: no alert stands.
+        let payload = if retained && is_alert_topic(topic) && super::payload::alert_cleared(payload)
+        {
+            &[]
+        } else {
+            payload
+        };
         let mut s = self.lock();
         let item = Arc::new(FeedItem {
             id: s.next_id,
@@ -219,6 +233,33 @@ mod tests {
             panic!("a first subscription is a snapshot")
         };
         assert_eq!(as_of, 7);
+    }
+
+    #[test]
+    fn a_cleared_alert_is_forgotten_and_reaches_the_pages_as_an_empty_payload() {
+        let f = LocalFeed::new();
+        let (_, mut rx) = f.subscribe(None);
+        f.push(
+            "h/alert/b1-low-battery",
+            b"{\"id\":\"b1-low-battery\"}",
+            true,
+        );
+        f.push(
+            "h/alert/b1-low-battery",
+            &crate::mqtt::payload::cleared_alert("b1-low-battery"),
+            true,
+        );
+        // Not an alert topic: a payload that looks like one is left as it is.
+        f.push("h/board/b1/state", b"{\"cleared\":true,\"id\":\"x\"}", true);
+        let (start, _) = f.subscribe(None);
+        assert_eq!(topics(&start), ["h/board/b1/state"]);
+        let first = rx.try_recv().expect("the alert");
+        assert!(!first.payload.is_empty());
+        let cleared = rx.try_recv().expect("its clear");
+        assert_eq!(
+            cleared.payload, b"",
+            "the pages know an empty payload as cleared"
+        );
     }
 
     #[test]

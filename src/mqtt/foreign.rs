@@ -164,7 +164,7 @@ impl Foreign {
         if payload.len() > MAX_PAYLOAD {
             return Err(Dropped::TooLarge);
         }
-        if payload.is_empty() {
+        if super::payload::alert_cleared(payload) {
             return Ok(self.alerts.remove(id).then(Vec::new));
         }
         let Ok(alert) = serde_json::from_slice::<AlertPayload>(payload) else {
@@ -330,6 +330,17 @@ mod tests {
         // Cleared: taken out once; a clear of what was never shown gives nothing.
         assert_eq!(f.alert_message("b2-storage", b""), Ok(Some(Vec::new())));
         assert_eq!(f.alert_message("b2-storage", b""), Ok(None));
+        // A cleared alert, as a writer publishes it: taken out the same way.
+        assert_eq!(
+            f.alert_message("b2-storage", &theirs),
+            Ok(Some(theirs.clone()))
+        );
+        let cleared = crate::mqtt::payload::cleared_alert("b2-storage");
+        assert_eq!(
+            f.alert_message("b2-storage", &cleared),
+            Ok(Some(Vec::new()))
+        );
+        assert_eq!(f.alert_message("b2-storage", &cleared), Ok(None));
         for n in 0..(MAX_ALERTS - 1) {
             let id = format!("x{n}-storage");
             assert!(f.alert_message(&id, &alert(&id, None)).is_ok());

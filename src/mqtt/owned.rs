@@ -4,9 +4,11 @@
 //!
 //! Why: after a bridge cut, brokers hold copies of this node's topics from before it. A
 //! two-way Mosquitto bridge sends the central broker's retained copies back to this node's
-//! broker at every reconnection (mosquitto#3002), and an empty retained message published
-//! while the bridge was down is never forwarded (mosquitto#1040): an alert cleared during
-//! the cut stays raised on the central broker, and a board's state from before the cut
+//! broker at every reconnection (mosquitto#3002), and another node's broker can push its
+//! own stale copy at its next reconnection: an alert cleared during the cut comes back
+//! raised on the central broker (a clear is a retained payload of the writer's,
+//! `payload::ClearedAlert`, so it travels, but an echo can overtake it), and a board's
+//! state from before the cut
 //! overwrites the newer one on this node's own broker, ready to be pushed again at the
 //! next reconnection. The one writer of a topic is the one that can tell: it sees the stale
 //! copy arrive (its broker forwards it as a live message) and publishes its own payload

@@ -561,6 +561,38 @@ pub struct AlertPayload {
     pub error: Option<String>,
 }
 
+/// A cleared alert, retained on the alert's topic by its one writer in place of the alert.
+///
+/// Why not only the empty retained payload MQTT offers for deleting a topic: an empty
+/// retained message published while a bridge is down is never forwarded when it heals
+/// (mosquitto#1040), and deletions are the most fragile retained messages on clustered
+/// brokers. A cleared alert is an ordinary retained message, queued and forwarded like any
+/// other, so the central broker learns of the clear even when the writer is dead by the
+/// time the bridge heals. `cleared` comes first so that a reader can tell it from an alert
+/// without parsing.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ClearedAlert {
+    /// Always `true`: what tells it from an alert.
+    pub cleared: bool,
+    pub id: String,
+}
+
+/// The payload that clears alert `id` on its topic.
+pub fn cleared_alert(id: &str) -> Vec<u8> {
+    serde_json::to_vec(&ClearedAlert {
+        cleared: true,
+        id: id.to_string(),
+    })
+    .unwrap_or_default()
+}
+
+/// Whether a payload on an alert topic says that no alert stands there: a
+/// [`ClearedAlert`], or an empty payload (a topic cleared by hand, or by an older
+/// hallclock).
+pub fn alert_cleared(payload: &[u8]) -> bool {
+    payload.is_empty() || serde_json::from_slice::<ClearedAlert>(payload).is_ok_and(|c| c.cleared)
+}
+
 /// `session`, retained: the playing session's clock and the adjournment of the hall's
 /// games. Never a sealed move: boards and stages only.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -597,4 +629,22 @@ pub enum SessionEvent {
         round: Option<u32>,
         boards: Vec<String>,
     },
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_cleared_alert_is_told_from_an_alert_and_from_other_json() {
+        let c = cleared_alert("b1-low-battery");
+        assert_eq!(c, br#"{"cleared":true,"id":"b1-low-battery"}"#);
+        assert!(alert_cleared(&c));
+        assert!(alert_cleared(b""));
+        assert!(!alert_cleared(br#"{"cleared":false,"id":"x"}"#));
+        assert!(!alert_cleared(br#"{"id":"x","kind":"low_battery"}"#));
+        assert!(!alert_cleared(b"not json"));
+        // An alert does not read as a cleared one, nor a cleared one as an alert.
+        assert!(serde_json::from_slice::<AlertPayload>(&c).is_err());
+    }
 }

@@ -97,7 +97,7 @@ impl AppState {
             // A restart forgot every lockout: an `auth_failures` alert the broker kept from
             // this node's last run no longer stands (the hall leaves hall-wide alerts to
             // their room; another node's is that node's).
-            publisher.retained(topics.alert(id), Vec::new());
+            publisher.retained(topics.alert(id), crate::mqtt::payload::cleared_alert(id));
         }
         AppState {
             inner: Arc::new(Inner {
@@ -178,6 +178,7 @@ impl AppState {
         let topic = topics.alert(id);
         publisher.json_retained(topic.clone(), &alert);
         let generation = self.inner.alert_generation.fetch_add(1, Ordering::SeqCst) + 1;
+        let cleared = crate::mqtt::payload::cleared_alert(id);
         let inner = Arc::downgrade(&self.inner);
         let lockout =
             std::time::Duration::from_millis(u64::try_from(limiter::LOCKOUT.0).unwrap_or(u64::MAX));
@@ -191,7 +192,7 @@ impl AppState {
                 return;
             };
             if inner.alert_generation.load(Ordering::SeqCst) == generation {
-                publisher.retained(topic, Vec::new());
+                publisher.retained(topic, cleared);
             }
         });
     }

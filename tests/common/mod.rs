@@ -461,6 +461,23 @@ impl Msg {
     pub fn json(&self) -> Value {
         serde_json::from_slice(&self.payload).unwrap_or(Value::Null)
     }
+
+    /// Nothing stands on the topic: an empty payload, or a cleared alert
+    /// (`{"cleared":true,"id":…}`, what the daemon publishes when an alert is resolved).
+    pub fn cleared(&self) -> bool {
+        cleared(&self.payload)
+    }
+
+    /// Something stands on the topic: not [`Msg::cleared`].
+    pub fn raised(&self) -> bool {
+        !self.cleared()
+    }
+}
+
+/// Whether a payload on an alert topic says that no alert stands: empty or a cleared alert.
+pub fn cleared(payload: &[u8]) -> bool {
+    payload.is_empty()
+        || serde_json::from_slice::<Value>(payload).is_ok_and(|v| v["cleared"] == true)
 }
 
 /// An MQTT client subscribed to `hallclock/#`, keeping every message it receives.

@@ -246,3 +246,47 @@ pub async fn login(addr: std::net::SocketAddr, id: &str, password: &str) -> (u16
         .unwrap_or_default();
     (status, cookie, csrf)
 }
+
+/// Gives the chief in the arbiters' file `accounts` the test password, for a dashboard login.
+pub fn chief_password(accounts: &std::path::Path) {
+    let mut arbiters = Arbiters::load(accounts).expect("arbiters");
+    arbiters
+        .set_password_with("chief", PASSWORD, 10)
+        .expect("a password");
+    arbiters.save(accounts).expect("saved");
+}
+
+/// A session of the test chief on the dashboard at `port` (retried while the daemon starts).
+pub async fn chief_cookie(port: u16) -> String {
+    let addr: std::net::SocketAddr = ([127, 0, 0, 1], port).into();
+    for _ in 0..100 {
+        let (status, cookie, _) = login(addr, "chief", PASSWORD).await;
+        if status == 200 {
+            return cookie;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    panic!("no chief session on the dashboard at {addr}");
+}
+
+/// Polls the arbiters' feed (`/api/feed`) on `port` with `cookie` until `want` holds of
+/// its snapshot (topic → payload); panics after 20 s with the last one.
+pub async fn arbiter_feed_until(
+    port: u16,
+    cookie: &str,
+    what: &str,
+    want: impl Fn(&std::collections::BTreeMap<String, String>) -> bool,
+) -> std::collections::BTreeMap<String, String> {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
+    loop {
+        let snap = crate::common::feed_snapshot(port, "/api/feed", Some(cookie)).await;
+        if want(&snap) {
+            return snap;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "timed out waiting for {what}: {snap:#?}"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}
