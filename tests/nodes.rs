@@ -1232,5 +1232,45 @@ async fn a_trf_round_is_mapped_over_every_nodes_boards() {
         m.topic == state && m.json()["round"] == 2
     })
     .await;
+
+    // The results back into the file, from node-a: its journal has its own games only;
+    // with --hall node-b's game comes from its retained state on the broker.
+    for n in [1, 3] {
+        let result = json!({"action": "set_result", "result": "1-0", "reason": "arbiter"});
+        let r = board_cmd(&mut w, &board_id(n), result).await;
+        assert_eq!(r["status"], "ok", "{r}");
+    }
+    let state = topic(&format!("board/{}/state", board_id(3)));
+    w.wait("board 3's result retained", |m| {
+        m.topic == state && m.json()["result"].is_object()
+    })
+    .await;
+    let results = |hall: bool| {
+        let out = dir.join(format!("results-{hall}.trf"));
+        let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_hallclock"));
+        cmd.args(["trf", "results", "--round", "2", "--in"])
+            .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/trf/fide-trf26.trf"))
+            .arg("--out")
+            .arg(&out)
+            .arg("-c")
+            .arg(&a);
+        if hall {
+            cmd.arg("--hall");
+        }
+        let o = cmd.output().expect("hallclock runs");
+        let stderr = String::from_utf8_lossy(&o.stderr).into_owned();
+        assert!(o.status.success(), "{stderr}");
+        stderr
+    };
+    let alone = results(false);
+    assert!(
+        alone.contains("1 result(s) filled in") && alone.contains("left blank: board 3"),
+        "node-a's journal alone: {alone}"
+    );
+    let hall = results(true);
+    assert!(
+        hall.contains("2 result(s) filled in") && !hall.contains("left blank: board 3"),
+        "the whole hall: {hall}"
+    );
     node_a.kill_9();
 }

@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use serde_json::json;
 
 use crate::hall::trf_round::person;
-use crate::mqtt::payload::BoardResult;
+use crate::mqtt::payload::{BoardResult, StatePayload};
 use crate::trf::round::{Order, codes, read_engine_pairs};
 use crate::trf::{Player, ResultCode, Trf};
 
@@ -44,6 +44,11 @@ pub enum TrfCmd {
         /// The state directory whose journal has the games. Default: from --config.
         #[arg(long)]
         state_dir: Option<PathBuf>,
+        /// A hall on several servers: also the other nodes' games, read from their boards'
+        /// retained states on the broker of --config (this node's journal has only its
+        /// own). A board whose next round has begun no longer shows this round's game.
+        #[arg(long, conflicts_with = "results")]
+        hall: bool,
         /// The configuration naming the state directory.
         #[arg(long, short = 'c', default_value = crate::config::DEFAULT_PATH)]
         config: PathBuf,
@@ -121,11 +126,16 @@ pub fn run(cmd: TrfCmd) -> ExitCode {
             output,
             results,
             state_dir,
+            hall,
             config,
         } => {
             let from = match results {
                 Some(path) => From::Summary(path),
-                None => From::Journal(state_dir, config),
+                None => From::Journal {
+                    state_dir,
+                    config,
+                    hall,
+                },
             };
             match fill(&input, &output, &round, from) {
                 Ok(()) => ExitCode::SUCCESS,
@@ -183,7 +193,12 @@ fn show(file: &Path, args: &RoundArgs, config: Option<&Path>) -> Result<(), Exit
 
 enum From {
     Summary(PathBuf),
-    Journal(Option<PathBuf>, PathBuf),
+    Journal {
+        state_dir: Option<PathBuf>,
+        config: PathBuf,
+        /// Also the other nodes' games, from the broker.
+        hall: bool,
+    },
 }
 
 /// A game's outcome as the hall knows it: who played, and the codes (`None`: no result
@@ -236,7 +251,11 @@ fn outcomes(round: usize, from: &From) -> Result<Vec<Outcome>, ExitCode> {
                 })
                 .collect())
         }
-        From::Journal(state_dir, config) => {
+        From::Journal {
+            state_dir,
+            config,
+            hall,
+        } => {
             let state = match state_dir {
                 Some(d) => d.clone(),
                 None => super::config::load(config)?.hall.state_dir,
@@ -244,7 +263,8 @@ fn outcomes(round: usize, from: &From) -> Result<Vec<Outcome>, ExitCode> {
             let dir = state.join("journal");
             let r = crate::store::recover(&dir)
                 .map_err(|e| fail(format!("cannot read {}: {e}", dir.display()), 1))?;
-            Ok(r.games
+            let mut games: Vec<Outcome> = r
+                .games
                 .values()
                 .filter(|g| g.round == Some(round as u32))
                 .map(|g| {
@@ -257,9 +277,65 @@ fn outcomes(round: usize, from: &From) -> Result<Vec<Outcome>, ExitCode> {
                         codes: g.game.result().map(codes),
                     }
                 })
-                .collect())
+                .collect();
+            if *hall {
+                // This node's journal first: its own games as it recorded them.
+                games.extend(hall_games(round, config)?);
+            }
+            Ok(games)
         }
     }
+}
+
+/// The games of `round` on the other nodes' boards, as their retained states on the broker
+/// of `config` say (players, FIDE ids, result; no result yet is `X`).
+fn hall_games(round: usize, config: &Path) -> Result<Vec<Outcome>, ExitCode> {
+    let c = super::config::load(config)?;
+    let mut settings = crate::daemon::settings(&c)
+        .map_err(|e| fail(format!("{}: {e}", config.display()), BAD_INPUT))?;
+    // Its own client id: the daemon's would disconnect the daemon.
+    settings.mqtt.client_id = format!("hallclock-trf-{}", std::process::id());
+    let own: std::collections::BTreeSet<String> = c.boards.iter().map(|b| b.id.clone()).collect();
+    let filter = format!("hallclock/{}/board/+/state", c.hall.id);
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| fail(e, 1))?;
+    let states = runtime
+        .block_on(crate::mqtt::client::read_retained(&settings.mqtt, &filter))
+        .map_err(|e| {
+            fail(
+                format!(
+                    "the other nodes' games from the broker {}:{}: {e}",
+                    settings.mqtt.host, settings.mqtt.port
+                ),
+                1,
+            )
+        })?;
+    let mut out = Vec::new();
+    for (topic, payload) in states {
+        let Ok(state) = serde_json::from_slice::<StatePayload>(&payload) else {
+            eprintln!(
+                "hallclock trf: warning: {}: not a board state; skipped",
+                crate::intake::command::log_safe(&topic)
+            );
+            continue;
+        };
+        if own.contains(&state.board) || state.round != Some(round as u32) {
+            continue;
+        }
+        let (Some(white), Some(black)) = (state.white, state.black) else {
+            continue;
+        };
+        out.push(Outcome {
+            white: white.name,
+            black: black.name,
+            fide: (white.fide_id, black.fide_id),
+            ranks: None,
+            codes: state.result.as_ref().map(codes),
+        });
+    }
+    Ok(out)
 }
 
 /// The hall's game of this pairing: by starting ranks when known, else by FIDE ids where

@@ -234,17 +234,9 @@ impl NodeTopic {
     }
 }
 
-/// Start the connection task. Commands arriving on `set` topics go to `incoming`, and
-/// other nodes' statuses too. `birth` is this node's status (its `state` is ignored).
-pub fn spawn(
-    settings: MqttSettings,
-    topics: Topics,
-    birth: NodeStatusPayload,
-    incoming: mpsc::Sender<Incoming>,
-    timebase: Timebase,
-    copies: Option<std::sync::Arc<dyn super::foreign::Copies>>,
-) -> Result<(Publisher, tokio::task::JoinHandle<()>), MqttError> {
-    let node = NodeTopic::new(&topics, &birth);
+/// The connection options `settings` ask for: the broker, credentials, TLS, keep-alive and
+/// packet sizes (the daemon adds its last will and in-flight window).
+fn options(settings: &MqttSettings) -> Result<MqttOptions, MqttError> {
     let mut opts = MqttOptions::new(&settings.client_id, &settings.host, settings.port);
     // Incoming: rumqttc drops the connection on a packet over its limit, and a retained one
     // comes back at every resubscription (46 reconnections in 10 s, issue 11). So the limit
@@ -253,24 +245,12 @@ pub fn spawn(
     // keeps such packets out of the hall's network in the first place.
     // Outgoing: `info` for 1000 boards is ~100 KB.
     opts.set_max_packet_size(MQTT_MAX_REMAINING_LENGTH, 4 << 20);
-    // QoS 1 publishes awaiting their PUBACK: rumqttc's default of 100 made a restart's
-    // republication of a 5000-board hall wait on round trips (docs/BENCHMARKS.md).
-    opts.set_inflight(1000);
     // 0 disables keep-alive; rumqttc refuses values under a second otherwise.
     opts.set_keep_alive(if settings.keep_alive.is_zero() {
         Duration::ZERO
     } else {
         settings.keep_alive.max(Duration::from_secs(1))
     });
-    // Durability comes from the journal and per-board seq, not from the broker's session.
-    opts.set_clean_session(true);
-    // The node's own topic, so that this node's death marks only its boards offline.
-    opts.set_last_will(LastWill::new(
-        node.topic.clone(),
-        node.offline.clone(),
-        QoS::AtLeastOnce,
-        true,
-    ));
     if let (Some(user), Some(pass)) = (&settings.username, &settings.password) {
         opts.set_credentials(user, pass);
     }
@@ -302,6 +282,89 @@ pub fn spawn(
             client_auth,
         }));
     }
+    Ok(opts)
+}
+
+/// The retained messages the broker holds under `filter`, read once by a short-lived
+/// client of `settings` (the CLI's view of the whole hall): everything that arrives until
+/// nothing more has come for `QUIET` after the subscription was granted.
+pub async fn read_retained(
+    settings: &MqttSettings,
+    filter: &str,
+) -> Result<Vec<(String, Vec<u8>)>, ReadError> {
+    const QUIET: Duration = Duration::from_millis(700);
+    const LIMIT: Duration = Duration::from_secs(10);
+    let mut opts = options(settings).map_err(ReadError::Settings)?;
+    opts.set_clean_session(true);
+    let (client, mut events) = rumqttc::AsyncClient::new(opts, 16);
+    let deadline = tokio::time::Instant::now() + LIMIT;
+    let mut out = Vec::new();
+    let mut granted = false;
+    loop {
+        let wait = if granted {
+            QUIET.min(deadline.saturating_duration_since(tokio::time::Instant::now()))
+        } else {
+            deadline.saturating_duration_since(tokio::time::Instant::now())
+        };
+        let event = match tokio::time::timeout(wait, events.poll()).await {
+            Err(_) if granted => break,
+            Err(_) => return Err(ReadError::Timeout(LIMIT)),
+            Ok(e) => e,
+        };
+        match event {
+            Ok(Event::Incoming(Packet::ConnAck(_))) => {
+                client
+                    .subscribe(filter, QoS::AtLeastOnce)
+                    .await
+                    .map_err(|e| ReadError::Broker(e.to_string()))?;
+            }
+            Ok(Event::Incoming(Packet::SubAck(_))) => granted = true,
+            Ok(Event::Incoming(Packet::Publish(p))) if p.retain => {
+                out.push((p.topic.clone(), p.payload.to_vec()));
+            }
+            Ok(_) => {}
+            Err(e) => return Err(ReadError::Broker(trouble(&e))),
+        }
+    }
+    let _ = client.try_disconnect();
+    Ok(out)
+}
+
+/// Why [`read_retained`] read nothing.
+#[derive(Debug, thiserror::Error)]
+pub enum ReadError {
+    #[error(transparent)]
+    Settings(MqttError),
+    #[error("the broker: {0}")]
+    Broker(String),
+    #[error("no answer from the broker within {0:?}")]
+    Timeout(Duration),
+}
+
+/// Start the connection task. Commands arriving on `set` topics go to `incoming`, and
+/// other nodes' statuses too. `birth` is this node's status (its `state` is ignored).
+pub fn spawn(
+    settings: MqttSettings,
+    topics: Topics,
+    birth: NodeStatusPayload,
+    incoming: mpsc::Sender<Incoming>,
+    timebase: Timebase,
+    copies: Option<std::sync::Arc<dyn super::foreign::Copies>>,
+) -> Result<(Publisher, tokio::task::JoinHandle<()>), MqttError> {
+    let node = NodeTopic::new(&topics, &birth);
+    let mut opts = options(&settings)?;
+    // QoS 1 publishes awaiting their PUBACK: rumqttc's default of 100 made a restart's
+    // republication of a 5000-board hall wait on round trips (docs/BENCHMARKS.md).
+    opts.set_inflight(1000);
+    // Durability comes from the journal and per-board seq, not from the broker's session.
+    opts.set_clean_session(true);
+    // The node's own topic, so that this node's death marks only its boards offline.
+    opts.set_last_will(LastWill::new(
+        node.topic.clone(),
+        node.offline.clone(),
+        QoS::AtLeastOnce,
+        true,
+    ));
     let (tx, rx) = mpsc::unbounded_channel();
     let (attempted_tx, attempted) = tokio::sync::watch::channel(false);
     let feed = super::feed::LocalFeed::new();
