@@ -273,11 +273,12 @@ fn round_pgn(rig: &Rig, round: u32) -> String {
 }
 
 /// Issue 22: `Event` and `Site` are real: a TRF's tournament name (012) and place (022),
-/// `start_round`'s own, else the configuration's; FIDE ids from the TRF are tagged; and a
-/// round keeps its tags across a restart.
+/// `start_round`'s own (round 3 its site, round 4 its event), else the configuration's
+/// (round 3's event, round 4's site); FIDE ids from the TRF are tagged; and a round keeps
+/// its tags across a restart.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn event_and_site_come_from_the_trf_the_round_or_the_configuration() {
-    let mut rig = Rig::start_custom("bcast-tags", 4, Default::default(), |s| {
+    let mut rig = Rig::start_custom("bcast-tags", 5, Default::default(), |s| {
         s.broadcast.tags.event = Some("Config Open".into());
         s.broadcast.tags.site = Some("Config City".into());
     })
@@ -301,6 +302,16 @@ async fn event_and_site_come_from_the_trf_the_round_or_the_configuration() {
         .await;
     assert_eq!(r["status"], "ok", "{r}");
     rig.watcher.event(&board_id(4), "clock_started").await;
+    // Round 4 names its own event and no site: its Site is the configuration's.
+    let r = rig
+        .hall_command(
+            json!({"action": "start_round", "round": 4, "start": now_ms(),
+            "event": "Hall B Rapid",
+            "pairings": [{"board": board_id(5), "white": "White 5", "black": "Black 5"}]}),
+        )
+        .await;
+    assert_eq!(r["status"], "ok", "{r}");
+    rig.watcher.event(&board_id(5), "clock_started").await;
 
     let from_trf = round_pgn(&rig, 2);
     assert!(
@@ -315,12 +326,19 @@ async fn event_and_site_come_from_the_trf_the_round_or_the_configuration() {
     let own = round_pgn(&rig, 3);
     assert!(own.contains("[Event \"Config Open\"]"), "{own}");
     assert!(own.contains("[Site \"Hall B\"]"), "{own}");
+    let own_event = round_pgn(&rig, 4);
+    assert!(
+        own_event.contains("[Event \"Hall B Rapid\"]"),
+        "{own_event}"
+    );
+    assert!(own_event.contains("[Site \"Config City\"]"), "{own_event}");
 
     // The event's tags change meanwhile: the rounds keep those they started with.
     rig.settings.broadcast.tags.event = Some("Renamed".into());
     rig.restart_daemon().await;
     assert_eq!(round_pgn(&rig, 2), from_trf, "round 2 after the restart");
     assert_eq!(round_pgn(&rig, 3), own, "round 3 after the restart");
+    assert_eq!(round_pgn(&rig, 4), own_event, "round 4 after the restart");
     // `hallclock pgn` names the games as the broadcast did (the tags stored at the round's
     // start), and its options override them.
     let pgn = |extra: &[&str]| {

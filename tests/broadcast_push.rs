@@ -24,6 +24,8 @@ struct Request {
     authorization: String,
     body: String,
     at: Instant,
+    /// tokio's clock when it came: under paused time, the time the test let pass.
+    tokio_at: tokio::time::Instant,
 }
 
 /// What the stand-in answers to one push.
@@ -60,6 +62,7 @@ async fn push_endpoint(
             .to_string(),
         body: body.clone(),
         at: Instant::now(),
+        tokio_at: tokio::time::Instant::now(),
     });
     let reply = {
         let mut script = s.script.lock().unwrap();
@@ -485,4 +488,58 @@ async fn a_lichess_round_with_a_source_url_is_named_as_such() {
     );
     drop(p);
     rig.stop().await;
+}
+
+/// Issue 22: lichess's broadcaster pushes the round again every minute even when nothing
+/// changed (a game lichess lost or a round reset on its side is filled again), and so does
+/// the push: an unchanged round goes again after `push::FORCE_EVERY`, not before, and again
+/// a minute later. Under tokio's paused time, so the minutes pass without being waited
+/// for (the stand-in answers over loopback in the same runtime, the round's feed has a
+/// fixed clock).
+#[tokio::test(start_paused = true)]
+async fn an_unchanged_round_is_pushed_again_after_the_forced_interval() {
+    let (standin, url) = stand_in(vec![]).await;
+    let feed = synthetic_round("push-forced", 2);
+    let mut p = push::spawn(
+        feed.source(fixed_clock()),
+        &settings("push-forced", &url),
+        None,
+    )
+    .expect("the push starts");
+    report(&mut p.reports, "the first push", |r| {
+        matches!(r, PushReport::Pushed { .. }).then_some(())
+    })
+    .await;
+    let requests = standin.requests.clone();
+    let got = || requests.lock().unwrap().clone();
+    assert_eq!(got().len(), 1, "{:?}", got());
+    let first = got()[0].tokio_at;
+    // Nothing changes: nothing is pushed for most of a minute (a push a second would be 57).
+    tokio::time::sleep_until(first + push::FORCE_EVERY - Duration::from_millis(1500)).await;
+    assert_eq!(got().len(), 1, "pushed again before the minute");
+    for n in [2, 3] {
+        let deadline = first + (push::FORCE_EVERY + push::DEBOUNCE * 2) * (n - 1);
+        while got().len() < n as usize {
+            assert!(
+                tokio::time::Instant::now() < deadline,
+                "no forced push {n} by {:?}",
+                deadline - first
+            );
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        let all = got();
+        let (before, this) = (&all[n as usize - 2], &all[n as usize - 1]);
+        assert_eq!(this.body, before.body, "the same round again");
+        assert_eq!(this.round_id, "AbCd1234");
+        let gap = this.tokio_at - before.tokio_at;
+        assert!(
+            gap >= push::FORCE_EVERY && gap <= push::FORCE_EVERY + push::DEBOUNCE * 2,
+            "push {n} came {gap:?} after the one before"
+        );
+    }
+    match p.reports.borrow().as_ref() {
+        Some(PushReport::Pushed { games, .. }) => assert_eq!(games.len(), 2, "{games:?}"),
+        other => panic!("the forced push was not taken: {other:?}"),
+    }
+    drop(p);
 }

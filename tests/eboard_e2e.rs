@@ -388,6 +388,80 @@ async fn a_press_before_its_move_is_read_shows_the_position_before_it_as_pending
     rig.stop().await;
 }
 
+/// Issue 22: `"fen": null` only when the position is truly unknown. Presses with no move on
+/// the board (a clock-only board: the pieces are not on a DGT board, or it reports
+/// nothing) owe their moves, and the state keeps the last known position with
+/// `move_pending` for up to `MAX_OWED_PLIES` of them (the board's dumps, asked for after
+/// each, show no move); the press after that leaves the position unknown: the game runs on
+/// and its state says `"fen": null`, nothing pending, until the arbiter sets a position.
+/// Press board `n`'s lever once its clock runs (the daemon's `clock_started` goes out
+/// before the clock has taken its command).
+async fn press_running(rig: &Rig, n: usize) {
+    for _ in 0..250 {
+        if rig.sim.board(n).clock_display().running.is_some() {
+            assert!(rig.sim.board(n).press(), "the clock took the press");
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    panic!("board {n}: the clock did not run within 5 s");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn presses_beyond_what_the_board_can_owe_publish_fen_null_while_the_game_runs() {
+    let mut rig = rig("fen-unknown", 1).await;
+    round(&mut rig, 1, None).await;
+    let b = board_id(1);
+    let start = Chess::default();
+    let start = Fen::from_position(&start, EnPassantMode::Legal).to_string();
+    let owe = usize::from(hallclock::rules::game::MAX_OWED_PLIES);
+    for n in 1..=owe {
+        press_running(&rig, 1).await;
+        rig.watcher.event(&b, "pressed").await;
+        let s = rig
+            .watcher
+            .state(&b, &format!("{n} presses owed"), |s| {
+                s["pending_plies"] == n
+            })
+            .await;
+        assert_eq!(s["fen"], start.as_str(), "press {n}: {s}");
+        assert_eq!(s["move_pending"], true, "{s}");
+        assert_eq!(s["pending_side"], "white", "{s}");
+    }
+    assert_position_never_vanished(&mut rig, &b);
+    press_running(&rig, 1).await;
+    rig.watcher.event(&b, "pressed").await;
+    let unknown = rig
+        .watcher
+        .state(&b, "the position unknown", |s| {
+            s["phase"] == "running" && s["fen"].is_null()
+        })
+        .await;
+    assert_eq!(unknown["move_pending"], false, "{unknown}");
+    assert!(unknown.get("pending_side").is_none(), "{unknown}");
+    assert!(unknown.get("pending_plies").is_none(), "{unknown}");
+    assert!(
+        unknown["running"].is_string(),
+        "the clocks run on: {unknown}"
+    );
+    // The arbiter's position ends it.
+    let turn = if (owe + 1) % 2 == 0 { "w" } else { "b" };
+    let fen = format!("rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR {turn} KQkq - 0 1");
+    let r = rig
+        .board_command(
+            &b,
+            json!({"action": "set_position", "fen": fen, "reason": "clock-only board"}),
+        )
+        .await;
+    assert_eq!(r["status"], "ok", "{r}");
+    let set = rig
+        .watcher
+        .state(&b, "the arbiter's position", |s| s["fen"] == fen.as_str())
+        .await;
+    assert_eq!(set["move_pending"], false, "{set}");
+    rig.stop().await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_flag_before_the_pressed_move_is_read_is_decided_when_the_board_shows_it() {
     // 3 s a side. Black lifts its pawn and presses with it in the hand (the board shows

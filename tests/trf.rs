@@ -443,6 +443,58 @@ fn show(name: &str) -> (Vec<serde_json::Value>, Vec<(usize, String)>) {
     (json_lines(&out), warnings(&err))
 }
 
+/// The real binary's `trf show` over every file this repository keeps for the TRF room:
+/// each TRF is read (exit 0, JSON lines on stdout) and everything on stderr is a warning
+/// that names its line; the other files of the folder (its README, a pairing engine's
+/// `.pairs`) are refused with exit 2 and one line naming the file, never a panic.
+#[test]
+fn trf_show_reads_every_test_file_and_every_warning_names_its_line() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut files = Vec::new();
+    for dir in [data(""), root.join("crates/trf/tests/data")] {
+        let mut here: Vec<PathBuf> = std::fs::read_dir(&dir)
+            .expect("test data folder")
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| p.is_file())
+            .collect();
+        here.sort();
+        files.extend(here);
+    }
+    let shared: Vec<PathBuf> = trf_files()
+        .into_iter()
+        .filter(|p| !files.contains(p))
+        .collect();
+    files.extend(shared);
+    let is_trf = |p: &Path| {
+        p.extension()
+            .and_then(|e| e.to_str())
+            .is_some_and(|e| e.eq_ignore_ascii_case("trf") || e.eq_ignore_ascii_case("txt"))
+    };
+    let trfs = files.iter().filter(|p| is_trf(p)).count();
+    assert!(trfs >= 10, "{files:?}");
+    for path in &files {
+        let (code, out, err) = run(&["trf".as_ref(), "show".as_ref(), path.as_os_str()]);
+        let name = path.display();
+        if !is_trf(path) {
+            assert_eq!(code, Some(2), "{name}: {err}");
+            assert_eq!(err.lines().count(), 1, "{name}: {err}");
+            assert!(
+                err.starts_with(&format!("hallclock trf: {name}: ")),
+                "{err}"
+            );
+            continue;
+        }
+        assert_eq!(code, Some(0), "{name}: {err}");
+        let lines = json_lines(&out);
+        assert!(lines[0].get("tournament").is_some(), "{name}: {lines:?}");
+        assert!(lines.iter().any(|l| l.get("player").is_some()), "{name}");
+        // Every line of stderr is a warning, and `warnings` finds its line number in each.
+        let warned = warnings(&err);
+        assert_eq!(warned.len(), err.lines().count(), "{name}: {err}");
+        assert!(warned.iter().all(|w| w.0 >= 1), "{name}: {warned:?}");
+    }
+}
+
 #[test]
 fn trf_show_reads_the_fide_example_layout_with_rulers_and_names_each_skipped_line() {
     let (lines, warned) = show("fide-example-rulers.trf");

@@ -308,6 +308,13 @@ impl Schedule {
     }
 }
 
+/// The loop's "now" for the [`Schedule`]: tokio's clock, the same as the loop's sleeps (it
+/// is the system's monotonic clock, except under tokio's paused time, where the test of
+/// the forced push lets a minute pass without waiting for it).
+fn schedule_now() -> std::time::Instant {
+    tokio::time::Instant::now().into_std()
+}
+
 /// Where the `broadcast_push` alert goes: the hall's publisher (MQTT and the dashboard's
 /// feed). None: logged only.
 #[derive(Clone)]
@@ -559,7 +566,7 @@ async fn run(
             }
             let rendered = source.render_games(&games, now.cut);
             let key = format!("{round} {}", rendered.etag);
-            if !lane.schedule.due(&key, std::time::Instant::now()) {
+            if !lane.schedule.due(&key, schedule_now()) {
                 continue;
             }
             last_attempt = Some(tokio::time::Instant::now());
@@ -604,7 +611,7 @@ async fn push_one(
     match client.post(&round_id, body).await {
         Ok((status, body)) if (200..300).contains(&status) => {
             *backoff = Duration::from_secs(1);
-            lane.schedule.given(key, std::time::Instant::now());
+            lane.schedule.given(key, schedule_now());
             let games = outcomes(&body);
             tracing::info!(round, round_id = %round_id, games = games.len(), "pushed to lichess");
             let mut refused = Vec::new();
@@ -655,7 +662,7 @@ async fn push_one(
             failed(round, round_id, Some(status), reason, backoff)
         }
         Ok((status, body)) => {
-            lane.schedule.given(key, std::time::Instant::now());
+            lane.schedule.given(key, schedule_now());
             let body = excerpt(&body);
             let problem = if is_source_url_refusal(&body) {
                 PushProblem::SourceUrl {
