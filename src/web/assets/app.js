@@ -732,6 +732,15 @@ function confirmText(spec, body, boardId) {
 function isCritical(a) {
   return a.severity === "critical" || CRITICAL.has(a.kind);
 }
+/**
+ * An alert's message as the page says it: the daemon names the MQTT commands that resolve
+ * it (for programs and mosquitto_pub); the arbiter sees the page's buttons.
+ * @param {any} a
+ */
+function alertText(a) {
+  return `${a.board || "hall"}: ${String(a.message)
+    .replace(/set_time to correct the official time, or acknowledge_alert to keep it/, "Set time to correct the official time, or Keep the official times")}`;
+}
 /** @param {any} a */
 function alertKey(a) {
   return `${a.id}@${a.since}`;
@@ -774,7 +783,7 @@ function renderBanner() {
   setText(count, store.alerts.size ? String(store.alerts.size) : "");
   if (PUBLIC || open.length === 0) { el.hidden = true; return; }
   el.hidden = false;
-  el.replaceChildren(`${open.length} critical alert${open.length > 1 ? "s" : ""}: `, ...open.slice(0, 3).map((a, i) => h("span", {}, [i ? "; " : "", h("a", { href: a.board ? `/board/${a.board}` : "/alerts", text: `${a.board || "hall"}: ${a.message}` })])), " — ", h("a", { href: "/alerts", text: "resolve or silence" }));
+  el.replaceChildren(`${open.length} critical alert${open.length > 1 ? "s" : ""}: `, ...open.slice(0, 3).map((a, i) => h("span", {}, [i ? "; " : "", h("a", { href: a.board ? `/board/${a.board}` : "/alerts", text: alertText(a) })])), " — ", h("a", { href: "/alerts", text: "resolve or silence" }));
 }
 
 // ---------- views ----------
@@ -1040,7 +1049,7 @@ function eventValue(k, v) {
   if (v === null || v === undefined) return "";
   if ((k === "side" || k === "sealer" || k === "running") && typeof v === "string") return colorWord(v);
   if (/_ms$/.test(k) && typeof v === "number") return `${v < 0 ? "−" : ""}${fmtClock(Math.abs(v))}`;
-  if ((k === "start" || k === "end" || /_at$/.test(k)) && typeof v === "number" && v > 1e12) return new Date(v).toLocaleString();
+  if ((k === "start" || k === "end" || k === "charged_to" || /_at$/.test(k)) && typeof v === "number" && v > 1e12) return new Date(v).toLocaleString();
   if (typeof v === "object") {
     if (v.score) return resultText(v, true);
     return Object.entries(v).map(([kk, vv]) => `${kk.replace(/_/g, " ")} ${eventValue(kk, vv)}`).join(", ");
@@ -1196,7 +1205,7 @@ function boardView(id) {
     if (seated !== order.join()) { clocks.replaceChildren(sides[order[0]].box, sides[order[1]].box); seated = order.join(); }
     for (const color of order) {
       setText(sides[color].clock, st && st[color] ? fmtClock(clockMs(st, color)) : "–");
-      setText(sides[color].name, st && st[color] ? `${st[color].name} · ${st[color].moves} moves${st[color].present ? "" : " · absent"}` : colorWord(color));
+      setText(sides[color].name, st && st[color] ? `${st[color].name} · ${st[color].moves} move${st[color].moves === 1 ? "" : "s"}${st[color].present ? "" : " · absent"}` : colorWord(color));
       const cls = sideClass(st, color);
       if (sides[color].box.className.replace(" low", "") !== cls) sides[color].box.className = cls;
     }
@@ -1204,7 +1213,8 @@ function boardView(id) {
     const big = ["flag", "sealing", "adjourned", "paused"].includes(key);
     marker.hidden = !big;
     if (big) { setText(marker, phaseText(b, id)); marker.className = `marker phase-${key}`; }
-    const bits = [b.online ? "online" : "OFFLINE", st && !big ? phaseText(b, id) : "", st && st.round ? `round ${st.round}` : "", st && st.time_control ? st.time_control : "", moveNumber(id), st ? resultText(st.result, true) : ""];
+    // No-break spaces: the line wraps between its parts, never inside "move 12".
+    const bits = [b.online ? "online" : "OFFLINE", st && !big ? phaseText(b, id) : "", st && st.round ? `round\u00a0${st.round}` : "", st && st.time_control ? `time\u00a0control\u00a0${st.time_control}` : "", moveNumber(id).replace(" ", "\u00a0"), st ? resultText(st.result, true) : ""];
     if (st && st.draw_offer) bits.push(`draw offered by ${colorWord(st.draw_offer.side)}`);
     // 6.7a: a press came before the board showed its move; the diagram keeps the last
     // known position (dimmed) until the move is read, rather than going blank.
@@ -1290,8 +1300,9 @@ function alertRow(a) {
   if (a.board && !resolvable) actions.push(h("a", { href: `/board/${a.board}`, text: "open board" }));
   if (!resolvable) actions.push(done ? h("span", { class: "muted", text: "silenced here" }) : h("button", { type: "button", class: "ack", text: "Silence", title: "stop the sound and the banner in this browser; the alert stays until its cause is gone", onclick: () => ack(a) }));
   return h("div", { class: `alert ${isCritical(a) ? "critical" : ""} ${done ? "acked" : ""}`, "data-alert": a.id, "data-kind": a.kind }, [
-    h("span", { class: "kind", text: `${a.severity} · ${String(a.kind).replace(/_/g, " ")}` }),
-    h("span", { class: "msg", text: `${a.board ? a.board + ": " : ""}${a.message}` }),
+    // The kinds the page sounds for are critical here, whatever the daemon's severity.
+    h("span", { class: "kind", text: `${isCritical(a) ? "critical" : a.severity} · ${String(a.kind).replace(/_/g, " ")}` }),
+    h("span", { class: "msg", text: alertText(a) }),
     h("span", { class: "muted", text: fmtTime(a.since) }),
     ...actions, reply,
   ]);
