@@ -3,7 +3,8 @@
 //! tabs of one browser stay live and each gets its answer; a double click applies once;
 //! a refused seal leaves no text behind; an alert resolved in one browser is gone in
 //! another; the board page shows first the acts the game's phase calls for.
-//! Screenshots go to target/web-screenshots/.
+//! Screenshots go to target/web-screenshots/ and, with HALLCLOCK_UPDATE_SCREENSHOTS set,
+//! to docs/screenshots/.
 
 mod common;
 mod webcommon;
@@ -230,6 +231,9 @@ async fn ten_tabs_of_one_browser_stay_live_and_a_command_from_each_is_answered()
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_board_page_offers_the_acts_of_each_phase_and_a_click_is_one_command() {
     let mut rig = Rig::start_with("web-acts", 2, GameDefaults::default()).await;
+    // Up before the round, as with the daemon: the board page's log has the whole game.
+    let web = dashboard(&rig).await;
+    let base = format!("http://{}", web.addr);
     let r = rig
         .start_round(
             2,
@@ -242,8 +246,6 @@ async fn the_board_page_offers_the_acts_of_each_phase_and_a_click_is_one_command
     let b1 = board_id(1);
     let b2 = board_id(2);
     rig.watcher.event(&b1, "clock_started").await;
-    let web = dashboard(&rig).await;
-    let base = format!("http://{}", web.addr);
     let chrome = Chrome::start("web-acts", 1400, 1000).await;
     log_in(&chrome, &base, "chief").await;
     let c = &chrome.client;
@@ -265,7 +267,9 @@ async fn the_board_page_offers_the_acts_of_each_phase_and_a_click_is_one_command
         .js("return [...document.querySelectorAll('#acts-now button.danger')].length;")
         .await;
     assert_eq!(danger_first, 0, "no danger act among the first ones");
-    let _ = chrome.shot("board-running").await;
+    let _ = chrome
+        .shot_for_docs("board-running", "screenshots/board-running.png")
+        .await;
 
     // --- a double click on "Add time" applies it once ---
     chrome
@@ -392,7 +396,14 @@ async fn the_board_page_offers_the_acts_of_each_phase_and_a_click_is_one_command
         )
         .await;
     assert_eq!(marker, "PAUSED");
-    let _ = chrome.shot("board-paused").await;
+    // The seal's check above left the page scrolled down to "Every act on this board";
+    // the picture is of what an arbiter sees on coming to a paused board.
+    chrome
+        .js("document.querySelector('details.every').open = false; window.scrollTo(0, 0); return true;")
+        .await;
+    let _ = chrome
+        .shot_for_docs("board-paused", "screenshots/board-paused.png")
+        .await;
     let r = rig
         .board_command(&b1, json!({"action": "resume", "reason": "quiet again"}))
         .await;
@@ -459,7 +470,9 @@ async fn the_board_page_offers_the_acts_of_each_phase_and_a_click_is_one_command
         .js("return document.documentElement.scrollWidth <= window.innerWidth + 1;")
         .await;
     assert_eq!(overflow, true, "the page does not overflow after a seal");
-    let _ = chrome.shot("board-adjourned").await;
+    let _ = chrome
+        .shot_for_docs("board-adjourned", "screenshots/board-adjourned.png")
+        .await;
 
     // --- a flag waiting for the arbiter: confirm it or set the result ---
     let r = rig
@@ -496,7 +509,9 @@ async fn the_board_page_offers_the_acts_of_each_phase_and_a_click_is_one_command
         note.as_str().unwrap_or("").contains("White 2 (White)"),
         "the note names the player: {note}"
     );
-    let _ = chrome.shot("board-flag").await;
+    let _ = chrome
+        .shot_for_docs("board-flag", "screenshots/board-flag.png")
+        .await;
     // Set result is a danger act: it says what will happen before it is sent.
     chrome
         .js("const f = document.querySelector('#acts-now form[data-action=set_result]'); f.querySelector('[name=result]').value = 'resignation'; f.querySelector('[name=side]').value = 'black'; f.querySelector('[name=reason]').value = 'test'; f.querySelector('button[type=submit]').click(); return true;")
@@ -527,7 +542,9 @@ async fn the_board_page_offers_the_acts_of_each_phase_and_a_click_is_one_command
             "document.querySelector('.tile .badge.phase-adjourned') && document.querySelector('.tile .badge.phase-flag')",
         )
         .await;
-    let _ = chrome.shot("hall-markers").await;
+    let _ = chrome
+        .shot_for_docs("hall-markers", "screenshots/hall-markers.png")
+        .await;
     c.goto(&format!("{base}/public")).await.expect("public");
     let heading = chrome
         .until(
@@ -549,7 +566,9 @@ async fn the_board_page_offers_the_acts_of_each_phase_and_a_click_is_one_command
             && !info.as_str().unwrap_or("").contains("\"port\""),
         "no serial port on /public: {info}"
     );
-    let _ = chrome.shot("public").await;
+    let _ = chrome
+        .shot_for_docs("public", "screenshots/public.png")
+        .await;
     chrome.close().await;
     rig.stop().await;
 }
@@ -592,7 +611,9 @@ async fn an_alert_resolved_in_one_browser_is_gone_in_another() {
             .expect("alerts");
         chrome.until("the discrepancy's alert", row).await;
     }
-    let _ = one.shot("alerts-discrepancy").await;
+    let _ = one
+        .shot_for_docs("alerts-discrepancy", "screenshots/alerts-discrepancy.png")
+        .await;
     let count_before = two
         .js("return document.getElementById('alert-count').textContent;")
         .await;
