@@ -644,3 +644,293 @@ async fn an_alert_resolved_in_one_browser_is_gone_in_another() {
     two.close().await;
     rig.stop().await;
 }
+
+/// The text of `css` on the page, or "" while it is not there.
+async fn text_of(chrome: &Chrome, css: &str) -> String {
+    chrome
+        .js(&format!(
+            "return (e => e ? e.textContent : '')(document.querySelector({css:?}));"
+        ))
+        .await
+        .as_str()
+        .unwrap_or("")
+        .to_string()
+}
+
+/// Issue 21's smaller problems, each seen in the browser: the round page's errors in an
+/// arbiter's words and on the row (a time control with an example in the hall's notation,
+/// "Black is missing on row 3", a refused pasted pairing counted from 1); a finished game's
+/// result with its reason; "by time left" with finished games last; the round summary with
+/// an earlier round's game still on; full names; one round per public screen; a favicon.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_round_page_and_the_hall_say_what_an_arbiter_needs() {
+    let mut rig = Rig::start_with("web-words", 4, GameDefaults::default()).await;
+    let web = dashboard(&rig).await;
+    let base = format!("http://{}", web.addr);
+    let chrome = Chrome::start("web-words", 1400, 1000).await;
+    log_in(&chrome, &base, "chief").await;
+    let c = &chrome.client;
+
+    // --- the round page, before any round ---
+    c.goto(&format!("{base}/round"))
+        .await
+        .expect("the round page");
+    chrome
+        .until(
+            "the round form filled from the feed",
+            "document.querySelectorAll('#pairing-rows tr').length === 4",
+        )
+        .await;
+    // "90 min" is no time control; the example says how the hall writes one (seconds:
+    // its "90+30" would be a minute and a half).
+    let tc = c
+        .find(Locator::Css("#start-round [name=time_control]"))
+        .await
+        .expect("the time control field");
+    tc.clear().await.expect("clear it");
+    tc.send_keys("90 min").await.expect("type a control");
+    let said = chrome
+        .until(
+            "the time control's error",
+            "(d => d.classList.contains('err') && d.textContent)(document.getElementById('tc-desc'))",
+        )
+        .await;
+    let said = said.as_str().unwrap_or("").to_string();
+    println!("a bad time control: {said}");
+    assert!(said.contains("5400+30 (90 min, +30 s a move)"), "{said}");
+    assert!(!said.contains("90+30 (90 min"), "{said}");
+    assert!(
+        !said.contains("*secs"),
+        "PGN's grammar is not an arbiter's: {said}"
+    );
+    tc.clear().await.expect("clear it");
+    tc.send_keys("600").await.expect("type a control");
+    chrome
+        .until(
+            "a good time control",
+            "document.getElementById('tc-desc').textContent.includes('10 min')",
+        )
+        .await;
+    // A pairing without Black: said on its row, counted as the arbiter counts.
+    chrome
+        .js(r#"
+            const rows = document.querySelectorAll('#pairing-rows tr');
+            const names = [['Ding', 'So'], ['Giri', 'Caruana'], ['Gukesh', '']];
+            names.forEach(([w, b], i) => {
+              rows[i].querySelector('[name=white]').value = w;
+              rows[i].querySelector('[name=black]').value = b;
+            });
+            return true;"#)
+        .await;
+    press(&chrome, "#start-round button[type=submit]", "Start round").await;
+    let row = chrome
+        .until(
+            "the row's error",
+            "(e => e && e.previousElementSibling === document.querySelectorAll('#pairing-rows tr')[2] && e.textContent)(document.querySelector('#pairing-rows tr.row-error'))",
+        )
+        .await;
+    assert!(
+        row.as_str()
+            .unwrap_or("")
+            .starts_with("Black is missing on row 3"),
+        "{row}"
+    );
+    // Pasted JSON the daemon refuses: its 0-based pairings[1] is the arbiter's pairing 2.
+    for (json, want) in [
+        (
+            r#"[{"board":"board-001","white":"A","black":"B"},{"board":"board-009","white":"C","black":"D"}]"#,
+            "refused: pairing 2 (board): unknown board 'board-009'",
+        ),
+        (
+            r#"[{"board":"board-001","white":"A","black":"B"},{"board":"board-002","white":"C"}]"#,
+            "pasted JSON, pairing 2 (board-002): Black is missing",
+        ),
+    ] {
+        chrome
+            .js(&format!(
+                "document.querySelector('#start-round [name=pairings_json]').value = {json:?}; document.getElementById('round-reply').textContent = ''; return true;"
+            ))
+            .await;
+        press(&chrome, "#start-round button[type=submit]", "Start round").await;
+        let reply = chrome
+            .until(
+                "the pasted pairings' refusal",
+                "(t => (t.startsWith('refused') || t.startsWith('pasted')) && t)(document.getElementById('round-reply').textContent)",
+            )
+            .await;
+        let reply = reply.as_str().unwrap_or("").to_string();
+        println!("pasted pairings: {reply}");
+        assert_eq!(reply, want);
+    }
+
+    // --- round 1 on every board; boards 1-3 end and play round 2, board 4 plays on ---
+    let long = "Abdusattorov, Nodirbek Kobiljonovich";
+    let pairings: Vec<Value> = (1..=4)
+        .map(|n| json!({"board": board_id(n), "white": if n == 4 { long.to_string() } else { format!("White {n}") }, "black": format!("Black {n}")}))
+        .collect();
+    let r = rig
+        .start_round(
+            4,
+            "600",
+            0,
+            json!({"pairings": pairings, "flag_mode": "auto"}),
+        )
+        .await;
+    assert_eq!(r["status"], "ok", "{r}");
+    for n in 1..=4 {
+        rig.watcher.event(&board_id(n), "clock_started").await;
+    }
+    for n in 1..=3 {
+        let r = rig
+            .board_command(
+                &board_id(n),
+                json!({"action": "set_result", "result": "1/2-1/2", "reason": "test"}),
+            )
+            .await;
+        assert_eq!(r["status"], "ok", "{r}");
+    }
+    let r = rig
+        .start_round(
+            3,
+            "600",
+            0,
+            json!({"round": 2, "flag_mode": "auto", "event": "Hall Open 2026"}),
+        )
+        .await;
+    assert_eq!(r["status"], "ok", "{r}");
+    // Board 1's game of round 2 ends on time: the least time left, and finished.
+    let b1 = board_id(1);
+    let r = rig
+        .board_command(
+            &b1,
+            json!({"action": "set_time", "side": "white", "remaining_ms": 1000, "reason": "test"}),
+        )
+        .await;
+    assert_eq!(r["status"], "ok", "{r}");
+    let topic = rig.topic(&format!("board/{b1}/event"));
+    rig.watcher
+        .wait("board 1's flag in round 2", |m| {
+            m.topic == topic
+                && m.json()["event"] == "game_ended"
+                && m.json()["termination"] == "flag"
+        })
+        .await;
+
+    // Board 3's ends by resignation, set by the arbiter.
+    let r = rig
+        .board_command(
+            &board_id(3),
+            json!({"action": "set_result", "result": "resignation", "side": "black", "reason": "test"}),
+        )
+        .await;
+    assert_eq!(r["status"], "ok", "{r}");
+
+    // --- the hall: by time left, the finished games come last ---
+    c.goto(&format!("{base}/")).await.expect("the hall");
+    chrome
+        .until(
+            "the finished game on its tile",
+            &format!("document.querySelector('.tile[data-board=\"{b1}\"] .result').textContent"),
+        )
+        .await;
+    chrome
+        .js("const s = document.querySelector('select[aria-label=sort]'); s.value = 'time'; s.dispatchEvent(new Event('change')); return true;")
+        .await;
+    let order = chrome
+        .until(
+            "the tiles by time left",
+            "(o => o.length === 4 && o[3] === 'board-003' && o)([...document.querySelectorAll('#tiles .tile')].map(t => t.dataset.board))",
+        )
+        .await;
+    println!("by time left: {order}");
+    // Still on: board 4 (round 1, its clock has run longest), then board 2.
+    assert_eq!(order, json!([board_id(4), board_id(2), b1, board_id(3)]));
+    // The result with its reason, one hover away on the tile.
+    let why = chrome
+        .js(&format!(
+            "return document.querySelector('.tile[data-board=\"{b1}\"] .result').title;"
+        ))
+        .await;
+    assert_eq!(why, "0-1 · White lost on time", "{why}");
+    let why = chrome
+        .js("return document.querySelector('.tile[data-board=\"board-003\"] .result').title;")
+        .await;
+    assert_eq!(why, "1-0 · Black resigned", "{why}");
+    // A long name cut on a tile is whole in its tooltip.
+    let b4 = board_id(4);
+    let title = chrome
+        .js(&format!(
+            "return document.querySelector('.tile[data-board=\"{b4}\"] .side.white .name').title;"
+        ))
+        .await;
+    assert_eq!(title, long);
+    // And on the board page, written out whole: the result with its reason too.
+    c.goto(&format!("{base}/board/{b4}"))
+        .await
+        .expect("board 4");
+    let whole = chrome
+        .until(
+            "the long name on the board page",
+            &format!("(n => n && n.textContent.includes({long:?}) && n.scrollWidth <= n.clientWidth)([...document.querySelectorAll('.bigclocks .side .name')].find(n => n.textContent.includes('Abdusattorov')))"),
+        )
+        .await;
+    assert_eq!(whole, true);
+    c.goto(&format!("{base}/board/{b1}"))
+        .await
+        .expect("board 1");
+    chrome
+        .until(
+            "the result and why on the board page",
+            "document.getElementById('main').textContent.includes('0-1 · White lost on time')",
+        )
+        .await;
+
+    // --- the round summary keeps round 1's game still on ---
+    c.goto(&format!("{base}/round"))
+        .await
+        .expect("the round page");
+    let earlier = chrome
+        .until(
+            "board 4 in round 2's summary",
+            &format!("(r => r && r.classList.contains('earlier') && r.textContent)(document.querySelector('#round-summary tr[data-board=\"{b4}\"]'))"),
+        )
+        .await;
+    assert!(
+        earlier.as_str().unwrap_or("").contains("(round 1)"),
+        "{earlier}"
+    );
+    let summary = text_of(&chrome, "#round-summary").await;
+    println!("round summary: {summary}");
+    assert!(summary.contains("Round 2"), "{summary}");
+
+    // --- one round per public screen ---
+    c.goto(&format!("{base}/public?round=1"))
+        .await
+        .expect("public, round 1");
+    let shown = chrome
+        .until(
+            "round 1 alone on the public screen",
+            "(t => t.length === 1 && t)([...document.querySelectorAll('.tile')].map(t => t.dataset.board))",
+        )
+        .await;
+    assert_eq!(shown, json!([b4]));
+    let heading = text_of(&chrome, ".pubtitle").await;
+    assert!(heading.ends_with("Round 1"), "{heading}");
+    c.goto(&format!("{base}/public")).await.expect("public");
+    let shown = chrome
+        .until(
+            "the current round on the public screen",
+            "(t => t.length === 3 && t)([...document.querySelectorAll('.tile')].map(t => t.dataset.board))",
+        )
+        .await;
+    assert_eq!(shown, json!([b1, board_id(2), board_id(3)]));
+    let heading = text_of(&chrome, ".pubtitle").await;
+    assert_eq!(heading, "Hall Open 2026 — Round 2");
+
+    // --- a favicon, not a 404 ---
+    let (status, head, _) = webcommon::http(web.addr, "GET", "/favicon.ico", &[], "").await;
+    assert_eq!(status, 200, "{head}");
+    assert!(head.to_lowercase().contains("image/"), "{head}");
+    chrome.close().await;
+    rig.stop().await;
+}

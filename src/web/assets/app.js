@@ -126,8 +126,21 @@ const TERMINATION_WORDS = {
   default: (/** @type {any} */ r) => `${(r.absent || []).map(colorWord).join(" and ")} absent at default time`,
   invalid_sealed_move: (/** @type {any} */ r) => `${colorWord(r.side)}'s sealed move was not valid (I.8)`,
   invalid_sealed_move_opponent_cannot_mate: (/** @type {any} */ r) => `${colorWord(r.side)}'s sealed move was not valid, but the opponent cannot mate`,
-  arbiter: (/** @type {any} */ r) => String(r.kind || "set by the arbiter").replace(/_/g, " "),
+  arbiter: (/** @type {any} */ r) => arbiterResultWords(r.kind && typeof r.kind === "object" ? r.kind : { kind: r.kind }),
 };
+
+/**
+ * A result the arbiter set, in words (the state's `kind`: an object tagged by its own
+ * `kind`, as the rules crate writes `ArbiterResult`).
+ * @param {any} k
+ */
+function arbiterResultWords(k) {
+  if (k.kind === "agreed_draw") return "draw agreed";
+  if (k.kind === "resignation") return `${colorWord(k.side)} resigned`;
+  if (k.kind === "illegal_moves") return `${colorWord(k.side)}'s illegal moves (7.5.5)`;
+  if (k.kind === "annulled") return "annulled by the arbiter";
+  return "set by the arbiter";
+}
 
 /**
  * The result and, when `withReason`, why ("1-0 · Black lost on time").
@@ -1052,6 +1065,7 @@ function eventValue(k, v) {
   if ((k === "start" || k === "end" || k === "charged_to" || /_at$/.test(k)) && typeof v === "number" && v > 1e12) return new Date(v).toLocaleString();
   if (typeof v === "object") {
     if (v.score) return resultText(v, true);
+    if (k === "kind" && typeof v.kind === "string") return arbiterResultWords(v);
     return Object.entries(v).map(([kk, vv]) => `${kk.replace(/_/g, " ")} ${eventValue(kk, vv)}`).join(", ");
   }
   return String(v);
@@ -1393,9 +1407,10 @@ function roundView() {
     const a = await r.json().catch(() => ({}));
     if (r.ok) { tcDesc.textContent = a.description + (a.note ? ` (note: ${a.note})` : ""); tcDesc.className = "desc"; }
     else {
-      // The reader's words, and an example in the notation this hall uses.
-      const example = store.info && store.info.defaults ? store.info.defaults.time_control : "90+30";
-      tcDesc.textContent = `${a.reason || "not a time control"} — for example ${example}, 90+30 (90 min, +30 s a move) or 40/5400+30:1800+30`;
+      // The reader's words, and examples in the hall's notation, where times are seconds:
+      // "90+30" would be a minute and a half for the game.
+      const ours = store.info && store.info.defaults ? `; this hall's default is ${store.info.defaults.time_control}` : "";
+      tcDesc.textContent = `${tcWords(a.reason || "not a time control")}. Times are in seconds: for example 5400+30 (90 min, +30 s a move), 40/5400+30:1800+30 (90 min for 40 moves, then 30 min, +30 s a move from move 1) or 5400+5d (90 min, 5 s delay a move)${ours}`;
       tcDesc.className = "desc err";
     }
   }, 250);
@@ -1451,14 +1466,25 @@ function roundView() {
       await post(null, body, reply);
       return;
     }
+    // The table's marks are of an earlier try; this one may not use the table at all.
+    clearRowErrors();
     if (pasted.value.trim()) {
       try {
         const v = JSON.parse(pasted.value);
         pairings = Array.isArray(v) ? v : v.pairings;
         if (!Array.isArray(pairings)) throw new Error("expected an array of pairings, or an object with \"pairings\"");
       } catch (err) { reply.textContent = `pasted JSON: ${err}`; reply.className = "reply err"; return; }
+      // Said here with the pairing's number: the daemon's reader would name the missing
+      // field but not which of the pairings lacks it.
+      const bad = pairings.findIndex((p) => !p || typeof p !== "object" || !p.board || !p.white || !p.black);
+      if (bad >= 0) {
+        const p = pairings[bad];
+        const what = !p || typeof p !== "object" ? 'not a pairing ({"board": …, "white": …, "black": …})' : `${!p.board ? "the board" : !p.white ? "White" : "Black"} is missing`;
+        reply.textContent = `pasted JSON, pairing ${bad + 1}${p && p.board ? ` (${p.board})` : ""}: ${what}`;
+        reply.className = "reply err";
+        return;
+      }
     } else {
-      clearRowErrors();
       let n = 0;
       for (const tr of rowsBody.querySelectorAll("tr")) {
         n++;
@@ -1491,7 +1517,8 @@ function roundView() {
       roundTxn = null;
       // The daemon names a pairing by its 0-based index: say the row, and mark it.
       const m = /pairings\[(\d+)\](?:\.(\w+))?:?\s*(.*)/.exec(reply.textContent || "");
-      const rows = [...rowsBody.querySelectorAll("tr")].filter((tr) => /** @type {HTMLInputElement} */ (tr.querySelector("[name=white]")).value.trim() || /** @type {HTMLInputElement} */ (tr.querySelector("[name=black]")).value.trim());
+      // Pairing rows only: a row's error is a row of the table too.
+      const rows = [...rowsBody.querySelectorAll("tr:not(.row-error)")].filter((tr) => /** @type {HTMLInputElement} */ (tr.querySelector("[name=white]")).value.trim() || /** @type {HTMLInputElement} */ (tr.querySelector("[name=black]")).value.trim());
       if (m && !pasted.value.trim()) {
         const i = Number(m[1]);
         const field = m[2] ? `${m[2].replace(/_/g, " ")}: ` : "";
@@ -1556,14 +1583,27 @@ function roundView() {
 }
 
 /**
- * A reader's message for programmers in an arbiter's words: serde's field messages.
+ * A reader's message for programmers in an arbiter's words: serde's field messages, and
+ * the daemon's 0-based `pairings[i]` as the arbiter counts (the first pairing is 1).
  * @param {string} text
  */
 function arbiterWords(text) {
   return text
+    .replace(/pairings\[(\d+)\](?:\.(\w+))?/g, (_, i, f) => `pairing ${Number(i) + 1}${f ? ` (${f.replace(/_/g, " ")})` : ""}`)
     .replace(/missing field `(\w+)`/g, (_, f) => `${f.replace(/_/g, " ").replace(/^./, (c) => c.toUpperCase())} is missing`)
     .replace(/unknown field `(\w+)`, expected [^;]*/g, (_, f) => `'${f}' is not a pairing's field`)
     .replace(/invalid type: ([^,]+), expected ([^;]+?)( at line \d+ column \d+)?$/g, "expected $2, not $1");
+}
+
+/**
+ * The time-control reader's message in an arbiter's words: its grammar names PGN's forms
+ * ('?' unknown, '-' none, '*secs' hourglass), none of which a round can be played on.
+ * @param {string} reason
+ */
+function tcWords(reason) {
+  return reason
+    .replace(/expected a time control \([^)]*\)/, "expected a number of seconds, or moves/seconds")
+    .replace(/ at column (\d+)$/, " (at character $1)");
 }
 
 function loginView() {
