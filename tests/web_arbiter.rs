@@ -2,7 +2,9 @@
 //! against the real daemon, the simulator on pseudo-terminals and a real Mosquitto: ten
 //! tabs of one browser stay live and each gets its answer; a double click applies once;
 //! a refused seal leaves no text behind; an alert resolved in one browser is gone in
-//! another; the board page shows first the acts the game's phase calls for.
+//! another; the board page shows first the acts the game's phase calls for; the round
+//! page and the hall say what an arbiter needs in an arbiter's words; a press before its
+//! move is read shows the position before it, dimmed.
 //! Screenshots go to target/web-screenshots/ and, with HALLCLOCK_UPDATE_SCREENSHOTS set,
 //! to docs/screenshots/.
 
@@ -931,6 +933,63 @@ async fn the_round_page_and_the_hall_say_what_an_arbiter_needs() {
     let (status, head, _) = webcommon::http(web.addr, "GET", "/favicon.ico", &[], "").await;
     assert_eq!(status, 200, "{head}");
     assert!(head.to_lowercase().contains("image/"), "{head}");
+    chrome.close().await;
+    rig.stop().await;
+}
+
+/// Issue 22 on the board page: a press before the e-board shows its move leaves the state
+/// on the position before it (`move_pending`); the page keeps that diagram, dimmed, and
+/// says whose press is waiting, until the move is read.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_press_before_its_move_is_read_dims_the_diagram_and_says_so() {
+    let mut rig = Rig::start("web-pending", 1).await;
+    let web = dashboard(&rig).await;
+    let base = format!("http://{}", web.addr);
+    let b = board_id(1);
+    let r = rig.start_round(1, "600", 0, json!({})).await;
+    assert_eq!(r["status"], "ok", "{r}");
+    rig.watcher.event(&b, "clock_started").await;
+    let chrome = Chrome::start("web-pending", 1400, 1000).await;
+    log_in(&chrome, &base, "chief").await;
+    chrome
+        .client
+        .goto(&format!("{base}/board/{b}"))
+        .await
+        .expect("the board page");
+    // 1. e4, read and pressed; then Black presses with the pawn still in the hand.
+    rig.sim.board(1).play_move("e2e4").expect("1. e4");
+    tokio::time::sleep(Duration::from_millis(400)).await;
+    rig.sim.board(1).press();
+    rig.watcher.event(&b, "pressed").await;
+    chrome
+        .until(
+            "1. e4 on the page",
+            "document.querySelector('.status') && !document.querySelector('.diagram.pending') && document.getElementById('main').textContent.includes('e4')",
+        )
+        .await;
+    rig.sim.board(1).lift("e7").expect("lift the pawn");
+    rig.sim.board(1).press();
+    let said = chrome
+        .until(
+            "the pending press on the page",
+            "document.querySelector('.diagram.pending') && document.querySelector('.status').textContent",
+        )
+        .await;
+    assert!(
+        said.as_str()
+            .unwrap_or("")
+            .contains("Black pressed; waiting for the board to show the move"),
+        "{said}"
+    );
+    let _ = chrome.shot("board-move-pending").await;
+    // The pawn lands: the move is read, the diagram is whole again.
+    rig.sim.board(1).place("e5", 'p').expect("place the pawn");
+    chrome
+        .until(
+            "1... e5 read",
+            "!document.querySelector('.diagram.pending') && !document.querySelector('.status').textContent.includes('waiting for the board')",
+        )
+        .await;
     chrome.close().await;
     rig.stop().await;
 }

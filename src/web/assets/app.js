@@ -1121,7 +1121,9 @@ function actsFor(st) {
   if (st.draw_offer) return { note: `${name(st.draw_offer.side)} offered a draw.`, now: ["draw_reply", "pause"] };
   if (st.phase === "scheduled") return { note: "The round has not started on this board: the clock starts at the scheduled time (6.5).", now: ["present", "set_position"] };
   if (st.phase === "paused") return { note: "The clock is paused.", now: ["resume", "add_time", "set_time"] };
-  return { note: `Playing, ${moveNumber(st.board) || "move 1"}.`, now: ["pause", "add_time", "set_time", "adjourn"] };
+  // No move number: the note is drawn again only when the acts change (actsKey), and it
+  // stood at "move 1" all game; the status line above has the number.
+  return { note: "Playing.", now: ["pause", "add_time", "set_time", "adjourn"] };
 }
 
 /** A key that changes when the acts a game calls for do. @param {State|null} st */
