@@ -2,8 +2,11 @@
 //! against the real daemon, the simulator on pseudo-terminals and a real Mosquitto: ten
 //! tabs of one browser stay live and each gets its answer; a double click applies once;
 //! a refused seal leaves no text behind; an alert resolved in one browser is gone in
-//! another; the board page shows first the acts the game's phase calls for.
-//! Screenshots go to target/web-screenshots/.
+//! another; the board page shows first the acts the game's phase calls for; the round
+//! page and the hall say what an arbiter needs in an arbiter's words; a press before its
+//! move is read shows the position before it, dimmed.
+//! Screenshots go to target/web-screenshots/ and, with HALLCLOCK_UPDATE_SCREENSHOTS set,
+//! to docs/screenshots/.
 
 mod common;
 mod webcommon;
@@ -230,6 +233,9 @@ async fn ten_tabs_of_one_browser_stay_live_and_a_command_from_each_is_answered()
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_board_page_offers_the_acts_of_each_phase_and_a_click_is_one_command() {
     let mut rig = Rig::start_with("web-acts", 2, GameDefaults::default()).await;
+    // Up before the round, as with the daemon: the board page's log has the whole game.
+    let web = dashboard(&rig).await;
+    let base = format!("http://{}", web.addr);
     let r = rig
         .start_round(
             2,
@@ -242,8 +248,6 @@ async fn the_board_page_offers_the_acts_of_each_phase_and_a_click_is_one_command
     let b1 = board_id(1);
     let b2 = board_id(2);
     rig.watcher.event(&b1, "clock_started").await;
-    let web = dashboard(&rig).await;
-    let base = format!("http://{}", web.addr);
     let chrome = Chrome::start("web-acts", 1400, 1000).await;
     log_in(&chrome, &base, "chief").await;
     let c = &chrome.client;
@@ -265,7 +269,9 @@ async fn the_board_page_offers_the_acts_of_each_phase_and_a_click_is_one_command
         .js("return [...document.querySelectorAll('#acts-now button.danger')].length;")
         .await;
     assert_eq!(danger_first, 0, "no danger act among the first ones");
-    let _ = chrome.shot("board-running").await;
+    let _ = chrome
+        .shot_for_docs("board-running", "screenshots/board-running.png")
+        .await;
 
     // --- a double click on "Add time" applies it once ---
     chrome
@@ -392,7 +398,14 @@ async fn the_board_page_offers_the_acts_of_each_phase_and_a_click_is_one_command
         )
         .await;
     assert_eq!(marker, "PAUSED");
-    let _ = chrome.shot("board-paused").await;
+    // The seal's check above left the page scrolled down to "Every act on this board";
+    // the picture is of what an arbiter sees on coming to a paused board.
+    chrome
+        .js("document.querySelector('details.every').open = false; window.scrollTo(0, 0); return true;")
+        .await;
+    let _ = chrome
+        .shot_for_docs("board-paused", "screenshots/board-paused.png")
+        .await;
     let r = rig
         .board_command(&b1, json!({"action": "resume", "reason": "quiet again"}))
         .await;
@@ -459,7 +472,9 @@ async fn the_board_page_offers_the_acts_of_each_phase_and_a_click_is_one_command
         .js("return document.documentElement.scrollWidth <= window.innerWidth + 1;")
         .await;
     assert_eq!(overflow, true, "the page does not overflow after a seal");
-    let _ = chrome.shot("board-adjourned").await;
+    let _ = chrome
+        .shot_for_docs("board-adjourned", "screenshots/board-adjourned.png")
+        .await;
 
     // --- a flag waiting for the arbiter: confirm it or set the result ---
     let r = rig
@@ -496,7 +511,9 @@ async fn the_board_page_offers_the_acts_of_each_phase_and_a_click_is_one_command
         note.as_str().unwrap_or("").contains("White 2 (White)"),
         "the note names the player: {note}"
     );
-    let _ = chrome.shot("board-flag").await;
+    let _ = chrome
+        .shot_for_docs("board-flag", "screenshots/board-flag.png")
+        .await;
     // Set result is a danger act: it says what will happen before it is sent.
     chrome
         .js("const f = document.querySelector('#acts-now form[data-action=set_result]'); f.querySelector('[name=result]').value = 'resignation'; f.querySelector('[name=side]').value = 'black'; f.querySelector('[name=reason]').value = 'test'; f.querySelector('button[type=submit]').click(); return true;")
@@ -527,7 +544,9 @@ async fn the_board_page_offers_the_acts_of_each_phase_and_a_click_is_one_command
             "document.querySelector('.tile .badge.phase-adjourned') && document.querySelector('.tile .badge.phase-flag')",
         )
         .await;
-    let _ = chrome.shot("hall-markers").await;
+    let _ = chrome
+        .shot_for_docs("hall-markers", "screenshots/hall-markers.png")
+        .await;
     c.goto(&format!("{base}/public")).await.expect("public");
     let heading = chrome
         .until(
@@ -549,7 +568,9 @@ async fn the_board_page_offers_the_acts_of_each_phase_and_a_click_is_one_command
             && !info.as_str().unwrap_or("").contains("\"port\""),
         "no serial port on /public: {info}"
     );
-    let _ = chrome.shot("public").await;
+    let _ = chrome
+        .shot_for_docs("public", "screenshots/public.png")
+        .await;
     chrome.close().await;
     rig.stop().await;
 }
@@ -592,7 +613,9 @@ async fn an_alert_resolved_in_one_browser_is_gone_in_another() {
             .expect("alerts");
         chrome.until("the discrepancy's alert", row).await;
     }
-    let _ = one.shot("alerts-discrepancy").await;
+    let _ = one
+        .shot_for_docs("alerts-discrepancy", "screenshots/alerts-discrepancy.png")
+        .await;
     let count_before = two
         .js("return document.getElementById('alert-count').textContent;")
         .await;
@@ -621,5 +644,352 @@ async fn an_alert_resolved_in_one_browser_is_gone_in_another() {
     let _: Value = two.js("return true;").await;
     one.close().await;
     two.close().await;
+    rig.stop().await;
+}
+
+/// The text of `css` on the page, or "" while it is not there.
+async fn text_of(chrome: &Chrome, css: &str) -> String {
+    chrome
+        .js(&format!(
+            "return (e => e ? e.textContent : '')(document.querySelector({css:?}));"
+        ))
+        .await
+        .as_str()
+        .unwrap_or("")
+        .to_string()
+}
+
+/// Issue 21's smaller problems, each seen in the browser: the round page's errors in an
+/// arbiter's words and on the row (a time control with an example in the hall's notation,
+/// "Black is missing on row 3", a refused pasted pairing counted from 1); a finished game's
+/// result with its reason; "by time left" with finished games last; the round summary with
+/// an earlier round's game still on; full names; one round per public screen; a favicon.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_round_page_and_the_hall_say_what_an_arbiter_needs() {
+    let mut rig = Rig::start_with("web-words", 4, GameDefaults::default()).await;
+    let web = dashboard(&rig).await;
+    let base = format!("http://{}", web.addr);
+    let chrome = Chrome::start("web-words", 1400, 1000).await;
+    log_in(&chrome, &base, "chief").await;
+    let c = &chrome.client;
+
+    // --- the round page, before any round ---
+    c.goto(&format!("{base}/round"))
+        .await
+        .expect("the round page");
+    chrome
+        .until(
+            "the round form filled from the feed",
+            "document.querySelectorAll('#pairing-rows tr').length === 4",
+        )
+        .await;
+    // "90 min" is no time control; the example says how the hall writes one (seconds:
+    // its "90+30" would be a minute and a half).
+    let tc = c
+        .find(Locator::Css("#start-round [name=time_control]"))
+        .await
+        .expect("the time control field");
+    tc.clear().await.expect("clear it");
+    tc.send_keys("90 min").await.expect("type a control");
+    let said = chrome
+        .until(
+            "the time control's error",
+            "(d => d.classList.contains('err') && d.textContent)(document.getElementById('tc-desc'))",
+        )
+        .await;
+    let said = said.as_str().unwrap_or("").to_string();
+    println!("a bad time control: {said}");
+    assert!(said.contains("5400+30 (90 min, +30 s a move)"), "{said}");
+    assert!(!said.contains("90+30 (90 min"), "{said}");
+    assert!(
+        !said.contains("*secs"),
+        "PGN's grammar is not an arbiter's: {said}"
+    );
+    tc.clear().await.expect("clear it");
+    tc.send_keys("600").await.expect("type a control");
+    chrome
+        .until(
+            "a good time control",
+            "document.getElementById('tc-desc').textContent.includes('10 min')",
+        )
+        .await;
+    // A pairing without Black: said on its row, counted as the arbiter counts.
+    chrome
+        .js(r#"
+            const rows = document.querySelectorAll('#pairing-rows tr');
+            const names = [['Ding', 'So'], ['Giri', 'Caruana'], ['Gukesh', '']];
+            names.forEach(([w, b], i) => {
+              rows[i].querySelector('[name=white]').value = w;
+              rows[i].querySelector('[name=black]').value = b;
+            });
+            return true;"#)
+        .await;
+    press(&chrome, "#start-round button[type=submit]", "Start round").await;
+    let row = chrome
+        .until(
+            "the row's error",
+            "(e => e && e.previousElementSibling === document.querySelectorAll('#pairing-rows tr')[2] && e.textContent)(document.querySelector('#pairing-rows tr.row-error'))",
+        )
+        .await;
+    assert!(
+        row.as_str()
+            .unwrap_or("")
+            .starts_with("Black is missing on row 3"),
+        "{row}"
+    );
+    // Pasted JSON the daemon refuses: its 0-based pairings[1] is the arbiter's pairing 2.
+    for (json, want) in [
+        (
+            r#"[{"board":"board-001","white":"A","black":"B"},{"board":"board-009","white":"C","black":"D"}]"#,
+            "refused: pairing 2 (board): unknown board 'board-009'",
+        ),
+        (
+            r#"[{"board":"board-001","white":"A","black":"B"},{"board":"board-002","white":"C"}]"#,
+            "pasted JSON, pairing 2 (board-002): Black is missing",
+        ),
+    ] {
+        chrome
+            .js(&format!(
+                "document.querySelector('#start-round [name=pairings_json]').value = {json:?}; document.getElementById('round-reply').textContent = ''; return true;"
+            ))
+            .await;
+        press(&chrome, "#start-round button[type=submit]", "Start round").await;
+        let reply = chrome
+            .until(
+                "the pasted pairings' refusal",
+                "(t => (t.startsWith('refused') || t.startsWith('pasted')) && t)(document.getElementById('round-reply').textContent)",
+            )
+            .await;
+        let reply = reply.as_str().unwrap_or("").to_string();
+        println!("pasted pairings: {reply}");
+        assert_eq!(reply, want);
+    }
+
+    // --- round 1 on every board; boards 1-3 end and play round 2, board 4 plays on ---
+    let long = "Abdusattorov, Nodirbek Kobiljonovich";
+    let pairings: Vec<Value> = (1..=4)
+        .map(|n| json!({"board": board_id(n), "white": if n == 4 { long.to_string() } else { format!("White {n}") }, "black": format!("Black {n}")}))
+        .collect();
+    let r = rig
+        .start_round(
+            4,
+            "600",
+            0,
+            json!({"pairings": pairings, "flag_mode": "auto"}),
+        )
+        .await;
+    assert_eq!(r["status"], "ok", "{r}");
+    for n in 1..=4 {
+        rig.watcher.event(&board_id(n), "clock_started").await;
+    }
+    for n in 1..=3 {
+        let r = rig
+            .board_command(
+                &board_id(n),
+                json!({"action": "set_result", "result": "1/2-1/2", "reason": "test"}),
+            )
+            .await;
+        assert_eq!(r["status"], "ok", "{r}");
+    }
+    let r = rig
+        .start_round(
+            3,
+            "600",
+            0,
+            json!({"round": 2, "flag_mode": "auto", "event": "Hall Open 2026"}),
+        )
+        .await;
+    assert_eq!(r["status"], "ok", "{r}");
+    // Board 1's game of round 2 ends on time: the least time left, and finished.
+    let b1 = board_id(1);
+    let r = rig
+        .board_command(
+            &b1,
+            json!({"action": "set_time", "side": "white", "remaining_ms": 1000, "reason": "test"}),
+        )
+        .await;
+    assert_eq!(r["status"], "ok", "{r}");
+    let topic = rig.topic(&format!("board/{b1}/event"));
+    rig.watcher
+        .wait("board 1's flag in round 2", |m| {
+            m.topic == topic
+                && m.json()["event"] == "game_ended"
+                && m.json()["termination"] == "flag"
+        })
+        .await;
+
+    // Board 3's ends by resignation, set by the arbiter.
+    let r = rig
+        .board_command(
+            &board_id(3),
+            json!({"action": "set_result", "result": "resignation", "side": "black", "reason": "test"}),
+        )
+        .await;
+    assert_eq!(r["status"], "ok", "{r}");
+
+    // --- the hall: by time left, the finished games come last ---
+    c.goto(&format!("{base}/")).await.expect("the hall");
+    chrome
+        .until(
+            "the finished game on its tile",
+            &format!("document.querySelector('.tile[data-board=\"{b1}\"] .result').textContent"),
+        )
+        .await;
+    chrome
+        .js("const s = document.querySelector('select[aria-label=sort]'); s.value = 'time'; s.dispatchEvent(new Event('change')); return true;")
+        .await;
+    let order = chrome
+        .until(
+            "the tiles by time left",
+            "(o => o.length === 4 && o[3] === 'board-003' && o)([...document.querySelectorAll('#tiles .tile')].map(t => t.dataset.board))",
+        )
+        .await;
+    println!("by time left: {order}");
+    // Still on: board 4 (round 1, its clock has run longest), then board 2.
+    assert_eq!(order, json!([board_id(4), board_id(2), b1, board_id(3)]));
+    // The result with its reason, one hover away on the tile.
+    let why = chrome
+        .js(&format!(
+            "return document.querySelector('.tile[data-board=\"{b1}\"] .result').title;"
+        ))
+        .await;
+    assert_eq!(why, "0-1 · White lost on time", "{why}");
+    let why = chrome
+        .js("return document.querySelector('.tile[data-board=\"board-003\"] .result').title;")
+        .await;
+    assert_eq!(why, "1-0 · Black resigned", "{why}");
+    // A long name cut on a tile is whole in its tooltip.
+    let b4 = board_id(4);
+    let title = chrome
+        .js(&format!(
+            "return document.querySelector('.tile[data-board=\"{b4}\"] .side.white .name').title;"
+        ))
+        .await;
+    assert_eq!(title, long);
+    // And on the board page, written out whole: the result with its reason too.
+    c.goto(&format!("{base}/board/{b4}"))
+        .await
+        .expect("board 4");
+    let whole = chrome
+        .until(
+            "the long name on the board page",
+            &format!("(n => n && n.textContent.includes({long:?}) && n.scrollWidth <= n.clientWidth)([...document.querySelectorAll('.bigclocks .side .name')].find(n => n.textContent.includes('Abdusattorov')))"),
+        )
+        .await;
+    assert_eq!(whole, true);
+    c.goto(&format!("{base}/board/{b1}"))
+        .await
+        .expect("board 1");
+    chrome
+        .until(
+            "the result and why on the board page",
+            "document.getElementById('main').textContent.includes('0-1 · White lost on time')",
+        )
+        .await;
+
+    // --- the round summary keeps round 1's game still on ---
+    c.goto(&format!("{base}/round"))
+        .await
+        .expect("the round page");
+    let earlier = chrome
+        .until(
+            "board 4 in round 2's summary",
+            &format!("(r => r && r.classList.contains('earlier') && r.textContent)(document.querySelector('#round-summary tr[data-board=\"{b4}\"]'))"),
+        )
+        .await;
+    assert!(
+        earlier.as_str().unwrap_or("").contains("(round 1)"),
+        "{earlier}"
+    );
+    let summary = text_of(&chrome, "#round-summary").await;
+    println!("round summary: {summary}");
+    assert!(summary.contains("Round 2"), "{summary}");
+
+    // --- one round per public screen ---
+    c.goto(&format!("{base}/public?round=1"))
+        .await
+        .expect("public, round 1");
+    let shown = chrome
+        .until(
+            "round 1 alone on the public screen",
+            "(t => t.length === 1 && t)([...document.querySelectorAll('.tile')].map(t => t.dataset.board))",
+        )
+        .await;
+    assert_eq!(shown, json!([b4]));
+    let heading = text_of(&chrome, ".pubtitle").await;
+    assert!(heading.ends_with("Round 1"), "{heading}");
+    c.goto(&format!("{base}/public")).await.expect("public");
+    let shown = chrome
+        .until(
+            "the current round on the public screen",
+            "(t => t.length === 3 && t)([...document.querySelectorAll('.tile')].map(t => t.dataset.board))",
+        )
+        .await;
+    assert_eq!(shown, json!([b1, board_id(2), board_id(3)]));
+    let heading = text_of(&chrome, ".pubtitle").await;
+    assert_eq!(heading, "Hall Open 2026 — Round 2");
+
+    // --- a favicon, not a 404 ---
+    let (status, head, _) = webcommon::http(web.addr, "GET", "/favicon.ico", &[], "").await;
+    assert_eq!(status, 200, "{head}");
+    assert!(head.to_lowercase().contains("image/"), "{head}");
+    chrome.close().await;
+    rig.stop().await;
+}
+
+/// Issue 22 on the board page: a press before the e-board shows its move leaves the state
+/// on the position before it (`move_pending`); the page keeps that diagram, dimmed, and
+/// says whose press is waiting, until the move is read.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_press_before_its_move_is_read_dims_the_diagram_and_says_so() {
+    let mut rig = Rig::start("web-pending", 1).await;
+    let web = dashboard(&rig).await;
+    let base = format!("http://{}", web.addr);
+    let b = board_id(1);
+    let r = rig.start_round(1, "600", 0, json!({})).await;
+    assert_eq!(r["status"], "ok", "{r}");
+    rig.watcher.event(&b, "clock_started").await;
+    let chrome = Chrome::start("web-pending", 1400, 1000).await;
+    log_in(&chrome, &base, "chief").await;
+    chrome
+        .client
+        .goto(&format!("{base}/board/{b}"))
+        .await
+        .expect("the board page");
+    // 1. e4, read and pressed; then Black presses with the pawn still in the hand.
+    rig.sim.board(1).play_move("e2e4").expect("1. e4");
+    tokio::time::sleep(Duration::from_millis(400)).await;
+    rig.sim.board(1).press();
+    rig.watcher.event(&b, "pressed").await;
+    chrome
+        .until(
+            "1. e4 on the page",
+            "document.querySelector('.status') && !document.querySelector('.diagram.pending') && document.getElementById('main').textContent.includes('e4')",
+        )
+        .await;
+    rig.sim.board(1).lift("e7").expect("lift the pawn");
+    rig.sim.board(1).press();
+    let said = chrome
+        .until(
+            "the pending press on the page",
+            "document.querySelector('.diagram.pending') && document.querySelector('.status').textContent",
+        )
+        .await;
+    assert!(
+        said.as_str()
+            .unwrap_or("")
+            .contains("Black pressed; waiting for the board to show the move"),
+        "{said}"
+    );
+    let _ = chrome.shot("board-move-pending").await;
+    // The pawn lands: the move is read, the diagram is whole again.
+    rig.sim.board(1).place("e5", 'p').expect("place the pawn");
+    chrome
+        .until(
+            "1... e5 read",
+            "!document.querySelector('.diagram.pending') && !document.querySelector('.status').textContent.includes('waiting for the board')",
+        )
+        .await;
+    chrome.close().await;
     rig.stop().await;
 }

@@ -1,7 +1,8 @@
 //! The dashboard in a real browser: headless Chromium through WebDriver against the real
 //! daemon, the simulator on pseudo-terminals and a real Mosquitto. Every assertion is on
 //! what the page shows (or what the daemon answers to plain HTTP). Screenshots go to
-//! target/web-screenshots/.
+//! target/web-screenshots/; the hall's, with HALLCLOCK_UPDATE_SCREENSHOTS set, to
+//! docs/dashboard-hall.png.
 
 mod common;
 mod webcommon;
@@ -359,7 +360,8 @@ async fn an_arbiter_runs_a_round_from_the_browser() {
         .await;
     // Let the clocks move a little for the picture.
     tokio::time::sleep(Duration::from_millis(500)).await;
-    let hall_shot = chrome.shot("hall").await;
+    // The README's picture of a live round.
+    let _ = chrome.shot_for_docs("hall", "dashboard-hall.png").await;
 
     // --- adjourn and seal board 1, then the public view shows nothing sealed ---
     let r = http(
@@ -447,11 +449,6 @@ async fn an_arbiter_runs_a_round_from_the_browser() {
         )
         .await;
 
-    // The README's picture of a live round.
-    let docs = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/dashboard-hall.png");
-    if std::env::var_os("HALLCLOCK_UPDATE_SCREENSHOTS").is_some() {
-        std::fs::copy(&hall_shot, docs).expect("copy the screenshot to docs/");
-    }
     chrome.close().await;
     rig.stop().await;
     let _ = tokio::time::timeout(Duration::from_secs(5), web.task).await;

@@ -1,7 +1,10 @@
-//! The dashboard over HTTP/2 without TLS (h2c, prior knowledge: what nginx's `http2 on;`
-//! speaks to it, docs/DASHBOARD.md): many live feeds and a command share one connection,
-//! and the command is answered while every feed stays open. Over HTTP/1.1 a browser holds
-//! six connections per host, and a seventh feed (or a command behind six) waits.
+//! The dashboard over HTTP/2 without TLS (h2c, prior knowledge), as the clients that
+//! speak it to a backend do (a proxy with h2c upstreams such as Caddy's `h2c://`, `curl
+//! --http2-prior-knowledge`; not nginx, whose `proxy_pass` speaks HTTP/1.1 to the daemon
+//! and HTTP/2 only to browsers, docs/DASHBOARD.md): many live feeds and a command share
+//! one connection, and the command is answered while every feed stays open. Over
+//! HTTP/1.1 a browser holds six connections per host, and a seventh feed (or a command
+//! behind six) waits.
 
 mod common;
 mod webcommon;

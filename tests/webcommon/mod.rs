@@ -171,6 +171,21 @@ impl Chrome {
         path
     }
 
+    /// A screenshot that is also a picture of the docs (`docs/{doc}`): copied there when
+    /// HALLCLOCK_UPDATE_SCREENSHOTS is set, so the docs show what the code draws today.
+    /// Look at it before committing it.
+    pub async fn shot_for_docs(&self, name: &str, doc: &str) -> PathBuf {
+        let path = self.shot(name).await;
+        if std::env::var_os("HALLCLOCK_UPDATE_SCREENSHOTS").is_some() {
+            let to = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+                .join("docs")
+                .join(doc);
+            std::fs::copy(&path, &to)
+                .unwrap_or_else(|e| panic!("copy {} to {}: {e}", path.display(), to.display()));
+        }
+        path
+    }
+
     pub async fn close(mut self) {
         let _ = self.client.clone().close().await;
         let _ = self.driver.kill();

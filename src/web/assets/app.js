@@ -126,8 +126,21 @@ const TERMINATION_WORDS = {
   default: (/** @type {any} */ r) => `${(r.absent || []).map(colorWord).join(" and ")} absent at default time`,
   invalid_sealed_move: (/** @type {any} */ r) => `${colorWord(r.side)}'s sealed move was not valid (I.8)`,
   invalid_sealed_move_opponent_cannot_mate: (/** @type {any} */ r) => `${colorWord(r.side)}'s sealed move was not valid, but the opponent cannot mate`,
-  arbiter: (/** @type {any} */ r) => String(r.kind || "set by the arbiter").replace(/_/g, " "),
+  arbiter: (/** @type {any} */ r) => arbiterResultWords(r.kind && typeof r.kind === "object" ? r.kind : { kind: r.kind }),
 };
+
+/**
+ * A result the arbiter set, in words (the state's `kind`: an object tagged by its own
+ * `kind`, as the rules crate writes `ArbiterResult`).
+ * @param {any} k
+ */
+function arbiterResultWords(k) {
+  if (k.kind === "agreed_draw") return "draw agreed";
+  if (k.kind === "resignation") return `${colorWord(k.side)} resigned`;
+  if (k.kind === "illegal_moves") return `${colorWord(k.side)}'s illegal moves (7.5.5)`;
+  if (k.kind === "annulled") return "annulled by the arbiter";
+  return "set by the arbiter";
+}
 
 /**
  * The result and, when `withReason`, why ("1-0 · Black lost on time").
@@ -732,6 +745,15 @@ function confirmText(spec, body, boardId) {
 function isCritical(a) {
   return a.severity === "critical" || CRITICAL.has(a.kind);
 }
+/**
+ * An alert's message as the page says it: the daemon names the MQTT commands that resolve
+ * it (for programs and mosquitto_pub); the arbiter sees the page's buttons.
+ * @param {any} a
+ */
+function alertText(a) {
+  return `${a.board || "hall"}: ${String(a.message)
+    .replace(/set_time to correct the official time, or acknowledge_alert to keep it/, "Set time to correct the official time, or Keep the official times")}`;
+}
 /** @param {any} a */
 function alertKey(a) {
   return `${a.id}@${a.since}`;
@@ -774,7 +796,7 @@ function renderBanner() {
   setText(count, store.alerts.size ? String(store.alerts.size) : "");
   if (PUBLIC || open.length === 0) { el.hidden = true; return; }
   el.hidden = false;
-  el.replaceChildren(`${open.length} critical alert${open.length > 1 ? "s" : ""}: `, ...open.slice(0, 3).map((a, i) => h("span", {}, [i ? "; " : "", h("a", { href: a.board ? `/board/${a.board}` : "/alerts", text: `${a.board || "hall"}: ${a.message}` })])), " — ", h("a", { href: "/alerts", text: "resolve or silence" }));
+  el.replaceChildren(`${open.length} critical alert${open.length > 1 ? "s" : ""}: `, ...open.slice(0, 3).map((a, i) => h("span", {}, [i ? "; " : "", h("a", { href: a.board ? `/board/${a.board}` : "/alerts", text: alertText(a) })])), " — ", h("a", { href: "/alerts", text: "resolve or silence" }));
 }
 
 // ---------- views ----------
@@ -1040,9 +1062,10 @@ function eventValue(k, v) {
   if (v === null || v === undefined) return "";
   if ((k === "side" || k === "sealer" || k === "running") && typeof v === "string") return colorWord(v);
   if (/_ms$/.test(k) && typeof v === "number") return `${v < 0 ? "−" : ""}${fmtClock(Math.abs(v))}`;
-  if ((k === "start" || k === "end" || /_at$/.test(k)) && typeof v === "number" && v > 1e12) return new Date(v).toLocaleString();
+  if ((k === "start" || k === "end" || k === "charged_to" || /_at$/.test(k)) && typeof v === "number" && v > 1e12) return new Date(v).toLocaleString();
   if (typeof v === "object") {
     if (v.score) return resultText(v, true);
+    if (k === "kind" && typeof v.kind === "string") return arbiterResultWords(v);
     return Object.entries(v).map(([kk, vv]) => `${kk.replace(/_/g, " ")} ${eventValue(kk, vv)}`).join(", ");
   }
   return String(v);
@@ -1098,7 +1121,9 @@ function actsFor(st) {
   if (st.draw_offer) return { note: `${name(st.draw_offer.side)} offered a draw.`, now: ["draw_reply", "pause"] };
   if (st.phase === "scheduled") return { note: "The round has not started on this board: the clock starts at the scheduled time (6.5).", now: ["present", "set_position"] };
   if (st.phase === "paused") return { note: "The clock is paused.", now: ["resume", "add_time", "set_time"] };
-  return { note: `Playing, ${moveNumber(st.board) || "move 1"}.`, now: ["pause", "add_time", "set_time", "adjourn"] };
+  // No move number: the note is drawn again only when the acts change (actsKey), and it
+  // stood at "move 1" all game; the status line above has the number.
+  return { note: "Playing.", now: ["pause", "add_time", "set_time", "adjourn"] };
 }
 
 /** A key that changes when the acts a game calls for do. @param {State|null} st */
@@ -1196,7 +1221,7 @@ function boardView(id) {
     if (seated !== order.join()) { clocks.replaceChildren(sides[order[0]].box, sides[order[1]].box); seated = order.join(); }
     for (const color of order) {
       setText(sides[color].clock, st && st[color] ? fmtClock(clockMs(st, color)) : "–");
-      setText(sides[color].name, st && st[color] ? `${st[color].name} · ${st[color].moves} moves${st[color].present ? "" : " · absent"}` : colorWord(color));
+      setText(sides[color].name, st && st[color] ? `${st[color].name} · ${st[color].moves} move${st[color].moves === 1 ? "" : "s"}${st[color].present ? "" : " · absent"}` : colorWord(color));
       const cls = sideClass(st, color);
       if (sides[color].box.className.replace(" low", "") !== cls) sides[color].box.className = cls;
     }
@@ -1204,7 +1229,8 @@ function boardView(id) {
     const big = ["flag", "sealing", "adjourned", "paused"].includes(key);
     marker.hidden = !big;
     if (big) { setText(marker, phaseText(b, id)); marker.className = `marker phase-${key}`; }
-    const bits = [b.online ? "online" : "OFFLINE", st && !big ? phaseText(b, id) : "", st && st.round ? `round ${st.round}` : "", st && st.time_control ? st.time_control : "", moveNumber(id), st ? resultText(st.result, true) : ""];
+    // No-break spaces: the line wraps between its parts, never inside "move 12".
+    const bits = [b.online ? "online" : "OFFLINE", st && !big ? phaseText(b, id) : "", st && st.round ? `round\u00a0${st.round}` : "", st && st.time_control ? `time\u00a0control\u00a0${st.time_control}` : "", moveNumber(id).replace(" ", "\u00a0"), st ? resultText(st.result, true) : ""];
     if (st && st.draw_offer) bits.push(`draw offered by ${colorWord(st.draw_offer.side)}`);
     // 6.7a: a press came before the board showed its move; the diagram keeps the last
     // known position (dimmed) until the move is read, rather than going blank.
@@ -1290,8 +1316,9 @@ function alertRow(a) {
   if (a.board && !resolvable) actions.push(h("a", { href: `/board/${a.board}`, text: "open board" }));
   if (!resolvable) actions.push(done ? h("span", { class: "muted", text: "silenced here" }) : h("button", { type: "button", class: "ack", text: "Silence", title: "stop the sound and the banner in this browser; the alert stays until its cause is gone", onclick: () => ack(a) }));
   return h("div", { class: `alert ${isCritical(a) ? "critical" : ""} ${done ? "acked" : ""}`, "data-alert": a.id, "data-kind": a.kind }, [
-    h("span", { class: "kind", text: `${a.severity} · ${String(a.kind).replace(/_/g, " ")}` }),
-    h("span", { class: "msg", text: `${a.board ? a.board + ": " : ""}${a.message}` }),
+    // The kinds the page sounds for are critical here, whatever the daemon's severity.
+    h("span", { class: "kind", text: `${isCritical(a) ? "critical" : a.severity} · ${String(a.kind).replace(/_/g, " ")}` }),
+    h("span", { class: "msg", text: alertText(a) }),
     h("span", { class: "muted", text: fmtTime(a.since) }),
     ...actions, reply,
   ]);
@@ -1382,9 +1409,10 @@ function roundView() {
     const a = await r.json().catch(() => ({}));
     if (r.ok) { tcDesc.textContent = a.description + (a.note ? ` (note: ${a.note})` : ""); tcDesc.className = "desc"; }
     else {
-      // The reader's words, and an example in the notation this hall uses.
-      const example = store.info && store.info.defaults ? store.info.defaults.time_control : "90+30";
-      tcDesc.textContent = `${a.reason || "not a time control"} — for example ${example}, 90+30 (90 min, +30 s a move) or 40/5400+30:1800+30`;
+      // The reader's words, and examples in the hall's notation, where times are seconds:
+      // "90+30" would be a minute and a half for the game.
+      const ours = store.info && store.info.defaults ? `; this hall's default is ${store.info.defaults.time_control}` : "";
+      tcDesc.textContent = `${tcWords(a.reason || "not a time control")}. Times are in seconds: for example 5400+30 (90 min, +30 s a move), 40/5400+30:1800+30 (90 min for 40 moves, then 30 min, +30 s a move from move 1) or 5400+5d (90 min, 5 s delay a move)${ours}`;
       tcDesc.className = "desc err";
     }
   }, 250);
@@ -1440,14 +1468,25 @@ function roundView() {
       await post(null, body, reply);
       return;
     }
+    // The table's marks are of an earlier try; this one may not use the table at all.
+    clearRowErrors();
     if (pasted.value.trim()) {
       try {
         const v = JSON.parse(pasted.value);
         pairings = Array.isArray(v) ? v : v.pairings;
         if (!Array.isArray(pairings)) throw new Error("expected an array of pairings, or an object with \"pairings\"");
       } catch (err) { reply.textContent = `pasted JSON: ${err}`; reply.className = "reply err"; return; }
+      // Said here with the pairing's number: the daemon's reader would name the missing
+      // field but not which of the pairings lacks it.
+      const bad = pairings.findIndex((p) => !p || typeof p !== "object" || !p.board || !p.white || !p.black);
+      if (bad >= 0) {
+        const p = pairings[bad];
+        const what = !p || typeof p !== "object" ? 'not a pairing ({"board": …, "white": …, "black": …})' : `${!p.board ? "the board" : !p.white ? "White" : "Black"} is missing`;
+        reply.textContent = `pasted JSON, pairing ${bad + 1}${p && p.board ? ` (${p.board})` : ""}: ${what}`;
+        reply.className = "reply err";
+        return;
+      }
     } else {
-      clearRowErrors();
       let n = 0;
       for (const tr of rowsBody.querySelectorAll("tr")) {
         n++;
@@ -1480,7 +1519,8 @@ function roundView() {
       roundTxn = null;
       // The daemon names a pairing by its 0-based index: say the row, and mark it.
       const m = /pairings\[(\d+)\](?:\.(\w+))?:?\s*(.*)/.exec(reply.textContent || "");
-      const rows = [...rowsBody.querySelectorAll("tr")].filter((tr) => /** @type {HTMLInputElement} */ (tr.querySelector("[name=white]")).value.trim() || /** @type {HTMLInputElement} */ (tr.querySelector("[name=black]")).value.trim());
+      // Pairing rows only: a row's error is a row of the table too.
+      const rows = [...rowsBody.querySelectorAll("tr:not(.row-error)")].filter((tr) => /** @type {HTMLInputElement} */ (tr.querySelector("[name=white]")).value.trim() || /** @type {HTMLInputElement} */ (tr.querySelector("[name=black]")).value.trim());
       if (m && !pasted.value.trim()) {
         const i = Number(m[1]);
         const field = m[2] ? `${m[2].replace(/_/g, " ")}: ` : "";
@@ -1545,14 +1585,27 @@ function roundView() {
 }
 
 /**
- * A reader's message for programmers in an arbiter's words: serde's field messages.
+ * A reader's message for programmers in an arbiter's words: serde's field messages, and
+ * the daemon's 0-based `pairings[i]` as the arbiter counts (the first pairing is 1).
  * @param {string} text
  */
 function arbiterWords(text) {
   return text
+    .replace(/pairings\[(\d+)\](?:\.(\w+))?/g, (_, i, f) => `pairing ${Number(i) + 1}${f ? ` (${f.replace(/_/g, " ")})` : ""}`)
     .replace(/missing field `(\w+)`/g, (_, f) => `${f.replace(/_/g, " ").replace(/^./, (c) => c.toUpperCase())} is missing`)
     .replace(/unknown field `(\w+)`, expected [^;]*/g, (_, f) => `'${f}' is not a pairing's field`)
     .replace(/invalid type: ([^,]+), expected ([^;]+?)( at line \d+ column \d+)?$/g, "expected $2, not $1");
+}
+
+/**
+ * The time-control reader's message in an arbiter's words: its grammar names PGN's forms
+ * ('?' unknown, '-' none, '*secs' hourglass), none of which a round can be played on.
+ * @param {string} reason
+ */
+function tcWords(reason) {
+  return reason
+    .replace(/expected a time control \([^)]*\)/, "expected a number of seconds, or moves/seconds")
+    .replace(/ at column (\d+)$/, " (at character $1)");
 }
 
 function loginView() {
