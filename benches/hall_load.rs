@@ -1054,7 +1054,7 @@ fn analyse(a: Analysis<'_>) -> Row {
     let mut events: BTreeMap<String, usize> = BTreeMap::new();
     for m in a.seen.iter().filter(|m| !m.retained) {
         if let Some(rest) = m.topic.strip_prefix(&format!("hallclock/{HALL}/alert/")) {
-            if m.at >= a.window_start && !m.payload.is_empty() {
+            if m.at >= a.window_start && !hallclock::mqtt::payload::alert_cleared(&m.payload) {
                 // `board-007-stray-press` -> `stray-press`
                 let kind = rest.splitn(3, '-').nth(2).unwrap_or(rest).to_string();
                 *alerts.entry(kind).or_default() += 1;

@@ -262,7 +262,7 @@ async fn with_an_external_mosquitto_a_subscriber_sees_the_whole_round() {
     let on = |topic: &str| -> Vec<serde_json::Value> {
         seen.iter()
             // The daemon clears `set` after each command (an empty retained publish).
-            .filter(|m| m.topic == topic && !m.text().is_empty())
+            .filter(|m| m.topic == topic && m.raised())
             .map(common::Msg::json)
             .collect()
     };
@@ -370,7 +370,7 @@ async fn observe_2_makes_two_boards_hand_set_and_the_round_still_finishes() {
     let seen = watcher.drain().to_vec();
     let on = |topic: &str| -> Vec<serde_json::Value> {
         seen.iter()
-            .filter(|m| m.topic == topic && !m.text().is_empty())
+            .filter(|m| m.topic == topic && m.raised())
             .map(common::Msg::json)
             .collect()
     };
@@ -400,9 +400,7 @@ async fn observe_2_makes_two_boards_hand_set_and_the_round_still_finishes() {
     // A hand-set clock set right: the daemon says nothing is wrong with it.
     let alerts: Vec<serde_json::Value> = seen
         .iter()
-        .filter(|m| {
-            m.topic.starts_with("hallclock/demo-obs/alert/board-00") && !m.text().is_empty()
-        })
+        .filter(|m| m.topic.starts_with("hallclock/demo-obs/alert/board-00") && m.raised())
         .map(common::Msg::json)
         .filter(|a| {
             [

@@ -285,9 +285,7 @@ async fn kings_on_the_centre_squares_show_the_result_and_are_no_move() {
     let topic = rig.topic(&format!("alert/{b}-result-shown"));
     let a = rig
         .watcher
-        .wait("result_shown alert", |m| {
-            m.topic == topic && !m.text().is_empty()
-        })
+        .wait("result_shown alert", |m| m.topic == topic && m.raised())
         .await
         .json();
     assert_eq!(a["severity"], "info");
@@ -308,9 +306,7 @@ async fn kings_on_the_centre_squares_show_the_result_and_are_no_move() {
         .await;
     assert_eq!(r["status"], "ok", "{r}");
     rig.watcher
-        .wait("result_shown cleared", |m| {
-            m.topic == topic && m.text().is_empty()
-        })
+        .wait("result_shown cleared", |m| m.topic == topic && m.cleared())
         .await;
     rig.stop().await;
 }
@@ -337,17 +333,13 @@ async fn a_piece_lifted_and_held_is_no_alert_until_it_stays_in_the_air() {
     let topic = rig.topic(&format!("alert/{b}-irregular"));
     let a = rig
         .watcher
-        .wait("irregular alert", |m| {
-            m.topic == topic && !m.text().is_empty()
-        })
+        .wait("irregular alert", |m| m.topic == topic && m.raised())
         .await
         .json();
     assert_eq!(a["severity"], "info");
     rig.sim.board(1).place("g8", 'n').unwrap();
     rig.watcher
-        .wait("irregular cleared", |m| {
-            m.topic == topic && m.text().is_empty()
-        })
+        .wait("irregular cleared", |m| m.topic == topic && m.cleared())
         .await;
     rig.stop().await;
 }
@@ -490,9 +482,7 @@ async fn a_flag_before_the_pressed_move_is_read_is_decided_when_the_board_shows_
     );
     let topic = rig.topic(&format!("alert/{b}-result-pending"));
     rig.watcher
-        .wait("result-pending alert", |m| {
-            m.topic == topic && !m.text().is_empty()
-        })
+        .wait("result-pending alert", |m| m.topic == topic && m.raised())
         .await;
     rig.sim.board(1).place("e5", 'p').unwrap();
     let mv = rig.watcher.event(&b, "move_made").await;
@@ -512,7 +502,7 @@ async fn a_flag_before_the_pressed_move_is_read_is_decided_when_the_board_shows_
     );
     rig.watcher
         .wait("result-pending alert cleared", |m| {
-            m.topic == topic && m.text().is_empty()
+            m.topic == topic && m.cleared()
         })
         .await;
     rig.watcher
