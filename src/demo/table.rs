@@ -52,6 +52,9 @@ pub struct Table {
     round: Option<u32>,
     /// The rounds whose `round_started` arrived, whoever started them.
     started: Vec<u32>,
+    /// The boards of the round started last, over every node's `round_started` (in a hall
+    /// of several nodes each node announces its own boards of the one round).
+    round_boards: std::collections::BTreeSet<String>,
     /// The highest round number seen, in a round's start or a board's state.
     highest_round: u32,
     /// The rounds whose `round_finished` arrived.
@@ -71,6 +74,7 @@ impl Table {
             nodes: BTreeMap::new(),
             round: None,
             started: Vec::new(),
+            round_boards: std::collections::BTreeSet::new(),
             highest_round: 0,
             finished_rounds: Vec::new(),
             news: String::new(),
@@ -246,8 +250,24 @@ impl Table {
             return Vec::new();
         };
         self.news = match event {
+            // Another node's part of a round already announced: the footer counts its
+            // boards, the log does not say it again.
+            HallEvent::RoundStarted { round, boards, .. }
+                if self.started.last() == Some(&round) && self.round == Some(round) =>
+            {
+                self.round_boards.extend(boards);
+                self.news = format!(
+                    "round {round} started on {} boards",
+                    self.round_boards.len()
+                );
+                return Vec::new();
+            }
+            HallEvent::RoundFinished { round, .. } if self.finished_rounds.contains(&round) => {
+                return Vec::new();
+            }
             HallEvent::RoundStarted { round, boards, .. } => {
                 self.round = Some(round);
+                self.round_boards = boards.iter().cloned().collect();
                 self.started.push(round);
                 self.highest_round = self.highest_round.max(round);
                 for b in &boards {
@@ -523,6 +543,36 @@ mod tests {
         assert_eq!(
             t.apply(topic, offline.as_bytes(), Millis(2)),
             ["node demo-1 offline"]
+        );
+    }
+
+    #[test]
+    fn a_round_announced_by_every_node_is_one_line_and_counts_every_board() {
+        let mut t = Table::new("demo");
+        let topic = "hallclock/demo/event";
+        let started = |boards: &str| {
+            format!(
+                r#"{{"event":"round_started","at":1,"round":2,"start":1,"boards":{boards},"arbiter":"a"}}"#
+            )
+        };
+        let first = started(r#"["board-001","board-002"]"#);
+        let second = started(r#"["board-003"]"#);
+        assert_eq!(
+            t.apply(topic, first.as_bytes(), Millis(0)),
+            ["round 2 started on 2 boards"]
+        );
+        assert!(t.apply(topic, second.as_bytes(), Millis(1)).is_empty());
+        assert_eq!(t.news, "round 2 started on 3 boards");
+        let finished = r#"{"event":"round_finished","at":2,"round":2,"results":[]}"#;
+        assert_eq!(t.apply(topic, finished.as_bytes(), Millis(2)).len(), 1);
+        assert!(t.apply(topic, finished.as_bytes(), Millis(3)).is_empty());
+        // The next round is news again.
+        let third = format!(
+            r#"{{"event":"round_started","at":4,"round":3,"start":4,"boards":["board-001"],"arbiter":"a"}}"#
+        );
+        assert_eq!(
+            t.apply(topic, third.as_bytes(), Millis(4)),
+            ["round 3 started on 1 boards"]
         );
     }
 
