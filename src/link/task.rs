@@ -158,6 +158,14 @@ async fn drive<S: AsyncRead + AsyncWrite + Unpin>(
             })
         }
     };
+    // One timer for the session's deadlines, moved only when the deadline comes earlier.
+    // Why: every clock frame pushes the silence deadline later, and a new timer per frame
+    // (5000 boards: 5000 timer-wheel insertions and removals a second, under the time
+    // driver's lock) cost more than the frame itself. A later deadline is taken when the
+    // timer fires: the session's `handle_timeout` at an earlier instant finds nothing due.
+    let mut armed = session.next_deadline();
+    let sleep = tokio::time::sleep_until(armed.into());
+    tokio::pin!(sleep);
     loop {
         while let Some(cmd) = session.poll_transmit() {
             if let Err(e) = codec.encode(cmd, &mut tx) {
@@ -192,6 +200,10 @@ async fn drive<S: AsyncRead + AsyncWrite + Unpin>(
             return Exit::Ended(end);
         }
         let deadline = session.next_deadline();
+        if deadline < armed {
+            armed = deadline;
+            sleep.as_mut().reset(armed.into());
+        }
         tokio::select! {
             biased;
             read = stream.read_buf(&mut rx) => match read {
@@ -213,7 +225,11 @@ async fn drive<S: AsyncRead + AsyncWrite + Unpin>(
                 Some(c) => session.handle_command(c, Instant::now()),
                 None => return Exit::Shutdown,
             },
-            _ = tokio::time::sleep_until(deadline.into()) => session.handle_timeout(Instant::now()),
+            () = &mut sleep => {
+                session.handle_timeout(Instant::now());
+                armed = session.next_deadline();
+                sleep.as_mut().reset(armed.into());
+            }
         }
     }
 }

@@ -308,6 +308,12 @@ pub async fn run(parts: BoardParts) {
         a.new_game_on_board().await;
     }
     a.report_stage().await;
+    // The game's deadline timer, reset only when the deadline changes: it stays the same
+    // between presses, and a new timer on every clock frame (5000 boards: 5000 a second)
+    // was timer-wheel work under the time driver's lock for nothing.
+    let deadline_sleep = tokio::time::sleep(Duration::ZERO);
+    tokio::pin!(deadline_sleep);
+    let mut armed: Option<tokio::time::Instant> = None;
     loop {
         let mut deadline = a
             .slot
@@ -327,6 +333,12 @@ pub async fn run(parts: BoardParts) {
             deadline = Some(d.max(at));
         }
         let poll = a.observe_poll_at();
+        if deadline != armed {
+            if let Some(d) = deadline {
+                deadline_sleep.as_mut().reset(d);
+            }
+            armed = deadline;
+        }
         tokio::select! {
             () = async {
                 if let Some(at) = attach { tokio::time::sleep_until(at).await }
@@ -355,9 +367,12 @@ pub async fn run(parts: BoardParts) {
                 // The link task ended (it only does so when we go away).
                 None => break,
             },
-            () = async {
-                if let Some(at) = deadline { tokio::time::sleep_until(at).await }
-            }, if deadline.is_some() => a.on_deadline().await,
+            () = &mut deadline_sleep, if armed.is_some() => {
+                // Fired: armed again at the next turn, even for the same instant (as a
+                // deadline still due is polled again).
+                armed = None;
+                a.on_deadline().await;
+            }
         }
     }
 }
