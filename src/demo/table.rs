@@ -567,9 +567,7 @@ mod tests {
         assert_eq!(t.apply(topic, finished.as_bytes(), Millis(2)).len(), 1);
         assert!(t.apply(topic, finished.as_bytes(), Millis(3)).is_empty());
         // The next round is news again.
-        let third = format!(
-            r#"{{"event":"round_started","at":4,"round":3,"start":4,"boards":["board-001"],"arbiter":"a"}}"#
-        );
+        let third = r#"{"event":"round_started","at":4,"round":3,"start":4,"boards":["board-001"],"arbiter":"a"}"#;
         assert_eq!(
             t.apply(topic, third.as_bytes(), Millis(4)),
             ["round 3 started on 1 boards"]
