@@ -22,6 +22,9 @@ struct Row {
     /// The move number of the last `move_made` (`12` for `12... Nf6`): shown while the
     /// position waits for a move owed by a press (the state's FEN is null then).
     last_number: String,
+    /// The `seq` of the last event taken: a copy delivered again (QoS 1 is at least once,
+    /// and a bridge that reconnects resends what was in flight) is not a second move.
+    event_seq: u64,
 }
 
 /// One game (board and round) as the events told it.
@@ -194,6 +197,12 @@ impl Table {
                     return Vec::new();
                 };
                 let row = self.rows.entry((*b).to_string()).or_default();
+                if let Some(seq) = event["seq"].as_u64() {
+                    if seq <= row.event_seq {
+                        return Vec::new();
+                    }
+                    row.event_seq = seq;
+                }
                 let round = row.state.as_ref().and_then(|s| s.round).unwrap_or(0);
                 let game = self.games.entry(((*b).to_string(), round)).or_default();
                 let kind = event["event"].as_str().unwrap_or("");
@@ -544,6 +553,19 @@ mod tests {
             t.apply(topic, offline.as_bytes(), Millis(2)),
             ["node demo-1 offline"]
         );
+    }
+
+    #[test]
+    fn an_event_delivered_twice_is_taken_once() {
+        let mut t = Table::new("demo");
+        let topic = "hallclock/demo/board/board-001/event";
+        let mv = r#"{"event":"move_made","seq":4,"at":1,"san":"e4","ply":1,"side":"white"}"#;
+        t.apply(topic, mv.as_bytes(), Millis(0));
+        t.apply(topic, mv.as_bytes(), Millis(1));
+        assert_eq!(t.moves_published, 1, "the copy is not a second move");
+        let next = r#"{"event":"move_made","seq":5,"at":2,"san":"e5","ply":2,"side":"black"}"#;
+        t.apply(topic, next.as_bytes(), Millis(2));
+        assert_eq!(t.moves_published, 2);
     }
 
     #[test]
