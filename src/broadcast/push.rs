@@ -370,10 +370,7 @@ pub fn spawn(
     };
     if let Some(a) = &alerts {
         // A problem the last run left standing is this run's to find again.
-        a.publisher.retained(
-            a.topics.alert(&a.id()),
-            crate::mqtt::payload::cleared_alert(&a.id()),
-        );
+        a.publisher.clear_alert(&a.topics, &a.id());
     }
     let (tx, rx) = watch::channel(None);
     let client = Client { target, tls, token };
@@ -702,9 +699,7 @@ fn alert(sink: Option<&AlertSink>, message: Option<&str>, now: crate::rules::Mil
     let Some(sink) = sink else { return };
     let topic = sink.topics.alert(&sink.id());
     match message {
-        None => sink
-            .publisher
-            .retained(topic, crate::mqtt::payload::cleared_alert(&sink.id())),
+        None => sink.publisher.clear_alert(&sink.topics, &sink.id()),
         Some(m) => sink.publisher.json_retained(
             topic,
             &AlertPayload {

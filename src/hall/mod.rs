@@ -810,18 +810,12 @@ impl Hall {
         // (a window of readings) and raises it again if they still differ.
         if alert.id == self.skew.alert_id() {
             tracing::info!(alert = %alert.id, "clock alert from before the restart; cleared until the clocks are compared again");
-            self.publisher.retained(
-                self.topics.alert(&alert.id),
-                crate::mqtt::payload::cleared_alert(&alert.id),
-            );
+            self.publisher.clear_alert(&self.topics, &alert.id);
             return;
         }
         if self.nodes.is_stale_own(&alert) {
             tracing::info!(alert = %alert.id, "claim alert from before the restart is resolved; cleared");
-            self.publisher.retained(
-                self.topics.alert(&alert.id),
-                crate::mqtt::payload::cleared_alert(&alert.id),
-            );
+            self.publisher.clear_alert(&self.topics, &alert.id);
             return;
         }
         let Some(entry) = alert.board.as_ref().and_then(|b| self.boards.get(b)) else {

@@ -92,10 +92,7 @@ impl Hall {
             }
             Some(skew::SkewChange::Clear(id)) => {
                 tracing::info!(alert = %id, "resolved: the other nodes' clocks are within a second of ours");
-                self.publisher.retained(
-                    self.topics.alert(&id),
-                    crate::mqtt::payload::cleared_alert(&id),
-                );
+                self.publisher.clear_alert(&self.topics, &id);
             }
             None => {}
         }
@@ -168,10 +165,7 @@ impl Hall {
                 }
                 nodes::ClaimChange::Clear(id) => {
                     tracing::info!(alert = %id, "resolved: the board is claimed by this node alone");
-                    self.publisher.retained(
-                        self.topics.alert(&id),
-                        crate::mqtt::payload::cleared_alert(&id),
-                    );
+                    self.publisher.clear_alert(&self.topics, &id);
                 }
             }
         }

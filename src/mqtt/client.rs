@@ -101,6 +101,13 @@ impl Publisher {
         &self.feed
     }
 
+    /// Clear alert `id`: its topic gets the writer's own cleared payload
+    /// ([`super::payload::ClearedAlert`]), never only a deletion, which a bridge cut at the
+    /// time would never carry.
+    pub fn clear_alert(&self, topics: &super::payload::Topics, id: &str) {
+        self.retained(topics.alert(id), super::payload::cleared_alert(id));
+    }
+
     pub fn json_retained<T: serde::Serialize>(&self, topic: String, value: &T) {
         if let Ok(payload) = serde_json::to_vec(value) {
             self.retained(topic, payload);

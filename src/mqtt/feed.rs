@@ -68,8 +68,6 @@ impl Default for LocalFeed {
     }
 }
 
-/// Status first, then info, then availability, then the rest: a page learns that the
-/// daemon is up before it learns the boards (as the MQTT task republishes them).
 /// Whether `topic` is an alert's (`hallclock/<hall>/alert/<id>`).
 fn is_alert_topic(topic: &str) -> bool {
     topic
@@ -77,6 +75,8 @@ fn is_alert_topic(topic: &str) -> bool {
         .is_some_and(|(head, _)| head.ends_with("/alert"))
 }
 
+/// Status first, then info, then availability, then the rest: a page learns that the
+/// daemon is up before it learns the boards (as the MQTT task republishes them).
 fn rank(topic: &str) -> u8 {
     if topic.ends_with("/status") {
         0

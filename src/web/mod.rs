@@ -97,7 +97,7 @@ impl AppState {
             // A restart forgot every lockout: an `auth_failures` alert the broker kept from
             // this node's last run no longer stands (the hall leaves hall-wide alerts to
             // their room; another node's is that node's).
-            publisher.retained(topics.alert(id), crate::mqtt::payload::cleared_alert(id));
+            publisher.clear_alert(topics, id);
         }
         AppState {
             inner: Arc::new(Inner {
@@ -175,10 +175,8 @@ impl AppState {
             since: self.inner.timebase.now(),
             error: None,
         };
-        let topic = topics.alert(id);
-        publisher.json_retained(topic.clone(), &alert);
+        publisher.json_retained(topics.alert(id), &alert);
         let generation = self.inner.alert_generation.fetch_add(1, Ordering::SeqCst) + 1;
-        let cleared = crate::mqtt::payload::cleared_alert(id);
         let inner = Arc::downgrade(&self.inner);
         let lockout =
             std::time::Duration::from_millis(u64::try_from(limiter::LOCKOUT.0).unwrap_or(u64::MAX));
@@ -188,11 +186,11 @@ impl AppState {
             let Some(inner) = inner.upgrade() else {
                 return;
             };
-            let Some((publisher, _, _)) = &inner.alerts else {
+            let Some((publisher, topics, id)) = &inner.alerts else {
                 return;
             };
             if inner.alert_generation.load(Ordering::SeqCst) == generation {
-                publisher.retained(topic, cleared);
+                publisher.clear_alert(topics, id);
             }
         });
     }

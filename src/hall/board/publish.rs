@@ -54,10 +54,7 @@ impl BoardActor {
     pub(super) fn clear(&mut self, kind: AlertKind) {
         if let Some(id) = self.alerts.clear(kind) {
             tracing::info!(board = %self.id, alert = kind.slug(), "resolved");
-            self.publisher.retained(
-                self.topics.alert(&id),
-                crate::mqtt::payload::cleared_alert(&id),
-            );
+            self.publisher.clear_alert(&self.topics, &id);
         }
     }
 
@@ -65,10 +62,7 @@ impl BoardActor {
     pub(super) fn on_stale_alert(&mut self, alert: AlertPayload) {
         if let Stale::Clear(id) = self.alerts.stale(&alert) {
             tracing::info!(board = %self.id, alert = alert.kind.slug(), "alert from before the restart is resolved; cleared");
-            self.publisher.retained(
-                self.topics.alert(&id),
-                crate::mqtt::payload::cleared_alert(&id),
-            );
+            self.publisher.clear_alert(&self.topics, &id);
         }
     }
 
