@@ -296,7 +296,8 @@ fn hall_games(round: usize, config: &Path) -> Result<Vec<Outcome>, ExitCode> {
     // Its own client id: the daemon's would disconnect the daemon.
     settings.mqtt.client_id = format!("hallclock-trf-{}", std::process::id());
     let own: std::collections::BTreeSet<String> = c.boards.iter().map(|b| b.id.clone()).collect();
-    let filter = format!("hallclock/{}/board/+/state", c.hall.id);
+    let filter = crate::mqtt::payload::Topics::new(&c.hall.id)
+        .board_kind_filter(crate::mqtt::payload::BoardTopic::State);
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
