@@ -350,7 +350,14 @@ async fn client_strings_cannot_forge_or_colour_log_lines() {
     let (_broker, port) = mosquitto(&dir, "plain", "allow_anonymous true");
     let mut d = Daemon::start(&dir, port, "").await;
     d.expect("connected to the MQTT broker", "STATUS=1 boards");
-    let w = Watcher::connect(port, "door-log-watcher").await;
+    let mut w = Watcher::connect(port, "door-log-watcher").await;
+    // The daemon subscribes before it publishes its status on the same connection, so its
+    // status on the broker means its subscriptions stand: a command sent earlier (right
+    // after "connected", on a loaded CI machine) could reach nobody.
+    w.wait("the daemon's node status", |m| {
+        m.topic.contains("/node/") && m.topic.ends_with("/status")
+    })
+    .await;
     let forged = "2026-12-01T10:00:00.000000Z  WARN hallclock: FORGED";
     let evil = format!("t-1\n{forged}\u{1b}[2J");
     // In the transaction, the arbiter, the reason, and a parse error.
