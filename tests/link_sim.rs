@@ -73,6 +73,38 @@ async fn handshake_reports_the_serial_number_and_a_dgt3000() {
     assert_eq!(id.path, sim.board(1).path());
 }
 
+/// DGT.md "The settle": a board is given its settle once, after its port appears (it was
+/// powered then), not at every open; a restarted daemon finds ports that have been there
+/// for hours and talks to them at once.
+#[tokio::test]
+async fn the_settle_counts_from_when_the_port_appeared_not_from_each_open() {
+    let sim = Sim::start(sim_config("settle-age")).await.unwrap();
+    let mut cfg = fast_config(sim.board(1).path());
+    cfg.settle = Duration::from_secs(3);
+    // The port has just appeared: the whole settle first.
+    let t = Instant::now();
+    let mut link = link::spawn(cfg.clone());
+    online(&mut link).await;
+    let first = t.elapsed();
+    assert!(
+        first >= Duration::from_millis(2500),
+        "a port that just appeared was talked to after {first:?}, before its settle"
+    );
+    drop(link.commands);
+    drop(link.events);
+    link.task.await.expect("link task ends when its handles go");
+    // The same port, now older than the settle: opened again (a daemon restarted), the
+    // board is asked at once.
+    let t = Instant::now();
+    let mut link = link::spawn(cfg);
+    online(&mut link).await;
+    let second = t.elapsed();
+    assert!(
+        second < Duration::from_secs(2),
+        "a port there for {first:?} was settled again: online after {second:?}"
+    );
+}
+
 #[tokio::test]
 async fn an_xl_clock_is_recognised_from_its_version_ack() {
     let mut cfg = sim_config("xl");

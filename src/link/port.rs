@@ -9,6 +9,7 @@
 use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::path::{Path, PathBuf};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use nix::errno::Errno;
 use nix::fcntl::{Flock, FlockArg, OFlag};
@@ -82,6 +83,17 @@ pub fn open(path: &Path) -> Result<FdStream, OpenError> {
         path: path.to_path_buf(),
         source,
     })
+}
+
+/// How long ago the device node behind `fd` appeared (its ctime: a USB serial node is
+/// made, and given its owner, when the board is plugged in), or `None` if that cannot be
+/// told (a clock set back since).
+pub fn age(fd: &impl AsRawFd, now: SystemTime) -> Option<Duration> {
+    let st = nix::sys::stat::fstat(fd.as_raw_fd()).ok()?;
+    let secs = u64::try_from(st.st_ctime).ok()?;
+    let nanos = u32::try_from(st.st_ctime_nsec).ok()?;
+    let appeared = UNIX_EPOCH.checked_add(Duration::new(secs, nanos))?;
+    now.duration_since(appeared).ok()
 }
 
 #[cfg(test)]

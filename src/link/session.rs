@@ -28,6 +28,7 @@ pub struct LinkConfig {
     /// The port, by a stable path (`/dev/serial/by-id/…` or a udev symlink).
     pub path: PathBuf,
     /// Wait after opening before talking (§1: 300–500 ms; boards need it after power-up).
+    /// Counted from when the port appeared, not from each open: see [`settle_left`].
     pub settle: Duration,
     /// How long to wait for the serial number and version replies per attempt.
     pub handshake_timeout: Duration,
@@ -39,7 +40,11 @@ pub struct LinkConfig {
     pub ack_timeout: Duration,
     /// Resends after the first try (§5.3: at most 3).
     pub max_resends: u32,
-    /// Liveness probe period (`45`, as picochess's watchdog, issue 150).
+    /// A board silent this long is asked its serial number (`45`, as picochess's watchdog,
+    /// issue 150). Only a silent one: a running clock's second (UPDATE_NICE) already
+    /// proves the port alive, and probing it anyway doubled every port's traffic. Shorter
+    /// than half of `silence_timeout`, so the answer has time to come (the session takes half of
+    /// it when this is longer).
     pub probe_interval: Duration,
     /// Silence beyond this means the board is offline.
     pub silence_timeout: Duration,
@@ -67,7 +72,8 @@ impl LinkConfig {
             clock_version_timeout: Duration::from_secs(2),
             ack_timeout: Duration::from_secs(2),
             max_resends: 3,
-            probe_interval: Duration::from_secs(1),
+            // Above a running clock's one second, so that its time frames keep the probe away.
+            probe_interval: Duration::from_millis(1500),
             silence_timeout: Duration::from_secs(3),
             reopen_backoff_min: Duration::from_millis(100),
             reopen_backoff_max: Duration::from_secs(1),
@@ -76,6 +82,20 @@ impl LinkConfig {
             in_air: Duration::from_millis(2500),
         }
     }
+}
+
+/// The part of `settle` a freshly opened port still owes, given how long ago its device
+/// node appeared (`None`: unknown, the whole settle).
+///
+/// Why: the settle is for a board that has just been powered (dgt-protocol.md §1), and a
+/// USB board is powered when its port appears. A daemon restarted under a hall of boards
+/// that have been on for hours need not wait 300 ms at every port before its handshake
+/// (at 5000 boards that was most of a restart). Stale bytes are not the reason: the open
+/// flushes the input and the codec resynchronises on a frame cut in half. Should a board
+/// still be waking up (a Bluetooth node bound long before the board was switched on), it
+/// misses the first identification and answers the next one, `handshake_timeout` later.
+pub fn settle_left(settle: Duration, port_age: Option<Duration>) -> Duration {
+    port_age.map_or(settle, |age| settle.saturating_sub(age))
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -178,6 +198,13 @@ impl Session {
         }
     }
 
+    /// Silence after which the board is probed: `probe_interval`, but never more than half
+    /// the silence timeout (a hall may shorten `link.liveness_timeout_ms`), so that a quiet
+    /// board's answer always comes before it is called offline.
+    fn probe_after(&self) -> Duration {
+        self.cfg.probe_interval.min(self.cfg.silence_timeout / 2)
+    }
+
     /// The game on the board, to hand to the next session.
     pub fn into_board(self) -> BoardState {
         self.board
@@ -278,7 +305,7 @@ impl Session {
                 }
                 if now >= self.next_probe {
                     self.transmit.push_back(DgtCommand::ReturnSerialNumber);
-                    self.next_probe = now + self.cfg.probe_interval;
+                    self.next_probe = now + self.probe_after();
                 }
             }
             _ => {}
@@ -321,7 +348,7 @@ impl Session {
 
     fn go_online(&mut self, now: Instant) {
         self.phase = Phase::Online;
-        self.next_probe = now + self.cfg.probe_interval;
+        self.next_probe = now + self.probe_after();
         self.transmit.push_back(DgtCommand::SendClock);
         self.events.push_back(LinkEvent::Online(BoardIdentity {
             path: self.cfg.path.clone(),
@@ -492,6 +519,10 @@ impl Session {
             return;
         }
         self.last_heard = now;
+        if self.phase == Phase::Online {
+            // Heard: the probe waits for the next silence.
+            self.next_probe = now + self.probe_after();
+        }
         match msg {
             DgtMessage::SerialNumber { serial } => {
                 self.serial = Some(serial);

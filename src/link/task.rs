@@ -12,7 +12,7 @@ use crate::dgt::{BoardState, HostCodec};
 
 use super::event::{ClockCommandError, LinkCommand, LinkEvent, Offline};
 use super::port;
-use super::session::{LinkConfig, Session, SessionEnd};
+use super::session::{LinkConfig, Session, SessionEnd, settle_left};
 use crate::tty::is_unplug;
 
 /// The daemon's end of a running link.
@@ -129,8 +129,11 @@ async fn run_session(
     events: &mpsc::Sender<LinkEvent>,
     board: &mut BoardState,
 ) -> Exit {
+    let mut cfg = cfg.clone();
+    let age = port::age(stream.get_ref(), std::time::SystemTime::now());
+    cfg.settle = settle_left(cfg.settle, age);
     let mut session = Session::new(cfg.clone(), std::mem::take(board), Instant::now());
-    let exit = drive(&mut session, cfg, stream, commands, events).await;
+    let exit = drive(&mut session, &cfg, stream, commands, events).await;
     *board = session.into_board();
     exit
 }

@@ -332,6 +332,42 @@ fn silence_beyond_the_timeout_ends_the_session_and_probes_keep_it_alive() {
 }
 
 #[test]
+fn a_board_that_speaks_is_not_probed_only_a_silent_one_is() {
+    // A running clock sends its time every second (UPDATE_NICE): that is proof of life,
+    // and a probe on top of it doubled the traffic of every port (5000 boards: 5000
+    // writes and 5000 replies a second for nothing).
+    let t0 = Instant::now();
+    let mut s = online(t0);
+    drain(&mut s);
+    let probe = cfg().probe_interval;
+    let tick = Duration::from_millis(1000);
+    assert!(tick < probe, "a clock's second must come before the probe");
+    let mut now = t0;
+    for _ in 0..10 {
+        now += tick;
+        s.handle_message(reading(0x09), now);
+        s.handle_timeout(now);
+        assert_eq!(drain(&mut s), [], "probed a board heard {tick:?} ago");
+        assert!(s.end().is_none());
+    }
+    // The clock stops: after `probe_interval` of silence the board is asked who it is.
+    s.handle_timeout(now + probe - Duration::from_millis(1));
+    assert_eq!(drain(&mut s), []);
+    assert_eq!(s.next_deadline(), now + probe);
+    s.handle_timeout(now + probe);
+    assert_eq!(drain(&mut s), [DgtCommand::ReturnSerialNumber]);
+    // Still silent: offline at the timeout, which leaves the probe time to be answered.
+    assert!(probe * 2 <= cfg().silence_timeout);
+    s.handle_timeout(now + cfg().silence_timeout - Duration::from_millis(1));
+    assert!(s.end().is_none());
+    s.handle_timeout(now + cfg().silence_timeout);
+    assert!(matches!(
+        s.end(),
+        Some(SessionEnd::Offline(Offline::Silent { .. }))
+    ));
+}
+
+#[test]
 fn no_answer_to_the_identification_means_not_a_dgt_board() {
     let t0 = Instant::now();
     let c = cfg();
@@ -473,4 +509,83 @@ fn a_missed_update_is_repaired_by_the_dump_asked_for_before_any_verdict() {
         })
         .collect();
     assert_eq!(moves, ["e2e4", "e7e5"]);
+}
+
+#[test]
+fn the_settle_is_owed_once_from_when_the_port_appeared() {
+    let settle = Duration::from_millis(300);
+    // Unknown age: the whole settle.
+    assert_eq!(settle_left(settle, None), settle);
+    // Just appeared: the whole settle; 100 ms ago: the rest of it.
+    assert_eq!(settle_left(settle, Some(Duration::ZERO)), settle);
+    assert_eq!(
+        settle_left(settle, Some(Duration::from_millis(100))),
+        Duration::from_millis(200)
+    );
+    // There since before: none.
+    assert_eq!(settle_left(settle, Some(settle)), Duration::ZERO);
+    assert_eq!(
+        settle_left(settle, Some(Duration::from_secs(3600))),
+        Duration::ZERO
+    );
+    // A session with no settle left starts with the identification.
+    let t0 = Instant::now();
+    let mut c = cfg();
+    c.settle = settle_left(settle, Some(Duration::from_secs(3600)));
+    let mut s = Session::new(c, BoardState::new(), t0);
+    assert_eq!(s.next_deadline(), t0);
+    s.handle_timeout(t0);
+    assert_eq!(
+        drain(&mut s),
+        [
+            DgtCommand::Reset,
+            DgtCommand::ReturnSerialNumber,
+            DgtCommand::SendVersion
+        ]
+    );
+}
+
+#[test]
+fn a_short_liveness_timeout_brings_the_probe_forward() {
+    // `link.liveness_timeout_ms = 1500`: a probe after 1.5 s of silence would come with
+    // the verdict, and every quiet board would flap offline.
+    let t0 = Instant::now();
+    let mut c = cfg();
+    c.silence_timeout = Duration::from_millis(1500);
+    let mut s = Session::new(c.clone(), BoardState::new(), t0);
+    s.handle_timeout(t0 + c.settle);
+    drain(&mut s);
+    let t = t0 + c.settle;
+    s.handle_message(
+        DgtMessage::SerialNumber {
+            serial: "01025".into(),
+        },
+        t,
+    );
+    s.handle_message(
+        DgtMessage::Version {
+            major: 3,
+            minor: 10,
+        },
+        t,
+    );
+    s.handle_message(ack(0x09), t);
+    drain(&mut s);
+    assert!(s.is_online());
+    let heard = t;
+    s.handle_timeout(heard + Duration::from_millis(749));
+    assert_eq!(drain(&mut s), []);
+    s.handle_timeout(heard + Duration::from_millis(750));
+    assert_eq!(drain(&mut s), [DgtCommand::ReturnSerialNumber]);
+    s.handle_message(
+        DgtMessage::SerialNumber {
+            serial: "01025".into(),
+        },
+        heard + Duration::from_millis(760),
+    );
+    s.handle_timeout(heard + Duration::from_millis(1500));
+    assert!(
+        s.end().is_none(),
+        "a board that answered its probe is online"
+    );
 }
