@@ -66,6 +66,7 @@ impl BoardActor {
                 self.publish_state();
                 // Reconciliation waits for the hall's identity check (IdentityChecked).
                 self.identity_pending = true;
+                self.held_reading = None;
                 self.reconcile = false;
             }
             LinkEvent::Offline(why) => {
@@ -402,6 +403,7 @@ impl BoardActor {
     pub(super) async fn on_reading(&mut self, reading: ClockTime) {
         self.lever.seen(reading.status.high_side());
         if self.identity_pending {
+            self.held_reading = Some(reading);
             return;
         }
         if self.reconcile {

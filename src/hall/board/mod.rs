@@ -215,6 +215,13 @@ struct BoardActor {
     /// Online, but the hall has not yet checked which board this is (swapped cables):
     /// until then no reading is compared with a game that may not be this board's.
     identity_pending: bool,
+    /// The newest reading that came while the identity was pending: the evidence to
+    /// reconcile with once it is checked. Why: the link asks the clock for a reading right
+    /// after its handshake, and when the link came online before this actor ran (its port
+    /// opened during the journal's replay) that reading was queued ahead of the hall's
+    /// answer and dropped; a press then came before any other reading, and was judged
+    /// against an unreconciled clock.
+    held_reading: Option<ClockTime>,
     /// Where the lever is and whether it is the wrong way round for the player to move.
     lever: Lever,
     /// The clock's reading after an outage could not be explained (several presses):
@@ -283,6 +290,7 @@ pub async fn run(parts: BoardParts) {
         buttons_pressed: Vec::new(),
         reconcile: false,
         identity_pending: false,
+        held_reading: None,
         lever: Lever::default(),
         hold_clock: false,
         mode,
@@ -533,10 +541,15 @@ impl BoardActor {
             }
             ToBoard::IdentityChecked => {
                 self.identity_pending = false;
+                let held = self.held_reading.take();
                 if self.running_game() {
-                    // Wait for the clock's own reading (the link asks for one right after
-                    // the handshake) before overwriting it.
+                    // The clock's own reading (the link asks for one right after the
+                    // handshake) is compared before it is overwritten: the one that came
+                    // while the identity was pending, or else the next.
                     self.reconcile = true;
+                    if let Some(reading) = held {
+                        self.reconcile_after_outage(reading).await;
+                    }
                 } else if self.slot.is_some() {
                     // The lever may have been left the wrong way round (a press refused
                     // during a pause, before the restart).
