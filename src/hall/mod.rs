@@ -244,6 +244,16 @@ pub fn start(settings: HallSettings) -> Result<RunningHall, HallError> {
             return Err(HallError::DuplicateBoard(b.id.to_string()));
         }
     }
+    // The ports before the journal: each link opens its port and waits out its settle
+    // (300 ms for a port that just appeared) while the journal is replayed, instead of
+    // after it; that was most of a restart's time (docs/BENCHMARKS.md). A link only talks
+    // to its board's actor, which starts after the replay: until then its events wait in
+    // its channel. Should the start fail below, dropping the handles ends the links.
+    let mut links: HashMap<crate::id::Id, crate::link::LinkHandle> = settings
+        .boards
+        .iter()
+        .map(|b| (b.id.clone(), spawn_link(link_config(&settings.link, b))))
+        .collect();
     // Recovery first: the journal is replayed before anything is published.
     let mut journal_settings = crate::store::JournalSettings::new(&settings.state_dir);
     journal_settings.sync_window = settings.sync_window;
@@ -415,7 +425,10 @@ pub fn start(settings: HallSettings) -> Result<RunningHall, HallError> {
             events: g.events,
         });
         let seq = recovered.seqs.get(b.id.as_str()).copied().unwrap_or(0);
-        hall.spawn_board(b, slot, seq);
+        let link = links
+            .remove(&b.id)
+            .unwrap_or_else(|| spawn_link(link_config(&hall.settings.link, b)));
+        hall.spawn_board(b, slot, seq, link);
     }
     let (stop_tx, stop_rx) = oneshot::channel();
     let (control_tx, control_rx) = mpsc::channel(16);
@@ -441,12 +454,22 @@ pub fn start(settings: HallSettings) -> Result<RunningHall, HallError> {
     })
 }
 
+/// The link settings of one board: the hall's timings, the board's port.
+fn link_config(defaults: &LinkConfig, b: &BoardSettings) -> LinkConfig {
+    let mut c = defaults.clone();
+    c.path = b.port.clone();
+    c
+}
+
 impl Hall {
-    /// A link and an actor for one board.
-    fn spawn_board(&mut self, b: &BoardSettings, recovered: Option<GameSlot>, seq: u64) {
-        let mut link_cfg = self.settings.link.clone();
-        link_cfg.path = b.port.clone();
-        let link = spawn_link(link_cfg);
+    /// An actor for one board, over its link.
+    fn spawn_board(
+        &mut self,
+        b: &BoardSettings,
+        recovered: Option<GameSlot>,
+        seq: u64,
+        link: crate::link::LinkHandle,
+    ) {
         let (inbox_tx, inbox_rx) = mpsc::channel(64);
         let parts = BoardParts {
             id: b.id.to_string(),
@@ -522,7 +545,8 @@ impl Hall {
             if !self.boards.contains_key(id.as_str()) {
                 // The journal's last word on this board, if it ever had one.
                 let seq = self.journal_seq(id).await;
-                self.spawn_board(b, None, seq);
+                let link = spawn_link(link_config(&self.settings.link, b));
+                self.spawn_board(b, None, seq, link);
                 self.settings.boards.push(b.clone());
                 done.push(format!("board {id}: added on {}", b.port.display()));
             }
