@@ -266,7 +266,25 @@ async fn a_board_claimed_by_two_nodes_is_an_alert_on_both_and_neither_drops_its_
         "no game was ended"
     );
 
-    // node-b dies: node-a's alert clears (node-b's own stays as its last word).
+    // node-b's copy of board-002 is written last: its board goes away and comes back, so
+    // the broker's retained state is node-b's idle one.
+    w.drain();
+    for m in &mut w.seen {
+        m.used = true;
+    }
+    sim.board(3).unplug().await.expect("unplug node-b's board");
+    w.wait("node-b's board-002 offline", |m| {
+        m.topic == state && m.json()["online"] == false
+    })
+    .await;
+    sim.board(3).replug().await.expect("replug node-b's board");
+    w.wait("node-b's idle copy of board-002 written last", |m| {
+        m.topic == state && m.json()["phase"] == "idle" && m.json()["online"] == true
+    })
+    .await;
+    // node-b dies: node-a's alert clears (node-b's own stays as its last word), and the
+    // board's retained state is node-a's game again, though nothing happens on it: node-a
+    // is its one writer now, and publishes its topics again.
     node_b.kill_9();
     node_status(&mut w, "node-b", "node-b offline", |v| {
         v["state"] == "offline"
@@ -275,6 +293,16 @@ async fn a_board_claimed_by_two_nodes_is_an_alert_on_both_and_neither_drops_its_
     let t = &raised[0];
     w.wait("node-a's alert cleared", |m| m.topic == *t && m.cleared())
         .await;
+    w.wait("node-a's state of board-002 again", |m| {
+        m.topic == state && m.json()["phase"] == "running"
+    })
+    .await;
+    let mut late = Watcher::connect(broker.port, "nodes-claim-late").await;
+    let retained = late
+        .wait("board-002's retained state", |m| m.topic == state)
+        .await
+        .json();
+    assert_eq!(retained["phase"], "running", "{retained}");
     let running = w.state_of(&state).unwrap_or(Value::Null);
     assert_eq!(running["phase"], "running", "{running}");
 }

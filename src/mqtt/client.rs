@@ -482,6 +482,33 @@ fn correct(
     }
 }
 
+/// Queues this node's retained topics of `boards` (their state, availability and PGN, and
+/// the alerts of each board) for publishing again.
+fn republish_boards(
+    retained: &BTreeMap<Keyed, Vec<u8>>,
+    pending: &mut std::collections::BTreeSet<Keyed>,
+    topics: &Topics,
+    boards: &[&String],
+) {
+    let alerts = topics.alert("");
+    for key in retained.keys() {
+        let board = match topics.board_topic(&key.1) {
+            Some((board, _)) => Some(board),
+            None => key.1.strip_prefix(&alerts),
+        };
+        let of_board = board.is_some_and(|b| {
+            boards.iter().any(|mine| {
+                b == mine.as_str()
+                    || b.strip_prefix(mine.as_str())
+                        .is_some_and(|rest| rest.starts_with('-'))
+            })
+        });
+        if of_board {
+            pending.insert(key.clone());
+        }
+    }
+}
+
 /// MQTT 3.1.1 (2.2.3): the largest remaining length a packet can have.
 const MQTT_MAX_REMAINING_LENGTH: usize = 268_435_455;
 
@@ -671,8 +698,15 @@ async fn run(
                     let _ = client.try_subscribe(topics.node_clock_filter(), QoS::AtLeastOnce);
                     // The other nodes' boards, for this dashboard (after the statuses, so a
                     // dead node's retained `online` is read as the `offline` it is).
+                    // At QoS 0: these filters also bring back every publication of our own
+                    // boards (MQTT 3.1.1 has no "no local"), and at QoS 1 each echo cost a
+                    // PUBACK. Those small writes, on a socket rumqttc leaves with Nagle's
+                    // algorithm on, held our next publications back: at 5000 boards press ->
+                    // state was 15 ms at the median, 0.7 ms at QoS 0 (docs/BENCHMARKS.md).
+                    // These topics are retained states, newest wins: a delivery lost with a
+                    // connection comes back as the retained copy when we subscribe again.
                     for kind in BoardTopic::ALL {
-                        let _ = client.try_subscribe(topics.board_kind_filter(kind), QoS::AtLeastOnce);
+                        let _ = client.try_subscribe(topics.board_kind_filter(kind), QoS::AtMostOnce);
                     }
                     // The broker answers with the retained alerts: those an earlier run
                     // left are rebuilt or cleared (a restart changes nothing a dashboard sees).
@@ -782,7 +816,21 @@ async fn run(
                         correct(&retained, (&mut pending, &mut corrections), (&topics, &me, &foreign), &p);
                     }
                     if let Some(other) = other {
+                        let contested: Vec<String> = foreign
+                            .own()
+                            .filter(|b| foreign.claimed_by_peer(b))
+                            .map(str::to_string)
+                            .collect();
                         mirror_status((&mut foreign, &feed, &topics), &other, &p.topic, &p.payload);
+                        // A board no longer claimed twice (the other claimant died, or let it
+                        // go): the brokers may hold that node's copy of its topics, written
+                        // last, and nothing of ours may come for a while (a game between
+                        // moves). Ours are published again: this node is their one writer.
+                        let freed: Vec<&String> =
+                            contested.iter().filter(|b| !foreign.claimed_by_peer(b)).collect();
+                        if !freed.is_empty() {
+                            republish_boards(&retained, &mut pending, &topics, &freed);
+                        }
                         let msg = Incoming::NodeStatus { node: other, payload: p.payload.to_vec() };
                         if incoming.send(msg).await.is_err() {
                             break;
