@@ -132,9 +132,15 @@ async fn run_session(
     let mut cfg = cfg.clone();
     let age = port::age(stream.get_ref(), std::time::SystemTime::now());
     cfg.settle = settle_left(cfg.settle, age);
-    let mut session = Session::new(cfg.clone(), std::mem::take(board), Instant::now());
+    // Boxed: the session (800 bytes) lives as long as the port is open, inside the link's
+    // future, which then keeps room for it while the port is closed too.
+    let mut session = Box::new(Session::new(
+        cfg.clone(),
+        std::mem::take(board),
+        Instant::now(),
+    ));
     let exit = drive(&mut session, &cfg, stream, commands, events).await;
-    *board = session.into_board();
+    *board = (*session).into_board();
     exit
 }
 

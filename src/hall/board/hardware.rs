@@ -406,11 +406,13 @@ impl BoardActor {
             self.held_reading = Some(reading);
             return;
         }
+        // Every running board's second comes here: what may follow is boxed, so that the
+        // actor's future does not keep room for it (see `board::run`).
         if self.reconcile {
-            return self.reconcile_after_outage(reading).await;
+            return Box::pin(self.reconcile_after_outage(reading)).await;
         }
         if self.observing() {
-            return self.observe_reading(reading).await;
+            return Box::pin(self.observe_reading(reading)).await;
         }
         if !self.display_synced || self.hold_clock {
             return;
@@ -439,10 +441,10 @@ impl BoardActor {
                     // Reported, never adopted; the event is published once per episode (the
                     // alert follows it, from the game).
                     if slot.game.discrepancy().is_none() {
-                        self.apply(events).await;
+                        Box::pin(self.apply(events)).await;
                     }
                 } else {
-                    self.apply(events).await;
+                    Box::pin(self.apply(events)).await;
                 }
             }
             Err(_) => {}

@@ -234,7 +234,12 @@ struct BoardActor {
 }
 
 /// Run a board actor until the hall drops its inbox.
-pub async fn run(parts: BoardParts) {
+///
+/// Not an `async fn`: its future would keep room for `parts` (1.5 KB) beside the actor
+/// made of them, for as long as the board lives. The actor is built here and moved into
+/// the loop's future. With the rare paths boxed (see `run_actor`), a board's actor future
+/// went from 10 KB to about 3 KB: 35 MB at 5000 boards (docs/BENCHMARKS.md).
+pub fn run(parts: BoardParts) -> impl std::future::Future<Output = ()> + Send {
     let BoardParts {
         id,
         port: _,
@@ -243,8 +248,8 @@ pub async fn run(parts: BoardParts) {
         publisher,
         timebase,
         link_commands,
-        mut link_events,
-        mut inbox,
+        link_events,
+        inbox,
         hall,
         searches,
         journal,
@@ -261,7 +266,7 @@ pub async fn run(parts: BoardParts) {
         Some(s) if s.game.result().is_none() => BoardMode::Control,
         _ => mode,
     };
-    let mut a = BoardActor {
+    let a = BoardActor {
         alerts: Alerts::new(&id),
         id,
         placement,
@@ -298,6 +303,16 @@ pub async fn run(parts: BoardParts) {
     };
     a.publish_availability();
     a.publish_state();
+    // Boxed: an async fn's argument is kept twice in its future (as passed, and as the
+    // local it is moved into), and the actor is 2 KB.
+    run_actor(Box::new(a), link_events, inbox)
+}
+
+async fn run_actor(
+    mut a: Box<BoardActor>,
+    mut link_events: mpsc::Receiver<LinkEvent>,
+    mut inbox: mpsc::Receiver<ToBoard>,
+) {
     // The alerts that follow the game are rebuilt from the journal (the recovered game),
     // not remembered: a restart shows the same ones, resolved ones stay resolved.
     a.update_game_alerts();
@@ -313,9 +328,9 @@ pub async fn run(parts: BoardParts) {
                 Phase::Paused(crate::rules::game::PausedBy::Adjourned)
             )
     }) {
-        a.new_game_on_board().await;
+        Box::pin(a.new_game_on_board()).await;
     }
-    a.report_stage().await;
+    Box::pin(a.report_stage()).await;
     // The game's deadline timer, reset only when the deadline changes: it stays the same
     // between presses, and a new timer on every clock frame (5000 boards: 5000 a second)
     // was timer-wheel work under the time driver's lock for nothing.
@@ -351,27 +366,37 @@ pub async fn run(parts: BoardParts) {
             () = async {
                 if let Some(at) = attach { tokio::time::sleep_until(at).await }
             }, if attach.is_some() => {
-                a.attach_owed().await;
+                Box::pin(a.attach_owed()).await;
             },
             () = async {
                 if let Some(at) = poll { tokio::time::sleep_until(at).await }
-            }, if poll.is_some() => a.observe_poll().await,
+            }, if poll.is_some() => Box::pin(a.observe_poll()).await,
             () = async {
                 if let Some(at) = retry { tokio::time::sleep_until(at).await }
             }, if retry.is_some() => {
                 a.retry_storage = None;
-                a.flush().await;
+                Box::pin(a.flush()).await;
             },
+            // What comes often is handled in place; the rest is boxed, so that this
+            // future, which lives as long as the board, does not keep room for the largest
+            // of them all the time (a `Box` for the moment it runs costs nothing next to a
+            // command or a press).
             msg = inbox.recv() => match msg {
+                Some(ToBoard::Summary { reply }) => {
+                    // The heartbeat's question, every board every second.
+                    let _ = reply.send(a.summary());
+                }
                 Some(msg) => {
-                    a.on_message(msg).await;
+                    Box::pin(a.on_message(msg)).await;
                     // A game started, moved or adopted changes the hall's session view.
-                    a.report_stage().await;
+                    Box::pin(a.report_stage()).await;
                 }
                 None => break,
             },
             ev = link_events.recv() => match ev {
-                Some(ev) => a.on_link(ev).await,
+                // The clock's second, from every running board.
+                Some(LinkEvent::Clock(reading)) => a.on_reading(reading).await,
+                Some(ev) => Box::pin(a.on_link(ev)).await,
                 // The link task ended (it only does so when we go away).
                 None => break,
             },
@@ -379,13 +404,22 @@ pub async fn run(parts: BoardParts) {
                 // Fired: armed again at the next turn, even for the same instant (as a
                 // deadline still due is polled again).
                 armed = None;
-                a.on_deadline().await;
+                Box::pin(a.on_deadline()).await;
             }
         }
     }
 }
 
 impl BoardActor {
+    /// The heartbeat's view of this board.
+    fn summary(&self) -> Summary {
+        Summary {
+            online: self.online,
+            running: self.running_game(),
+            alerts: self.alerts.count(),
+        }
+    }
+
     /// A time-driven deadline (start, default time, flag). A flag may need the full 6.9
     /// search, which can take seconds: it runs on a blocking thread, bounded.
     async fn on_deadline(&mut self) {
@@ -558,11 +592,7 @@ impl BoardActor {
                 }
             }
             ToBoard::Summary { reply } => {
-                let _ = reply.send(Summary {
-                    online: self.online,
-                    running: self.running_game(),
-                    alerts: self.alerts.count(),
-                });
+                let _ = reply.send(self.summary());
             }
             ToBoard::Check { input, reply } => {
                 let r = match &self.slot {
