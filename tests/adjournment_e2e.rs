@@ -709,3 +709,50 @@ async fn a_damaged_custody_key_refuses_seals_but_the_clocks_run() {
     assert_eq!(r["error"], "storage", "{r}");
     rig.stop().await;
 }
+
+/// The session picture (`node/<node>/session`: every board of the round, ~100 KB at 5000
+/// boards) is made at most once every 250 ms, by the daemon's own clock (`as_of`): games
+/// ending together go out in one picture, and the last picture has them all.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn games_ending_together_make_one_session_picture_not_one_each() {
+    let mut rig = Rig::start("session-gap", 4).await;
+    let r = rig.start_round(4, "3600", 0, json!({})).await;
+    assert_eq!(r["status"], "ok", "{r}");
+    for n in 1..=4 {
+        rig.watcher.event(&board_id(n), "clock_started").await;
+    }
+    for n in 1..=4 {
+        let r = rig
+            .board_command(
+                &board_id(n),
+                json!({"action": "set_result", "result": "1-0", "reason": "test"}),
+            )
+            .await;
+        assert_eq!(r["status"], "ok", "{r}");
+    }
+    let topic = rig.topic(&format!("node/{}/session", common::NODE));
+    let finished = |m: &common::Msg| m.json()["finished"].as_array().map_or(0, Vec::len);
+    rig.watcher
+        .wait("a session picture with the four games finished", |m| {
+            m.topic == topic && finished(m) == 4
+        })
+        .await;
+    let mut made: Vec<i64> = rig
+        .watcher
+        .seen
+        .iter()
+        .filter(|m| m.topic == topic)
+        .filter_map(|m| m.json()["as_of"].as_i64())
+        .collect();
+    // A reconnection republishes the same picture: the same instant.
+    made.sort_unstable();
+    made.dedup();
+    assert!(made.len() >= 2, "pictures: {made:?}");
+    for pair in made.windows(2) {
+        assert!(
+            pair[1] - pair[0] >= 250,
+            "two session pictures {} ms apart: {made:?}",
+            pair[1] - pair[0]
+        );
+    }
+}

@@ -171,7 +171,15 @@ struct PlayingSession {
     /// payloads of ~100 KB (36 MB queued at the peak, docs/BENCHMARKS.md).
     batch: bool,
     stale: bool,
+    /// When the picture was last published, and when it is due again: at most one every
+    /// [`SESSION_GAP`]. Why: at 5000 boards each payload is ~100 KB, and games ending a
+    /// few a second (a round's flag falls; the load bench's 17 a second) published one each.
+    published_at: Option<tokio::time::Instant>,
+    due: Option<tokio::time::Instant>,
 }
+
+/// The least time between two publications of the session picture.
+const SESSION_GAP: std::time::Duration = std::time::Duration::from_millis(250);
 
 /// A running hall: how to reach it, watch it and stop it.
 pub struct RunningHall {
@@ -716,8 +724,15 @@ impl Hall {
                     }
                     self.session.batch = false;
                     if std::mem::take(&mut self.session.stale) {
-                        self.publish_session();
+                        self.session_changed();
                     }
+                },
+                () = async {
+                    if let Some(at) = self.session.due { tokio::time::sleep_until(at).await }
+                }, if self.session.due.is_some() => {
+                    self.session.due = None;
+                    self.session.published_at = Some(tokio::time::Instant::now());
+                    self.publish_session();
                 },
                 _ = &mut stop => break,
             }

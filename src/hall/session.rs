@@ -18,6 +18,22 @@ impl Hall {
             if self.session.batch {
                 self.session.stale = true;
             } else {
+                self.session_changed();
+            }
+        }
+    }
+
+    /// The picture changed: published now, or at the end of the gap after the last one
+    /// (the changes meanwhile go out together).
+    pub(super) fn session_changed(&mut self) {
+        let now = tokio::time::Instant::now();
+        match self.session.published_at {
+            Some(last) if now < last + super::SESSION_GAP => {
+                self.session.due.get_or_insert(last + super::SESSION_GAP);
+            }
+            _ => {
+                self.session.published_at = Some(now);
+                self.session.due = None;
                 self.publish_session();
             }
         }
