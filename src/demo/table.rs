@@ -266,8 +266,8 @@ impl Table {
             {
                 self.round_boards.extend(boards);
                 self.news = format!(
-                    "round {round} started on {} boards",
-                    self.round_boards.len()
+                    "round {round} started on {}",
+                    boards_word(self.round_boards.len())
                 );
                 return Vec::new();
             }
@@ -285,7 +285,7 @@ impl Table {
                     row.last_number.clear();
                     row.changed = false;
                 }
-                format!("round {round} started on {} boards", boards.len())
+                format!("round {round} started on {}", boards_word(boards.len()))
             }
             HallEvent::RoundFinished { round, results, .. } => {
                 self.finished_rounds.push(round);
@@ -526,6 +526,15 @@ fn clock(s: &StatePayload, c: Color, now: Millis) -> String {
     }
 }
 
+/// "1 board", "3 boards".
+fn boards_word(n: usize) -> String {
+    if n == 1 {
+        "1 board".to_string()
+    } else {
+        format!("{n} boards")
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -592,7 +601,7 @@ mod tests {
         let third = r#"{"event":"round_started","at":4,"round":3,"start":4,"boards":["board-001"],"arbiter":"a"}"#;
         assert_eq!(
             t.apply(topic, third.as_bytes(), Millis(4)),
-            ["round 3 started on 1 boards"]
+            ["round 3 started on 1 board"]
         );
     }
 
