@@ -816,11 +816,10 @@ async fn run(
                         correct(&retained, (&mut pending, &mut corrections), (&topics, &me, &foreign), &p);
                     }
                     if let Some(other) = other {
-                        let contested: Vec<String> = foreign
-                            .own()
-                            .filter(|b| foreign.claimed_by_peer(b))
-                            .map(str::to_string)
-                            .collect();
+                        // Only what this peer shared with us can be freed by its status
+                        // (not every own board against every peer's list: 5000 boards and
+                        // five nodes of 1000 would be 25 million comparisons a status).
+                        let contested = foreign.shared_with(&other);
                         mirror_status((&mut foreign, &feed, &topics), &other, &p.topic, &p.payload);
                         // A board no longer claimed twice (the other claimant died, or let it
                         // go): the brokers may hold that node's copy of its topics, written

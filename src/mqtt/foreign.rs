@@ -94,6 +94,22 @@ impl Foreign {
         self.own.iter().map(String::as_str)
     }
 
+    /// This node's boards that `peer`, online, lists too (what its status changes can
+    /// free). Walks that peer's list once: cheap for a status of 1000 boards.
+    pub fn shared_with(&self, peer: &str) -> Vec<String> {
+        self.peers
+            .get(peer)
+            .filter(|p| p.state == NodeState::Online)
+            .map(|p| {
+                p.boards
+                    .iter()
+                    .filter(|b| self.own.contains(b.as_str()))
+                    .cloned()
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
     /// Whether an online peer lists `board` too (a board claimed twice: two writers).
     pub fn claimed_by_peer(&self, board: &str) -> bool {
         self.peers
@@ -241,6 +257,19 @@ mod tests {
 
     fn mine() -> Foreign {
         Foreign::new("a", ["b1".to_string()])
+    }
+
+    #[test]
+    fn the_boards_shared_with_a_peer_are_those_it_lists_while_online() {
+        let mut f = Foreign::new("a", ["b1".to_string(), "b2".to_string()]);
+        assert_eq!(f.shared_with("b"), Vec::<String>::new());
+        let _ = f.peer_status(status("b", NodeState::Online, &["b2", "b3"], 10));
+        assert_eq!(f.shared_with("b"), ["b2"]);
+        assert!(f.claimed_by_peer("b2") && !f.claimed_by_peer("b1"));
+        // Its death frees the board: no longer shared, no longer claimed.
+        let _ = f.peer_status(status("b", NodeState::Offline, &["b2", "b3"], 10));
+        assert_eq!(f.shared_with("b"), Vec::<String>::new());
+        assert!(!f.claimed_by_peer("b2"));
     }
 
     #[test]
