@@ -25,6 +25,9 @@ struct Row {
     /// The `seq` of the last event taken: a copy delivered again (QoS 1 is at least once,
     /// and a bridge that reconnects resends what was in flight) is not a second move.
     event_seq: u64,
+    /// What the board's last line said (`last`): a press whose move has not arrived yet
+    /// (the move is read when the board is still, after the press) would say it again.
+    printed: String,
 }
 
 /// One game (board and round) as the events told it.
@@ -188,6 +191,10 @@ impl Table {
                 row.state = Some(state);
                 if row.changed {
                     row.changed = false;
+                    if row.printed == row.last {
+                        return Vec::new();
+                    }
+                    row.printed = row.last.clone();
                     return vec![self.line(b, now)];
                 }
                 Vec::new()
@@ -283,6 +290,7 @@ impl Table {
                     let row = self.rows.entry(b.clone()).or_default();
                     row.last.clear();
                     row.last_number.clear();
+                    row.printed.clear();
                     row.changed = false;
                 }
                 format!("round {round} started on {}", boards_word(boards.len()))
@@ -626,6 +634,57 @@ mod tests {
         assert!(lines[1].contains("Ada Morozova"), "{}", lines[1]);
         assert!(lines[1].contains("2:41"), "{}", lines[1]);
         assert!(lines[1].contains("*2:48"), "{}", lines[1]);
+    }
+
+    #[test]
+    fn a_press_whose_move_is_not_read_yet_does_not_repeat_the_last_line() {
+        let mut t = Table::new("demo");
+        let event = |seq: u32, body: &str| {
+            format!(r#"{{"board":"board-001","seq":{seq},"at":999000,{body}}}"#)
+        };
+        let apply = |t: &mut Table, kind: &str, payload: &str| {
+            t.apply(
+                &format!("hallclock/demo/board/board-001/{kind}"),
+                payload.as_bytes(),
+                Millis(1_000_000),
+            )
+        };
+        apply(
+            &mut t,
+            "event",
+            &event(1, r#""event":"clock_started","side":"white""#),
+        );
+        assert_eq!(
+            apply(&mut t, "state", STATE).len(),
+            1,
+            "the start is a line"
+        );
+        // White pressed; the move is read once the board is still, after the press.
+        apply(
+            &mut t,
+            "event",
+            &event(2, r#""event":"pressed","side":"white""#),
+        );
+        assert!(
+            apply(&mut t, "state", STATE).is_empty(),
+            "\"started\" said twice"
+        );
+        apply(
+            &mut t,
+            "event",
+            &event(
+                3,
+                r#""event":"move_made","side":"white","uci":"g1f3","san":"Nf3","fen":null"#,
+            ),
+        );
+        apply(
+            &mut t,
+            "event",
+            &event(4, r#""event":"pressed","side":"black""#),
+        );
+        let lines = apply(&mut t, "state", STATE);
+        assert_eq!(lines.len(), 1);
+        assert!(lines[0].contains("Nf3"), "{}", lines[0]);
     }
 
     #[test]
