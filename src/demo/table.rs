@@ -252,7 +252,11 @@ impl Table {
                         row.last = format!("{} flag", event["side"].as_str().unwrap_or("?"));
                         row.changed = true;
                     }
-                    "game_ended" => row.changed = true,
+                    "game_ended" => {
+                        // The result is news though the last move was said already.
+                        row.printed.clear();
+                        row.changed = true;
+                    }
                     _ => {}
                 }
                 Vec::new()
@@ -685,6 +689,16 @@ mod tests {
         let lines = apply(&mut t, "state", STATE);
         assert_eq!(lines.len(), 1);
         assert!(lines[0].contains("Nf3"), "{}", lines[0]);
+        // A game ended with no new move (an arbiter's result) is still a line.
+        apply(
+            &mut t,
+            "event",
+            &event(
+                5,
+                r#""event":"game_ended","result":"1-0","termination":"arbiter""#,
+            ),
+        );
+        assert_eq!(apply(&mut t, "state", STATE).len(), 1, "the end is a line");
     }
 
     #[test]
