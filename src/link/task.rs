@@ -129,17 +129,17 @@ async fn run_session(
     events: &mpsc::Sender<LinkEvent>,
     board: &mut BoardState,
 ) -> Exit {
-    let mut cfg = cfg.clone();
+    let mut session_cfg = cfg.clone();
     let age = port::age(stream.get_ref(), std::time::SystemTime::now());
-    cfg.settle = settle_left(cfg.settle, age);
+    session_cfg.settle = settle_left(cfg.settle, age);
     // Boxed: the session (800 bytes) lives as long as the port is open, inside the link's
     // future, which then keeps room for it while the port is closed too.
     let mut session = Box::new(Session::new(
-        cfg.clone(),
+        session_cfg,
         std::mem::take(board),
         Instant::now(),
     ));
-    let exit = drive(&mut session, &cfg, stream, commands, events).await;
+    let exit = drive(&mut session, cfg, stream, commands, events).await;
     *board = (*session).into_board();
     exit
 }
