@@ -27,6 +27,13 @@ pub fn is_node_alert_of(id: &str, node: &str) -> bool {
     HALL_ALERTS.iter().any(|b| id == node_alert_id(b, node))
 }
 
+/// Whether `id` is an alert of board `board`: `<board>-<kind>` (its claim alerts too).
+pub fn is_board_alert_of(id: &str, board: &str) -> bool {
+    id.strip_prefix(board)
+        .and_then(|rest| rest.strip_prefix('-'))
+        .is_some_and(|kind| !kind.is_empty())
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum AlertKind {
@@ -138,4 +145,19 @@ pub enum Severity {
     Info,
     Warning,
     Critical,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_board_alert_is_the_board_a_dash_and_a_kind() {
+        assert!(is_board_alert_of("b1-offline", "b1"));
+        assert!(is_board_alert_of("b1-claimed-twice-n2", "b1"));
+        assert!(!is_board_alert_of("b1-", "b1"));
+        assert!(!is_board_alert_of("b1", "b1"));
+        assert!(!is_board_alert_of("b12-offline", "b1"));
+        assert!(!is_board_alert_of("journal-n1", "b1"));
+    }
 }

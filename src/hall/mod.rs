@@ -729,11 +729,7 @@ impl Hall {
                 },
                 () = async {
                     if let Some(at) = self.session.due { tokio::time::sleep_until(at).await }
-                }, if self.session.due.is_some() => {
-                    self.session.due = None;
-                    self.session.published_at = Some(tokio::time::Instant::now());
-                    self.publish_session();
-                },
+                }, if self.session.due.is_some() => self.publish_session_now(),
                 _ = &mut stop => break,
             }
         }

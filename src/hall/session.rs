@@ -31,12 +31,15 @@ impl Hall {
             Some(last) if now < last + super::SESSION_GAP => {
                 self.session.due.get_or_insert(last + super::SESSION_GAP);
             }
-            _ => {
-                self.session.published_at = Some(now);
-                self.session.due = None;
-                self.publish_session();
-            }
+            _ => self.publish_session_now(),
         }
+    }
+
+    /// The picture, now; the gap counts from here.
+    pub(super) fn publish_session_now(&mut self) {
+        self.session.published_at = Some(tokio::time::Instant::now());
+        self.session.due = None;
+        self.publish_session();
     }
 
     /// The retained `session` topic, and `all_sealed` once every unfinished game of the

@@ -488,21 +488,18 @@ fn republish_boards(
     retained: &BTreeMap<Keyed, Vec<u8>>,
     pending: &mut std::collections::BTreeSet<Keyed>,
     topics: &Topics,
-    boards: &[&String],
+    boards: &[String],
 ) {
     let alerts = topics.alert("");
     for key in retained.keys() {
-        let board = match topics.board_topic(&key.1) {
-            Some((board, _)) => Some(board),
-            None => key.1.strip_prefix(&alerts),
+        let of_board = match topics.board_topic(&key.1) {
+            Some((board, _)) => boards.iter().any(|b| b == board),
+            None => key.1.strip_prefix(&alerts).is_some_and(|id| {
+                boards
+                    .iter()
+                    .any(|b| crate::alert::is_board_alert_of(id, b))
+            }),
         };
-        let of_board = board.is_some_and(|b| {
-            boards.iter().any(|mine| {
-                b == mine.as_str()
-                    || b.strip_prefix(mine.as_str())
-                        .is_some_and(|rest| rest.starts_with('-'))
-            })
-        });
         if of_board {
             pending.insert(key.clone());
         }
@@ -825,8 +822,10 @@ async fn run(
                         // go): the brokers may hold that node's copy of its topics, written
                         // last, and nothing of ours may come for a while (a game between
                         // moves). Ours are published again: this node is their one writer.
-                        let freed: Vec<&String> =
-                            contested.iter().filter(|b| !foreign.claimed_by_peer(b)).collect();
+                        let freed: Vec<String> = contested
+                            .into_iter()
+                            .filter(|b| !foreign.claimed_by_peer(b))
+                            .collect();
                         if !freed.is_empty() {
                             republish_boards(&retained, &mut pending, &topics, &freed);
                         }

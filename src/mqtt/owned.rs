@@ -49,12 +49,9 @@ pub fn single_writer(topics: &Topics, node: &str, foreign: &Foreign, topic: &str
     if id.ends_with(&format!("-claimed-twice-{node}")) || id == format!("clock-skew-{node}") {
         return true;
     }
-    foreign.own().any(|board| {
-        id.strip_prefix(board)
-            .and_then(|rest| rest.strip_prefix('-'))
-            .is_some_and(|kind| !kind.is_empty())
-            && !foreign.claimed_by_peer(board)
-    })
+    foreign
+        .own()
+        .any(|board| crate::alert::is_board_alert_of(id, board) && !foreign.claimed_by_peer(board))
 }
 
 /// How many of a topic's publications are remembered until their echo comes back.
