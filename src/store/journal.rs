@@ -47,7 +47,7 @@ pub enum StoreError {
     Stopped,
 }
 
-fn io_err(path: &Path, e: impl std::fmt::Display) -> StoreError {
+pub(super) fn io_err(path: &Path, e: impl std::fmt::Display) -> StoreError {
     StoreError::Io {
         path: path.to_path_buf(),
         message: e.to_string(),
