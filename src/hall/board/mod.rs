@@ -301,8 +301,6 @@ pub fn run(parts: BoardParts) -> impl std::future::Future<Output = ()> + Send {
         mode,
         observed: observe::Observed::default(),
     };
-    a.publish_availability();
-    a.publish_state();
     // Boxed: an async fn's argument is kept twice in its future (as passed, and as the
     // local it is moved into), and the actor is 2 KB.
     run_actor(Box::new(a), link_events, inbox)
@@ -313,6 +311,15 @@ async fn run_actor(
     mut link_events: mpsc::Receiver<LinkEvent>,
     mut inbox: mpsc::Receiver<ToBoard>,
 ) {
+    // The board's first picture: offline until its link says otherwise. The links open
+    // their ports while the journal is replayed, so after a restart most boards' `Online`
+    // is already waiting: publishing `offline` first would be two retained payloads per
+    // board that the next instant replaces (10,000 of a 5000-board restart's messages).
+    let first = link_events.try_recv().ok();
+    if !matches!(first, Some(LinkEvent::Online(_))) {
+        a.publish_availability();
+        a.publish_state();
+    }
     // The alerts that follow the game are rebuilt from the journal (the recovered game),
     // not remembered: a restart shows the same ones, resolved ones stay resolved.
     a.update_game_alerts();
@@ -331,6 +338,9 @@ async fn run_actor(
         Box::pin(a.new_game_on_board()).await;
     }
     Box::pin(a.report_stage()).await;
+    if let Some(ev) = first {
+        Box::pin(a.on_link(ev)).await;
+    }
     // The game's deadline timer, reset only when the deadline changes: it stays the same
     // between presses, and a new timer on every clock frame (5000 boards: 5000 a second)
     // was timer-wheel work under the time driver's lock for nothing.
