@@ -524,6 +524,83 @@ fn order_key(topics: &Topics, topic: &str) -> (u8, String) {
     (rank, topic.to_string())
 }
 
+/// QoS 1 publications handed to rumqttc and not acknowledged yet are at most this many;
+/// the rest wait in `pending` (retained: newest payload only) and `queued` (messages, in
+/// order), and go as the acknowledgements come back.
+///
+/// Why: before it, every publication went straight into rumqttc's request channel, so a
+/// burst (a 5000-board restart: two or three payloads per topic in a second) was sent
+/// whole, superseded payloads and all, at the pace of rumqttc's 1000 in flight. One such
+/// restart stalled: rumqttc logged "Collision on packet id = 12", stopped sending, and
+/// dropped the connection two keep-alives later (50 s; docs/BENCHMARKS.md). rumqttc 0.24
+/// numbers publications 1..=`inflight` and its subscriptions take numbers from the same
+/// sequence, so near 1000 in flight the next number can be one still unacknowledged.
+/// Far below that, a collision needs a broker that leaves one publication unacknowledged
+/// while it acknowledges the next 744.
+const WINDOW: usize = 256;
+
+/// rumqttc's client with the count of publications it has not seen acknowledged.
+struct Window {
+    client: AsyncClient,
+    unacked: usize,
+}
+
+impl Window {
+    fn room(&self) -> bool {
+        self.unacked < WINDOW
+    }
+
+    /// Hand a QoS 1 publication over. Called past the window only for the few that must
+    /// not wait (the clearing of a command, our `offline` when stopping); they count too.
+    fn publish(&mut self, topic: String, retain: bool, payload: Vec<u8>) {
+        // Refused only when the event loop is gone (the task is ending) or its channel is
+        // full, which the window keeps it from being.
+        if self
+            .client
+            .try_publish(topic, QoS::AtLeastOnce, retain, payload)
+            .is_ok()
+        {
+            self.unacked += 1;
+        }
+    }
+
+    fn acked(&mut self) {
+        self.unacked = self.unacked.saturating_sub(1);
+    }
+
+    /// The connection is gone: nothing of it will be acknowledged. (rumqttc sends what it
+    /// had in flight again on the next one; their acknowledgements then only make the
+    /// count low for a while, never high.)
+    fn lost(&mut self) {
+        self.unacked = 0;
+    }
+}
+
+/// Publish what waits, as far as the window goes: the retained topics first (they are
+/// state, newest payload), then the messages in their order.
+fn flush(
+    out: &mut Window,
+    (pending, retained): (
+        &mut std::collections::BTreeSet<Keyed>,
+        &BTreeMap<Keyed, Vec<u8>>,
+    ),
+    queued: &mut VecDeque<(String, Vec<u8>)>,
+    corrections: &mut super::owned::Corrections,
+) {
+    while out.room()
+        && let Some(key) = pending.pop_first()
+    {
+        let payload = retained.get(&key).cloned().unwrap_or_default();
+        corrections.sent(&key.1, &payload);
+        out.publish(key.1, true, payload);
+    }
+    while out.room()
+        && let Some((topic, payload)) = queued.pop_front()
+    {
+        out.publish(topic, false, payload);
+    }
+}
+
 async fn run(
     opts: MqttOptions,
     max_queued: usize,
@@ -544,6 +621,10 @@ async fn run(
 ) {
     // rumqttc's request channel; we never let it fill (we do not send while offline).
     let (client, mut eventloop) = AsyncClient::new(opts, 16_384);
+    let mut window = Window {
+        client: client.clone(),
+        unacked: 0,
+    };
     // rumqttc's `poll` is not cancel-safe while it connects: polled from a `select!` that
     // another branch wins, a half-made connection is dropped (and the broker publishes our
     // last will). So the event loop runs in its own task, never cancelled, with its own
@@ -595,22 +676,7 @@ async fn run(
                 for topic in corrections.due(tokio::time::Instant::now()) {
                     pending.insert(order_key(&topics, &topic));
                 }
-                // Retained first (they are state), then the messages in their order; stop
-                // at the first refusal: the channel is still full.
-                while let Some(key) = pending.first().cloned() {
-                    let payload = retained.get(&key).cloned().unwrap_or_default();
-                    corrections.sent(&key.1, &payload);
-                    if client.try_publish(key.1.clone(), QoS::AtLeastOnce, true, payload).is_err() {
-                        break;
-                    }
-                    pending.remove(&key);
-                }
-                while let Some((topic, payload)) = queued.pop_front() {
-                    if client.try_publish(topic.clone(), QoS::AtLeastOnce, false, payload.clone()).is_err() {
-                        queued.push_front((topic, payload));
-                        break;
-                    }
-                }
+                flush(&mut window, (&mut pending, &retained), &mut queued, &mut corrections);
             }
             out = rx.recv(), if shutting_down.is_none() => {
                 let Some(out) = out else { break };
@@ -627,23 +693,19 @@ async fn run(
                         // reconnection.
                         let key = order_key(&topics, &topic);
                         retained.insert(key.clone(), payload.clone());
-                        // Offline: the map holds it and the reconnection republishes it.
-                        if connected && pending.is_empty() {
+                        // Offline: the map holds it and the reconnection republishes it. With
+                        // the window full it waits in `pending`, newest payload only.
+                        if connected && pending.is_empty() && window.room() {
                             corrections.sent(&topic, &payload);
-                        }
-                        if connected
-                            && (!pending.is_empty()
-                                || client.try_publish(topic, QoS::AtLeastOnce, true, payload).is_err())
-                        {
+                            window.publish(topic, true, payload);
+                        } else if connected {
                             pending.insert(key);
                         }
                     }
                     Outgoing::Message { topic, payload } => {
                         // In order: nothing overtakes what is already waiting.
-                        if connected
-                            && queued.is_empty()
-                            && client.try_publish(topic.clone(), QoS::AtLeastOnce, false, payload.clone()).is_ok()
-                        {
+                        if connected && pending.is_empty() && queued.is_empty() && window.room() {
+                            window.publish(topic, false, payload);
                             continue;
                         }
                         if queued.len() >= max_queued {
@@ -657,13 +719,13 @@ async fn run(
                     }
                     Outgoing::Beacon { topic, payload } => {
                         // Behind queued messages it would arrive late: dropped, as offline.
-                        if connected && queued.is_empty() {
-                            let _ = client.try_publish(topic, QoS::AtLeastOnce, false, payload);
+                        if connected && queued.is_empty() && window.room() {
+                            window.publish(topic, false, payload);
                         }
                     }
                     Outgoing::Shutdown(done) => {
                         if connected {
-                            let _ = client.try_publish(node.topic.clone(), QoS::AtLeastOnce, true, node.offline.clone());
+                            window.publish(node.topic.clone(), true, node.offline.clone());
                             let _ = client.try_disconnect();
                             shutting_down = Some(done);
                         } else {
@@ -708,20 +770,12 @@ async fn run(
                     // The broker answers with the retained alerts: those an earlier run
                     // left are rebuilt or cleared (a restart changes nothing a dashboard sees).
                     let _ = client.try_subscribe(topics.alert("+"), QoS::AtLeastOnce);
-                    pending.clear();
+                    // Everything again, through the window: what does not fit waits in
+                    // `pending` and follows the acknowledgements.
+                    window.lost();
                     corrections.reconnected();
-                    for (key, payload) in &retained {
-                        corrections.sent(&key.1, payload);
-                        if client.try_publish(key.1.clone(), QoS::AtLeastOnce, true, payload.clone()).is_err() {
-                            pending.insert(key.clone());
-                        }
-                    }
-                    while let Some((topic, payload)) = queued.pop_front() {
-                        if client.try_publish(topic.clone(), QoS::AtLeastOnce, false, payload.clone()).is_err() {
-                            queued.push_front((topic, payload));
-                            break;
-                        }
-                    }
+                    pending = retained.keys().cloned().collect();
+                    flush(&mut window, (&mut pending, &retained), &mut queued, &mut corrections);
                     // Tell the dashboards (retained, so late ones see it too) that the queue
                     // overflowed and they should ask for a replay; cleared at the next
                     // reconnection without losses.
@@ -751,7 +805,7 @@ async fn run(
                         retained.insert(order_key(&topics, &alert_topic), payload.clone());
                         feed.push(&alert_topic, &payload, true);
                         corrections.sent(&alert_topic, &payload);
-                        let _ = client.try_publish(alert_topic, QoS::AtLeastOnce, true, payload);
+                        window.publish(alert_topic, true, payload);
                     }
                 }
                 Ok(Event::Incoming(Packet::Publish(p)))
@@ -897,7 +951,7 @@ async fn run(
                         "retained command ignored and cleared (commands must not be retained)"
                     );
                     if !p.payload.is_empty() {
-                        let _ = client.try_publish(p.topic.clone(), QoS::AtLeastOnce, true, Vec::new());
+                        window.publish(p.topic.clone(), true, Vec::new());
                     }
                 }
                 // An empty payload is a retained message being cleared (by us, above), not
@@ -931,12 +985,18 @@ async fn run(
                     // broker when nothing is retained), so that none comes back as retained
                     // at the next subscription.
                     if msg.is_some() {
-                        let _ = client.try_publish(p.topic.clone(), QoS::AtLeastOnce, true, Vec::new());
+                        window.publish(p.topic.clone(), true, Vec::new());
                     }
                     if let Some(msg) = msg
                         && incoming.send(msg).await.is_err()
                     {
                         break;
+                    }
+                }
+                Ok(Event::Incoming(Packet::PubAck(_))) => {
+                    window.acked();
+                    if connected {
+                        flush(&mut window, (&mut pending, &retained), &mut queued, &mut corrections);
                     }
                 }
                 Ok(Event::Outgoing(rumqttc::Outgoing::Disconnect)) => {
@@ -962,6 +1022,7 @@ async fn run(
                         tracing::debug!("MQTT broker still unreachable: {why}");
                     }
                     connected = false;
+                    window.lost();
                     broker.send_if_modified(|s| {
                         let new = BrokerState::Trouble(why);
                         let changed = *s != new;
