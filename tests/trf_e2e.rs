@@ -51,12 +51,27 @@ fn code(trf: &Trf, rank: u32) -> Option<ResultCode> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_round_from_a_trf_is_played_and_its_results_go_back() {
     let mut rig = Rig::start("trf-round", 3).await;
-    let text = std::fs::read_to_string(data("fide-trf26.trf")).expect("test file");
+    let mut text = std::fs::read_to_string(data("fide-trf26.trf")).expect("test file");
+    // A line no pairing program reads (a note typed into the file): skipped, and the
+    // answer says which.
+    if !text.ends_with('\n') {
+        text.push('\n');
+    }
+    let junk = text.lines().count() + 1;
+    text.push_str("XYZ a note typed into the file\n");
     let r = rig
         .hall_command(json!({"action": "start_round", "round": 2, "trf": text,
             "start": now_ms(), "default_time_ms": 5000}))
         .await;
     assert_eq!(r["status"], "ok", "{r}");
+    let warnings = r["warnings"].as_array().cloned().unwrap_or_default();
+    assert_eq!(warnings.len(), 1, "{r}");
+    assert!(
+        warnings[0]
+            .as_str()
+            .is_some_and(|w| w.starts_with(&format!("line {junk}:")) && w.contains("skipped")),
+        "{r}"
+    );
     for n in 1..=3 {
         rig.watcher.event(&board_id(n), "clock_started").await;
     }
@@ -214,6 +229,10 @@ async fn a_trf_round_is_refused_whole_when_it_does_not_fit_the_hall() {
         .hall_command(json!({"action": "start_round", "round": 2, "trf": text, "start": now_ms(), "only_our_boards": true}))
         .await;
     assert_eq!(r["status"], "ok", "{r}");
+    assert!(
+        r.get("warnings").is_none(),
+        "a file read whole warns of nothing: {r}"
+    );
     for n in 1..=2 {
         rig.watcher.event(&board_id(n), "clock_started").await;
     }

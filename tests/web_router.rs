@@ -240,6 +240,7 @@ async fn a_command_reaches_the_intake_as_the_session_arbiter_and_gets_its_answer
         node: None,
         boards: None,
         nodes: None,
+        warnings: None,
     };
     let _ = reply.send(serde_json::to_vec(&response).unwrap());
     let (s, _, t) = asked.await.unwrap();

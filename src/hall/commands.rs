@@ -161,6 +161,8 @@ impl Hall {
         let Taken { command, claim } = taken;
         let (transaction, action) = (command.transaction.clone(), claim.action());
         tracing::info!(transaction = %log_safe(&transaction), action, arbiter = %log_safe(&command.arbiter), "hall command");
+        // A TRF's skipped lines, said in the answer (every answer to this command).
+        let mut warnings = Vec::new();
         let (r, boards) = match command.action.clone() {
             HallAction::StartRound {
                 round,
@@ -190,6 +192,9 @@ impl Hall {
                     // The claim is answered like any outcome: a resend gets this refusal.
                     Err(e) => return claim.answer_soon_for(Err(e), Some(Vec::new())),
                 };
+                if let Some(t) = &from_trf {
+                    warnings.clone_from(&t.warnings);
+                }
                 // The event's defaults, with what this round (or its TRF) says otherwise.
                 let d = &self.settings.defaults;
                 let mut template = d.setup("", "", start.0);
@@ -225,11 +230,11 @@ impl Hall {
                 if let Err(e) =
                     self.check_round(round, &pairings, &template, broadcast_delay_minutes)
                 {
-                    return claim.answer_soon_for(Err(e), Some(mine));
+                    return claim.answer_soon_with(Err(e), Some(mine), warnings);
                 }
                 if mine.is_empty() {
                     // Every game is another node's: nothing to do here is not an error.
-                    return claim.answer_soon_for(Ok(()), Some(mine));
+                    return claim.answer_soon_with(Ok(()), Some(mine), warnings);
                 }
                 let r = self
                     .start_round(
@@ -295,7 +300,7 @@ impl Hall {
                 self.applied_somewhere(applied, action)
             }
         };
-        claim.answer_soon_for(r, boards);
+        claim.answer_soon_with(r, boards, warnings);
     }
 
     /// A hall-wide command's outcome on this node: applied to `applied`. Alone in its

@@ -218,5 +218,62 @@ fn combine(transaction: &str, this: &str, w: &Waiting) -> ResponsePayload {
         node: Some(this.to_string()),
         boards: Some(boards),
         nodes: Some(w.answers.values().cloned().collect()),
+        // Every node read the same file: its skipped lines once.
+        warnings: {
+            let mut seen = BTreeSet::new();
+            let lines: Vec<String> = w
+                .answers
+                .values()
+                .flat_map(|a| a.warnings.iter().flatten())
+                .filter(|l| seen.insert(l.as_str()))
+                .cloned()
+                .collect();
+            (!lines.is_empty()).then_some(lines)
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn answer(node: &str, boards: &[&str], warnings: Option<Vec<&str>>) -> ResponsePayload {
+        let mut a = crate::intake::answers::response("t1", "start_round", &Ok(()));
+        a.node = Some(node.into());
+        a.boards = Some(boards.iter().map(|b| b.to_string()).collect());
+        a.warnings = warnings.map(|w| w.into_iter().map(String::from).collect());
+        a
+    }
+
+    /// Every node read the same TRF and skipped the same lines: the dashboard's combined
+    /// answer says each once, in the file's order; with none, it has no `warnings`.
+    #[test]
+    fn a_trf_s_skipped_lines_are_said_once_in_the_combined_answer() {
+        let skipped = vec![
+            "line 3: not a TRF record, skipped",
+            "line 9: unknown record",
+        ];
+        let (reply, _rx) = oneshot::channel();
+        let mut w = Waiting {
+            action: "start_round".into(),
+            expect: ["n1".to_string(), "n2".to_string()].into(),
+            answers: BTreeMap::new(),
+            reply,
+            deadline: tokio::time::Instant::now(),
+        };
+        w.answers
+            .insert("n1".into(), answer("n1", &["b1"], Some(skipped.clone())));
+        w.answers
+            .insert("n2".into(), answer("n2", &["b2"], Some(skipped.clone())));
+        let c = combine("t1", "n1", &w);
+        assert_eq!(c.status, ResponseStatus::Ok);
+        assert_eq!(c.boards, Some(vec!["b1".to_string(), "b2".to_string()]));
+        assert_eq!(
+            c.warnings,
+            Some(skipped.iter().map(|s| s.to_string()).collect::<Vec<_>>())
+        );
+        w.answers.insert("n1".into(), answer("n1", &["b1"], None));
+        w.answers.insert("n2".into(), answer("n2", &["b2"], None));
+        assert_eq!(combine("t1", "n1", &w).warnings, None);
     }
 }

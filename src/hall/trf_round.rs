@@ -20,6 +20,9 @@ pub struct TrfRound {
     pub time_control: Option<TrfTimeControl>,
     /// The tournament's name (tag 012) and place (tag 022): the PGN's `Event` and `Site`.
     pub tags: crate::broadcast::RoundTags,
+    /// The lines the reader skipped, each with its line number (the command's answer
+    /// says them).
+    pub warnings: Vec<String>,
 }
 
 /// The pairings of `round` from a TRF's text. `numbers` are the tournament board numbers
@@ -87,6 +90,7 @@ pub fn from_trf(
             event: tag(trf.name()),
             site: tag(trf.tag("022")),
         },
+        warnings: trf.warnings.iter().map(|w| w.to_string()).collect(),
     })
 }
 

@@ -207,6 +207,11 @@ pub struct ResponsePayload {
     /// (never published on MQTT, where each node answers for itself).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub nodes: Option<Vec<ResponsePayload>>,
+    /// A `start_round` with a TRF: the lines of the file the reader skipped, each with its
+    /// line number, as `hallclock trf` and the dashboard's preview say them. The round
+    /// was read without them (a pairing program skips them too). Absent when none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub warnings: Option<Vec<String>>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -313,6 +318,7 @@ pub fn response(transaction: &str, action: &str, r: &Result<(), Refusal>) -> Res
         node: None,
         boards: None,
         nodes: None,
+        warnings: None,
     }
 }
 

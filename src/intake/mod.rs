@@ -196,12 +196,24 @@ impl Claimed {
 
     /// Answer a hall command with the boards of this node it concerned (issue 23: each
     /// node answers for its own part of the hall).
-    pub async fn answer_for(mut self, r: Result<(), Refusal>, boards: Option<Vec<String>>) {
+    pub async fn answer_for(self, r: Result<(), Refusal>, boards: Option<Vec<String>>) {
+        self.answer_with(r, boards, Vec::new()).await;
+    }
+
+    /// [`Claimed::answer_for`] with the warnings of what was applied (a TRF's skipped
+    /// lines).
+    pub async fn answer_with(
+        mut self,
+        r: Result<(), Refusal>,
+        boards: Option<Vec<String>>,
+        warnings: Vec<String>,
+    ) {
         let Some(to) = self.reply_to.take() else {
             return;
         };
         let mut payload = answers::response(&self.transaction, self.action, &r);
         payload.boards = boards;
+        payload.warnings = (!warnings.is_empty()).then_some(warnings);
         self.replier.reply(self.key.clone(), to, payload).await;
     }
 
@@ -213,6 +225,16 @@ impl Claimed {
     /// [`Claimed::answer_for`] without waiting for the journal.
     pub fn answer_soon_for(self, r: Result<(), Refusal>, boards: Option<Vec<String>>) {
         tokio::spawn(self.answer_for(r, boards));
+    }
+
+    /// [`Claimed::answer_with`] without waiting for the journal.
+    pub fn answer_soon_with(
+        self,
+        r: Result<(), Refusal>,
+        boards: Option<Vec<String>>,
+        warnings: Vec<String>,
+    ) {
+        tokio::spawn(self.answer_with(r, boards, warnings));
     }
 }
 
