@@ -61,6 +61,13 @@ pub struct Table {
     /// The boards of the round started last, over every node's `round_started` (in a hall
     /// of several nodes each node announces its own boards of the one round).
     round_boards: std::collections::BTreeSet<String>,
+    /// Each online node's boards, from its status: a round announced on all of them is
+    /// announced whole.
+    node_boards: BTreeMap<String, Vec<String>>,
+    /// The line of a round whose announcements are still coming, one per node: said
+    /// once every online node's boards are in it, or before any other line, so it names
+    /// the whole hall's count and still comes before its boards' lines.
+    round_line: Option<u32>,
     /// The highest round number seen, in a round's start or a board's state.
     highest_round: u32,
     /// The rounds whose `round_finished` arrived.
@@ -81,6 +88,8 @@ impl Table {
             round: None,
             started: Vec::new(),
             round_boards: std::collections::BTreeSet::new(),
+            node_boards: BTreeMap::new(),
+            round_line: None,
             highest_round: 0,
             finished_rounds: Vec::new(),
             news: String::new(),
@@ -153,6 +162,29 @@ impl Table {
     /// Take in one MQTT message; returns the lines worth printing when the output is not
     /// a terminal (one per move, ending or round change).
     pub fn apply(&mut self, topic: &str, payload: &[u8], now: Millis) -> Vec<String> {
+        let lines = self.take(topic, payload, now);
+        let Some(round) = self.round_line else {
+            return lines;
+        };
+        let whole = self
+            .node_boards
+            .iter()
+            .filter(|(node, _)| self.nodes.get(*node).map(String::as_str) == Some("online"))
+            .flat_map(|(_, boards)| boards)
+            .all(|b| self.round_boards.contains(b));
+        if lines.is_empty() && !whole {
+            return lines;
+        }
+        self.round_line = None;
+        let mut out = vec![format!(
+            "round {round} started on {}",
+            boards_word(self.round_boards.len())
+        )];
+        out.extend(lines);
+        out
+    }
+
+    fn take(&mut self, topic: &str, payload: &[u8], now: Millis) -> Vec<String> {
         let Some(rest) = topic.strip_prefix(&self.prefix) else {
             return Vec::new();
         };
@@ -161,6 +193,15 @@ impl Table {
             ["node", node, "status"] => {
                 let status: serde_json::Value = serde_json::from_slice(payload).unwrap_or_default();
                 let state = status["state"].as_str().unwrap_or("unknown").to_string();
+                let boards = status["boards"]
+                    .as_array()
+                    .map(|b| {
+                        b.iter()
+                            .filter_map(|b| b.as_str().map(String::from))
+                            .collect()
+                    })
+                    .unwrap_or_default();
+                self.node_boards.insert((*node).to_string(), boards);
                 let line = format!(
                     "node {} {}",
                     crate::intake::command::log_safe(node),
@@ -297,7 +338,10 @@ impl Table {
                     row.printed.clear();
                     row.changed = false;
                 }
-                format!("round {round} started on {}", boards_word(boards.len()))
+                // Said when the other nodes' parts are in, or before the next line.
+                self.round_line = Some(round);
+                self.news = format!("round {round} started on {}", boards_word(boards.len()));
+                return Vec::new();
             }
             HallEvent::RoundFinished { round, results, .. } => {
                 self.finished_rounds.push(round);
@@ -615,6 +659,61 @@ mod tests {
             t.apply(topic, third.as_bytes(), Millis(4)),
             ["round 3 started on 1 board"]
         );
+    }
+
+    /// Three nodes each announce their part of one round: one line, when the last part
+    /// is in, with the whole hall's count (not the first node's). A round on some of the
+    /// boards only is said before the next line.
+    #[test]
+    fn a_round_line_waits_for_every_online_node_s_part() {
+        let mut t = Table::new("demo");
+        let status = |node: &str, boards: &str| {
+            let topic = format!("hallclock/demo/node/{node}/status");
+            let payload = format!(
+                r#"{{"node":"{node}","state":"online","boards":{boards},"version":"0","boot":1}}"#
+            );
+            (topic, payload)
+        };
+        for (node, boards) in [
+            ("n1", r#"["board-001","board-002"]"#),
+            ("n2", r#"["board-003"]"#),
+            ("n3", r#"["board-004"]"#),
+        ] {
+            let (topic, payload) = status(node, boards);
+            assert_eq!(t.apply(&topic, payload.as_bytes(), Millis(0)).len(), 1);
+        }
+        // n3 goes away: its boards are not waited for.
+        let (topic, _) = status("n3", "[]");
+        let gone =
+            r#"{"node":"n3","state":"offline","boards":["board-004"],"version":"0","boot":1}"#;
+        assert_eq!(
+            t.apply(&topic, gone.as_bytes(), Millis(0)),
+            ["node n3 offline"]
+        );
+        let topic = "hallclock/demo/event";
+        let started = |round: u32, boards: &str| {
+            format!(
+                r#"{{"event":"round_started","at":1,"round":{round},"start":1,"boards":{boards},"arbiter":"a"}}"#
+            )
+        };
+        let first = started(2, r#"["board-001","board-002"]"#);
+        assert!(t.apply(topic, first.as_bytes(), Millis(1)).is_empty());
+        assert_eq!(t.news, "round 2 started on 2 boards");
+        let second = started(2, r#"["board-003"]"#);
+        assert_eq!(
+            t.apply(topic, second.as_bytes(), Millis(2)),
+            ["round 2 started on 3 boards"]
+        );
+        // Said once: a copy of an announcement (a bridge's resend) says nothing.
+        assert!(t.apply(topic, second.as_bytes(), Millis(3)).is_empty());
+        // An arbiter's round on one board: said before the next line, whatever it is.
+        let third = started(3, r#"["board-001"]"#);
+        assert!(t.apply(topic, third.as_bytes(), Millis(4)).is_empty());
+        let finished = r#"{"event":"round_finished","at":5,"round":3,"results":[]}"#;
+        let lines = t.apply(topic, finished.as_bytes(), Millis(5));
+        assert_eq!(lines.len(), 2, "{lines:?}");
+        assert_eq!(lines[0], "round 3 started on 1 board");
+        assert!(lines[1].starts_with("round 3 finished"), "{lines:?}");
     }
 
     #[test]
