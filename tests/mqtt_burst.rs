@@ -1,9 +1,10 @@
 //! The node's connection under a burst: thousands of retained topics waiting when the
 //! broker comes (a 5000-board restart, a broker back after an outage) reach it whole,
-//! newest payload each, on one connection. Before the publication window (src/mqtt/
-//! client.rs, `WINDOW`) rumqttc's packet ids came round to one still unacknowledged,
-//! and the connection stalled for two keep-alives and was dropped ("Collision on packet
-//! id"). Real Mosquitto on a free port; the node's connection task as the daemon runs it.
+//! newest payload each, on one connection, through the publication window
+//! (src/mqtt/window.rs). The window came after a 5000-board restart stalled on a rumqttc
+//! packet-id collision; these tests do not reproduce that stall (they pass without the
+//! window too): they hold the window to what it must not break. Real Mosquitto on a
+//! free port; the node's connection task as the daemon runs it.
 
 mod common;
 
@@ -43,14 +44,7 @@ async fn a_burst_of_retained_topics_while_the_broker_sends_the_old_copies_arrive
     }
     previous_run(port, copies).await;
     let (publisher, mut state) = node(port, &topics, &boards);
-    tokio::time::timeout(
-        Duration::from_secs(20),
-        state.wait_for(|s| *s == BrokerState::Connected),
-    )
-    .await
-    .expect("connected within 20 s")
-    .expect("the connection task runs");
-    state.mark_unchanged();
+    connected(&mut state).await;
     publish_twice(&publisher, &topics, &boards);
     arrives_whole(port, &topics, &boards, &state).await;
 }
@@ -66,6 +60,12 @@ async fn a_burst_of_retained_topics_at_connection_arrives_whole_on_one_connectio
     let (publisher, mut state) = node(port, &topics, &boards);
     publish_twice(&publisher, &topics, &boards);
     broker.start_again().await;
+    connected(&mut state).await;
+    arrives_whole(port, &topics, &boards, &state).await;
+}
+
+/// Wait for the node's connection; from then on `state` sees only later changes.
+async fn connected(state: &mut tokio::sync::watch::Receiver<BrokerState>) {
     tokio::time::timeout(
         Duration::from_secs(20),
         state.wait_for(|s| *s == BrokerState::Connected),
@@ -74,7 +74,6 @@ async fn a_burst_of_retained_topics_at_connection_arrives_whole_on_one_connectio
     .expect("connected within 20 s")
     .expect("the connection task runs");
     state.mark_unchanged();
-    arrives_whole(port, &topics, &boards, &state).await;
 }
 
 /// A previous run's retained copies on the broker, by a client that only publishes.

@@ -13,6 +13,8 @@ use tokio::sync::{mpsc, oneshot};
 
 use super::payload::{BoardTopic, NodeState, NodeStatusPayload, Topics};
 use crate::intake::Incoming;
+
+use super::window::{Window, flush};
 use crate::timebase::Timebase;
 
 /// How to reach the broker.
@@ -448,7 +450,7 @@ fn refused(count: &mut u64, why: super::foreign::Dropped, board: &str) {
 }
 
 /// A retained topic as the connection task keeps it: in publishing order (`order_key`).
-type Keyed = (u8, String);
+pub(super) type Keyed = (u8, String);
 
 /// A copy of one of this node's retained topics, as the broker delivered it: when it is a
 /// live message (not the retained copy our own subscription brings, which the
@@ -524,83 +526,6 @@ fn order_key(topics: &Topics, topic: &str) -> (u8, String) {
     (rank, topic.to_string())
 }
 
-/// QoS 1 publications handed to rumqttc and not acknowledged yet are at most this many;
-/// the rest wait in `pending` (retained: newest payload only) and `queued` (messages, in
-/// order), and go as the acknowledgements come back.
-///
-/// Why: before it, every publication went straight into rumqttc's request channel, so a
-/// burst (a 5000-board restart: two or three payloads per topic in a second) was sent
-/// whole, superseded payloads and all, at the pace of rumqttc's 1000 in flight. One such
-/// restart stalled: rumqttc logged "Collision on packet id = 12", stopped sending, and
-/// dropped the connection two keep-alives later (50 s; docs/BENCHMARKS.md). rumqttc 0.24
-/// numbers publications 1..=`inflight` and its subscriptions take numbers from the same
-/// sequence, so near 1000 in flight the next number can be one still unacknowledged.
-/// Far below that, a collision needs a broker that leaves one publication unacknowledged
-/// while it acknowledges the next 744.
-const WINDOW: usize = 256;
-
-/// rumqttc's client with the count of publications it has not seen acknowledged.
-struct Window {
-    client: AsyncClient,
-    unacked: usize,
-}
-
-impl Window {
-    fn room(&self) -> bool {
-        self.unacked < WINDOW
-    }
-
-    /// Hand a QoS 1 publication over. Called past the window only for the few that must
-    /// not wait (the clearing of a command, our `offline` when stopping); they count too.
-    fn publish(&mut self, topic: String, retain: bool, payload: Vec<u8>) {
-        // Refused only when the event loop is gone (the task is ending) or its channel is
-        // full, which the window keeps it from being.
-        if self
-            .client
-            .try_publish(topic, QoS::AtLeastOnce, retain, payload)
-            .is_ok()
-        {
-            self.unacked += 1;
-        }
-    }
-
-    fn acked(&mut self) {
-        self.unacked = self.unacked.saturating_sub(1);
-    }
-
-    /// The connection is gone: nothing of it will be acknowledged. (rumqttc sends what it
-    /// had in flight again on the next one; their acknowledgements then only make the
-    /// count low for a while, never high.)
-    fn lost(&mut self) {
-        self.unacked = 0;
-    }
-}
-
-/// Publish what waits, as far as the window goes: the retained topics first (they are
-/// state, newest payload), then the messages in their order.
-fn flush(
-    out: &mut Window,
-    (pending, retained): (
-        &mut std::collections::BTreeSet<Keyed>,
-        &BTreeMap<Keyed, Vec<u8>>,
-    ),
-    queued: &mut VecDeque<(String, Vec<u8>)>,
-    corrections: &mut super::owned::Corrections,
-) {
-    while out.room()
-        && let Some(key) = pending.pop_first()
-    {
-        let payload = retained.get(&key).cloned().unwrap_or_default();
-        corrections.sent(&key.1, &payload);
-        out.publish(key.1, true, payload);
-    }
-    while out.room()
-        && let Some((topic, payload)) = queued.pop_front()
-    {
-        out.publish(topic, false, payload);
-    }
-}
-
 async fn run(
     opts: MqttOptions,
     max_queued: usize,
@@ -621,10 +546,7 @@ async fn run(
 ) {
     // rumqttc's request channel; we never let it fill (we do not send while offline).
     let (client, mut eventloop) = AsyncClient::new(opts, 16_384);
-    let mut window = Window {
-        client: client.clone(),
-        unacked: 0,
-    };
+    let mut window = Window::new(client.clone());
     // rumqttc's `poll` is not cancel-safe while it connects: polled from a `select!` that
     // another branch wins, a half-made connection is dropped (and the broker publishes our
     // last will). So the event loop runs in its own task, never cancelled, with its own

@@ -6,6 +6,7 @@ pub mod feed;
 pub mod foreign;
 pub mod owned;
 pub mod payload;
+mod window;
 
 pub use client::{MqttSettings, Publisher};
 pub use payload::Topics;
