@@ -14,7 +14,7 @@ use tokio::sync::{mpsc, oneshot};
 use super::payload::{BoardTopic, NodeState, NodeStatusPayload, Topics};
 use crate::intake::Incoming;
 
-use super::window::{Window, flush};
+use super::window::{Keyed, Window, flush};
 use crate::timebase::Timebase;
 
 /// How to reach the broker.
@@ -448,9 +448,6 @@ fn refused(count: &mut u64, why: super::foreign::Dropped, board: &str) {
         );
     }
 }
-
-/// A retained topic as the connection task keeps it: in publishing order (`order_key`).
-pub(super) type Keyed = (u8, String);
 
 /// A copy of one of this node's retained topics, as the broker delivered it: when it is a
 /// live message (not the retained copy our own subscription brings, which the

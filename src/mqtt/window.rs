@@ -5,7 +5,8 @@ use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
 use rumqttc::{AsyncClient, QoS};
 
-use super::client::Keyed;
+/// A retained topic as the connection task keeps it: in publishing order (`order_key`).
+pub(super) type Keyed = (u8, String);
 
 /// QoS 1 publications handed to rumqttc and not acknowledged yet are at most this many;
 /// the rest wait in `pending` (retained: newest payload only) and `queued` (messages, in
