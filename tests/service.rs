@@ -109,6 +109,71 @@ async fn ready_status_and_watchdog_then_a_wedged_loop_stops_the_watchdog() {
     );
 }
 
+/// The heartbeat does not ask every board every beat (it reads what each actor leaves at
+/// every turn, and pings only a quiet one), so this is what proves a stuck actor is still
+/// found: a board actor that stops turning stops the watchdog, and the log names it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stuck_board_actor_stops_the_watchdog_and_the_log_names_it() {
+    let (broker, sim, dir) = setup("notify-board", 2).await;
+    let config = dir.join("hallclock.toml");
+    write_config(&config, &dir.join("state"), broker.port, &sim, 2, 15);
+    let socket = dir.join("notify.sock");
+    let sock = UnixDatagram::bind(&socket).expect("bind notify socket");
+    let log = dir.join("daemon.log");
+    let wedge = format!("{}@6000", board_id(2));
+    let _d = spawn(
+        &config,
+        &socket,
+        &log,
+        &[("HALLCLOCK_TEST_WEDGE_BOARD", wedge.as_str())],
+    );
+    let mut seen = Vec::new();
+    let end = Instant::now() + Duration::from_secs(20);
+    while !seen.iter().any(|m: &String| m.contains("READY=1")) && Instant::now() < end {
+        seen.extend(tokio::task::block_in_place(|| {
+            receive(&sock, Duration::from_millis(100))
+        }));
+    }
+    assert!(seen.iter().any(|m| m.contains("READY=1")), "{seen:?}");
+    // Idle boards (no clock running): each is pinged now and then, and turns, so the
+    // watchdog is fed (a beat a second: without WATCHDOG_PID the daemon keeps its own
+    // pace).
+    let fed = tokio::task::block_in_place(|| receive(&sock, Duration::from_millis(3000)));
+    assert!(
+        fed.iter().filter(|m| m.contains("WATCHDOG=1")).count() >= 2,
+        "WATCHDOG=1 every beat: {fed:?}"
+    );
+    // Board 2's actor stops turning 6 s after it started; within QUIET_BEATS +
+    // GRACE_BEATS beats (and one for the phase) it is found, and said once.
+    let stuck_line = |text: &str| text.contains("has not turned since it was pinged");
+    let end = Instant::now() + Duration::from_secs(20);
+    while !stuck_line(&std::fs::read_to_string(&log).unwrap_or_default()) && Instant::now() < end {
+        let _ = tokio::task::block_in_place(|| receive(&sock, Duration::from_millis(100)));
+    }
+    let _ = tokio::task::block_in_place(|| receive(&sock, Duration::from_millis(300)));
+    let later = tokio::task::block_in_place(|| receive(&sock, Duration::from_millis(2000)));
+    assert!(
+        !later.iter().any(|m| m.contains("WATCHDOG=1")),
+        "a stuck board actor must not let the watchdog be fed: {later:?}"
+    );
+    let text = std::fs::read_to_string(&log).unwrap_or_default();
+    let names = |l: &str, n: usize| {
+        l.split_whitespace()
+            .any(|w| w == format!("board={}", board_id(n)))
+    };
+    assert!(
+        text.lines()
+            .any(|l| l.contains("has not turned since it was pinged") && names(l, 2)),
+        "the log names the stuck board:\n{text}"
+    );
+    assert!(
+        text.lines()
+            .filter(|l| l.contains("has not turned since it was pinged"))
+            .all(|l| names(l, 2) && !names(l, 1)),
+        "only the stuck board is named:\n{text}"
+    );
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sighup_adds_a_board_and_says_what_needs_a_restart_sigterm_stops_cleanly() {
     let (broker, sim, dir) = setup("sighup", 2).await;

@@ -16,6 +16,7 @@ mod moves;
 mod nodes;
 mod peer_io;
 mod peers;
+mod pulse;
 mod round;
 mod session;
 mod skew;
@@ -100,6 +101,7 @@ pub enum HallError {
 
 struct BoardEntry {
     inbox: mpsc::Sender<ToBoard>,
+    pulse: Arc<pulse::Pulse>,
     actor: tokio::task::JoinHandle<()>,
     link: tokio::task::JoinHandle<()>,
 }
@@ -123,6 +125,8 @@ struct Hall {
     publisher: Publisher,
     timebase: Timebase,
     boards: BTreeMap<String, BoardEntry>,
+    /// The heartbeat's memory of which boards turned (see `pulse`).
+    watch: pulse::Watch,
     round: Option<Round>,
     next_game_id: u64,
     /// Unbounded on purpose: a board actor must never wait for the coordinator, which may
@@ -408,6 +412,7 @@ pub fn start(settings: HallSettings) -> Result<RunningHall, HallError> {
         publisher: publisher.clone(),
         timebase,
         boards: BTreeMap::new(),
+        watch: pulse::Watch::default(),
         round,
         next_game_id: recovered.next_game_id,
         from_boards: from_boards_tx,
@@ -479,6 +484,7 @@ impl Hall {
         link: crate::link::LinkHandle,
     ) {
         let (inbox_tx, inbox_rx) = mpsc::channel(64);
+        let pulse = Arc::new(pulse::Pulse::default());
         let parts = BoardParts {
             id: b.id.to_string(),
             port: b.port.display().to_string(),
@@ -497,12 +503,14 @@ impl Hall {
             seq,
             feed: self.broadcast.clone(),
             mode: b.mode,
+            pulse: pulse.clone(),
         };
         let actor = tokio::spawn(board::run(parts));
         self.boards.insert(
             b.id.to_string(),
             BoardEntry {
                 inbox: inbox_tx,
+                pulse,
                 actor,
                 link: link.task,
             },
@@ -634,19 +642,41 @@ impl Hall {
         .unwrap_or(0)
     }
 
-    /// Ask every board how it is: proof that the coordinator and every actor make
-    /// progress (systemd's watchdog), and the status line.
-    async fn heartbeat(&self) -> Option<Health> {
-        let mut online = 0;
-        let mut running = 0;
-        let mut alerts = 0;
+    /// Proof that the coordinator and every actor make progress (systemd's watchdog), and
+    /// the status line. The actors are not asked: each leaves its pulse at every turn, and
+    /// only a board that has not turned for a while is pinged (see `pulse`). `None` while
+    /// a board is stuck.
+    fn heartbeat(&mut self) -> Option<Health> {
+        let verdict = self.watch.beat(
+            self.boards
+                .iter()
+                .map(|(id, e)| (id.as_str(), e.pulse.turns())),
+        );
+        let mut well = verdict.stuck.is_empty();
+        for id in &verdict.ping {
+            if let Some(entry) = self.boards.get(id) {
+                match entry.inbox.try_send(ToBoard::Ping) {
+                    // A full inbox: a live actor turns as it drains it.
+                    Ok(()) | Err(mpsc::error::TrySendError::Full(_)) => {}
+                    Err(mpsc::error::TrySendError::Closed(_)) => {
+                        tracing::error!(board = %id, "the board's actor has ended: the watchdog is no longer fed");
+                        well = false;
+                    }
+                }
+            }
+        }
+        for (id, quiet) in &verdict.stuck {
+            // Said once, as it becomes stuck; the watchdog then stops being fed.
+            if *quiet == pulse::QUIET_BEATS + pulse::GRACE_BEATS {
+                tracing::error!(board = %id, beats = quiet, "the board's actor has not turned since it was pinged: the watchdog is no longer fed");
+            }
+        }
+        if !well {
+            return None;
+        }
+        let (mut online, mut running, mut alerts) = (0, 0, 0);
         for entry in self.boards.values() {
-            let (tx, rx) = oneshot::channel();
-            entry.inbox.try_send(ToBoard::Summary { reply: tx }).ok()?;
-            let s = tokio::time::timeout(std::time::Duration::from_secs(2), rx)
-                .await
-                .ok()?
-                .ok()?;
+            let s = entry.pulse.summary();
             online += usize::from(s.online);
             running += usize::from(s.running);
             alerts += s.alerts;
@@ -688,7 +718,7 @@ impl Hall {
                         std::thread::sleep(std::time::Duration::from_secs(3600));
                     }
                     self.publish_clock();
-                    if let Some(h) = self.heartbeat().await {
+                    if let Some(h) = self.heartbeat() {
                         let _ = health.send(Some(h));
                     }
                     self.settle_forwarded(true);

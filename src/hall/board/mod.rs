@@ -81,8 +81,9 @@ pub enum ToBoard {
     },
     /// Whether this board's game is unfinished (for round start checks).
     Busy { reply: oneshot::Sender<Option<u32>> },
-    /// How the board is, for the hall's heartbeat.
-    Summary { reply: oneshot::Sender<Summary> },
+    /// The hall's heartbeat has not seen this board turn for a while: turn once (its
+    /// [`Pulse`](super::pulse::Pulse) proves it is not stuck).
+    Ping,
     /// The hall has seen this board's identity (and moved games if cables were swapped):
     /// the clock's reading can now be reconciled with the game that is here.
     IdentityChecked,
@@ -158,6 +159,8 @@ pub struct BoardParts {
     pub feed: crate::broadcast::FeedWriter,
     /// Whether the daemon drives the clock or only reads it (issue 24).
     pub mode: BoardMode,
+    /// Where the actor shows the heartbeat it is alive, and how it is.
+    pub pulse: Arc<super::pulse::Pulse>,
 }
 
 struct BoardActor {
@@ -231,6 +234,9 @@ struct BoardActor {
     mode: BoardMode,
     /// Observe mode: the clock's last reading, for what the next one is compared with.
     observed: observe::Observed,
+    /// Left for the heartbeat at every turn of the loop, with the count of turns.
+    pulse: Arc<super::pulse::Pulse>,
+    turns: u64,
 }
 
 /// Run a board actor until the hall drops its inbox.
@@ -258,6 +264,7 @@ pub fn run(parts: BoardParts) -> impl std::future::Future<Output = ()> + Send {
         seq,
         feed,
         mode,
+        pulse,
     } = parts;
     // An unfinished game goes on in the mode it was started in, whatever the
     // configuration says now: the official time cannot change hands mid-game.
@@ -300,6 +307,8 @@ pub fn run(parts: BoardParts) -> impl std::future::Future<Output = ()> + Send {
         hold_clock: false,
         mode,
         observed: observe::Observed::default(),
+        pulse,
+        turns: 0,
     };
     // Boxed: an async fn's argument is kept twice in its future (as passed, and as the
     // local it is moved into), and the actor is 2 KB.
@@ -347,7 +356,15 @@ async fn run_actor(
     let deadline_sleep = tokio::time::sleep(Duration::ZERO);
     tokio::pin!(deadline_sleep);
     let mut armed: Option<tokio::time::Instant> = None;
+    let wedge_at = test_wedge(&a.id);
     loop {
+        if wedge_at.is_some_and(|at| tokio::time::Instant::now() >= at) {
+            // The fault-injection hook: an actor stuck on an await that never ends.
+            std::future::pending::<()>().await;
+        }
+        // How the board is as it waits, for the heartbeat (see `hall::pulse`).
+        a.turns += 1;
+        a.pulse.beat(a.turns, a.summary());
         let mut deadline = a
             .slot
             .as_ref()
@@ -392,10 +409,8 @@ async fn run_actor(
             // of them all the time (a `Box` for the moment it runs costs nothing next to a
             // command or a press).
             msg = inbox.recv() => match msg {
-                Some(ToBoard::Summary { reply }) => {
-                    // The heartbeat's question, every board every second.
-                    let _ = reply.send(a.summary());
-                }
+                // The heartbeat's ping of a quiet board: the turn is the answer.
+                Some(ToBoard::Ping) => {}
                 Some(msg) => {
                     Box::pin(a.on_message(msg)).await;
                     // A game started, moved or adopted changes the hall's session view.
@@ -418,6 +433,16 @@ async fn run_actor(
             }
         }
     }
+}
+
+/// A fault-injection hook for the watchdog test (`HALLCLOCK_TEST_WEDGE_BOARD=<board>@<ms>`):
+/// this board's actor stops turning that many ms after it starts, as one stuck on an
+/// await would.
+fn test_wedge(board: &str) -> Option<tokio::time::Instant> {
+    let v = std::env::var("HALLCLOCK_TEST_WEDGE_BOARD").ok()?;
+    let (id, ms) = v.split_once('@')?;
+    let ms: u64 = ms.parse().ok()?;
+    (id == board).then(|| tokio::time::Instant::now() + Duration::from_millis(ms))
 }
 
 impl BoardActor {
@@ -601,9 +626,7 @@ impl BoardActor {
                     self.program_clock(None).await;
                 }
             }
-            ToBoard::Summary { reply } => {
-                let _ = reply.send(self.summary());
-            }
+            ToBoard::Ping => {}
             ToBoard::Check { input, reply } => {
                 let r = match &self.slot {
                     None => Err(Refusal::NoGame {
