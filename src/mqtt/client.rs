@@ -173,6 +173,8 @@ pub enum MqttError {
         path: PathBuf,
         source: std::io::Error,
     },
+    #[error("the MQTT connection's thread could not be started: {0}")]
+    Thread(std::io::Error),
 }
 
 /// What went wrong with a connection attempt, said so that an operator knows what to fix.
@@ -380,7 +382,7 @@ pub fn spawn(
     // The daemon is up for the local feed whether or not the broker is.
     feed.push(&node.topic, &node.online, true);
     let (broker_tx, broker) = tokio::sync::watch::channel(BrokerState::Connecting);
-    let task = tokio::spawn(run(
+    let connection = run(
         opts,
         settings.max_queued,
         (topics, node),
@@ -388,7 +390,8 @@ pub fn spawn(
         incoming,
         (attempted_tx, broker_tx),
         (feed.clone(), timebase, copies),
-    ));
+    );
+    let task = on_own_thread(connection).map_err(MqttError::Thread)?;
     Ok((
         Publisher {
             tx,
@@ -398,6 +401,40 @@ pub fn spawn(
         },
         task,
     ))
+}
+
+/// Runs the connection on a thread of its own, with a runtime of its own; the handle
+/// ends when it does. Why: the connection carries every board's publications and every
+/// command, and on the hall's runtime it waited its turn behind thousands of board tasks.
+/// At a 5000-board restart it was connected only 0.55 s after the start, when every board
+/// was already online, and its first publications waited with it (docs/BENCHMARKS.md).
+/// The thread also ends when the hall's runtime goes away (a test's, say), as a task of
+/// it would: the keeper below is one of its tasks.
+fn on_own_thread(
+    connection: impl std::future::Future<Output = ()> + Send + 'static,
+) -> std::io::Result<tokio::task::JoinHandle<()>> {
+    let (done_tx, done_rx) = tokio::sync::oneshot::channel::<()>();
+    let (keeper_tx, keeper_rx) = tokio::sync::oneshot::channel::<()>();
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    std::thread::Builder::new()
+        .name("hallclock-mqtt".into())
+        .spawn(move || {
+            runtime.block_on(async move {
+                tokio::select! {
+                    () = connection => {}
+                    _ = keeper_rx => {}
+                }
+            });
+            // Its own tasks (the event loop's poller) end with it.
+            drop(runtime);
+            let _ = done_tx.send(());
+        })?;
+    Ok(tokio::spawn(async move {
+        let _keeper = keeper_tx;
+        let _ = done_rx.await;
+    }))
 }
 
 /// Another node's retained status into the local feed (the page derives the hall's status
@@ -505,11 +542,50 @@ fn republish_boards(
     }
 }
 
+/// Every node's board topics: the other nodes' boards, for this dashboard, and the
+/// copies of ours that `correct` checks. Subscribed only once a connection's republication
+/// has all been handed to the window, so after the node statuses (a dead node's retained
+/// `online` is read as the `offline` it is) and after our own boards' topics. Why: the
+/// broker answers a subscription with every retained copy it matches, in one go and ahead
+/// of anything else for us, ours included. Subscribed at the ConnAck, at 5000 boards the
+/// acknowledgements of our first publications waited behind 15,000 retained copies, and
+/// nothing else of ours reached a subscriber for half a second of a restart
+/// (docs/BENCHMARKS.md). What a peer published meanwhile comes with them: these topics are
+/// retained states, newest wins.
+///
+/// At QoS 0: these filters also bring back every publication of our own boards (MQTT
+/// 3.1.1 has no "no local"), and at QoS 1 each echo cost a PUBACK. Those small writes, on a
+/// socket rumqttc leaves with Nagle's algorithm on, held our next publications back: at
+/// 5000 boards press -> state was 15 ms at the median, 0.7 ms at QoS 0. A delivery lost
+/// with a connection comes back as the retained copy when we subscribe again.
+fn subscribe_boards(
+    client: &rumqttc::AsyncClient,
+    topics: &Topics,
+    pending: &std::collections::BTreeSet<Keyed>,
+    done: &mut bool,
+) {
+    if *done || !pending.is_empty() {
+        return;
+    }
+    // Marked done only when every filter was taken: otherwise the next PUBACK tries again.
+    let mut all = true;
+    for kind in BoardTopic::ALL {
+        all &= client
+            .try_subscribe(topics.board_kind_filter(kind), QoS::AtMostOnce)
+            .is_ok();
+    }
+    *done = all;
+}
+
 /// MQTT 3.1.1 (2.2.3): the largest remaining length a packet can have.
 const MQTT_MAX_REMAINING_LENGTH: usize = 268_435_455;
 
-/// Status first, then info, then the rest: a dashboard learns the node is up before it
-/// learns the boards.
+/// The order retained topics wait in when they cannot all go at once (a connection's
+/// republication, a restart's burst): status first, then info, then every board's
+/// availability, then every board's state and the alerts, then the rest (the PGNs, the
+/// session). A dashboard learns the node is up before it learns the boards, and a hall
+/// screen has every clock back before the games' texts, which seldom changed meanwhile
+/// (a restart at 5000 boards sends 5000 of each; docs/BENCHMARKS.md).
 fn order_key(topics: &Topics, topic: &str) -> (u8, String) {
     let rank = if topics.node_of_status_topic(topic).is_some() {
         0
@@ -517,8 +593,10 @@ fn order_key(topics: &Topics, topic: &str) -> (u8, String) {
         1
     } else if topic.ends_with("/availability") {
         2
-    } else {
+    } else if topic.ends_with("/state") || topic.contains("/alert/") {
         3
+    } else {
+        4
     };
     (rank, topic.to_string())
 }
@@ -583,6 +661,8 @@ async fn run(
     let mut pending: std::collections::BTreeSet<(u8, String)> = Default::default();
     let mut dropped: u64 = 0;
     let mut connected = false;
+    // Whether this connection has subscribed to every node's board topics yet.
+    let mut boards_subscribed = false;
     let mut shutting_down: Option<oneshot::Sender<()>> = None;
     // Copies of this node's own topics that came back different (`owned`): republished.
     let mut corrections = super::owned::Corrections::default();
@@ -674,18 +754,9 @@ async fn run(
                     let _ = client.try_subscribe(topics.node_info_filter(), QoS::AtLeastOnce);
                     // The other nodes' clocks, to compare with ours.
                     let _ = client.try_subscribe(topics.node_clock_filter(), QoS::AtLeastOnce);
-                    // The other nodes' boards, for this dashboard (after the statuses, so a
-                    // dead node's retained `online` is read as the `offline` it is).
-                    // At QoS 0: these filters also bring back every publication of our own
-                    // boards (MQTT 3.1.1 has no "no local"), and at QoS 1 each echo cost a
-                    // PUBACK. Those small writes, on a socket rumqttc leaves with Nagle's
-                    // algorithm on, held our next publications back: at 5000 boards press ->
-                    // state was 15 ms at the median, 0.7 ms at QoS 0 (docs/BENCHMARKS.md).
-                    // These topics are retained states, newest wins: a delivery lost with a
-                    // connection comes back as the retained copy when we subscribe again.
-                    for kind in BoardTopic::ALL {
-                        let _ = client.try_subscribe(topics.board_kind_filter(kind), QoS::AtMostOnce);
-                    }
+                    // The board topics are subscribed once the republication below has
+                    // been handed over (`subscribe_boards`).
+                    boards_subscribed = false;
                     // The broker answers with the retained alerts: those an earlier run
                     // left are rebuilt or cleared (a restart changes nothing a dashboard sees).
                     let _ = client.try_subscribe(topics.alert("+"), QoS::AtLeastOnce);
@@ -695,6 +766,7 @@ async fn run(
                     corrections.reconnected();
                     pending = retained.keys().cloned().collect();
                     flush(&mut window, (&mut pending, &retained), &mut queued, &mut corrections);
+                    subscribe_boards(&client, &topics, &pending, &mut boards_subscribed);
                     // Tell the dashboards (retained, so late ones see it too) that the queue
                     // overflowed and they should ask for a replay; cleared at the next
                     // reconnection without losses.
@@ -916,6 +988,7 @@ async fn run(
                     window.acked();
                     if connected {
                         flush(&mut window, (&mut pending, &retained), &mut queued, &mut corrections);
+                        subscribe_boards(&client, &topics, &pending, &mut boards_subscribed);
                     }
                 }
                 Ok(Event::Outgoing(rumqttc::Outgoing::Disconnect)) => {
@@ -954,4 +1027,45 @@ async fn run(
         }
     }
     poller.abort();
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_burst_goes_status_info_availability_then_states_and_alerts_then_the_rest() {
+        let topics = Topics::new(&crate::id::Id::parse("h").expect("id"));
+        let mut keys: std::collections::BTreeSet<Keyed> = Default::default();
+        for topic in [
+            topics.pgn("b1"),
+            topics.state("b2"),
+            topics.session(),
+            topics.availability("b2"),
+            topics.alert("b1-clock-discrepancy"),
+            topics.state("b1"),
+            topics.info(),
+            topics.node_status("n1"),
+            topics.pgn("b2"),
+            topics.availability("b1"),
+        ] {
+            keys.insert(order_key(&topics, &topic));
+        }
+        let order: Vec<String> = keys.into_iter().map(|(_, t)| t).collect();
+        assert_eq!(
+            order,
+            vec![
+                topics.node_status("n1"),
+                topics.info(),
+                topics.availability("b1"),
+                topics.availability("b2"),
+                topics.alert("b1-clock-discrepancy"),
+                topics.state("b1"),
+                topics.state("b2"),
+                topics.pgn("b1"),
+                topics.pgn("b2"),
+                topics.session(),
+            ]
+        );
+    }
 }
