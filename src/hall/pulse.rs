@@ -8,18 +8,24 @@
 //! the question proved nothing the board was not already showing. Now each actor leaves
 //! its [`Pulse`] at every turn of its loop (a counter and its summary, in atomics), and
 //! the heartbeat reads them; only a board quiet for [`QUIET_BEATS`] beats is sent a
-//! [`super::board::ToBoard::Ping`], which makes it turn once. A board still quiet
+//! `ToBoard::Ping`, which makes it turn once. A board still quiet
 //! [`GRACE_BEATS`] beats after its ping is stuck, and then the watchdog is not fed.
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 
-use super::board::Summary;
-
 /// Beats a board may go without turning before it is pinged.
 pub const QUIET_BEATS: u32 = 2;
 /// Beats a pinged board has to turn before it counts as stuck.
 pub const GRACE_BEATS: u32 = 2;
+
+/// One board's part of the status line.
+#[derive(Debug, Clone, Copy)]
+pub struct Summary {
+    pub online: bool,
+    pub running: bool,
+    pub alerts: usize,
+}
 
 /// What a board actor leaves for the heartbeat at every turn of its loop. Relaxed
 /// atomics: each field is read on its own, and a status line a turn old is fine.
