@@ -924,6 +924,36 @@ async fn run(n: usize, nodes: usize, window: Duration, seed: u64, daemon: &Path)
             *kinds.entry(kind).or_default() += 1;
         }
         println!("   restart's messages by kind: {kinds:?}");
+        // When they came, by tenth of a second after the kill: whether the daemon sent
+        // them late or they queued on the way.
+        let mut tenths: std::collections::BTreeMap<u64, [usize; 4]> = Default::default();
+        for m in &sub.seen[mark..] {
+            let slot = match m.board_topic() {
+                Some((_, "availability")) => 0,
+                Some((_, "state")) => 1,
+                Some((_, "pgn")) => 2,
+                _ => 3,
+            };
+            let tenth = ((m.at - t_kill).as_millis() / 100) as u64;
+            tenths.entry(tenth).or_default()[slot] += 1;
+        }
+        let line: Vec<String> = tenths
+            .iter()
+            .map(|(t, c)| {
+                format!(
+                    "{:.1}: {}/{}/{}/{}",
+                    *t as f64 / 10.0,
+                    c[0],
+                    c[1],
+                    c[2],
+                    c[3]
+                )
+            })
+            .collect();
+        println!(
+            "   restart's arrivals per 0.1 s after the kill (availability/state/pgn/other): {}",
+            line.join(", ")
+        );
         if !ok {
             println!("   restart: not every board came back within 60 s");
         }
