@@ -6,10 +6,10 @@ mod common;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use common::{Broker, Rig, Watcher, board_id, clock_until, now_ms};
+use common::{Broker, Daemon, Rig, Watcher, board_id, clock_until, now_ms};
 use hallclock::link::testing::scratch_dir;
 use hallclock::sim::{Sim, SimConfig};
 use serde_json::{Value, json};
@@ -33,15 +33,19 @@ fn daemon_config(dir: &Path, broker: u16, sim: &Sim, boards: usize) -> PathBuf {
     path
 }
 
-fn spawn_daemon(config: &Path, log: &Path) -> Child {
+/// Killed when dropped: a failed assertion does not leave a daemon behind (holding the
+/// dashboard's port for the next run).
+fn spawn_daemon(config: &Path, log: &Path) -> Daemon {
     let log = std::fs::File::create(log).expect("log file");
-    Command::new(env!("CARGO_BIN_EXE_hallclock"))
-        .args(["run", "--config"])
-        .arg(config)
-        .stdout(Stdio::null())
-        .stderr(log)
-        .spawn()
-        .expect("the daemon starts")
+    Daemon(
+        Command::new(env!("CARGO_BIN_EXE_hallclock"))
+            .args(["run", "--config"])
+            .arg(config)
+            .stdout(Stdio::null())
+            .stderr(log)
+            .spawn()
+            .expect("the daemon starts"),
+    )
 }
 
 /// Events of `board` seen so far, by sequence number: live, and replayed to us (issue 11:
@@ -133,8 +137,7 @@ async fn kill_9_mid_round_loses_nothing_and_the_pending_flag_falls_on_time() {
         (1..=3).map(|n| events_of(&mut w, &board_id(n))).collect();
 
     // kill -9 while the flag is pending; stay down past the flag instant.
-    daemon.kill().expect("kill -9");
-    let _ = daemon.wait();
+    daemon.kill_9();
     let down = Duration::from_millis((flag_due - now_ms()).max(0) as u64 + 1500);
     tokio::time::sleep(down).await;
     let mut daemon = spawn_daemon(&config, &dir.join("daemon-2.log"));
@@ -184,8 +187,7 @@ async fn kill_9_mid_round_loses_nothing_and_the_pending_flag_falls_on_time() {
     );
     let s3 = late.state(&board_id(3), "board 3 state", |_| true).await;
     assert_eq!(s3["white"]["moves"], 2);
-    let _ = daemon.kill();
-    let _ = daemon.wait();
+    daemon.kill_9();
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -552,8 +554,7 @@ async fn kill_9_then_a_move_pressed_at_once_after_the_restart_is_published() {
     }
     tokio::time::sleep(Duration::from_millis(300)).await;
 
-    daemon.kill().expect("kill -9");
-    let _ = daemon.wait();
+    daemon.kill_9();
     let mark = w.drain().len();
     let mut daemon = spawn_daemon(&config, &dir.join("daemon-2.log"));
     w.wait("online after the restart", |m| {
@@ -591,6 +592,5 @@ async fn kill_9_then_a_move_pressed_at_once_after_the_restart_is_published() {
     let fen = "r1bqkbnr/pppp1ppp/2n5/4p3/4P3/5N2/PPPP1PPP/RNBQKB1R w KQkq - 2 3";
     w.state(&b, "the position after 2... Nc6", |s| s["fen"] == fen)
         .await;
-    let _ = daemon.kill();
-    let _ = daemon.wait();
+    daemon.kill_9();
 }
