@@ -924,6 +924,20 @@ async fn run(n: usize, nodes: usize, window: Duration, seed: u64, daemon: &Path)
             *kinds.entry(kind).or_default() += 1;
         }
         println!("   restart's messages by kind: {kinds:?}");
+        // Boards whose availability went out more than once, by what it said in turn.
+        let mut said: std::collections::BTreeMap<&str, Vec<String>> = Default::default();
+        for m in &sub.seen[mark..] {
+            if let Some((b, "availability")) = m.board_topic() {
+                said.entry(b)
+                    .or_default()
+                    .push(String::from_utf8_lossy(&m.payload).into_owned());
+            }
+        }
+        let mut twice: std::collections::BTreeMap<String, usize> = Default::default();
+        for seq in said.values().filter(|s| s.len() > 1) {
+            *twice.entry(seq.join(",")).or_default() += 1;
+        }
+        println!("   restart's boards with their availability sent more than once: {twice:?}");
         // When they came, by tenth of a second after the kill: whether the daemon sent
         // them late or they queued on the way.
         let mut tenths: std::collections::BTreeMap<u64, [usize; 4]> = Default::default();
