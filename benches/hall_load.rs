@@ -32,7 +32,8 @@
 //! Knobs: `HALLCLOCK_BIN` runs another build of the daemon (default: the one cargo just
 //! built); `PAIRINGS=0` sends the round's pairings in one command instead of chunks of 100;
 //! `BROKER_NODELAY=1` turns Nagle's algorithm off in Mosquitto (it is on by default, and
-//! shows in the latency tail). A board count that fails (e.g. a daemon that cannot keep
+//! shows in the latency tail); `SYNC_WINDOW_MS` sets the daemons' `hall.sync_window_ms`
+//! (default: the daemon's, 0). A board count that fails (e.g. a daemon that cannot keep
 //! its MQTT connection) is reported as a failed row and the next count runs.
 //! Under `cargo test --all-targets` (no `--bench`) it is a short smoke run.
 
@@ -322,8 +323,11 @@ fn daemon_config(dir: &Path, port: u16, boards: &[BoardHandle], node: Option<&st
     .and_then(|a| a.save(&arbiters))
     .expect("write the bench's arbiters file");
     let mut toml = format!(
-        "[hall]\nid = \"{HALL}\"\n{}state_dir = \"{}\"\n\n[broker]\nhost = \"127.0.0.1\"\nport = {port}\n\n[log]\nlevel = \"info\"\n\n[security]\narbiters = \"{}\"\n",
+        "[hall]\nid = \"{HALL}\"\n{}{}state_dir = \"{}\"\n\n[broker]\nhost = \"127.0.0.1\"\nport = {port}\n\n[log]\nlevel = \"info\"\n\n[security]\narbiters = \"{}\"\n",
         node.map(|n| format!("node = \"{n}\"\n"))
+            .unwrap_or_default(),
+        env_num::<u64>("SYNC_WINDOW_MS")
+            .map(|ms| format!("sync_window_ms = {ms}\n"))
             .unwrap_or_default(),
         dir.join("state").display(),
         arbiters.display()
