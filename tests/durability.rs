@@ -6,7 +6,7 @@ mod common;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::time::Duration;
 
 use common::{Broker, Daemon, Rig, Watcher, board_id, clock_until, now_ms};
@@ -36,16 +36,7 @@ fn daemon_config(dir: &Path, broker: u16, sim: &Sim, boards: usize) -> PathBuf {
 /// Killed when dropped: a failed assertion does not leave a daemon behind (holding the
 /// dashboard's port for the next run).
 fn spawn_daemon(config: &Path, log: &Path) -> Daemon {
-    let log = std::fs::File::create(log).expect("log file");
-    Daemon(
-        Command::new(env!("CARGO_BIN_EXE_hallclock"))
-            .args(["run", "--config"])
-            .arg(config)
-            .stdout(Stdio::null())
-            .stderr(log)
-            .spawn()
-            .expect("the daemon starts"),
-    )
+    Daemon::spawn_logged(config, &[], std::fs::File::create(log).expect("log file"))
 }
 
 /// Events of `board` seen so far, by sequence number: live, and replayed to us (issue 11:

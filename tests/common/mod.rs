@@ -638,6 +638,15 @@ impl Daemon {
             .append(true)
             .open(config.with_file_name("daemon.log"))
             .expect("log file");
+        Self::spawn_logged(config, env, log)
+    }
+
+    /// Its log (stderr) into `log`.
+    pub fn spawn_logged(
+        config: &std::path::Path,
+        env: &[(&str, &str)],
+        log: std::fs::File,
+    ) -> Daemon {
         Daemon(
             Command::new(env!("CARGO_BIN_EXE_hallclock"))
                 .args(["run", "--config"])
