@@ -406,7 +406,7 @@ pub fn spawn(
 /// Runs the connection on a thread of its own, with a runtime of its own; the handle
 /// ends when it does. Why: the connection carries every board's publications and every
 /// command, and on the hall's runtime it waited its turn behind thousands of board tasks.
-/// At a 5000-board restart it was connected only 0.55 s after the start, when every board
+/// At a 5000-board restart it was connected only 0.59 s after the start, when every board
 /// was already online, and its first publications waited with it (docs/BENCHMARKS.md).
 /// The thread also ends when the hall's runtime goes away (a test's, say), as a task of
 /// it would: the keeper below is one of its tasks.
