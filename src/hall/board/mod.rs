@@ -332,9 +332,10 @@ async fn run_actor(
     // is already waiting: publishing `offline` first would be two retained payloads per
     // board that the next instant replaces (10,000 of a 5000-board restart's messages).
     // A link still handshaking gets FIRST_PICTURE_WAIT to say how it went: at a restart
-    // at 5000 boards, 2900 actors started before their link's `Online` and published
-    // `offline` first (9,000 of the restart's 19,000 messages, on the two cores the
-    // handshakes needed). Meanwhile the broker keeps the board's picture from before.
+    // at 5000 boards with the connection up sooner, 2890 actors started before their
+    // link's `Online` and published `offline` first (4,600 of the restart's 19,300
+    // messages, on the two cores the handshakes needed). Meanwhile the broker keeps the
+    // board's picture from before.
     let first = link_events.try_recv().ok();
     let mut picture_due = match &first {
         Some(LinkEvent::Online(_)) => None,
