@@ -103,14 +103,12 @@ impl Hall {
     /// Until then no hall-wide conclusion is drawn: the first of many states to arrive is
     /// not the hall (one sealed board reporting first is not "all sealed").
     pub(super) fn hall_reported(&self) -> bool {
-        let known = |b: &String| self.session.boards.contains_key(b);
-        self.boards.keys().all(known) && self.peers_reported()
+        all_among(self.boards.keys(), &self.session.boards) && self.peers_reported()
     }
 
     /// Whether every board the other nodes' statuses list has said where its game is.
     pub(super) fn peers_reported(&self) -> bool {
-        let known = |b: &String| self.session.boards.contains_key(b);
-        self.nodes.listed_boards().iter().all(known)
+        all_among(self.nodes.listed_boards().iter(), &self.session.boards)
     }
 
     /// Another node's info: its boards join the `info` of this node's dashboard.
@@ -169,5 +167,55 @@ impl Hall {
                 }
             }
         }
+    }
+}
+
+/// Whether every one of `wanted` (in ascending order, as a `BTreeMap`'s or `BTreeSet`'s
+/// keys come) is a key of `have`: one walk through both in step. Why: the session is
+/// published up to four times a second, and a search of `have` per board (5000 boards,
+/// a dozen string comparisons each) was 40 % of building it (docs/BENCHMARKS.md).
+fn all_among<'a, V>(
+    mut wanted: impl Iterator<Item = &'a String>,
+    have: &BTreeMap<String, V>,
+) -> bool {
+    let mut have = have.keys();
+    wanted.all(|w| {
+        // `have` is sorted too: skip what comes before `w`; the next one is `w` or it is
+        // missing.
+        have.by_ref().find(|h| *h >= w) == Some(w)
+    })
+}
+
+#[cfg(test)]
+mod all_among_tests {
+    use super::*;
+
+    fn have(keys: &[&str]) -> BTreeMap<String, ()> {
+        keys.iter().map(|k| (k.to_string(), ())).collect()
+    }
+
+    fn wanted(keys: &[&str]) -> std::collections::BTreeSet<String> {
+        keys.iter().map(|k| k.to_string()).collect()
+    }
+
+    #[test]
+    fn every_wanted_key_must_be_had() {
+        let h = have(&["b01", "b02", "b03", "b10", "p1"]);
+        for (w, expected) in [
+            (&[][..], true),
+            (&["b01"][..], true),
+            (&["b03", "p1"][..], true),
+            (&["b01", "b02", "b03", "b10", "p1"][..], true),
+            (&["b00"][..], false),
+            (&["b04"][..], false),
+            (&["b01", "b04"][..], false),
+            (&["b10", "z"][..], false),
+            (&["p1", "p2"][..], false),
+            (&["a", "b01"][..], false),
+        ] {
+            assert_eq!(all_among(wanted(w).iter(), &h), expected, "{w:?}");
+        }
+        assert!(!all_among(wanted(&["b01"]).iter(), &have(&[])));
+        assert!(all_among(wanted(&[]).iter(), &have(&[])));
     }
 }

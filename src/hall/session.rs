@@ -114,12 +114,14 @@ impl Hall {
         // One writer per retained topic: on MQTT this node's own `node/<node>/session`
         // (every node derives the same hall from the same retained states); the dashboard
         // reads `session` from its local feed, as with one node.
+        // Serialized once for both (at 5000 boards the payload is ~100 KB).
+        let Ok(bytes) = serde_json::to_vec(&p) else {
+            return;
+        };
         self.publisher
-            .json_retained(self.topics.node_session(&self.settings.node), &p);
-        if let Ok(bytes) = serde_json::to_vec(&p) {
-            self.publisher
-                .feed()
-                .push(&self.topics.session(), &bytes, true);
-        }
+            .retained(self.topics.node_session(&self.settings.node), bytes.clone());
+        self.publisher
+            .feed()
+            .push(&self.topics.session(), &bytes, true);
     }
 }

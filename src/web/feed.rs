@@ -18,6 +18,7 @@ use axum::http::{HeaderMap, HeaderValue, header};
 use axum::response::{IntoResponse, Response};
 use bytes::Bytes;
 use futures_util::Stream;
+use serde::Deserialize;
 use serde_json::Value;
 use tokio::sync::{broadcast, watch};
 
@@ -381,6 +382,13 @@ pub struct History {
     inner: Arc<Mutex<HashMap<String, BoardHistory>>>,
 }
 
+/// A board state's `round`, the only field [`History`] reads of it.
+#[derive(Deserialize)]
+struct RoundOf {
+    #[serde(default)]
+    round: Option<Value>,
+}
+
 #[derive(Debug, Default)]
 struct BoardHistory {
     round: Option<Value>,
@@ -420,17 +428,28 @@ impl History {
         if parts.next() != Some("board") || !matches!(kind, "event" | "state") {
             return;
         }
+        // Only the state's `round` is read, the rest skipped unbuilt: every press's state
+        // comes here, and building the whole of it as a `Value` was 3 % of a 5000-board
+        // daemon's time (docs/BENCHMARKS.md).
+        let round = if kind == "state" {
+            serde_json::from_slice::<RoundOf>(&item.payload)
+                .ok()
+                // `null` (no game yet) reads as no round: only a new round number starts
+                // afresh.
+                .and_then(|r| r.round)
+        } else {
+            None
+        };
         let mut map = self
             .inner
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
-        let h = map.entry(board.to_string()).or_default();
+        // The board's name is copied once, not at every message.
+        if !map.contains_key(board) {
+            map.insert(board.to_string(), BoardHistory::default());
+        }
+        let Some(h) = map.get_mut(board) else { return };
         if kind == "state" {
-            // `null` (no game yet) is no round: only a new round number starts afresh.
-            let round = serde_json::from_slice::<Value>(&item.payload)
-                .ok()
-                .and_then(|v| v.get("round").cloned())
-                .filter(|r| !r.is_null());
             if round.is_some() && round != h.round {
                 if h.round.is_some() {
                     h.events.clear();
@@ -604,5 +623,53 @@ mod tests {
         let new_state = text.find(r#"{"seq":2}"#).unwrap_or(0);
         assert!(first_event < new_state, "arrival order kept: {text}");
         assert!(Batch::default().chunk(Audience::Arbiters).is_none());
+    }
+
+    #[test]
+    fn a_board_s_history_starts_afresh_only_at_a_new_round_number() {
+        let h = History::default();
+        let state = "hallclock/h/board/b/state";
+        let event = "hallclock/h/board/b/event";
+        let count = || h.events("b", Audience::Arbiters).map_or(0, |e| e.len());
+        h.note(&item(
+            1,
+            state,
+            r#"{"round":1,"clock":{"white_ms":5}}"#,
+            true,
+        ));
+        h.note(&item(2, event, r#"{"event":"pressed"}"#, false));
+        h.note(&item(3, event, r#"{"event":"move_made"}"#, false));
+        assert_eq!(count(), 2);
+        // The same round again, a state with no game, one with no round field, and
+        // another board's new round: none of them clears b's events.
+        h.note(&item(4, state, r#"{"clock":{},"round":1}"#, true));
+        h.note(&item(5, state, r#"{"round":null}"#, true));
+        h.note(&item(6, state, r#"{"online":false}"#, true));
+        h.note(&item(
+            7,
+            "hallclock/h/board/c/state",
+            r#"{"round":2}"#,
+            true,
+        ));
+        assert_eq!(count(), 2, "b's round is still 1");
+        h.note(&item(8, state, r#"{"round":2,"result":null}"#, true));
+        assert_eq!(count(), 0, "round 2 starts afresh");
+        h.note(&item(9, event, r#"{"event":"pressed"}"#, false));
+        assert_eq!(count(), 1);
+        // A first round seen on a board with events (the daemon started mid-round) keeps
+        // them: only a change of round clears.
+        h.note(&item(
+            10,
+            "hallclock/h/board/d/event",
+            r#"{"event":"pressed"}"#,
+            false,
+        ));
+        h.note(&item(
+            11,
+            "hallclock/h/board/d/state",
+            r#"{"round":3}"#,
+            true,
+        ));
+        assert_eq!(h.events("d", Audience::Arbiters).map_or(0, |e| e.len()), 1);
     }
 }
