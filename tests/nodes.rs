@@ -690,6 +690,25 @@ async fn any_nodes_broadcast_has_every_nodes_games_and_a_dead_nodes_games_once()
     })
     .await;
 
+    // node-a's dashboard has node-b's board's events too (its tiles' last move, its board
+    // page's moves and log): the other nodes' events are mirrored into the local feed.
+    let history = format!("/api/public/board/{}/events", board_id(3));
+    let body = get_until(web_a, &history, "node-b's e4 in node-a's history", |b| {
+        b.contains("move_made")
+    })
+    .await;
+    let events: Vec<Value> = serde_json::from_str(&body).unwrap_or_default();
+    let made: Vec<&Value> = events
+        .iter()
+        .filter(|e| e["event"] == "move_made")
+        .collect();
+    assert_eq!(made.len(), 1, "once, not twice: {body}");
+    assert_eq!(made[0]["san"], "e4", "{body}");
+    assert!(
+        events.iter().any(|e| e["event"] == "clock_started"),
+        "{body}"
+    );
+
     // node-a's broadcast: both games, in board order, node-b's with its move and clock.
     let path = "/broadcast/round/4/games.pgn";
     let body = get_until(web_a, path, "node-b's move in node-a's games.pgn", |b| {

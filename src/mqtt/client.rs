@@ -663,6 +663,9 @@ async fn run(
     let mut connected = false;
     // Whether this connection has subscribed to every node's board topics yet.
     let mut boards_subscribed = false;
+    // The board events are subscribed once another node is seen (its status): alone, a
+    // node would only get its own back (at 5000 boards a thousand a second, for nothing).
+    let mut events_subscribed = false;
     let mut shutting_down: Option<oneshot::Sender<()>> = None;
     // Copies of this node's own topics that came back different (`owned`): republished.
     let mut corrections = super::owned::Corrections::default();
@@ -757,6 +760,8 @@ async fn run(
                     // The board topics are subscribed once the republication below has
                     // been handed over (`subscribe_boards`).
                     boards_subscribed = false;
+                    // Again at the first peer status, which the broker sends on now.
+                    events_subscribed = false;
                     // The broker answers with the retained alerts: those an earlier run
                     // left are rebuilt or cleared (a restart changes nothing a dashboard sees).
                     let _ = client.try_subscribe(topics.alert("+"), QoS::AtLeastOnce);
@@ -858,6 +863,12 @@ async fn run(
                         correct(&retained, (&mut pending, &mut corrections), (&topics, &me, &foreign), &p);
                     }
                     if let Some(other) = other {
+                        // Another node: its boards' events, for this node's dashboard.
+                        if !events_subscribed {
+                            events_subscribed = client
+                                .try_subscribe(topics.board_event_filter(), QoS::AtMostOnce)
+                                .is_ok();
+                        }
                         // Only what this peer shared with us can be freed by its status
                         // (not every own board against every peer's list: 5000 boards and
                         // five nodes of 1000 would be 25 million comparisons a status).
@@ -921,6 +932,19 @@ async fn run(
                                 }
                             }
                             Ok(None) => {}
+                            Err(why) => refused(&mut foreign_refused, why, board),
+                        }
+                    }
+                }
+                Ok(Event::Incoming(Packet::Publish(p)))
+                    if topics.board_of_event_topic(&p.topic).is_some() =>
+                {
+                    // Another node's board's event, into the local feed only: its tile's
+                    // last move, its page's moves and log (ours coming back is not news).
+                    if let Some(board) = topics.board_of_event_topic(&p.topic) {
+                        match foreign.board_event(board, &p.payload) {
+                            Ok(true) => feed.push(&p.topic, &p.payload, false),
+                            Ok(false) => {}
                             Err(why) => refused(&mut foreign_refused, why, board),
                         }
                     }

@@ -1,9 +1,9 @@
 //! The other nodes' boards, for this node's dashboard (issue 23: any node's dashboard and
 //! `/public` show the whole hall). Sans-IO: the connection task hands it what the broker
 //! delivers on the other nodes' retained topics (`node/+/status`, `board/+/state`,
-//! `board/+/availability`, `board/+/pgn`) and it says what goes into the local feed, with
-//! the same topic and bytes. Nothing here is published to MQTT: every retained topic has
-//! one writer, the node owning the board.
+//! `board/+/availability`, `board/+/pgn`) and their boards' events (`board/+/event`), and
+//! it says what goes into the local feed, with the same topic and bytes. Nothing here is
+//! published to MQTT: every retained topic has one writer, the node owning the board.
 //!
 //! A peer whose status says `offline` (its last will, or a clean stop) shows its boards
 //! offline: a retained `availability` `offline` for each board its status lists goes into
@@ -170,6 +170,20 @@ impl Foreign {
         }))
     }
 
+    /// An event of another node's board (not retained): whether it goes into the local
+    /// feed, for the board's tile (its last move) and page (its moves and log). This
+    /// node's own (echoes from the broker) do not: the feed has them already.
+    pub fn board_event(&mut self, board: &str, payload: &[u8]) -> Result<bool, Dropped> {
+        if self.is_own(board) || payload.is_empty() {
+            return Ok(false);
+        }
+        if payload.len() > MAX_PAYLOAD {
+            return Err(Dropped::TooLarge);
+        }
+        self.admit(board)?;
+        Ok(true)
+    }
+
     /// A message on `alert/<id>` that this run did not publish: what goes into the local
     /// feed, so an arbiter on this node's dashboard sees the other nodes' alerts too. This
     /// node's own alerts (about its boards, or its hall-level ones, `<base>-<node>`) give
@@ -257,6 +271,47 @@ mod tests {
 
     fn mine() -> Foreign {
         Foreign::new("a", ["b1".to_string()])
+    }
+
+    #[test]
+    fn another_node_s_board_events_go_into_the_feed_and_our_echoes_do_not() {
+        let mut f = mine();
+        assert_eq!(f.board_event("b2", br#"{"event":"move_made"}"#), Ok(true));
+        assert_eq!(
+            f.board_event("b1", br#"{"event":"move_made"}"#),
+            Ok(false),
+            "ours"
+        );
+        assert_eq!(f.board_event("b2", b""), Ok(false), "nothing to show");
+        let big = vec![b' '; MAX_PAYLOAD + 1];
+        assert_eq!(f.board_event("b2", &big), Err(Dropped::TooLarge));
+        // Events count as a board shown, under the same cap.
+        let mut f = mine();
+        for n in 0..MAX_BOARDS {
+            assert_eq!(f.board_event(&format!("x{n}"), b"{}"), Ok(true));
+        }
+        assert_eq!(
+            f.board_event("one-more", b"{}"),
+            Err(Dropped::TooManyBoards)
+        );
+        assert_eq!(f.board_event("x1", b"{}"), Ok(true));
+    }
+
+    #[test]
+    fn an_event_topic_names_its_board() {
+        let t = crate::mqtt::payload::Topics::new("h");
+        assert_eq!(t.board_of_event_topic(&t.event("b-7")), Some("b-7"));
+        assert_eq!(t.board_of_event_topic(&t.state("b-7")), None);
+        assert_eq!(t.board_of_event_topic("hallclock/h/board/a/b/event"), None);
+        assert_eq!(
+            t.board_of_event_topic("hallclock/other/board/b/event"),
+            None
+        );
+        assert_eq!(
+            t.board_event_filter(),
+            "hallclock/h/board/+/event",
+            "the filter matches what the parser takes"
+        );
     }
 
     #[test]

@@ -163,6 +163,17 @@ impl Topics {
         Some((board, kind))
     }
 
+    /// Every board's `event` topic: the other nodes' events, for this node's dashboard.
+    pub fn board_event_filter(&self) -> String {
+        format!("{}/board/+/event", self.base)
+    }
+
+    /// The board of a `board/<b>/event` topic.
+    pub fn board_of_event_topic<'a>(&self, topic: &'a str) -> Option<&'a str> {
+        let rest = topic.strip_prefix(&self.base)?.strip_prefix("/board/")?;
+        rest.strip_suffix("/event").filter(|b| !b.contains('/'))
+    }
+
     /// The board a `board/<b>/set` topic addresses.
     pub fn board_of_set_topic<'a>(&self, topic: &'a str) -> Option<&'a str> {
         let rest = topic.strip_prefix(&self.base)?.strip_prefix("/board/")?;
