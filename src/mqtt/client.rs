@@ -863,17 +863,18 @@ async fn run(
                         correct(&retained, (&mut pending, &mut corrections), (&topics, &me, &foreign), &p);
                     }
                     if let Some(other) = other {
-                        // Another node: its boards' events, for this node's dashboard.
-                        if !events_subscribed {
-                            events_subscribed = client
-                                .try_subscribe(topics.board_event_filter(), QoS::AtMostOnce)
-                                .is_ok();
-                        }
                         // Only what this peer shared with us can be freed by its status
                         // (not every own board against every peer's list: 5000 boards and
                         // five nodes of 1000 would be 25 million comparisons a status).
                         let contested = foreign.shared_with(&other);
                         mirror_status((&mut foreign, &feed, &topics), &other, &p.topic, &p.payload);
+                        // Another node online: its boards' events, for this node's
+                        // dashboard (not for a node long gone whose `offline` stays).
+                        if !events_subscribed && foreign.has_online_peer() {
+                            events_subscribed = client
+                                .try_subscribe(topics.board_event_filter(), QoS::AtMostOnce)
+                                .is_ok();
+                        }
                         // A board no longer claimed twice (the other claimant died, or let it
                         // go): the brokers may hold that node's copy of its topics, written
                         // last, and nothing of ours may come for a while (a game between

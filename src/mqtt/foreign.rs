@@ -110,6 +110,11 @@ impl Foreign {
             .unwrap_or_default()
     }
 
+    /// Whether another node is online now.
+    pub fn has_online_peer(&self) -> bool {
+        self.peers.values().any(|p| p.state == NodeState::Online)
+    }
+
     /// Whether an online peer lists `board` too (a board claimed twice: two writers).
     pub fn claimed_by_peer(&self, board: &str) -> bool {
         self.peers
@@ -295,6 +300,20 @@ mod tests {
             Err(Dropped::TooManyBoards)
         );
         assert_eq!(f.board_event("x1", b"{}"), Ok(true));
+    }
+
+    #[test]
+    fn a_peer_counts_as_online_while_its_newest_status_says_so() {
+        let mut f = mine();
+        assert!(!f.has_online_peer());
+        let _ = f.peer_status(status("a", NodeState::Online, &["b1"], 1));
+        assert!(!f.has_online_peer(), "this node is no peer");
+        let _ = f.peer_status(status("old", NodeState::Offline, &["b9"], 1));
+        assert!(!f.has_online_peer(), "a node long gone");
+        let _ = f.peer_status(status("b", NodeState::Online, &["b2"], 5));
+        assert!(f.has_online_peer());
+        let _ = f.peer_status(status("b", NodeState::Offline, &["b2"], 5));
+        assert!(!f.has_online_peer());
     }
 
     #[test]
