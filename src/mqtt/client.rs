@@ -663,8 +663,8 @@ async fn run(
     let mut connected = false;
     // Whether this connection has subscribed to every node's board topics yet.
     let mut boards_subscribed = false;
-    // The board events are subscribed once another node is seen (its status): alone, a
-    // node would only get its own back (at 5000 boards a thousand a second, for nothing).
+    // The board events are subscribed once another node is seen online: alone, a node
+    // would only get its own back (at 5000 boards a thousand a second, for nothing).
     let mut events_subscribed = false;
     let mut shutting_down: Option<oneshot::Sender<()>> = None;
     // Copies of this node's own topics that came back different (`owned`): republished.
@@ -760,7 +760,7 @@ async fn run(
                     // The board topics are subscribed once the republication below has
                     // been handed over (`subscribe_boards`).
                     boards_subscribed = false;
-                    // Again at the first peer status, which the broker sends on now.
+                    // Again at the first online peer's status, which the broker sends now.
                     events_subscribed = false;
                     // The broker answers with the retained alerts: those an earlier run
                     // left are rebuilt or cleared (a restart changes nothing a dashboard sees).
