@@ -64,11 +64,19 @@ pub fn sweep_ended_in(root: &Path, proc: &Path) {
         return;
     };
     for e in entries.flatten() {
-        let Some(pid) = e.file_name().to_str().and_then(scratch_pid) else {
+        let name = e.file_name();
+        let Some(name) = name.to_str() else {
             continue;
         };
+        let Some(pid) = scratch_pid(name) else {
+            continue;
+        };
+        // The name once more, whole, from the pid: should the parsing above ever go wrong,
+        // this removes nothing but our own folders. (A mutant of `scratch_pid` returning
+        // `Some(0)` emptied the whole of /tmp, cargo-mutants' own build folder with it.)
+        let ours = name.starts_with(&format!("hallclock-{pid}-"));
         let is_dir = e.file_type().is_ok_and(|t| t.is_dir());
-        if is_dir && pid != std::process::id() && !proc.join(pid.to_string()).exists() {
+        if ours && is_dir && pid != std::process::id() && !proc.join(pid.to_string()).exists() {
             let _ = std::fs::remove_dir_all(e.path());
         }
     }
