@@ -290,6 +290,11 @@ mod tests {
         assert_eq!(f.board_event("b2", b""), Ok(false), "nothing to show");
         let big = vec![b' '; MAX_PAYLOAD + 1];
         assert_eq!(f.board_event("b2", &big), Err(Dropped::TooLarge));
+        assert_eq!(
+            f.board_event("b2", &big[1..]),
+            Ok(true),
+            "the limit itself is taken"
+        );
         // Events count as a board shown, under the same cap.
         let mut f = mine();
         for n in 0..MAX_BOARDS {
