@@ -652,6 +652,16 @@ mod tests {
             true,
         ));
         assert_eq!(count(), 2, "b's round is still 1");
+        // Only a board's `event` and `state` count: not its PGN, nor the hall's events.
+        h.note(&item(12, "hallclock/h/board/b/pgn", "[Round \"1\"]", true));
+        h.note(&item(
+            13,
+            "hallclock/h/event",
+            r#"{"event":"all_sealed"}"#,
+            false,
+        ));
+        assert_eq!(count(), 2, "b's PGN is no event");
+        assert!(h.events("h", Audience::Arbiters).is_none(), "no board `h`");
         h.note(&item(8, state, r#"{"round":2,"result":null}"#, true));
         assert_eq!(count(), 0, "round 2 starts afresh");
         h.note(&item(9, event, r#"{"event":"pressed"}"#, false));
