@@ -303,7 +303,7 @@ fn hall_games(round: usize, config: &Path) -> Result<Vec<Outcome>, ExitCode> {
         .build()
         .map_err(|e| fail(e, 1))?;
     let states = runtime
-        .block_on(crate::mqtt::client::read_retained(&settings.mqtt, &filter))
+        .block_on(crate::mqtt::connect::read_retained(&settings.mqtt, &filter))
         .map_err(|e| {
             fail(
                 format!(

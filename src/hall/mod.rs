@@ -31,7 +31,8 @@ use tokio::sync::{Semaphore, mpsc, oneshot};
 use crate::intake::auth::Security;
 use crate::intake::{Incoming, Intake, Raw};
 use crate::link::{LinkConfig, spawn as spawn_link};
-use crate::mqtt::client::{self, MqttError, MqttSettings, Publisher};
+use crate::mqtt::client::{self, Publisher};
+use crate::mqtt::connect::{MqttError, MqttSettings};
 use crate::mqtt::payload::{
     BoardInfo, BoardResult, DefaultsInfo, InfoPayload, NodeInfoPayload, NodeState,
     NodeStatusPayload, RoundInfo, Topics,

@@ -3,39 +3,18 @@
 //! and on every ConnAck resubscribes and republishes them (rumqttc does neither itself).
 
 use std::collections::{BTreeMap, VecDeque};
-use std::path::PathBuf;
 use std::time::Duration;
 
-use rumqttc::{
-    AsyncClient, Event, LastWill, MqttOptions, Packet, QoS, TlsConfiguration, Transport,
-};
+use rumqttc::{AsyncClient, Event, LastWill, MqttOptions, Packet, QoS};
 use tokio::sync::{mpsc, oneshot};
 
 use super::payload::{BoardTopic, NodeState, NodeStatusPayload, Topics};
 use crate::intake::Incoming;
 
-use super::window::{Keyed, Window, flush};
+use super::connect::{MqttError, MqttSettings, options, trouble};
+use super::mirror::{correct, mirror_status, refused, republish_boards};
+use super::window::{Keyed, Window, flush, order_key};
 use crate::timebase::Timebase;
-
-/// How to reach the broker.
-#[derive(Debug, Clone)]
-pub struct MqttSettings {
-    pub host: String,
-    pub port: u16,
-    pub client_id: String,
-    pub username: Option<String>,
-    pub password: Option<String>,
-    /// TLS to the broker.
-    pub tls: bool,
-    /// CA certificate(s) (PEM) for TLS; `None` = the system's trusted roots.
-    pub tls_ca: Option<PathBuf>,
-    /// Mutual TLS: the daemon's certificate chain and its private key (PEM).
-    pub client_cert: Option<(PathBuf, PathBuf)>,
-    pub keep_alive: Duration,
-    /// Events kept while the broker is unreachable; beyond it the oldest are dropped
-    /// (retained states are never dropped: only the newest per topic is kept anyway).
-    pub max_queued: usize,
-}
 
 /// Something to publish.
 #[derive(Debug)]
@@ -160,58 +139,6 @@ pub fn detached() -> (Publisher, mpsc::UnboundedReceiver<Outgoing>) {
     )
 }
 
-/// Errors that stop the MQTT task from starting at all.
-#[derive(Debug, thiserror::Error)]
-pub enum MqttError {
-    #[error("broker TLS CA file {path}: {source}")]
-    Ca {
-        path: PathBuf,
-        source: std::io::Error,
-    },
-    #[error("broker TLS client certificate or key {path}: {source}")]
-    ClientCert {
-        path: PathBuf,
-        source: std::io::Error,
-    },
-    #[error("the MQTT connection's thread could not be started: {0}")]
-    Thread(std::io::Error),
-}
-
-/// What went wrong with a connection attempt, said so that an operator knows what to fix.
-fn trouble(e: &rumqttc::ConnectionError) -> String {
-    use rumqttc::{ConnectReturnCode, ConnectionError};
-    match e {
-        ConnectionError::ConnectionRefused(
-            code @ (ConnectReturnCode::BadUserNamePassword | ConnectReturnCode::NotAuthorized),
-        ) => format!(
-            "the broker refused the credentials ({code:?}): check broker.username and broker.password"
-        ),
-        ConnectionError::ConnectionRefused(code) => {
-            format!("the broker refused the connection ({code:?})")
-        }
-        ConnectionError::Tls(t) => format!(
-            "TLS failed ({t}): check broker.tls, broker.ca_file, broker.client_cert and that the port is the broker's TLS listener"
-        ),
-        // The broker's alert after the handshake (it wanted our certificate) comes in an
-        // I/O error: it is a TLS failure all the same.
-        ConnectionError::Io(io)
-            if io
-                .get_ref()
-                .is_some_and(|inner| inner.downcast_ref::<rustls::Error>().is_some()) =>
-        {
-            format!(
-                "TLS failed ({io}): check broker.ca_file, broker.client_cert and broker.client_key, and that the broker accepts this certificate"
-            )
-        }
-        ConnectionError::Io(io) if io.kind() == std::io::ErrorKind::ConnectionRefused => {
-            "unreachable: nothing listens there (connection refused)".into()
-        }
-        ConnectionError::Io(io) => format!("unreachable ({io})"),
-        ConnectionError::NetworkTimeout => "unreachable (no answer: timed out)".into(),
-        other => other.to_string(),
-    }
-}
-
 /// This node's status as the connection task publishes it: `online` (`birth`) at every
 /// connection, `offline` as its last will and at a clean stop. The hall's own `status` is
 /// not published: several nodes would share it, and the first to die would mark the whole
@@ -243,113 +170,6 @@ impl NodeTopic {
             offline: with(NodeState::Offline),
         }
     }
-}
-
-/// The connection options `settings` ask for: the broker, credentials, TLS, keep-alive and
-/// packet sizes (the daemon adds its last will and in-flight window).
-fn options(settings: &MqttSettings) -> Result<MqttOptions, MqttError> {
-    let mut opts = MqttOptions::new(&settings.client_id, &settings.host, settings.port);
-    // Incoming: rumqttc drops the connection on a packet over its limit, and a retained one
-    // comes back at every resubscription (46 reconnections in 10 s, issue 11). So the limit
-    // is MQTT's own largest packet: nothing a broker can deliver disconnects us; what is too
-    // large is answered `too_large`. The broker's `max_packet_size` (packaging/mosquitto)
-    // keeps such packets out of the hall's network in the first place.
-    // Outgoing: `info` for 1000 boards is ~100 KB.
-    opts.set_max_packet_size(MQTT_MAX_REMAINING_LENGTH, 4 << 20);
-    // 0 disables keep-alive; rumqttc refuses values under a second otherwise.
-    opts.set_keep_alive(if settings.keep_alive.is_zero() {
-        Duration::ZERO
-    } else {
-        settings.keep_alive.max(Duration::from_secs(1))
-    });
-    if let (Some(user), Some(pass)) = (&settings.username, &settings.password) {
-        opts.set_credentials(user, pass);
-    }
-    if settings.tls {
-        // Debian's bundle of the system's trusted roots, when no CA file is named.
-        let path = settings
-            .tls_ca
-            .clone()
-            .unwrap_or_else(|| PathBuf::from("/etc/ssl/certs/ca-certificates.crt"));
-        let ca = std::fs::read(&path).map_err(|source| MqttError::Ca {
-            path: path.clone(),
-            source,
-        })?;
-        let client_auth = match &settings.client_cert {
-            Some((cert, key)) => {
-                let read = |path: &PathBuf| {
-                    std::fs::read(path).map_err(|source| MqttError::ClientCert {
-                        path: path.clone(),
-                        source,
-                    })
-                };
-                Some((read(cert)?, read(key)?))
-            }
-            None => None,
-        };
-        opts.set_transport(Transport::tls_with_config(TlsConfiguration::Simple {
-            ca,
-            alpn: None,
-            client_auth,
-        }));
-    }
-    Ok(opts)
-}
-
-/// The retained messages the broker holds under `filter`, read once by a short-lived
-/// client of `settings` (the CLI's view of the whole hall): everything that arrives until
-/// nothing more has come for `QUIET` after the subscription was granted.
-pub async fn read_retained(
-    settings: &MqttSettings,
-    filter: &str,
-) -> Result<Vec<(String, Vec<u8>)>, ReadError> {
-    const QUIET: Duration = Duration::from_millis(700);
-    const LIMIT: Duration = Duration::from_secs(10);
-    let mut opts = options(settings).map_err(ReadError::Settings)?;
-    opts.set_clean_session(true);
-    let (client, mut events) = rumqttc::AsyncClient::new(opts, 16);
-    let deadline = tokio::time::Instant::now() + LIMIT;
-    let mut out = Vec::new();
-    let mut granted = false;
-    loop {
-        let wait = if granted {
-            QUIET.min(deadline.saturating_duration_since(tokio::time::Instant::now()))
-        } else {
-            deadline.saturating_duration_since(tokio::time::Instant::now())
-        };
-        let event = match tokio::time::timeout(wait, events.poll()).await {
-            Err(_) if granted => break,
-            Err(_) => return Err(ReadError::Timeout(LIMIT)),
-            Ok(e) => e,
-        };
-        match event {
-            Ok(Event::Incoming(Packet::ConnAck(_))) => {
-                client
-                    .subscribe(filter, QoS::AtLeastOnce)
-                    .await
-                    .map_err(|e| ReadError::Broker(e.to_string()))?;
-            }
-            Ok(Event::Incoming(Packet::SubAck(_))) => granted = true,
-            Ok(Event::Incoming(Packet::Publish(p))) if p.retain => {
-                out.push((p.topic.clone(), p.payload.to_vec()));
-            }
-            Ok(_) => {}
-            Err(e) => return Err(ReadError::Broker(trouble(&e))),
-        }
-    }
-    let _ = client.try_disconnect();
-    Ok(out)
-}
-
-/// Why [`read_retained`] read nothing.
-#[derive(Debug, thiserror::Error)]
-pub enum ReadError {
-    #[error(transparent)]
-    Settings(MqttError),
-    #[error("the broker: {0}")]
-    Broker(String),
-    #[error("no answer from the broker within {0:?}")]
-    Timeout(Duration),
 }
 
 /// Start the connection task. Commands arriving on `set` topics go to `incoming`, and
@@ -437,111 +257,6 @@ fn on_own_thread(
     }))
 }
 
-/// Another node's retained status into the local feed (the page derives the hall's status
-/// and its boards' liveness from every node's), with its boards `offline` when it says so.
-/// A stale status (an older run's) is not shown: it would hide the newer one.
-fn mirror_status(
-    (foreign, feed, topics): (
-        &mut super::foreign::Foreign,
-        &super::feed::LocalFeed,
-        &Topics,
-    ),
-    node: &str,
-    topic: &str,
-    payload: &[u8],
-) {
-    let Ok(status) = serde_json::from_slice::<NodeStatusPayload>(payload) else {
-        return;
-    };
-    if status.node != node {
-        return;
-    }
-    match foreign.peer_status(status) {
-        Ok(Some(boards)) => {
-            feed.push(topic, payload, true);
-            for m in boards {
-                feed.push(&topics.availability(&m.board), &m.payload, true);
-            }
-        }
-        Ok(None) => {}
-        Err(why) => tracing::warn!(
-            node = %crate::intake::command::log_safe(node),
-            "another node's status not shown on this dashboard: {why:?}"
-        ),
-    }
-}
-
-/// A foreign board message dropped by the bounds of `Foreign`: logged at the first and at
-/// every power of two, so a hostile peer cannot flood the log either.
-fn refused(count: &mut u64, why: super::foreign::Dropped, board: &str) {
-    *count += 1;
-    if count.is_power_of_two() {
-        tracing::warn!(
-            board = %crate::intake::command::log_safe(board),
-            dropped = *count,
-            "another node's board or alert not shown on this dashboard: {why:?} (at most {} boards of {} bytes)",
-            super::foreign::MAX_BOARDS,
-            super::foreign::MAX_PAYLOAD
-        );
-    }
-}
-
-/// A copy of one of this node's retained topics, as the broker delivered it: when it is a
-/// live message (not the retained copy our own subscription brings, which the
-/// republication after every connection overwrites anyway) with another payload than
-/// ours, on a topic only we write, ours is published again (`owned`).
-fn correct(
-    retained: &BTreeMap<Keyed, Vec<u8>>,
-    (pending, corrections): (
-        &mut std::collections::BTreeSet<Keyed>,
-        &mut super::owned::Corrections,
-    ),
-    (topics, me, foreign): (&Topics, &str, &super::foreign::Foreign),
-    p: &rumqttc::Publish,
-) {
-    if p.retain || corrections.echo(&p.topic, &p.payload) {
-        return;
-    }
-    let key = order_key(topics, &p.topic);
-    let differs = retained
-        .get(&key)
-        .is_some_and(|mine| mine.as_slice() != p.payload.as_ref());
-    if differs
-        && super::owned::single_writer(topics, me, foreign, &p.topic)
-        && corrections.differs(&p.topic, tokio::time::Instant::now())
-    {
-        tracing::debug!(
-            topic = %crate::intake::command::log_safe(&p.topic),
-            "a copy of our retained topic came back with another payload (a bridge's echo of an older one, or our own overtaken): published ours again"
-        );
-        pending.insert(key);
-    }
-}
-
-/// Queues this node's retained topics of `boards` (their state, availability and PGN, and
-/// the alerts of each board) for publishing again.
-fn republish_boards(
-    retained: &BTreeMap<Keyed, Vec<u8>>,
-    pending: &mut std::collections::BTreeSet<Keyed>,
-    topics: &Topics,
-    boards: &[String],
-) {
-    let alerts = topics.alert("");
-    for key in retained.keys() {
-        let of_board = match topics.board_topic(&key.1) {
-            Some((board, _)) => boards.iter().any(|b| b == board),
-            None => key.1.strip_prefix(&alerts).is_some_and(|id| {
-                boards
-                    .iter()
-                    .any(|b| crate::alert::is_board_alert_of(id, b))
-            }),
-        };
-        if of_board {
-            pending.insert(key.clone());
-        }
-    }
-}
-
 /// Every node's board topics: the other nodes' boards, for this dashboard, and the
 /// copies of ours that `correct` checks. Subscribed only once a connection's republication
 /// has all been handed to the window, so after the node statuses (a dead node's retained
@@ -575,30 +290,6 @@ fn subscribe_boards(
             .is_ok();
     }
     *done = all;
-}
-
-/// MQTT 3.1.1 (2.2.3): the largest remaining length a packet can have.
-const MQTT_MAX_REMAINING_LENGTH: usize = 268_435_455;
-
-/// The order retained topics wait in when they cannot all go at once (a connection's
-/// republication, a restart's burst): status first, then info, then every board's
-/// availability, then every board's state and the alerts, then the rest (the PGNs, the
-/// session). A dashboard learns the node is up before it learns the boards, and a hall
-/// screen has every clock back before the games' texts, which seldom changed meanwhile
-/// (a restart at 5000 boards sends 5000 of each; docs/BENCHMARKS.md).
-fn order_key(topics: &Topics, topic: &str) -> (u8, String) {
-    let rank = if topics.node_of_status_topic(topic).is_some() {
-        0
-    } else if topic == topics.info() || topic.ends_with("/info") {
-        1
-    } else if topic.ends_with("/availability") {
-        2
-    } else if topic.ends_with("/state") || topic.contains("/alert/") {
-        3
-    } else {
-        4
-    };
-    (rank, topic.to_string())
 }
 
 async fn run(
@@ -1052,45 +743,4 @@ async fn run(
         }
     }
     poller.abort();
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_burst_goes_status_info_availability_then_states_and_alerts_then_the_rest() {
-        let topics = Topics::new(&crate::id::Id::parse("h").expect("id"));
-        let mut keys: std::collections::BTreeSet<Keyed> = Default::default();
-        for topic in [
-            topics.pgn("b1"),
-            topics.state("b2"),
-            topics.session(),
-            topics.availability("b2"),
-            topics.alert("b1-clock-discrepancy"),
-            topics.state("b1"),
-            topics.info(),
-            topics.node_status("n1"),
-            topics.pgn("b2"),
-            topics.availability("b1"),
-        ] {
-            keys.insert(order_key(&topics, &topic));
-        }
-        let order: Vec<String> = keys.into_iter().map(|(_, t)| t).collect();
-        assert_eq!(
-            order,
-            vec![
-                topics.node_status("n1"),
-                topics.info(),
-                topics.availability("b1"),
-                topics.availability("b2"),
-                topics.alert("b1-clock-discrepancy"),
-                topics.state("b1"),
-                topics.state("b2"),
-                topics.pgn("b1"),
-                topics.pgn("b2"),
-                topics.session(),
-            ]
-        );
-    }
 }

@@ -2,11 +2,14 @@
 //! task. The commands it carries are parsed by `crate::intake::command`, shared with the web.
 
 pub mod client;
+pub mod connect;
 pub mod feed;
 pub mod foreign;
+mod mirror;
 pub mod owned;
 pub mod payload;
 mod window;
 
-pub use client::{MqttSettings, Publisher};
+pub use client::Publisher;
+pub use connect::MqttSettings;
 pub use payload::Topics;

@@ -5,6 +5,8 @@ use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
 use rumqttc::{AsyncClient, QoS};
 
+use super::payload::Topics;
+
 /// A retained topic as the connection task keeps it: in publishing order (`order_key`).
 pub(super) type Keyed = (u8, String);
 
@@ -83,5 +85,67 @@ pub(super) fn flush(
         && let Some((topic, payload)) = queued.pop_front()
     {
         out.publish(topic, false, payload);
+    }
+}
+
+/// The order retained topics wait in when they cannot all go at once (a connection's
+/// republication, a restart's burst): status first, then info, then every board's
+/// availability, then every board's state and the alerts, then the rest (the PGNs, the
+/// session). A dashboard learns the node is up before it learns the boards, and a hall
+/// screen has every clock back before the games' texts, which seldom changed meanwhile
+/// (a restart at 5000 boards sends 5000 of each; docs/BENCHMARKS.md).
+pub(super) fn order_key(topics: &Topics, topic: &str) -> (u8, String) {
+    let rank = if topics.node_of_status_topic(topic).is_some() {
+        0
+    } else if topic == topics.info() || topic.ends_with("/info") {
+        1
+    } else if topic.ends_with("/availability") {
+        2
+    } else if topic.ends_with("/state") || topic.contains("/alert/") {
+        3
+    } else {
+        4
+    };
+    (rank, topic.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_burst_goes_status_info_availability_then_states_and_alerts_then_the_rest() {
+        let topics = Topics::new(&crate::id::Id::parse("h").expect("id"));
+        let mut keys: std::collections::BTreeSet<Keyed> = Default::default();
+        for topic in [
+            topics.pgn("b1"),
+            topics.state("b2"),
+            topics.session(),
+            topics.availability("b2"),
+            topics.alert("b1-clock-discrepancy"),
+            topics.state("b1"),
+            topics.info(),
+            topics.node_status("n1"),
+            topics.pgn("b2"),
+            topics.availability("b1"),
+        ] {
+            keys.insert(order_key(&topics, &topic));
+        }
+        let order: Vec<String> = keys.into_iter().map(|(_, t)| t).collect();
+        assert_eq!(
+            order,
+            vec![
+                topics.node_status("n1"),
+                topics.info(),
+                topics.availability("b1"),
+                topics.availability("b2"),
+                topics.alert("b1-clock-discrepancy"),
+                topics.state("b1"),
+                topics.state("b2"),
+                topics.pgn("b1"),
+                topics.pgn("b2"),
+                topics.session(),
+            ]
+        );
     }
 }
