@@ -259,7 +259,7 @@ mod tests {
 
     fn scratch(name: &str) -> PathBuf {
         let d =
-            std::env::temp_dir().join(format!("hallclock-custody-{name}-{}", std::process::id()));
+            std::env::temp_dir().join(format!("hallclock-{}-custody-{name}", std::process::id()));
         let _ = fs::remove_dir_all(&d);
         d
     }

@@ -11,7 +11,7 @@ use hallclock::store::recover;
 use hallclock::store::{JournalSettings, Record, open_after};
 
 fn scratch(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("hallclock-jr-{}-{name}", std::process::id()));
+    let d = std::env::temp_dir().join(format!("hallclock-{}-jr-{name}", std::process::id()));
     let _ = std::fs::remove_dir_all(&d);
     std::fs::create_dir_all(&d).expect("scratch dir");
     d

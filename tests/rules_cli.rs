@@ -314,10 +314,11 @@ fn rules_coverage_names_only_real_tests() {
 
 /// A script file of these bytes, for inputs a `&str` cannot hold.
 fn script_file(name: &str, bytes: &[u8]) -> std::path::PathBuf {
-    let path = std::env::temp_dir().join(format!(
-        "hallclock-rules-cli-{}-{name}.jsonl",
-        std::process::id()
-    ));
+    // In a folder named as `link::testing::scratch_dir`'s are, so that a later run's sweep
+    // removes it once this process has ended.
+    let dir = std::env::temp_dir().join(format!("hallclock-{}-rules-cli", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("the temporary folder is made");
+    let path = dir.join(format!("{name}.jsonl"));
     std::fs::write(&path, bytes).expect("the temporary script is written");
     path
 }

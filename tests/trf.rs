@@ -321,7 +321,7 @@ fn trf_show_prints_players_and_boards_as_json_lines() {
         .collect();
     assert_eq!(whites, vec![2, 7, 8, 4]);
     // Bad input: the line and column, exit 2.
-    let dir = std::env::temp_dir().join(format!("hallclock-trf-cli-{}", std::process::id()));
+    let dir = std::env::temp_dir().join(format!("hallclock-{}-trf-cli", std::process::id()));
     std::fs::create_dir_all(&dir).expect("dir");
     let bad = dir.join("bad.trf");
     std::fs::write(&bad, with(23, |l| replace_cols(l, 49, "abcd"))).expect("write");
@@ -341,7 +341,7 @@ fn trf_show_prints_players_and_boards_as_json_lines() {
 
 #[test]
 fn trf_results_from_a_round_summary_fill_in_the_codes() {
-    let dir = std::env::temp_dir().join(format!("hallclock-trf-results-{}", std::process::id()));
+    let dir = std::env::temp_dir().join(format!("hallclock-{}-trf-results", std::process::id()));
     std::fs::create_dir_all(&dir).expect("dir");
     let summary = dir.join("summary.json");
     std::fs::write(
@@ -596,7 +596,7 @@ fn trf_show_reads_x_and_an_xxr_of_more_rounds_than_played() {
 /// `trf results` on a file, from a round summary: the written bytes.
 fn results(name: &str, round: usize, games: serde_json::Value) -> (Vec<u8>, String) {
     let dir =
-        std::env::temp_dir().join(format!("hallclock-trf-wild-{}-{name}", std::process::id()));
+        std::env::temp_dir().join(format!("hallclock-{}-trf-wild-{name}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("dir");
     let summary = dir.join("summary.json");
     std::fs::write(

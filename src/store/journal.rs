@@ -308,7 +308,7 @@ mod tests {
     }
 
     fn dir(name: &str) -> PathBuf {
-        let d = std::env::temp_dir().join(format!("hallclock-j-{}-{name}", std::process::id()));
+        let d = std::env::temp_dir().join(format!("hallclock-{}-j-{name}", std::process::id()));
         let _ = std::fs::remove_dir_all(&d);
         d
     }

@@ -192,7 +192,7 @@ mod tests {
     use crate::rules::time_control::parse;
 
     fn dir(name: &str) -> std::path::PathBuf {
-        let d = std::env::temp_dir().join(format!("hallclock-su-{}-{name}", std::process::id()));
+        let d = std::env::temp_dir().join(format!("hallclock-{}-su-{name}", std::process::id()));
         let _ = fs::remove_dir_all(&d);
         d
     }
