@@ -1092,6 +1092,15 @@ fn all_refusals() -> Vec<Refusal> {
         Refusal::NoHallBoard(t()),
         Refusal::BroadcastDelayTooLong { minutes: 61 },
         Refusal::HallOfSeveralNodes { nodes: t() },
+        Refusal::BoardNodeOffline {
+            board: t(),
+            node: t(),
+        },
+        Refusal::BoardNodeSilent {
+            board: t(),
+            node: t(),
+            secs: 10,
+        },
         Refusal::DefaultsDiffer {
             node: t(),
             ours: t().into(),
@@ -1152,8 +1161,10 @@ fn all_refusals() -> Vec<Refusal> {
             Refusal::HallOfSeveralNodes { .. } => 44,
             Refusal::DefaultsDiffer { .. } => 45,
             Refusal::BoardNumberTwice { .. } => 46,
+            Refusal::BoardNodeOffline { .. } => 47,
+            Refusal::BoardNodeSilent { .. } => 48,
         },
-        47,
+        49,
     );
     refusals
 }

@@ -1321,3 +1321,229 @@ async fn a_trf_round_is_mapped_over_every_nodes_boards() {
     );
     node_a.kill_9();
 }
+
+// Issue 23, item 3, as an arbiter expects it: any node's dashboard shows every board, so
+// it acts on every board. A command for another node's board is signed as the logged-in
+// arbiter and sent to that node, whose answer the dashboard gives; a resend applies
+// nothing twice; a board no node has is refused with the whole hall's boards named; a
+// board whose node is down is refused as such, at once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn any_nodes_dashboard_acts_on_another_nodes_board_once() {
+    let (broker, sim, mut w, dir) = setup("nodes-web-board", 3).await;
+    let web_a = common::free_port();
+    let a = node_config_web(
+        &dir,
+        "node-a",
+        broker.port,
+        &sim,
+        &[(&board_id(1), 1), (&board_id(2), 2)],
+        Some(web_a),
+    );
+    let b = node_config(&dir, "node-b", broker.port, &sim, &[(&board_id(3), 3)]);
+    webcommon::chief_password(&dir.join("node-a").join("arbiters.toml"));
+    let _node_a = Daemon::spawn(&a);
+    let mut node_b = Daemon::spawn(&b);
+    for node in ["node-a", "node-b"] {
+        node_status(&mut w, node, &format!("{node} online"), |v| {
+            v["state"] == "online"
+        })
+        .await;
+    }
+    let avail = topic(&format!("board/{}/availability", board_id(3)));
+    w.wait("board-003 online", |m| {
+        m.topic == avail && m.text() == "online"
+    })
+    .await;
+    let (code, answers) = hall_command(
+        &dir,
+        broker.port,
+        json!({"action": "start_round", "round": 1, "time_control": "600+5", "start": now_ms(),
+               "pairings": [{"board": board_id(3), "white": "W3", "black": "B3"}]}),
+    )
+    .await;
+    assert_eq!(code, Some(0), "{answers:?}");
+    let state = topic(&format!("board/{}/state", board_id(3)));
+    w.wait("board-003's game", |m| {
+        m.topic == state && m.json()["round"] == 1
+    })
+    .await;
+
+    // node-a's dashboard: +30 s for White on node-b's board, sent twice (a retry).
+    let addr: std::net::SocketAddr = ([127, 0, 0, 1], web_a).into();
+    let (status, cookie, csrf) = webcommon::login(addr, "chief", webcommon::PASSWORD).await;
+    assert_eq!(status, 200);
+    let headers = [
+        ("Cookie", cookie.as_str()),
+        ("x-csrf-token", csrf.as_str()),
+        ("Content-Type", "application/json"),
+    ];
+    let path = format!("/api/board/{}/command", board_id(3));
+    let body = json!({"transaction": "web-remote-1", "action": "add_time", "side": "white",
+                      "delta_ms": 30_000, "reason": "7.5.5"})
+    .to_string();
+    let (s1, _, first) = webcommon::http(addr, "POST", &path, &headers, &body).await;
+    assert_eq!(s1, 200, "{first}");
+    let answer: Value = serde_json::from_str(&first).unwrap_or_default();
+    assert_eq!(
+        (&answer["status"], &answer["node"], &answer["action"]),
+        (&json!("ok"), &json!("node-b"), &json!("add_time")),
+        "node-b's own answer: {answer}"
+    );
+    let (s2, _, again) = webcommon::http(addr, "POST", &path, &headers, &body).await;
+    assert_eq!((s2, &again), (200, &first), "the first answer again");
+    // Applied once, by node-b, with the dashboard's arbiter as its author.
+    let events = topic(&format!("board/{}/event", board_id(3)));
+    let added = w
+        .wait("board-003's time_added", |m| {
+            m.topic == events && m.json()["event"] == "time_added"
+        })
+        .await
+        .json();
+    assert_eq!(added["arbiter"], "IA Test", "the chief, by name: {added}");
+    // A barrier: a command sent after the resend, answered after anything it did.
+    let probe = board_cmd(
+        &mut w,
+        &board_id(3),
+        json!({"arbiter": "chief", "action": "set_time", "side": "white", "remaining_ms": 0}),
+    )
+    .await;
+    assert_eq!(probe["node"], "node-b", "{probe}");
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    // (`drain` is every message seen since the watcher connected.)
+    let added: Vec<Value> = w
+        .drain()
+        .iter()
+        .filter(|m| m.topic == events && m.json()["event"] == "time_added")
+        .map(|m| m.json())
+        .collect();
+    assert_eq!(added.len(), 1, "+30 s applied once: {added:?}");
+
+    // The same from the page, as an arbiter does it: node-b's board on node-a's dashboard
+    // says whose board it is, and a double click on its form adds the time once.
+    let chrome = webcommon::Chrome::start("nodes-web-board", 1280, 900).await;
+    let c = &chrome.client;
+    let base = format!("http://127.0.0.1:{web_a}");
+    c.goto(&format!("{base}/login"))
+        .await
+        .expect("the login page");
+    for (field, text) in [("id", "chief"), ("password", webcommon::PASSWORD)] {
+        c.find(fantoccini::Locator::Css(&format!(
+            "#login input[name={field}]"
+        )))
+        .await
+        .expect("the login form")
+        .send_keys(text)
+        .await
+        .expect("typed");
+    }
+    c.find(fantoccini::Locator::Css("#login button"))
+        .await
+        .expect("the login button")
+        .click()
+        .await
+        .expect("clicked");
+    chrome
+        .until(
+            "the hall view",
+            "location.pathname === '/' && document.querySelectorAll('.tile').length === 3",
+        )
+        .await;
+    c.goto(&format!("{base}/board/{}", board_id(3)))
+        .await
+        .expect("the board page");
+    let note = chrome
+        .until(
+            "node-b's board's page, with its forms",
+            "document.querySelector('form[data-action=add_time]') && (document.getElementById('other-node') || {}).textContent",
+        )
+        .await;
+    assert!(
+        note.as_str().is_some_and(|t| t.contains("node-b")),
+        "{note}"
+    );
+    chrome
+        .js(r#"
+            const f = document.querySelector('form[data-action=add_time]');
+            f.querySelector('[name=side]').value = 'black';
+            f.querySelector('[name=delta_ms]').value = '45';
+            f.querySelector('[name=reason]').value = '7.5.5';
+            const b = f.querySelector('button');
+            b.click();
+            b.click();
+            return true;"#)
+        .await;
+    let reply = chrome
+        .until(
+            "the add_time reply",
+            "(document.querySelector('form[data-action=add_time] .reply') || {}).textContent.length > 2 && document.querySelector('form[data-action=add_time] .reply').textContent",
+        )
+        .await;
+    assert_eq!(reply, "done: add time");
+    let _ = chrome.shot("nodes-remote-board").await;
+    chrome.close().await;
+    let probe = board_cmd(
+        &mut w,
+        &board_id(3),
+        json!({"arbiter": "chief", "action": "set_time", "side": "white", "remaining_ms": 0}),
+    )
+    .await;
+    assert_eq!(probe["node"], "node-b", "{probe}");
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let black: Vec<Value> = w
+        .drain()
+        .iter()
+        .filter(|m| {
+            m.topic == events && m.json()["event"] == "time_added" && m.json()["side"] == "black"
+        })
+        .map(|m| m.json())
+        .collect();
+    assert_eq!(black.len(), 1, "a double click adds 45 s once: {black:?}");
+    assert_eq!(black[0]["delta_ms"], 45_000, "{black:?}");
+
+    // A board no node has: refused, naming the whole hall's boards.
+    let (s3, _, unknown) = webcommon::http(
+        addr,
+        "POST",
+        "/api/board/board-009/command",
+        &headers,
+        &json!({"transaction": "web-remote-2", "action": "pause", "reason": "x"}).to_string(),
+    )
+    .await;
+    assert_eq!(s3, 404, "{unknown}");
+    let unknown: Value = serde_json::from_str(&unknown).unwrap_or_default();
+    assert_eq!(unknown["error"], "unknown_board", "{unknown}");
+    let reason = unknown["reason"].as_str().unwrap_or_default();
+    for n in [1, 2, 3] {
+        assert!(reason.contains(&board_id(n)), "{reason}");
+    }
+
+    // node-b killed: its board's command is refused at once, as its node's being down.
+    node_b.kill_9();
+    node_status(&mut w, "node-b", "node-b offline", |v| {
+        v["state"] == "offline"
+    })
+    .await;
+    // What the arbiter sees before acting: the board offline on this dashboard.
+    let offline = topic(&format!("board/{}/availability", board_id(3)));
+    feed_until(web_a, "board-003 offline on node-a's dashboard", |s| {
+        s.get(&offline).map(String::as_str) == Some("offline")
+    })
+    .await;
+    let (s4, _, down) = webcommon::http(
+        addr,
+        "POST",
+        &path,
+        &headers,
+        &json!({"transaction": "web-remote-3", "action": "pause", "reason": "x"}).to_string(),
+    )
+    .await;
+    assert_eq!(s4, 409, "{down}");
+    let down: Value = serde_json::from_str(&down).unwrap_or_default();
+    assert_eq!(down["error"], "node_offline", "{down}");
+    assert!(
+        down["reason"]
+            .as_str()
+            .is_some_and(|r| r.contains("node-b") && r.contains(&board_id(3))),
+        "{down}"
+    );
+}

@@ -31,6 +31,31 @@ impl Hall {
             tracing::debug!(board = %log_safe(b), "a board command for another node's board (or another node answers it)");
             return;
         }
+        // A dashboard's command for another node's board goes to that node, whose answer
+        // it is (forward.rs); a board of a node that is down is refused below, as such.
+        let (raw, asker) = match (raw, asker, &board) {
+            (Raw::Dashboard { payload, identity }, Some(reply), Some(b))
+                if !self.boards.contains_key(b) =>
+            {
+                match self
+                    .nodes
+                    .owner_of(b)
+                    .map(|(n, online)| (n.to_string(), online))
+                {
+                    Some((node, true)) => {
+                        match self.forward_to_the_board_s_node(b, &node, payload, &identity, reply)
+                        {
+                            Ok(()) => return,
+                            Err((payload, reply)) => {
+                                (Raw::Dashboard { payload, identity }, Some(reply))
+                            }
+                        }
+                    }
+                    _ => (Raw::Dashboard { payload, identity }, Some(reply)),
+                }
+            }
+            (raw, asker, _) => (raw, asker),
+        };
         // A dashboard's hall command beside other nodes goes to every node (forward.rs).
         let (raw, asker) = match (raw, asker) {
             (Raw::Dashboard { payload, identity }, Some(reply))
@@ -104,7 +129,16 @@ impl Hall {
     async fn apply_board(&mut self, board: String, taken: Taken<BoardAction>) {
         let Taken { command, claim } = taken;
         let Some(entry) = self.boards.get(&board) else {
-            let known = self.boards.keys().cloned().collect::<Vec<_>>().join(", ");
+            // Another node's board whose node is down (a dashboard's command, or one on
+            // MQTT that this node answers for the hall): said as such.
+            if let Some((node, _)) = self.nodes.owner_of(&board) {
+                let node = node.to_string();
+                return claim.answer_soon(Err(Refusal::BoardNodeOffline { board, node }));
+            }
+            // The whole hall's boards, every node's: the arbiter looks for the right id.
+            let mut hall: std::collections::BTreeSet<String> = self.nodes.listed_boards();
+            hall.extend(self.boards.keys().cloned());
+            let known = hall.into_iter().collect::<Vec<_>>().join(", ");
             return claim.answer_soon(Err(Refusal::UnknownBoard { board, known }));
         };
         let inbox = entry.inbox.clone();

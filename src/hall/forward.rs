@@ -7,6 +7,10 @@
 //! the partial failure in words (which node, which boards), as `hallclock command` does.
 //! A resend of the same transaction is signed anew; each node answers it with its first
 //! answer again, so nothing is applied twice.
+//!
+//! A dashboard's command for a board of another node goes the same way to that board's
+//! `set` topic, and its answer is that node's own, from `board/<b>/response`: every
+//! dashboard of the hall acts on every board, as it shows every board.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
@@ -26,6 +30,9 @@ pub const FORWARD_WAIT: Duration = Duration::from_secs(10);
 #[derive(Debug)]
 pub struct Waiting {
     action: String,
+    /// A board command's board (its one node answers on its `response`); `None` for a
+    /// hall command, which every node answers on the hall's.
+    board: Option<String>,
     /// The nodes online when it was sent, this one included.
     expect: BTreeSet<String>,
     answers: BTreeMap<String, ResponsePayload>,
@@ -46,6 +53,42 @@ impl Hall {
         identity: &Identity,
         reply: oneshot::Sender<Vec<u8>>,
     ) -> Result<(), (Vec<u8>, oneshot::Sender<Vec<u8>>)> {
+        let mut expect: BTreeSet<String> = self.nodes.online_peers().into_iter().collect();
+        expect.insert(self.settings.node.to_string());
+        let topic = self.topics.hall_set();
+        self.forward((payload, identity, reply), topic, expect, None)
+    }
+
+    /// Send a dashboard's command for `board`, another node's (`node`, online), on to that
+    /// node, if it reads as a command; otherwise hand `payload` back (the local intake
+    /// then answers it).
+    pub(super) fn forward_to_the_board_s_node(
+        &mut self,
+        board: &str,
+        node: &str,
+        payload: Vec<u8>,
+        identity: &Identity,
+        reply: oneshot::Sender<Vec<u8>>,
+    ) -> Result<(), (Vec<u8>, oneshot::Sender<Vec<u8>>)> {
+        let topic = format!("{}/board/{board}/set", self.topics.base());
+        let expect = BTreeSet::from([node.to_string()]);
+        self.forward(
+            (payload, identity, reply),
+            topic,
+            expect,
+            Some(board.to_string()),
+        )
+    }
+
+    /// Sign `payload` as the session's arbiter for `topic`, publish it, and wait for the
+    /// answers of `expect` (`board`: a board command's, answered on its `response`).
+    fn forward(
+        &mut self,
+        (payload, identity, reply): (Vec<u8>, &Identity, oneshot::Sender<Vec<u8>>),
+        topic: String,
+        expect: BTreeSet<String>,
+        board: Option<String>,
+    ) -> Result<(), (Vec<u8>, oneshot::Sender<Vec<u8>>)> {
         let Ok(Value::Object(mut command)) = serde_json::from_slice::<Value>(&payload) else {
             return Err((payload, reply));
         };
@@ -63,7 +106,6 @@ impl Hall {
         };
         // Who sends it is the session's account, as for a command applied here.
         command.insert("arbiter".into(), Value::from(identity.id.clone()));
-        let topic = self.topics.hall_set();
         let now = self.timebase.now();
         let Some(signed) = self
             .intake
@@ -71,19 +113,26 @@ impl Hall {
         else {
             return Err((payload, reply));
         };
-        let mut expect: BTreeSet<String> = self.nodes.online_peers().into_iter().collect();
-        expect.insert(self.settings.node.to_string());
-        tracing::info!(
-            transaction = %crate::intake::command::log_safe(&transaction),
-            nodes = expect.len(),
-            "dashboard hall command sent to every node"
-        );
+        match &board {
+            None => tracing::info!(
+                transaction = %crate::intake::command::log_safe(&transaction),
+                nodes = expect.len(),
+                "dashboard hall command sent to every node"
+            ),
+            Some(b) => tracing::info!(
+                transaction = %crate::intake::command::log_safe(&transaction),
+                board = %crate::intake::command::log_safe(b),
+                node = ?expect,
+                "dashboard command sent to the board's node"
+            ),
+        }
         self.forwarded
             .0
             .entry(transaction)
             .or_default()
             .push(Waiting {
                 action,
+                board,
                 expect,
                 answers: BTreeMap::new(),
                 reply,
@@ -95,6 +144,17 @@ impl Hall {
 
     /// A node's answer on the hall's `response` topic (every node's, this one's too).
     pub(super) fn on_hall_response(&mut self, payload: &[u8]) {
+        self.on_response(None, payload);
+    }
+
+    /// A node's answer on `board/<board>/response` (every board's, this node's too).
+    pub(super) fn on_board_response(&mut self, board: &str, payload: &[u8]) {
+        self.on_response(Some(board), payload);
+    }
+
+    /// An answer on the hall's `response` (`board` `None`) or on a board's, to the
+    /// forwarded commands of its transaction that went there.
+    fn on_response(&mut self, board: Option<&str>, payload: &[u8]) {
         let Ok(answer) = serde_json::from_slice::<ResponsePayload>(payload) else {
             return;
         };
@@ -105,7 +165,7 @@ impl Hall {
             return;
         };
         for w in waiting.iter_mut() {
-            if w.expect.contains(&node) {
+            if w.board.as_deref() == board && w.expect.contains(&node) {
                 w.answers
                     .entry(node.clone())
                     .or_insert_with(|| answer.clone());
@@ -137,8 +197,25 @@ impl Hall {
     }
 }
 
-/// One answer for the dashboard from every node's.
+/// One answer for the dashboard from every node's. A board command's is its node's own
+/// answer as it gave it, or, when none came in time, the refusal that says so.
 fn combine(transaction: &str, this: &str, w: &Waiting) -> ResponsePayload {
+    if let Some(board) = &w.board {
+        if let Some(answer) = w.answers.values().next() {
+            return answer.clone();
+        }
+        let mut silent = crate::intake::answers::response(
+            transaction,
+            &w.action,
+            &Err(crate::intake::refusal::Refusal::BoardNodeSilent {
+                board: board.clone(),
+                node: w.expect.iter().cloned().collect::<Vec<_>>().join(", "),
+                secs: FORWARD_WAIT.as_secs(),
+            }),
+        );
+        silent.node = Some(this.to_string());
+        return silent;
+    }
     let missing: Vec<&String> = w
         .expect
         .iter()
@@ -256,6 +333,7 @@ mod tests {
         let (reply, _rx) = oneshot::channel();
         let mut w = Waiting {
             action: "start_round".into(),
+            board: None,
             expect: ["n1".to_string(), "n2".to_string()].into(),
             answers: BTreeMap::new(),
             reply,

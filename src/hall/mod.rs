@@ -731,6 +731,7 @@ impl Hall {
                 msg = incoming.recv() => match msg {
                     Some(Incoming::Hall(payload)) => self.on_command(None, Raw::Mqtt(payload), None).await,
                     Some(Incoming::HallResponse(payload)) => self.on_hall_response(&payload),
+                    Some(Incoming::BoardResponse { board, payload }) => self.on_board_response(&board, &payload),
                     Some(Incoming::Board { board, payload }) => self.on_command(Some(board), Raw::Mqtt(payload), None).await,
                     Some(Incoming::Web { board, payload, identity, reply }) => {
                         self.on_command(board, Raw::Dashboard { payload, identity }, Some(reply)).await;

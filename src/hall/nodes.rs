@@ -118,6 +118,21 @@ impl Nodes {
             .any(|p| p.state == NodeState::Online && p.boards.iter().any(|b| b == board))
     }
 
+    /// The other node whose status lists `board`, and whether it is online: an online one
+    /// first (a board moved to a node that is up is that node's now), else the first by
+    /// name of those that are down.
+    pub fn owner_of(&self, board: &str) -> Option<(&str, bool)> {
+        let mut listing = self
+            .peers
+            .iter()
+            .filter(|(_, p)| p.boards.iter().any(|b| b == board));
+        let first = listing.clone().next();
+        listing
+            .find(|(_, p)| p.state == NodeState::Online)
+            .or(first)
+            .map(|(name, p)| (name.as_str(), p.state == NodeState::Online))
+    }
+
     /// Whether this node is the one that answers a board command no online node serves
     /// (`unknown_board`): the first online node by name. Every node reads the same statuses,
     /// so exactly one answers, where each answering would say the same refusal N times.
@@ -217,6 +232,26 @@ mod tests {
 
     fn ours(boards: &[&str]) -> BTreeSet<String> {
         boards.iter().map(|b| b.to_string()).collect()
+    }
+
+    /// A dashboard's command for another node's board goes to the node that lists it:
+    /// the online one when a board moved, else the one that is down (the command is then
+    /// refused as such, not as an unknown board).
+    #[test]
+    fn a_board_s_owner_is_the_node_that_lists_it_an_online_one_first() {
+        let mut n = Nodes::new("a");
+        let t = Millis(0);
+        assert_eq!(n.owner_of("b3"), None);
+        let _ = n.observe(status("c", NodeState::Offline, &["b3"], 1), &ours(&[]), t);
+        assert_eq!(n.owner_of("b3"), Some(("c", false)));
+        let _ = n.observe(status("d", NodeState::Offline, &["b3"], 1), &ours(&[]), t);
+        assert_eq!(n.owner_of("b3"), Some(("c", false)), "the first by name");
+        let _ = n.observe(status("d", NodeState::Online, &["b3"], 2), &ours(&[]), t);
+        assert_eq!(n.owner_of("b3"), Some(("d", true)));
+        let _ = n.observe(status("b", NodeState::Online, &["b4"], 1), &ours(&[]), t);
+        assert_eq!(n.owner_of("b3"), Some(("d", true)));
+        assert_eq!(n.owner_of("b4"), Some(("b", true)));
+        assert_eq!(n.owner_of("b5"), None);
     }
 
     #[test]

@@ -47,6 +47,9 @@ pub enum Incoming {
     /// A node's answer on the hall's `response` topic (this node's too): what a dashboard's
     /// hall command forwarded to every node waits for (issue 23).
     HallResponse(Vec<u8>),
+    /// A node's answer on `board/<board>/response` (this node's too): what a dashboard's
+    /// command for another node's board waits for (issue 23).
+    BoardResponse { board: String, payload: Vec<u8> },
     /// Published on `board/<board>/set`.
     Board { board: String, payload: Vec<u8> },
     /// A `set` body from a logged-in arbiter (`board`: `None` for the hall). The session

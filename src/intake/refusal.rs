@@ -113,6 +113,20 @@ pub enum Refusal {
         "this hall has other nodes online ({nodes}) and this command could not be sent on to them from the dashboard; send it with `hallclock command` (MQTT), which every node applies"
     )]
     HallOfSeveralNodes { nodes: String },
+    /// A dashboard's command for a board of another node that is down (issue 23).
+    #[error(
+        "board {board} is on hall server {node}, which is offline: nothing was done; send the command again once {node} is back"
+    )]
+    BoardNodeOffline { board: String, node: String },
+    /// A dashboard's command sent on to the board's node, which did not answer in time.
+    #[error(
+        "board {board} is on hall server {node}, which did not answer within {secs} s; it may still apply the command: send it again as it is (the same transaction is never applied twice) to learn its answer"
+    )]
+    BoardNodeSilent {
+        board: String,
+        node: String,
+        secs: u64,
+    },
 
     // --- the board's game ---
     #[error("board {board} has no game")]
@@ -195,6 +209,8 @@ impl Refusal {
             | Refusal::OutOfScope { .. }
             | Refusal::ChiefOnly { .. }
             | Refusal::HallOfSeveralNodes { .. } => "forbidden",
+            Refusal::BoardNodeOffline { .. } => "node_offline",
+            Refusal::BoardNodeSilent { .. } => "no_answer",
             Refusal::DefaultsDiffer { .. } | Refusal::BoardNumberTwice { .. } => "nodes_disagree",
             Refusal::UnknownBoard { .. }
             | Refusal::NotABoard { .. }

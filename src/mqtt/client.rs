@@ -442,6 +442,10 @@ async fn run(
                     // Every node's answers to hall commands: a dashboard's hall command,
                     // sent to every node, waits for them (hall/forward.rs).
                     let _ = client.try_subscribe(topics.hall_response(), QoS::AtLeastOnce);
+                    // And every board's: a dashboard's command for another node's board
+                    // waits for that node's answer. Commands come at an arbiter's pace, so
+                    // our own answers coming back cost nothing worth a condition.
+                    let _ = client.try_subscribe(topics.board_response_filter(), QoS::AtLeastOnce);
                     // Before the alerts: the retained statuses of the other nodes come
                     // first, so claims stand again before our retained alerts are judged.
                     let _ = client.try_subscribe(topics.node_status_filter(), QoS::AtLeastOnce);
@@ -558,6 +562,13 @@ async fn run(
                         // (not every own board against every peer's list: 5000 boards and
                         // five nodes of 1000 would be 25 million comparisons a status).
                         let contested = foreign.shared_with(&other);
+                        // The hall first, then the dashboards: a dashboard that shows a
+                        // node down is answered by a hall that knows it (a command for that
+                        // node's board is refused as such, not sent on to wait for it).
+                        let msg = Incoming::NodeStatus { node: other.clone(), payload: p.payload.to_vec() };
+                        if incoming.send(msg).await.is_err() {
+                            break;
+                        }
                         mirror_status((&mut foreign, &feed, &topics), &other, &p.topic, &p.payload);
                         // Another node online: its boards' events, for this node's
                         // dashboard (not for a node long gone whose `offline` stays).
@@ -576,10 +587,6 @@ async fn run(
                             .collect();
                         if !freed.is_empty() {
                             republish_boards(&retained, &mut pending, &topics, &freed);
-                        }
-                        let msg = Incoming::NodeStatus { node: other, payload: p.payload.to_vec() };
-                        if incoming.send(msg).await.is_err() {
-                            break;
                         }
                     }
                 }
@@ -644,6 +651,22 @@ async fn run(
                 Ok(Event::Incoming(Packet::Publish(p))) if p.topic == topics.hall_response() => {
                     if !p.payload.is_empty()
                         && incoming.send(Incoming::HallResponse(p.payload.to_vec())).await.is_err()
+                    {
+                        break;
+                    }
+                }
+                Ok(Event::Incoming(Packet::Publish(p)))
+                    if topics.board_of_response_topic(&p.topic).is_some() =>
+                {
+                    if let Some(board) = topics.board_of_response_topic(&p.topic)
+                        && !p.payload.is_empty()
+                        && incoming
+                            .send(Incoming::BoardResponse {
+                                board: board.to_string(),
+                                payload: p.payload.to_vec(),
+                            })
+                            .await
+                            .is_err()
                     {
                         break;
                     }

@@ -339,6 +339,26 @@ mod tests {
     }
 
     #[test]
+    fn a_response_topic_names_its_board() {
+        let t = crate::mqtt::payload::Topics::new("h");
+        assert_eq!(
+            t.board_of_response_topic(&t.board_response("b-7")),
+            Some("b-7")
+        );
+        assert_eq!(t.board_of_response_topic(&t.hall_response()), None);
+        assert_eq!(t.board_of_response_topic(&t.event("b-7")), None);
+        assert_eq!(
+            t.board_of_response_topic("hallclock/h/board/a/b/response"),
+            None
+        );
+        assert_eq!(
+            t.board_of_response_topic("hallclock/other/board/b/response"),
+            None
+        );
+        assert_eq!(t.board_response_filter(), "hallclock/h/board/+/response");
+    }
+
+    #[test]
     fn the_boards_shared_with_a_peer_are_those_it_lists_while_online() {
         let mut f = Foreign::new("a", ["b1".to_string(), "b2".to_string()]);
         assert_eq!(f.shared_with("b"), Vec::<String>::new());

@@ -174,6 +174,18 @@ impl Topics {
         rest.strip_suffix("/event").filter(|b| !b.contains('/'))
     }
 
+    /// Every board's answers: a dashboard's board command for another node's board waits
+    /// for that node's answer here (hall/forward.rs).
+    pub fn board_response_filter(&self) -> String {
+        format!("{}/board/+/response", self.base)
+    }
+
+    /// The board of a `board/<b>/response` topic.
+    pub fn board_of_response_topic<'a>(&self, topic: &'a str) -> Option<&'a str> {
+        let rest = topic.strip_prefix(&self.base)?.strip_prefix("/board/")?;
+        rest.strip_suffix("/response").filter(|b| !b.contains('/'))
+    }
+
     /// The board a `board/<b>/set` topic addresses.
     pub fn board_of_set_topic<'a>(&self, topic: &'a str) -> Option<&'a str> {
         let rest = topic.strip_prefix(&self.base)?.strip_prefix("/board/")?;

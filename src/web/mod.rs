@@ -35,6 +35,9 @@ pub struct WebSettings {
 
 struct Inner {
     hall: String,
+    /// This node's name (`None` for a dashboard without a hall): the page tells its own
+    /// boards from the other nodes' by it.
+    node: Option<String>,
     feed: LocalFeed,
     intake: mpsc::Sender<Incoming>,
     sessions: session::Sessions,
@@ -88,6 +91,7 @@ impl AppState {
     ) -> AppState {
         let history = feed::History::default();
         history.follow(&feed);
+        let node = alerts.as_ref().map(|(_, node)| node.clone());
         // This node's own `auth_failures` topic: each node's dashboard locks out on its own.
         let alerts = alerts.map(|(p, node)| {
             let id = crate::alert::node_alert_id(AUTH_ALERT_ID, &node);
@@ -102,6 +106,7 @@ impl AppState {
         AppState {
             inner: Arc::new(Inner {
                 hall: hall.to_string(),
+                node,
                 feed,
                 intake,
                 sessions: session::Sessions::default(),
@@ -197,6 +202,9 @@ impl AppState {
 
     pub fn hall(&self) -> &str {
         &self.inner.hall
+    }
+    pub fn node(&self) -> Option<&str> {
+        self.inner.node.as_deref()
     }
     pub fn feed(&self) -> &LocalFeed {
         &self.inner.feed

@@ -31,7 +31,7 @@ const store = {
   nodes: new Map(),
   /** @type {Map<string, any>} */ alerts: new Map(),
   /** @type {any[]} */ hallEvents: [],
-  /** @type {{arbiter: {id: string, name: string, role: string, boards: string[]}, csrf: string, hall: string} | null} */ me: null,
+  /** @type {{arbiter: {id: string, name: string, role: string, boards: string[]}, csrf: string, hall: string, node: string | null} | null} */ me: null,
   base: "",
   /** Server time minus local time, as far as live states show it. */
   offset: 0,
@@ -170,15 +170,18 @@ function isChief() {
 
 /**
  * The node that owns board `b` when it is another node's (its retained status lists it and
- * this node's `info` does not): this daemon refuses board commands for it, so the page
- * offers none. `null`: this node's board, or not known to be another's.
+ * this node's does not): this daemon sends its commands on to that node, and the board
+ * page says so. `null`: this node's board, or not known to be another's.
  * @param {string} b
  */
 function otherNode(b) {
-  if (!store.info || !Array.isArray(store.info.boards)) return null;
-  if (store.info.boards.some((/** @type {any} */ x) => x.id === b)) return null;
-  for (const [name, n] of store.nodes) if (Array.isArray(n.boards) && n.boards.includes(b)) return name;
-  return "another node";
+  // The hall's `info` lists every node's boards (the daemon merges them): which are this
+  // node's, its own status says (`/api/me` names the node).
+  const me = store.me ? store.me.node : null;
+  const lists = (/** @type {any} */ n) => !!n && Array.isArray(n.boards) && n.boards.includes(b);
+  if (!me || lists(store.nodes.get(me))) return null;
+  for (const [name, n] of store.nodes) if (name !== me && lists(n)) return name;
+  return null;
 }
 
 /**
@@ -194,7 +197,8 @@ function ownerDown(b) {
 /** @param {string} b */
 function mayCommand(b) {
   if (!store.me) return false;
-  if (otherNode(b)) return false;
+  // Another node's board too: this node sends the command on to that node, whose answer
+  // comes back here (hall/forward.rs).
   const a = store.me.arbiter;
   if (a.role === "chief") return true;
   if (a.role !== "arbiter") return false;
@@ -1172,10 +1176,15 @@ function boardView(id) {
   const nowNote = h("p", { class: "now-note", id: "now-note" });
   const nowForms = h("div", { class: "forms now", id: "acts-now" });
   const allActs = h("div", { id: "acts-all" });
+  // Whose board it is, once the hall's info and the nodes' statuses have come (render).
+  const ownerNote = h("p", { class: "muted", id: "other-node", hidden: true });
   const commands = canCommand
-    ? h("div", {}, [nowNote, nowForms, h("details", { class: "every" }, [h("summary", { text: "Every act on this board" }), allActs])])
-    : otherNode(id)
-    ? h("p", { class: "muted", id: "other-node", text: `${id} is a board of ${otherNode(id)}: commands for it on that node's dashboard (or a hall command); read only here.` })
+    ? h("div", {}, [
+        ownerNote,
+        nowNote,
+        nowForms,
+        h("details", { class: "every" }, [h("summary", { text: "Every act on this board" }), allActs]),
+      ])
     : h("p", { class: "muted", text: store.me ? `${store.me.arbiter.name} (${store.me.arbiter.role}) cannot command ${id}: read only.` : "read only" });
   document.title = `${id} · hallclock`;
   main.replaceChildren(
@@ -1267,6 +1276,9 @@ function boardView(id) {
     }
     const mine = [...store.alerts.values()].filter((a) => a.board === id);
     alertsBox.replaceChildren(...(mine.length ? mine.map(alertRow) : [h("span", { class: "muted", text: "none" })]));
+    const owner = otherNode(id);
+    ownerNote.hidden = !owner;
+    setText(ownerNote, owner ? `${id} is a board of ${owner}: its commands are sent on to that node, which answers them.` : "");
     renderActs();
   };
   render();
