@@ -322,6 +322,35 @@ mod tests {
         a
     }
 
+    /// A board command sent on to the board's node: the dashboard gets that node's answer
+    /// as it gave it (its node, its error code); none in time, the refusal that says so.
+    #[test]
+    fn a_board_command_s_answer_is_its_node_s_own_or_no_answer() {
+        let (reply, _rx) = oneshot::channel();
+        let mut w = Waiting {
+            action: "add_time".into(),
+            board: Some("b3".into()),
+            expect: ["n2".to_string()].into(),
+            answers: BTreeMap::new(),
+            reply,
+            deadline: tokio::time::Instant::now(),
+        };
+        let silent = combine("t1", "n1", &w);
+        assert_eq!(silent.status, ResponseStatus::Error);
+        assert_eq!(silent.error.as_deref(), Some("no_answer"));
+        assert_eq!(silent.node.as_deref(), Some("n1"));
+        assert_eq!(silent.action, "add_time");
+        let reason = silent.reason.unwrap_or_default();
+        assert!(
+            reason.contains("b3") && reason.contains("n2") && reason.contains("10 s"),
+            "{reason}"
+        );
+        let mut own = crate::intake::answers::response("t1", "add_time", &Ok(()));
+        own.node = Some("n2".into());
+        w.answers.insert("n2".into(), own.clone());
+        assert_eq!(combine("t1", "n1", &w), own);
+    }
+
     /// Every node read the same TRF and skipped the same lines: the dashboard's combined
     /// answer says each once, in the file's order; with none, it has no `warnings`.
     #[test]
