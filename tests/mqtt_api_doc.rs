@@ -1101,6 +1101,10 @@ fn all_refusals() -> Vec<Refusal> {
             node: t(),
             secs: 10,
         },
+        Refusal::TargetOnAnotherNode {
+            board: t(),
+            node: t(),
+        },
         Refusal::DefaultsDiffer {
             node: t(),
             ours: t().into(),
@@ -1163,8 +1167,9 @@ fn all_refusals() -> Vec<Refusal> {
             Refusal::BoardNumberTwice { .. } => 46,
             Refusal::BoardNodeOffline { .. } => 47,
             Refusal::BoardNodeSilent { .. } => 48,
+            Refusal::TargetOnAnotherNode { .. } => 49,
         },
-        49,
+        50,
     );
     refusals
 }

@@ -1500,6 +1500,31 @@ async fn any_nodes_dashboard_acts_on_another_nodes_board_once() {
     assert_eq!(black.len(), 1, "a double click adds 45 s once: {black:?}");
     assert_eq!(black[0]["delta_ms"], 45_000, "{black:?}");
 
+    // 6.10 onto a board of another node: refused by the game's node, naming the target's.
+    let (s5, _, across) = webcommon::http(
+        addr,
+        "POST",
+        &path,
+        &headers,
+        &json!({"transaction": "web-remote-4", "action": "replace_clock", "to": board_id(1),
+                "reason": "6.10"})
+        .to_string(),
+    )
+    .await;
+    assert_eq!(s5, 400, "{across}");
+    let across: Value = serde_json::from_str(&across).unwrap_or_default();
+    assert_eq!(
+        (&across["error"], &across["node"]),
+        (&json!("bad_value"), &json!("node-b")),
+        "{across}"
+    );
+    assert!(
+        across["reason"]
+            .as_str()
+            .is_some_and(|r| r.contains(&board_id(1)) && r.contains("node-a")),
+        "{across}"
+    );
+
     // A board no node has: refused, naming the whole hall's boards.
     let (s3, _, unknown) = webcommon::http(
         addr,

@@ -18,11 +18,18 @@ impl Hall {
         black: Option<Millis>,
         command: &Command<BoardAction>,
     ) -> Result<(), Refusal> {
-        let target = self
-            .boards
-            .get(to)
-            .map(|e| e.inbox.clone())
-            .ok_or_else(|| Refusal::UnknownTarget { board: to.into() })?;
+        let target = match self.boards.get(to) {
+            Some(e) => e.inbox.clone(),
+            None => {
+                return Err(match self.nodes.owner_of(to) {
+                    Some((node, _)) => Refusal::TargetOnAnotherNode {
+                        board: to.into(),
+                        node: node.into(),
+                    },
+                    None => Refusal::UnknownTarget { board: to.into() },
+                });
+            }
+        };
         let source = self
             .boards
             .get(from)

@@ -90,6 +90,12 @@ pub enum Refusal {
     NotABoard { board: String },
     #[error("unknown target board '{board}'")]
     UnknownTarget { board: String },
+    /// 6.10's move onto a board of another node of the hall: the game's clock, journal and
+    /// e-board are this node's, so it moves only among this node's boards.
+    #[error(
+        "board {board} is on hall server {node}: a game moves (6.10) only onto a free board of the hall server it is on"
+    )]
+    TargetOnAnotherNode { board: String, node: String },
     #[error("{at}.board: unknown board '{board}'")]
     UnknownPairedBoard { at: String, board: String },
     #[error(
@@ -228,6 +234,7 @@ impl Refusal {
             | Refusal::NameMissing { .. }
             | Refusal::BadSetup { .. }
             | Refusal::SameBoard
+            | Refusal::TargetOnAnotherNode { .. }
             | Refusal::BadResult(_) => "bad_value",
             Refusal::GameNotStored { .. }
             | Refusal::NotStored { .. }

@@ -1209,7 +1209,8 @@ function boardView(id) {
     shownActs = key;
     const { note, now } = actsFor(st);
     setText(nowNote, note);
-    const others = boards.filter((x) => x !== id);
+    // 6.10's move goes only to a board of the same node (its clock and journal are there).
+    const others = boards.filter((x) => x !== id && otherNode(x) === otherNode(id));
     nowForms.replaceChildren(...now.map((a) => SPEC_OF.get(a)).filter(Boolean).map((spec) => commandForm(/** @type {Spec} */ (spec), id, others)));
     // The rest, grouped as before; danger acts only here and behind their confirmation.
     allActs.replaceChildren(...Object.entries(BOARD_COMMANDS).flatMap(([group, specs]) => {
