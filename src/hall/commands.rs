@@ -131,9 +131,18 @@ impl Hall {
         let Some(entry) = self.boards.get(&board) else {
             // Another node's board whose node is down (a dashboard's command, or one on
             // MQTT that this node answers for the hall): said as such.
-            if let Some((node, _)) = self.nodes.owner_of(&board) {
-                let node = node.to_string();
-                return claim.answer_soon(Err(Refusal::BoardNodeOffline { board, node }));
+            // (Up, its node answers a command on MQTT; a dashboard's comes here only when
+            // it could not be sent on: its account is gone.)
+            match self.nodes.owner_of(&board) {
+                Some((node, false)) => {
+                    let node = node.to_string();
+                    return claim.answer_soon(Err(Refusal::BoardNodeOffline { board, node }));
+                }
+                Some((node, true)) => {
+                    let nodes = node.to_string();
+                    return claim.answer_soon(Err(Refusal::HallOfSeveralNodes { nodes }));
+                }
+                None => {}
             }
             // The whole hall's boards, every node's: the arbiter looks for the right id.
             let mut hall: std::collections::BTreeSet<String> = self.nodes.listed_boards();

@@ -114,7 +114,8 @@ pub enum Refusal {
     },
     /// A hall command from a dashboard while other nodes are online that could not be
     /// forwarded to them (hall/forward.rs: it did not read as a command, or its account is
-    /// gone): applied here alone, it would act on part of the hall and say `ok`.
+    /// gone): applied here alone, it would act on part of the hall and say `ok`. Likewise a
+    /// dashboard's command for an online node's board that could not be sent on.
     #[error(
         "this hall has other nodes online ({nodes}) and this command could not be sent on to them from the dashboard; send it with `hallclock command` (MQTT), which every node applies"
     )]
