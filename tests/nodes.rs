@@ -1322,6 +1322,28 @@ async fn a_trf_round_is_mapped_over_every_nodes_boards() {
     node_a.kill_9();
 }
 
+/// Board 3's `time_added` events for `side` so far, after a barrier: a command to the board
+/// sent now is answered after anything an earlier one did.
+async fn time_added_on_3(w: &mut Watcher, side: &str) -> Vec<Value> {
+    let probe = board_cmd(
+        w,
+        &board_id(3),
+        json!({"arbiter": "chief", "action": "set_time", "side": "white", "remaining_ms": 0}),
+    )
+    .await;
+    assert_eq!(probe["node"], "node-b", "{probe}");
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let events = topic(&format!("board/{}/event", board_id(3)));
+    // (`drain` is every message seen since the watcher connected.)
+    w.drain()
+        .iter()
+        .filter(|m| {
+            m.topic == events && m.json()["event"] == "time_added" && m.json()["side"] == side
+        })
+        .map(|m| m.json())
+        .collect()
+}
+
 // Issue 23, item 3, as an arbiter expects it: any node's dashboard shows every board, so
 // it acts on every board. A command for another node's board is signed as the logged-in
 // arbiter and sent to that node, whose answer the dashboard gives; a resend applies
@@ -1400,22 +1422,7 @@ async fn any_nodes_dashboard_acts_on_another_nodes_board_once() {
         .await
         .json();
     assert_eq!(added["arbiter"], "IA Test", "the chief, by name: {added}");
-    // A barrier: a command sent after the resend, answered after anything it did.
-    let probe = board_cmd(
-        &mut w,
-        &board_id(3),
-        json!({"arbiter": "chief", "action": "set_time", "side": "white", "remaining_ms": 0}),
-    )
-    .await;
-    assert_eq!(probe["node"], "node-b", "{probe}");
-    tokio::time::sleep(Duration::from_millis(300)).await;
-    // (`drain` is every message seen since the watcher connected.)
-    let added: Vec<Value> = w
-        .drain()
-        .iter()
-        .filter(|m| m.topic == events && m.json()["event"] == "time_added")
-        .map(|m| m.json())
-        .collect();
+    let added = time_added_on_3(&mut w, "white").await;
     assert_eq!(added.len(), 1, "+30 s applied once: {added:?}");
 
     // The same from the page, as an arbiter does it: node-b's board on node-a's dashboard
@@ -1481,22 +1488,7 @@ async fn any_nodes_dashboard_acts_on_another_nodes_board_once() {
     assert_eq!(reply, "done: add time");
     let _ = chrome.shot("nodes-remote-board").await;
     chrome.close().await;
-    let probe = board_cmd(
-        &mut w,
-        &board_id(3),
-        json!({"arbiter": "chief", "action": "set_time", "side": "white", "remaining_ms": 0}),
-    )
-    .await;
-    assert_eq!(probe["node"], "node-b", "{probe}");
-    tokio::time::sleep(Duration::from_millis(300)).await;
-    let black: Vec<Value> = w
-        .drain()
-        .iter()
-        .filter(|m| {
-            m.topic == events && m.json()["event"] == "time_added" && m.json()["side"] == "black"
-        })
-        .map(|m| m.json())
-        .collect();
+    let black = time_added_on_3(&mut w, "black").await;
     assert_eq!(black.len(), 1, "a double click adds 45 s once: {black:?}");
     assert_eq!(black[0]["delta_ms"], 45_000, "{black:?}");
 
