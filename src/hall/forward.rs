@@ -322,6 +322,33 @@ mod tests {
         a
     }
 
+    /// A hall command is `ok` only with every expected node's `ok`: a node that did not
+    /// answer makes it a partial failure that names it, though nobody refused.
+    #[test]
+    fn a_hall_command_without_every_node_s_answer_is_a_partial_failure() {
+        let (reply, _rx) = oneshot::channel();
+        let mut w = Waiting {
+            action: "pause".into(),
+            board: None,
+            expect: ["n1".to_string(), "n2".to_string()].into(),
+            answers: BTreeMap::new(),
+            reply,
+            deadline: tokio::time::Instant::now(),
+        };
+        w.answers.insert("n1".into(), answer("n1", &["b1"], None));
+        let c = combine("t1", "n1", &w);
+        assert_eq!(c.status, ResponseStatus::Error);
+        assert_eq!(c.error.as_deref(), Some("no_answer"));
+        let reason = c.reason.unwrap_or_default();
+        assert!(
+            reason.starts_with("partial failure (n1 said ok)")
+                && reason.contains("node n2 did not answer within 10 s"),
+            "{reason}"
+        );
+        w.answers.insert("n2".into(), answer("n2", &["b2"], None));
+        assert_eq!(combine("t1", "n1", &w).status, ResponseStatus::Ok);
+    }
+
     /// A board command sent on to the board's node: the dashboard gets that node's answer
     /// as it gave it (its node, its error code); none in time, the refusal that says so.
     #[test]
