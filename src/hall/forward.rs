@@ -345,8 +345,34 @@ mod tests {
                 && reason.contains("node n2 did not answer within 10 s"),
             "{reason}"
         );
+        // n2 refuses: still a partial failure, with n2's own code.
+        let mut refused = crate::intake::answers::response(
+            "t1",
+            "pause",
+            &Err(crate::intake::refusal::Refusal::NoBoardApplied { action: "pause" }),
+        );
+        refused.node = Some("n2".into());
+        w.answers.insert("n2".into(), refused.clone());
+        let c = combine("t1", "n1", &w);
+        assert_eq!(c.error.as_deref(), Some("no_game"));
+        let reason = c.reason.unwrap_or_default();
+        assert!(
+            reason.starts_with("partial failure (n1 said ok): node n2: no_game"),
+            "{reason}"
+        );
+        // Both refuse: refused by every node.
+        let mut also = refused.clone();
+        also.node = Some("n1".into());
+        w.answers.insert("n1".into(), also);
+        let reason = combine("t1", "n1", &w).reason.unwrap_or_default();
+        assert!(reason.starts_with("refused by every node: "), "{reason}");
+        w.answers.insert("n1".into(), answer("n1", &["b1"], None));
         w.answers.insert("n2".into(), answer("n2", &["b2"], None));
-        assert_eq!(combine("t1", "n1", &w).status, ResponseStatus::Ok);
+        let c = combine("t1", "n1", &w);
+        assert_eq!(
+            (c.status, c.reason, c.error),
+            (ResponseStatus::Ok, None, None)
+        );
     }
 
     /// A board command sent on to the board's node: the dashboard gets that node's answer
