@@ -808,12 +808,13 @@ async fn any_nodes_broadcast_has_every_nodes_games_and_a_dead_nodes_games_once()
     assert_eq!(sans, ["e4", "e5"], "{body}");
 }
 
-// Issue 23, one writer per retained topic: each node's hall-level alerts are its own
-// (`<base>-<node>`), and every node's dashboard shows the other nodes' alerts too.
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn each_nodes_hall_alert_is_its_own_and_every_dashboard_shows_the_others_alerts() {
-    let (broker, sim, mut w, dir) = setup("nodes-alerts", 3).await;
+/// node-a (boards 1 and 2, its dashboard on the returned port, the chief with a password)
+/// and node-b (board 3), both online with board 3; `prepare` sees their folders first.
+async fn nodes_with_a_dashboard(
+    name: &str,
+    prepare: impl FnOnce(&Path),
+) -> (Broker, Sim, Watcher, PathBuf, u16, Daemon, Daemon) {
+    let (broker, sim, mut w, dir) = setup(name, 3).await;
     let web_a = common::free_port();
     let a = node_config_web(
         &dir,
@@ -824,16 +825,10 @@ async fn each_nodes_hall_alert_is_its_own_and_every_dashboard_shows_the_others_a
         Some(web_a),
     );
     let b = node_config(&dir, "node-b", broker.port, &sim, &[(&board_id(3), 3)]);
-    // node-a's dashboard login: the chief with a password.
     webcommon::chief_password(&dir.join("node-a").join("arbiters.toml"));
-    // A damaged custody key on both nodes: each raises a hall-level `custody` alert.
-    for node in ["node-a", "node-b"] {
-        let state = dir.join(node).join("state");
-        std::fs::create_dir_all(&state).expect("state dir");
-        std::fs::write(state.join("custody.key"), b"truncated").expect("a bad key");
-    }
-    let _node_a = Daemon::spawn(&a);
-    let _node_b = Daemon::spawn(&b);
+    prepare(&dir);
+    let node_a = Daemon::spawn(&a);
+    let node_b = Daemon::spawn(&b);
     for node in ["node-a", "node-b"] {
         node_status(&mut w, node, &format!("{node} online"), |v| {
             v["state"] == "online"
@@ -845,6 +840,24 @@ async fn each_nodes_hall_alert_is_its_own_and_every_dashboard_shows_the_others_a
         m.topic == avail && m.text() == "online"
     })
     .await;
+    (broker, sim, w, dir, web_a, node_a, node_b)
+}
+
+// Issue 23, one writer per retained topic: each node's hall-level alerts are its own
+// (`<base>-<node>`), and every node's dashboard shows the other nodes' alerts too.
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn each_nodes_hall_alert_is_its_own_and_every_dashboard_shows_the_others_alerts() {
+    // A damaged custody key on both nodes: each raises a hall-level `custody` alert.
+    let (broker, sim, mut w, _dir, web_a, _node_a, _node_b) =
+        nodes_with_a_dashboard("nodes-alerts", |dir| {
+            for node in ["node-a", "node-b"] {
+                let state = dir.join(node).join("state");
+                std::fs::create_dir_all(&state).expect("state dir");
+                std::fs::write(state.join("custody.key"), b"truncated").expect("a bad key");
+            }
+        })
+        .await;
     // A board alert on node-b's board.
     sim.board(3).battery_low(true);
     let low = topic(&format!("alert/{}-low-battery", board_id(3)));
@@ -1351,31 +1364,8 @@ async fn time_added_on_3(w: &mut Watcher, side: &str) -> Vec<Value> {
 // board whose node is down is refused as such, at once.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn any_nodes_dashboard_acts_on_another_nodes_board_once() {
-    let (broker, sim, mut w, dir) = setup("nodes-web-board", 3).await;
-    let web_a = common::free_port();
-    let a = node_config_web(
-        &dir,
-        "node-a",
-        broker.port,
-        &sim,
-        &[(&board_id(1), 1), (&board_id(2), 2)],
-        Some(web_a),
-    );
-    let b = node_config(&dir, "node-b", broker.port, &sim, &[(&board_id(3), 3)]);
-    webcommon::chief_password(&dir.join("node-a").join("arbiters.toml"));
-    let _node_a = Daemon::spawn(&a);
-    let mut node_b = Daemon::spawn(&b);
-    for node in ["node-a", "node-b"] {
-        node_status(&mut w, node, &format!("{node} online"), |v| {
-            v["state"] == "online"
-        })
-        .await;
-    }
-    let avail = topic(&format!("board/{}/availability", board_id(3)));
-    w.wait("board-003 online", |m| {
-        m.topic == avail && m.text() == "online"
-    })
-    .await;
+    let (broker, _sim, mut w, dir, web_a, _node_a, mut node_b) =
+        nodes_with_a_dashboard("nodes-web-board", |_| {}).await;
     let (code, answers) = hall_command(
         &dir,
         broker.port,
