@@ -71,7 +71,7 @@ impl Hall {
         let (target, set_topic, response) = match board {
             Some(b) => (
                 Target::Board(b.clone()),
-                self.board_set_topic(&b),
+                self.topics.board_set(&b),
                 self.topics.board_response(&b),
             ),
             None => (
@@ -118,10 +118,6 @@ impl Hall {
                 }
             }
         }
-    }
-
-    fn board_set_topic(&self, board: &str) -> String {
-        format!("{}/board/{board}/set", self.topics.base())
     }
 
     /// A board command that passed the intake: to its board (or, for 6.10 onto another

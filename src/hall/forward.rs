@@ -70,7 +70,7 @@ impl Hall {
         identity: &Identity,
         reply: oneshot::Sender<Vec<u8>>,
     ) -> Result<(), (Vec<u8>, oneshot::Sender<Vec<u8>>)> {
-        let topic = format!("{}/board/{board}/set", self.topics.base());
+        let topic = self.topics.board_set(board);
         let expect = BTreeSet::from([node.to_string()]);
         self.forward(
             (payload, identity, reply),

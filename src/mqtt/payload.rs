@@ -170,8 +170,7 @@ impl Topics {
 
     /// The board of a `board/<b>/event` topic.
     pub fn board_of_event_topic<'a>(&self, topic: &'a str) -> Option<&'a str> {
-        let rest = topic.strip_prefix(&self.base)?.strip_prefix("/board/")?;
-        rest.strip_suffix("/event").filter(|b| !b.contains('/'))
+        self.board_of(topic, "event")
     }
 
     /// Every board's answers: a dashboard's board command for another node's board waits
@@ -182,14 +181,25 @@ impl Topics {
 
     /// The board of a `board/<b>/response` topic.
     pub fn board_of_response_topic<'a>(&self, topic: &'a str) -> Option<&'a str> {
-        let rest = topic.strip_prefix(&self.base)?.strip_prefix("/board/")?;
-        rest.strip_suffix("/response").filter(|b| !b.contains('/'))
+        self.board_of(topic, "response")
+    }
+
+    /// A board's `set` topic, where its commands go.
+    pub fn board_set(&self, board: &str) -> String {
+        format!("{}/board/{board}/set", self.base)
     }
 
     /// The board a `board/<b>/set` topic addresses.
     pub fn board_of_set_topic<'a>(&self, topic: &'a str) -> Option<&'a str> {
+        self.board_of(topic, "set")
+    }
+
+    /// The board of `board/<b>/<kind>` (one level: what a `board/+/<kind>` filter brings).
+    fn board_of<'a>(&self, topic: &'a str, kind: &str) -> Option<&'a str> {
         let rest = topic.strip_prefix(&self.base)?.strip_prefix("/board/")?;
-        rest.strip_suffix("/set")
+        rest.strip_suffix(kind)?
+            .strip_suffix('/')
+            .filter(|b| !b.contains('/'))
     }
 }
 
