@@ -21,8 +21,7 @@ impl Hall {
         asker: Option<oneshot::Sender<Vec<u8>>>,
     ) {
         // A board command on MQTT reaches every node of the hall: only the board's node
-        // applies and answers it. (The dashboard's commands are its own node's, and it
-        // shows another node's board read-only: answered here, as before.)
+        // applies and answers it.
         if let Some(b) = &board
             && matches!(raw, Raw::Mqtt(_))
             && !self.boards.contains_key(b)
@@ -31,37 +30,12 @@ impl Hall {
             tracing::debug!(board = %log_safe(b), "a board command for another node's board (or another node answers it)");
             return;
         }
-        // A dashboard's command for another node's board goes to that node, whose answer
-        // it is (forward.rs); a board of a node that is down is refused below, as such.
-        let (raw, asker) = match (raw, asker, &board) {
-            (Raw::Dashboard { payload, identity }, Some(reply), Some(b))
-                if !self.boards.contains_key(b) =>
-            {
-                match self
-                    .nodes
-                    .owner_of(b)
-                    .map(|(n, online)| (n.to_string(), online))
-                {
-                    Some((node, true)) => {
-                        match self.forward_to_the_board_s_node(b, &node, payload, &identity, reply)
-                        {
-                            Ok(()) => return,
-                            Err((payload, reply)) => {
-                                (Raw::Dashboard { payload, identity }, Some(reply))
-                            }
-                        }
-                    }
-                    _ => (Raw::Dashboard { payload, identity }, Some(reply)),
-                }
-            }
-            (raw, asker, _) => (raw, asker),
-        };
-        // A dashboard's hall command beside other nodes goes to every node (forward.rs).
+        // A dashboard's command that is other nodes' too (a hall command beside them, a
+        // command for another node's board) goes to them (forward.rs); what cannot is
+        // answered here.
         let (raw, asker) = match (raw, asker) {
-            (Raw::Dashboard { payload, identity }, Some(reply))
-                if board.is_none() && !self.nodes.online_peers().is_empty() =>
-            {
-                match self.forward_to_the_hall(payload, &identity, reply) {
+            (Raw::Dashboard { payload, identity }, Some(reply)) => {
+                match self.send_on(board.as_deref(), payload, &identity, reply) {
                     Ok(()) => return,
                     Err((payload, reply)) => (Raw::Dashboard { payload, identity }, Some(reply)),
                 }

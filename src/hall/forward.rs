@@ -45,9 +45,36 @@ pub struct Waiting {
 pub struct Forwarded(BTreeMap<String, Vec<Waiting>>);
 
 impl Hall {
+    /// Send a dashboard's command on where it belongs when that is not (only) here: a
+    /// hall command beside other online nodes to every node, a command for another
+    /// online node's board to that node. Otherwise `payload` comes back, for the local
+    /// intake to apply or answer (this node's board; a board of a node that is down, or
+    /// of no node; a command that does not read as one).
+    pub(super) fn send_on(
+        &mut self,
+        board: Option<&str>,
+        payload: Vec<u8>,
+        identity: &Identity,
+        reply: oneshot::Sender<Vec<u8>>,
+    ) -> Result<(), (Vec<u8>, oneshot::Sender<Vec<u8>>)> {
+        match board {
+            None if !self.nodes.online_peers().is_empty() => {
+                self.forward_to_the_hall(payload, identity, reply)
+            }
+            Some(b) if !self.boards.contains_key(b) => match self.nodes.owner_of(b) {
+                Some((node, true)) => {
+                    let node = node.to_string();
+                    self.forward_to_the_board_s_node(b, &node, payload, identity, reply)
+                }
+                _ => Err((payload, reply)),
+            },
+            _ => Err((payload, reply)),
+        }
+    }
+
     /// Forward a dashboard's hall command to every node, if it reads as one; otherwise
     /// hand `payload` back (the local intake then answers it: a bad command, say).
-    pub(super) fn forward_to_the_hall(
+    fn forward_to_the_hall(
         &mut self,
         payload: Vec<u8>,
         identity: &Identity,
@@ -62,7 +89,7 @@ impl Hall {
     /// Send a dashboard's command for `board`, another node's (`node`, online), on to that
     /// node, if it reads as a command; otherwise hand `payload` back (the local intake
     /// then answers it).
-    pub(super) fn forward_to_the_board_s_node(
+    fn forward_to_the_board_s_node(
         &mut self,
         board: &str,
         node: &str,

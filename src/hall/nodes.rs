@@ -113,9 +113,7 @@ impl Nodes {
     /// is that node's to apply and to answer, not this one's (`board/<b>/response` has one
     /// writer, the board's node).
     pub fn peer_serves(&self, board: &str) -> bool {
-        self.peers
-            .values()
-            .any(|p| p.state == NodeState::Online && p.boards.iter().any(|b| b == board))
+        self.owner_of(board).is_some_and(|(_, online)| online)
     }
 
     /// The other node whose status lists `board`, and whether it is online: an online one
