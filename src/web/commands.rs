@@ -34,7 +34,7 @@ pub struct Login {
     pub password: String,
 }
 
-fn me_body(identity: &Identity, csrf: &str, (hall, node): (&str, Option<&str>)) -> Value {
+fn me_body(identity: &Identity, csrf: &str, state: &AppState) -> Value {
     let arbiter = json!({
         "id": identity.id,
         "name": identity.name,
@@ -43,7 +43,7 @@ fn me_body(identity: &Identity, csrf: &str, (hall, node): (&str, Option<&str>)) 
         "boards": identity.boards().unwrap_or_default(),
     });
     // `node`: which node's dashboard this is (another node's boards are sent on to theirs).
-    json!({ "arbiter": arbiter, "csrf": csrf, "hall": hall, "node": node })
+    json!({ "arbiter": arbiter, "csrf": csrf, "hall": state.hall(), "node": state.node() })
 }
 
 fn cookie_header(value: &str, max_age: Option<u64>, secure: bool) -> String {
@@ -169,7 +169,7 @@ pub async fn login(
     let set = cookie_header(&cookie, None, secure(&state, &headers));
     Ok((
         [(header::SET_COOKIE, set)],
-        Json(me_body(&identity, &csrf, (state.hall(), state.node()))),
+        Json(me_body(&identity, &csrf, &state)),
     )
         .into_response())
 }
@@ -183,11 +183,7 @@ pub async fn logout(State(state): State<AppState>, who: Arbiter, headers: Header
 
 /// `GET /api/me`: who is logged in, and the CSRF token the page sends with its POSTs.
 pub async fn me(State(state): State<AppState>, who: Arbiter) -> Json<Value> {
-    Json(me_body(
-        &who.identity,
-        &who.csrf,
-        (state.hall(), state.node()),
-    ))
+    Json(me_body(&who.identity, &who.csrf, &state))
 }
 
 #[derive(Debug, Deserialize)]
