@@ -355,6 +355,48 @@ fn cpu_seconds(pid: u32) -> Option<f64> {
     Some(ticks / clock_ticks())
 }
 
+/// The machine's CPU time by kind, from the first line of /proc/stat (all CPUs summed).
+#[derive(Clone, Copy)]
+struct MachineTicks {
+    busy: f64,
+    steal: f64,
+    idle: f64,
+}
+
+impl MachineTicks {
+    fn now() -> Option<MachineTicks> {
+        let stat = std::fs::read_to_string("/proc/stat").ok()?;
+        let f: Vec<f64> = stat
+            .lines()
+            .next()?
+            .split_whitespace()
+            .skip(1)
+            .map_while(|v| v.parse().ok())
+            .collect();
+        // user nice system idle iowait irq softirq steal (guest time is inside user).
+        let get = |i: usize| f.get(i).copied().unwrap_or(0.0);
+        let hz = clock_ticks();
+        Some(MachineTicks {
+            busy: (get(0) + get(1) + get(2) + get(5) + get(6)) / hz,
+            steal: get(7) / hz,
+            idle: (get(3) + get(4)) / hz,
+        })
+    }
+
+    /// Core-seconds busy, stolen by the hypervisor and idle since `earlier`.
+    fn since(&self, earlier: &MachineTicks) -> (f64, f64, f64) {
+        (
+            self.busy - earlier.busy,
+            self.steal - earlier.steal,
+            self.idle - earlier.idle,
+        )
+    }
+}
+
+fn cores() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
+}
+
 fn clock_ticks() -> f64 {
     Command::new("getconf")
         .arg("CLK_TCK")
@@ -861,6 +903,14 @@ async fn run(n: usize, nodes: usize, window: Duration, seed: u64, daemon: &Path)
         }
         let mark = sub.seen.len();
         let t_kill = Instant::now();
+        // Who spends the machine's two cores during the restart: the daemon is only one of
+        // the parties (the simulated boards answer 5000 handshakes, Mosquitto carries the
+        // republication to the subscriber), so the figure has a floor the daemon cannot move.
+        let (bench_k, broker_k, machine_k) = (
+            cpu_seconds(me),
+            cpu_seconds(broker.pid()),
+            MachineTicks::now(),
+        );
         let log = std::fs::File::create(dir.join("daemon-restart.log")).expect("restart log");
         let child = Command::new(daemon)
             .arg("run")
@@ -898,6 +948,29 @@ async fn run(n: usize, nodes: usize, window: Duration, seed: u64, daemon: &Path)
                 },
             )
             .await;
+        let census_at = Instant::now();
+        let (bench_b, broker_b, machine_b) = (
+            cpu_seconds(me),
+            cpu_seconds(broker.pid()),
+            MachineTicks::now(),
+        );
+        let daemon_b = cpu_seconds(proc.pid());
+        let spent = |a: Option<f64>, b: Option<f64>| match (a, b) {
+            (Some(a), Some(b)) => format!("{:.2}", b - a),
+            _ => "n/a".into(),
+        };
+        let (busy, steal, idle) = machine_k
+            .zip(machine_b)
+            .map_or((f64::NAN, f64::NAN, f64::NAN), |(a, b)| b.since(&a));
+        println!(
+            "   restart's CPU, kill -> every board back ({:.2} s, {} cores = {:.2} core-seconds): daemon {} s, bench process (simulator + subscriber) {} s, mosquitto {} s; whole machine busy {busy:.2}, stolen {steal:.2}, idle {idle:.2} core-seconds",
+            (census_at - t_kill).as_secs_f64(),
+            cores(),
+            (census_at - t_kill).as_secs_f64() * cores() as f64,
+            daemon_b.map_or("n/a".into(), |d| format!("{d:.2}")),
+            spent(bench_k, bench_b),
+            spent(broker_k, broker_b),
+        );
         let mut arrivals: Vec<Duration> = back.values().map(|at| *at - t_kill).collect();
         arrivals.sort();
         let nth = |q: f64| {
