@@ -347,6 +347,31 @@ async fn beside_another_node_the_dashboards_hall_command_is_every_nodes() {
         .state(&b, "resumed here", |s| s["phase"] == "running")
         .await;
 
+    // Resume again: no board of either node is paused, and each says ok for none. That
+    // is what a node alone refuses (`no_game`), not "done".
+    let asked = post(json!({"transaction": "web-nodes-2b", "action": "resume"}).to_string());
+    node_b_answers(
+        &mut rig,
+        &set,
+        &response,
+        "web-nodes-2b",
+        json!({"status": "ok", "boards": []}),
+    )
+    .await;
+    let (s, _, text) = asked.await.expect("joined");
+    assert_eq!(s, 404, "{text}");
+    let v: Value = serde_json::from_str(&text).expect("JSON");
+    assert_eq!(v["error"], "no_game", "{v}");
+    assert_eq!(
+        v["reason"],
+        format!(
+            "no board of any node has a game to resume (node-b, {} applied it to no board)",
+            common::NODE
+        ),
+        "{v}"
+    );
+    assert_eq!(v["nodes"].as_array().map(Vec::len), Some(2), "{v}");
+
     // The other server goes (its last will): the dashboard commands this node alone again.
     rig.watcher
         .publish_retained(&topic, peer("offline").as_bytes())

@@ -1105,6 +1105,10 @@ fn all_refusals() -> Vec<Refusal> {
             board: t(),
             node: t(),
         },
+        Refusal::NoBoardOfAnyNode {
+            action: t(),
+            nodes: t(),
+        },
         Refusal::DefaultsDiffer {
             node: t(),
             ours: t().into(),
@@ -1168,8 +1172,9 @@ fn all_refusals() -> Vec<Refusal> {
             Refusal::BoardNodeOffline { .. } => 47,
             Refusal::BoardNodeSilent { .. } => 48,
             Refusal::TargetOnAnotherNode { .. } => 49,
+            Refusal::NoBoardOfAnyNode { .. } => 50,
         },
-        50,
+        51,
     );
     refusals
 }

@@ -260,6 +260,28 @@ fn combine(transaction: &str, this: &str, w: &Waiting) -> ResponsePayload {
         .collect::<BTreeSet<_>>()
         .into_iter()
         .collect();
+    // Every node said `ok` for none of its boards: alone, a node refuses that itself
+    // (`no_game`); together they must too, or the dashboard says "done" for a pause that
+    // paused nothing (`hallclock command`'s verdict says the same).
+    let nowhere = missing.is_empty()
+        && failed.is_empty()
+        && w.answers.len() > 1
+        && w.answers.values().all(|a| a.boards.is_some())
+        && boards.is_empty();
+    if nowhere {
+        let mut refused = crate::intake::answers::response(
+            transaction,
+            &w.action,
+            &Err(crate::intake::refusal::Refusal::NoBoardOfAnyNode {
+                action: w.action.clone(),
+                nodes: w.answers.keys().cloned().collect::<Vec<_>>().join(", "),
+            }),
+        );
+        refused.node = Some(this.to_string());
+        refused.boards = Some(Vec::new());
+        refused.nodes = Some(w.answers.values().cloned().collect());
+        return refused;
+    }
     let ok = missing.is_empty() && failed.is_empty();
     let mut parts: Vec<String> = failed
         .iter()
@@ -400,6 +422,37 @@ mod tests {
             (c.status, c.reason, c.error),
             (ResponseStatus::Ok, None, None)
         );
+    }
+
+    /// Every node said `ok` but none applied it to a board (a hall pause when no game is
+    /// running anywhere): that is what a node alone refuses as `no_game`, and the
+    /// dashboard must not say "done" for it (`hallclock command` already exits 1).
+    #[test]
+    fn a_hall_command_no_node_applied_to_any_board_is_refused_as_no_game() {
+        let (reply, _rx) = oneshot::channel();
+        let mut w = Waiting {
+            action: "pause".into(),
+            board: None,
+            expect: ["n1".to_string(), "n2".to_string()].into(),
+            answers: BTreeMap::new(),
+            reply,
+            deadline: tokio::time::Instant::now(),
+        };
+        w.answers.insert("n1".into(), answer("n1", &[], None));
+        w.answers.insert("n2".into(), answer("n2", &[], None));
+        let c = combine("t1", "n1", &w);
+        assert_eq!(c.status, ResponseStatus::Error);
+        assert_eq!(c.error.as_deref(), Some("no_game"));
+        assert_eq!(
+            c.reason.as_deref(),
+            Some("no board of any node has a game to pause (n1, n2 applied it to no board)")
+        );
+        assert_eq!(c.boards, Some(Vec::new()));
+        // One node applied it: ok, with that node's boards.
+        w.answers.insert("n2".into(), answer("n2", &["b2"], None));
+        let c = combine("t1", "n1", &w);
+        assert_eq!((c.status, c.error), (ResponseStatus::Ok, None));
+        assert_eq!(c.boards, Some(vec!["b2".to_string()]));
     }
 
     /// A board command sent on to the board's node: the dashboard gets that node's answer

@@ -134,6 +134,10 @@ pub enum Refusal {
         node: String,
         secs: u64,
     },
+    /// A hall command every node answered `ok` for none of its boards: what a node alone
+    /// refuses as [`Refusal::NoBoardApplied`], said for the hall.
+    #[error("no board of any node has a game to {action} ({nodes} applied it to no board)")]
+    NoBoardOfAnyNode { action: String, nodes: String },
 
     // --- the board's game ---
     #[error("board {board} has no game")]
@@ -225,7 +229,8 @@ impl Refusal {
             | Refusal::UnknownPairedBoard { .. } => "unknown_board",
             Refusal::NoGame { .. }
             | Refusal::NoGameToMove { .. }
-            | Refusal::NoBoardApplied { .. } => "no_game",
+            | Refusal::NoBoardApplied { .. }
+            | Refusal::NoBoardOfAnyNode { .. } => "no_game",
             Refusal::BoardBusy { .. }
             | Refusal::TargetBusy { .. }
             | Refusal::PairedBoardBusy { .. } => "board_busy",
