@@ -1020,6 +1020,67 @@ async fn all_sealed_and_the_session_are_the_whole_halls_on_every_node() {
         !w.drain().iter().any(|m| m.topic == topic("session")),
         "one writer per retained topic"
     );
+
+    // I.14 across the hall: one `schedule_resumption`, answered by both nodes for their
+    // own adjourned game; both games resume at the one instant, and node-b's envelope is
+    // opened on node-b.
+    let start = now_ms() + 2000;
+    let (code, answers) = hall_command(
+        &dir,
+        broker.port,
+        json!({"action": "schedule_resumption",
+               "resumption": {"start": start, "place": "Hall B"}}),
+    )
+    .await;
+    assert_eq!(code, Some(0), "{answers:?}");
+    let answers = by_node(&answers);
+    assert_eq!(
+        answers["node-a"]["boards"],
+        json!([board_id(1)]),
+        "{answers:?}"
+    );
+    assert_eq!(
+        answers["node-b"]["boards"],
+        json!([board_id(3)]),
+        "{answers:?}"
+    );
+    for n in [1, 3] {
+        let events = topic(&format!("board/{}/event", board_id(n)));
+        let e = w
+            .wait(&format!("board {n}: resumption scheduled"), |m| {
+                m.topic == events && m.json()["event"] == "resumption_scheduled"
+            })
+            .await
+            .json();
+        assert_eq!(e["place"], "Hall B", "{e}");
+    }
+    let mut started = Vec::new();
+    for n in [1, 3] {
+        let events = topic(&format!("board/{}/event", board_id(n)));
+        let e = w
+            .wait(&format!("board {n}: resumption started"), |m| {
+                m.topic == events && m.json()["event"] == "resumption_started"
+            })
+            .await
+            .json();
+        started.push(e["at"].as_i64().unwrap_or(-1));
+    }
+    assert_eq!(started, [start, start], "one instant for the hall");
+    for cmd in [
+        json!({"action": "present", "side": "black"}),
+        json!({"action": "open_envelope"}),
+    ] {
+        let r = board_cmd(&mut w, &board_id(3), cmd).await;
+        assert_eq!(r["status"], "ok", "{r}");
+    }
+    let events = topic(&format!("board/{}/event", board_id(3)));
+    let o = w
+        .wait("node-b's envelope opened", |m| {
+            m.topic == events && m.json()["event"] == "envelope_opened"
+        })
+        .await
+        .json();
+    assert_eq!(o["move_text"], "Ng1-f3", "{o}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
