@@ -476,6 +476,65 @@ async fn a_pairing_for_a_board_no_node_owns_starts_nothing_anywhere() {
     );
 }
 
+/// Round 1 is over on node-a's board but still played on node-b's; round 2 paired on
+/// both is refused by both nodes, naming node-b's board, and node-a starts nothing: a
+/// round is one round, as on a node alone (which refuses it whole). Before, node-a
+/// started its game and node-b refused, and no resend could mend the half-started round.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_round_pairing_another_nodes_busy_board_starts_nothing_anywhere() {
+    let (broker, _sim, mut w, dir, _a, _b) = two_nodes("nodes-busy").await;
+    let round = |n: u32| {
+        json!({
+            "action": "start_round", "round": n, "time_control": "600", "start": now_ms(),
+            "pairings": [
+                {"board": board_id(1), "white": "W1", "black": "B1"},
+                {"board": board_id(3), "white": "W3", "black": "B3"},
+            ],
+        })
+    };
+    let (code, answers) = hall_command(&dir, broker.port, round(1)).await;
+    assert_eq!(code, Some(0), "{answers:?}");
+    let r = board_cmd(
+        &mut w,
+        &board_id(1),
+        json!({"action": "set_result", "result": "1-0", "reason": "arbiter"}),
+    )
+    .await;
+    assert_eq!(r["status"], "ok", "{r}");
+    // node-a has seen node-b's board playing round 1 (its retained state).
+    let b3 = topic(&format!("board/{}/state", board_id(3)));
+    w.wait("board-003 playing round 1", |m| {
+        m.topic == b3 && m.json()["round"] == 1 && m.json()["result"].is_null()
+    })
+    .await;
+    let (code, answers) = hall_command(&dir, broker.port, round(2)).await;
+    assert_ne!(code, Some(0), "{answers:?}");
+    let nodes = by_node(&answers);
+    assert_eq!(
+        nodes.keys().collect::<Vec<_>>(),
+        ["node-a", "node-b"],
+        "{answers:?}"
+    );
+    for a in nodes.values() {
+        assert_eq!(
+            (&a["status"], &a["error"]),
+            (&json!("error"), &json!("board_busy")),
+            "{a}"
+        );
+        assert!(
+            a["reason"].as_str().unwrap_or("").contains("board-003"),
+            "{a}"
+        );
+    }
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert!(
+        !w.drain()
+            .iter()
+            .any(|m| m.topic.ends_with("/state") && m.json()["round"] == 2),
+        "no game of round 2 anywhere"
+    );
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_hall_pause_pauses_both_nodes_and_its_resend_is_idempotent_on_each() {
     let (broker, _sim, mut w, dir, _a, _b) = two_nodes("nodes-pause").await;

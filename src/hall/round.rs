@@ -173,6 +173,21 @@ impl Hall {
                     board: p.board.clone(),
                 });
             }
+            // Another node's board still playing, as its node's retained state says:
+            // every node reads the same, so each refuses the round whole before any game
+            // starts anywhere, as a node alone refuses a round on one of its busy boards.
+            // (Its node asks the board itself when starting, in case the state is a
+            // moment old; our own boards are asked there too.)
+            if !self.boards.contains_key(&p.board)
+                && let Some(note) = self.session.boards.get(&p.board)
+                && !note.finished
+            {
+                return Err(Refusal::PairedBoardBusy {
+                    at,
+                    board: p.board.clone(),
+                    round: note.round.unwrap_or(0),
+                });
+            }
             if !seen.insert(p.board.as_str()) {
                 return Err(Refusal::PairedTwice {
                     at,
