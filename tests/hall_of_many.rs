@@ -664,6 +664,73 @@ async fn a_cut_bridge_heals_and_every_broker_converges_to_the_nodes_truth() {
     .await;
 }
 
+/// A round sent while node-3's bridge is cut reaches node-1 and node-2 only, and the
+/// answer names node-3 as silent. Sent again after the heal with the same transaction,
+/// node-1 and node-2 give their first answers and node-3 starts its part of the same
+/// round, though the others' boards already play it: they play *this* round, which is
+/// not a busy board (`Hall::check_round`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_round_sent_during_a_cut_is_completed_by_its_resend_after_the_heal() {
+    let mut hall = Hall::start("many-resend").await;
+    let bridge = topic("bridge/node-3");
+    hall.relay(3).cut();
+    hall.w
+        .wait("node-3's bridge down on central", |m| {
+            m.topic == bridge && m.text() == "0"
+        })
+        .await;
+    let pairings: Vec<Value> = (1..=6)
+        .map(|n| json!({"board": board_id(n), "white": format!("White {n}"), "black": format!("Black {n}")}))
+        .collect();
+    let round = json!({
+        "action": "start_round", "round": 1, "time_control": "600+5", "start": now_ms(),
+        "pairings": pairings, "transaction": "many-resend-round-1",
+    });
+    let (code, answers) = hall.command(round.clone()).await;
+    assert_ne!(code, Some(0), "node-3 did not answer: {answers:?}");
+    let first = by_node(&answers);
+    assert_eq!(
+        first.keys().collect::<Vec<_>>(),
+        ["node-1", "node-2"],
+        "{answers:?}"
+    );
+    for n in 1..=4 {
+        hall.w
+            .state(&board_id(n), &format!("board {n} in round 1"), |s| {
+                s["round"] == 1
+            })
+            .await;
+    }
+
+    // The bridge's `1` from before the cut is not the one to wait for.
+    forget(&mut hall.w);
+    hall.relay(3).heal();
+    hall.w
+        .wait("node-3's bridge back on central", |m| {
+            m.topic == bridge && m.text() == "1"
+        })
+        .await;
+    let (code, answers) = hall.command(round).await;
+    assert_eq!(code, Some(0), "{answers:?}");
+    let again = by_node(&answers);
+    for node in ["node-1", "node-2"] {
+        assert_eq!(again[node], first[node], "{node}'s first answer again");
+    }
+    assert_eq!(again["node-3"]["status"], "ok", "{answers:?}");
+    assert_eq!(
+        again["node-3"]["boards"],
+        json!([board_id(5), board_id(6)]),
+        "{answers:?}"
+    );
+    for n in [5, 6] {
+        hall.w
+            .state(&board_id(n), &format!("board {n} in round 1"), |s| {
+                s["round"] == 1 && s["phase"] == "running"
+            })
+            .await;
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_cleared_alert_reaches_a_node_cut_off_at_the_time_though_its_writer_died_meanwhile() {
     // A clear must travel by itself, as a retained message of its writer's. An empty

@@ -4,7 +4,7 @@
 
 use std::collections::{BTreeMap, HashSet};
 
-use super::board::{GameSlot, Refusal, ToBoard};
+use super::board::{GameSlot, Refusal, StageNote, ToBoard};
 use super::trf_round;
 use super::{Hall, Round};
 use crate::intake::command::Pairing;
@@ -173,19 +173,22 @@ impl Hall {
                     board: p.board.clone(),
                 });
             }
-            // Another node's board still playing, as its node's retained state says:
-            // every node reads the same, so each refuses the round whole before any game
-            // starts anywhere, as a node alone refuses a round on one of its busy boards.
-            // (Its node asks the board itself when starting, in case the state is a
-            // moment old; our own boards are asked there too.)
+            // Another node's board still playing an earlier game, as its node's retained
+            // state says: every node reads the same, so each refuses the round whole
+            // before any game starts anywhere, as a node alone refuses a round on one of
+            // its busy boards. (Its node asks the board itself when starting, in case the
+            // state is a moment old; our own boards are asked there too.)
             if !self.boards.contains_key(&p.board)
-                && let Some(note) = self.session.boards.get(&p.board)
-                && !note.finished
+                && let Some(round) = self
+                    .session
+                    .boards
+                    .get(&p.board)
+                    .and_then(|note| busy_with_another_round(note, number))
             {
                 return Err(Refusal::PairedBoardBusy {
                     at,
                     board: p.board.clone(),
-                    round: note.round.unwrap_or(0),
+                    round,
                 });
             }
             if !seen.insert(p.board.as_str()) {
@@ -393,5 +396,42 @@ fn termination_text(r: &GameResult) -> String {
                     .map(String::from)
             })
             .unwrap_or_default(),
+    }
+}
+
+/// The round of another node's board's unfinished game, when it is not `round`: a game of
+/// this same round there is this round's, started by an earlier send of it (a node that
+/// missed the command in a bridge cut gets it again with the same transaction, and must
+/// start its part though the others' boards already play it).
+fn busy_with_another_round(note: &StageNote, round: u32) -> Option<u32> {
+    if note.finished || note.round == Some(round) {
+        return None;
+    }
+    Some(note.round.unwrap_or(0))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn note(round: Option<u32>, finished: bool) -> StageNote {
+        StageNote {
+            round,
+            stage: None,
+            finished,
+            session_end: None,
+            resumption: None,
+        }
+    }
+
+    /// Another node's board blocks a round only with an unfinished game of another round
+    /// (or of none); its game of this very round is this round's, sent before.
+    #[test]
+    fn another_node_s_board_is_busy_only_with_another_round_s_unfinished_game() {
+        assert_eq!(busy_with_another_round(&note(Some(1), false), 2), Some(1));
+        assert_eq!(busy_with_another_round(&note(None, false), 2), Some(0));
+        assert_eq!(busy_with_another_round(&note(Some(2), false), 2), None);
+        assert_eq!(busy_with_another_round(&note(Some(1), true), 2), None);
+        assert_eq!(busy_with_another_round(&note(None, true), 2), None);
     }
 }
