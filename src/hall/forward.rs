@@ -260,12 +260,12 @@ fn combine(transaction: &str, this: &str, w: &Waiting) -> ResponsePayload {
         .collect::<BTreeSet<_>>()
         .into_iter()
         .collect();
-    // Every node said `ok` for none of its boards: alone, a node refuses that itself
-    // (`no_game`); together they must too, or the dashboard says "done" for a pause that
-    // paused nothing (`hallclock command`'s verdict says the same).
+    // Every node said `ok` for none of its boards (a node alone refuses that itself,
+    // `no_game`, and is never waited for here): together they must refuse it too, or the
+    // dashboard says "done" for a pause that paused nothing (`hallclock command`'s
+    // verdict says the same).
     let nowhere = missing.is_empty()
         && failed.is_empty()
-        && w.answers.len() > 1
         && w.answers.values().all(|a| a.boards.is_some())
         && boards.is_empty();
     if nowhere {
