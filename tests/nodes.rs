@@ -368,6 +368,28 @@ fn by_node(answers: &[Value]) -> std::collections::BTreeMap<String, Value> {
         .collect()
 }
 
+/// Both nodes refused the hall command with `error`, each saying `in_reason`.
+fn refused_by_both(code: Option<i32>, answers: &[Value], error: &str, in_reason: &str) {
+    assert_ne!(code, Some(0), "{answers:?}");
+    let nodes = by_node(answers);
+    assert_eq!(
+        nodes.keys().collect::<Vec<_>>(),
+        ["node-a", "node-b"],
+        "{answers:?}"
+    );
+    for a in nodes.values() {
+        assert_eq!(
+            (&a["status"], &a["error"]),
+            (&json!("error"), &json!(error)),
+            "{a}"
+        );
+        assert!(
+            a["reason"].as_str().unwrap_or("").contains(in_reason),
+            "{a}"
+        );
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn one_start_round_runs_on_both_nodes_boards_as_one_round() {
     let (broker, _sim, mut w, dir, _a, _b) = two_nodes("nodes-round").await;
@@ -449,21 +471,7 @@ async fn a_pairing_for_a_board_no_node_owns_starts_nothing_anywhere() {
         }),
     )
     .await;
-    assert_ne!(code, Some(0), "{answers:?}");
-    let nodes = by_node(&answers);
-    assert_eq!(
-        nodes.keys().collect::<Vec<_>>(),
-        ["node-a", "node-b"],
-        "{answers:?}"
-    );
-    for a in nodes.values() {
-        assert_eq!(a["status"], "error", "{a}");
-        assert_eq!(a["error"], "unknown_board", "{a}");
-        assert!(
-            a["reason"].as_str().unwrap_or("").contains("board-009"),
-            "{a}"
-        );
-    }
+    refused_by_both(code, &answers, "unknown_board", "board-009");
     // Nothing started: no round, no game on any board.
     tokio::time::sleep(Duration::from_millis(500)).await;
     let hall_event = topic("event");
@@ -508,24 +516,7 @@ async fn a_round_pairing_another_nodes_busy_board_starts_nothing_anywhere() {
     })
     .await;
     let (code, answers) = hall_command(&dir, broker.port, round(2)).await;
-    assert_ne!(code, Some(0), "{answers:?}");
-    let nodes = by_node(&answers);
-    assert_eq!(
-        nodes.keys().collect::<Vec<_>>(),
-        ["node-a", "node-b"],
-        "{answers:?}"
-    );
-    for a in nodes.values() {
-        assert_eq!(
-            (&a["status"], &a["error"]),
-            (&json!("error"), &json!("board_busy")),
-            "{a}"
-        );
-        assert!(
-            a["reason"].as_str().unwrap_or("").contains("board-003"),
-            "{a}"
-        );
-    }
+    refused_by_both(code, &answers, "board_busy", "board-003");
     tokio::time::sleep(Duration::from_millis(500)).await;
     assert!(
         !w.drain()
@@ -1296,18 +1287,7 @@ async fn nodes_whose_defaults_differ_refuse_a_round_and_start_nothing() {
         }),
     )
     .await;
-    assert_ne!(code, Some(0), "{answers:?}");
-    let nodes = by_node(&answers);
-    assert_eq!(
-        nodes.keys().collect::<Vec<_>>(),
-        ["node-a", "node-b"],
-        "{answers:?}"
-    );
-    for a in nodes.values() {
-        assert_eq!(a["error"], "nodes_disagree", "{a}");
-        let reason = a["reason"].as_str().unwrap_or("");
-        assert!(reason.contains("time_control=5400 "), "{a}");
-    }
+    refused_by_both(code, &answers, "nodes_disagree", "time_control=5400 ");
     tokio::time::sleep(Duration::from_millis(500)).await;
     assert!(
         !w.drain()

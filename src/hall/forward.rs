@@ -363,6 +363,19 @@ fn combine(transaction: &str, this: &str, w: &Waiting) -> ResponsePayload {
 mod tests {
     use super::*;
 
+    /// A command waiting for `expect`'s answers (none yet).
+    fn waiting(action: &str, board: Option<&str>, expect: &[&str]) -> Waiting {
+        let (reply, _) = oneshot::channel();
+        Waiting {
+            action: action.into(),
+            board: board.map(String::from),
+            expect: expect.iter().map(|n| n.to_string()).collect(),
+            answers: BTreeMap::new(),
+            reply,
+            deadline: tokio::time::Instant::now(),
+        }
+    }
+
     fn answer(node: &str, boards: &[&str], warnings: Option<Vec<&str>>) -> ResponsePayload {
         let mut a = crate::intake::answers::response("t1", "start_round", &Ok(()));
         a.node = Some(node.into());
@@ -375,15 +388,7 @@ mod tests {
     /// answer makes it a partial failure that names it, though nobody refused.
     #[test]
     fn a_hall_command_without_every_node_s_answer_is_a_partial_failure() {
-        let (reply, _rx) = oneshot::channel();
-        let mut w = Waiting {
-            action: "pause".into(),
-            board: None,
-            expect: ["n1".to_string(), "n2".to_string()].into(),
-            answers: BTreeMap::new(),
-            reply,
-            deadline: tokio::time::Instant::now(),
-        };
+        let mut w = waiting("pause", None, &["n1", "n2"]);
         w.answers.insert("n1".into(), answer("n1", &["b1"], None));
         let c = combine("t1", "n1", &w);
         assert_eq!(c.status, ResponseStatus::Error);
@@ -429,15 +434,7 @@ mod tests {
     /// dashboard must not say "done" for it (`hallclock command` already exits 1).
     #[test]
     fn a_hall_command_no_node_applied_to_any_board_is_refused_as_no_game() {
-        let (reply, _rx) = oneshot::channel();
-        let mut w = Waiting {
-            action: "pause".into(),
-            board: None,
-            expect: ["n1".to_string(), "n2".to_string()].into(),
-            answers: BTreeMap::new(),
-            reply,
-            deadline: tokio::time::Instant::now(),
-        };
+        let mut w = waiting("pause", None, &["n1", "n2"]);
         w.answers.insert("n1".into(), answer("n1", &[], None));
         w.answers.insert("n2".into(), answer("n2", &[], None));
         let c = combine("t1", "n1", &w);
@@ -459,15 +456,7 @@ mod tests {
     /// as it gave it (its node, its error code); none in time, the refusal that says so.
     #[test]
     fn a_board_command_s_answer_is_its_node_s_own_or_no_answer() {
-        let (reply, _rx) = oneshot::channel();
-        let mut w = Waiting {
-            action: "add_time".into(),
-            board: Some("b3".into()),
-            expect: ["n2".to_string()].into(),
-            answers: BTreeMap::new(),
-            reply,
-            deadline: tokio::time::Instant::now(),
-        };
+        let mut w = waiting("add_time", Some("b3"), &["n2"]);
         let silent = combine("t1", "n1", &w);
         assert_eq!(silent.status, ResponseStatus::Error);
         assert_eq!(silent.error.as_deref(), Some("no_answer"));
@@ -492,15 +481,7 @@ mod tests {
             "line 3: not a TRF record, skipped",
             "line 9: unknown record",
         ];
-        let (reply, _rx) = oneshot::channel();
-        let mut w = Waiting {
-            action: "start_round".into(),
-            board: None,
-            expect: ["n1".to_string(), "n2".to_string()].into(),
-            answers: BTreeMap::new(),
-            reply,
-            deadline: tokio::time::Instant::now(),
-        };
+        let mut w = waiting("start_round", None, &["n1", "n2"]);
         w.answers
             .insert("n1".into(), answer("n1", &["b1"], Some(skipped.clone())));
         w.answers
