@@ -484,6 +484,107 @@ async fn a_pairing_for_a_board_no_node_owns_starts_nothing_anywhere() {
     );
 }
 
+/// node-b is restarted without board-003, which played round 2 (taken out of its
+/// `[[boards]]`, say a broken board): its retained topics stay on the broker with nobody
+/// to write them. node-a's dashboard stops showing board-003 (it showed it `online` and
+/// running for ever), and its round finishes with board-001's result instead of waiting
+/// for a game no node serves.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_board_taken_out_of_its_nodes_boards_leaves_every_dashboard_and_holds_nothing_back() {
+    let (broker, sim, mut w, dir) = setup("nodes-retired", 4).await;
+    let web_a = common::free_port();
+    let a = node_config_web(
+        &dir,
+        "node-a",
+        broker.port,
+        &sim,
+        &[(&board_id(1), 1), (&board_id(2), 2)],
+        Some(web_a),
+    );
+    let b_boards =
+        |ns: &[usize]| -> Vec<(String, usize)> { ns.iter().map(|n| (board_id(*n), *n)).collect() };
+    let b_config = |ns: &[usize]| {
+        let boards = b_boards(ns);
+        let refs: Vec<(&str, usize)> = boards.iter().map(|(b, n)| (b.as_str(), *n)).collect();
+        node_config_web(&dir, "node-b", broker.port, &sim, &refs, None)
+    };
+    let _node_a = Daemon::spawn(&a);
+    let mut node_b = Daemon::spawn(&b_config(&[3, 4]));
+    for node in ["node-a", "node-b"] {
+        node_status(&mut w, node, &format!("{node} online"), |v| {
+            v["state"] == "online"
+        })
+        .await;
+    }
+    let (code, answers) = hall_command(
+        &dir,
+        broker.port,
+        json!({
+            "action": "start_round", "round": 2, "time_control": "600", "start": now_ms(),
+            "pairings": [
+                {"board": board_id(1), "white": "W1", "black": "B1"},
+                {"board": board_id(3), "white": "W3", "black": "B3"},
+            ],
+        }),
+    )
+    .await;
+    assert_eq!(code, Some(0), "{answers:?}");
+    let state3 = topic(&format!("board/{}/state", board_id(3)));
+    let state4 = topic(&format!("board/{}/state", board_id(4)));
+    feed_until(
+        web_a,
+        "board-003 playing round 2 on node-a's dashboard",
+        |s| s.get(&state3).is_some_and(|t| t.contains("\"round\":2")),
+    )
+    .await;
+
+    node_b.kill_9();
+    let _node_b = Daemon::spawn(&b_config(&[4]));
+    node_status(&mut w, "node-b", "node-b back with board-004 only", |v| {
+        v["state"] == "online" && v["boards"] == json!([board_id(4)])
+    })
+    .await;
+    let board3 = format!("/board/{}/", board_id(3));
+    feed_until(web_a, "board-003 gone from node-a's dashboard", |s| {
+        s.contains_key(&state4) && !s.keys().any(|t| t.contains(&board3))
+    })
+    .await;
+    // node-b says why board-003's game is out of reach (and keeps it in its journal).
+    let log = std::fs::read_to_string(dir.join("node-b").join("daemon.log")).unwrap_or_default();
+    assert!(
+        log.contains(
+            "the journal holds an unfinished game on board-003, which is not in [[boards]]"
+        ),
+        "node-b's log says so"
+    );
+    // Its stale copies are still on the broker: only the readers' rule keeps them out.
+    let still = topic(&format!("board/{}/availability", board_id(3)));
+    w.wait("board-003's stale availability still retained", |m| {
+        m.topic == still
+    })
+    .await;
+
+    let r = board_cmd(
+        &mut w,
+        &board_id(1),
+        json!({"action": "set_result", "result": "1-0", "reason": "arbiter"}),
+    )
+    .await;
+    assert_eq!(r["status"], "ok", "{r}");
+    let hall_event = topic("event");
+    let e = w
+        .wait("node-a's round 2 finished", |m| {
+            m.topic == hall_event && m.json()["event"] == "round_finished"
+        })
+        .await
+        .json();
+    let boards: Vec<&str> = e["results"]
+        .as_array()
+        .map(|a| a.iter().filter_map(|r| r["board"].as_str()).collect())
+        .unwrap_or_default();
+    assert_eq!(boards, [board_id(1)], "{e}");
+}
+
 /// Round 1 is over on node-a's board but still played on node-b's; round 2 paired on
 /// both is refused by both nodes, naming node-b's board, and node-a starts nothing: a
 /// round is one round, as on a node alone (which refuses it whole). Before, node-a

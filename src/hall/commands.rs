@@ -115,7 +115,7 @@ impl Hall {
                 None => {}
             }
             // The whole hall's boards, every node's: the arbiter looks for the right id.
-            let mut hall: std::collections::BTreeSet<String> = self.nodes.listed_boards();
+            let mut hall: std::collections::BTreeSet<String> = self.nodes.listed_boards().clone();
             hall.extend(self.boards.keys().cloned());
             let known = hall.into_iter().collect::<Vec<_>>().join(", ");
             return claim.answer_soon(Err(Refusal::UnknownBoard { board, known }));

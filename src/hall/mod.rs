@@ -444,6 +444,18 @@ pub fn start(settings: HallSettings) -> Result<RunningHall, HallError> {
             .unwrap_or_else(|| spawn_link(link_config(&hall.settings.link, b)));
         hall.spawn_board(b, slot, seq, link);
     }
+    // What is left is the games of boards this configuration no longer has. They stay in
+    // the journal (a board put back takes its game up again); an unfinished one is said,
+    // since no dashboard can reach it now (its board's commands are `unknown_board`).
+    for (board, g) in &recovered.games {
+        if g.game.result().is_none() {
+            tracing::warn!(
+                board = %board,
+                round = ?g.round,
+                "the journal holds an unfinished game on {board}, which is not in [[boards]]: nobody can play or command it; put the board back to take the game up again (it stays in the journal)"
+            );
+        }
+    }
     let (stop_tx, stop_rx) = oneshot::channel();
     let (control_tx, control_rx) = mpsc::channel(16);
     let (health_tx, health_rx) = tokio::sync::watch::channel(None);

@@ -30,6 +30,9 @@ pub struct Nodes {
     standing: BTreeMap<String, BTreeSet<String>>,
     /// The other nodes' newest status (by `boot`, then offline over online).
     peers: BTreeMap<String, NodeStatusPayload>,
+    /// Every board their statuses list, kept with them (a status changes seldom; the
+    /// hall's conclusions ask at every result).
+    listed: BTreeSet<String>,
 }
 
 impl Nodes {
@@ -38,6 +41,7 @@ impl Nodes {
             node: node.to_string(),
             standing: BTreeMap::new(),
             peers: BTreeMap::new(),
+            listed: BTreeSet::new(),
         }
     }
 
@@ -79,6 +83,11 @@ impl Nodes {
             .is_none_or(|known| status.supersedes(known));
         if newer {
             self.peers.insert(status.node.clone(), status);
+            self.listed = self
+                .peers
+                .values()
+                .flat_map(|p| p.boards.iter().cloned())
+                .collect();
         }
         self.reconcile(ours, now)
     }
@@ -91,11 +100,8 @@ impl Nodes {
 
     /// The boards every other node lists, online or not (a dead node's boards keep their
     /// last state, which the hall's conclusions still count).
-    pub fn listed_boards(&self) -> BTreeSet<String> {
-        self.peers
-            .values()
-            .flat_map(|p| p.boards.iter().cloned())
-            .collect()
+    pub fn listed_boards(&self) -> &BTreeSet<String> {
+        &self.listed
     }
 
     /// The boards of the other online nodes, as their retained statuses list them: with
@@ -299,7 +305,7 @@ mod tests {
             &ours(&["b1"]),
             Millis(0),
         );
-        assert_eq!(n.listed_boards(), ours(&["b2", "b3"]));
+        assert_eq!(n.listed_boards(), &ours(&["b2", "b3"]));
         assert_eq!(n.online_boards(), ours(&["b2"]));
     }
 

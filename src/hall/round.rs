@@ -347,6 +347,7 @@ impl Hall {
         // After a restart the other nodes' states arrive one by one: the summary waits for
         // all of them (their boards of the round are known only then).
         let reported = self.peers_reported();
+        let listed = self.nodes.listed_boards();
         let Some(r) = &mut self.round else { return };
         if round != Some(r.number) {
             return;
@@ -363,7 +364,7 @@ impl Hall {
         if reported
             && r.boards
                 .iter()
-                .chain(r.peer_boards.iter())
+                .chain(r.peer_boards.iter().filter(|b| listed.contains(*b)))
                 .all(|b| r.results.contains_key(b))
         {
             let summary = HallEvent::RoundFinished {

@@ -63,8 +63,14 @@ impl Hall {
             finished: Vec::new(),
             all_sealed: false,
         };
+        // A board no node lists any more (taken out of its node's `[[boards]]`, its last
+        // state left on the broker): nobody's game, holding nothing back.
+        let listed = self.nodes.listed_boards();
         for (board, note) in &self.session.boards {
             if round.is_none() || note.round != round {
+                continue;
+            }
+            if !self.boards.contains_key(board) && !listed.contains(board) {
                 continue;
             }
             if !note.finished {

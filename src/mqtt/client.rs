@@ -569,7 +569,21 @@ async fn run(
                         if incoming.send(msg).await.is_err() {
                             break;
                         }
-                        mirror_status((&mut foreign, &feed, &topics), &other, &p.topic, &p.payload);
+                        // The boards its list let in or took out: on to the broadcast and
+                        // the hall as their own messages would go (the feed has them).
+                        let mut closed = false;
+                        for m in mirror_status((&mut foreign, &feed, &topics), &other, &p.topic, &p.payload) {
+                            if let (BoardTopic::Pgn, Some(c)) = (m.kind, &copies) {
+                                c.pgn(&m.board, &m.payload, timebase.now());
+                            }
+                            if m.kind == BoardTopic::State && !m.payload.is_empty() {
+                                let msg = Incoming::PeerState { board: m.board, payload: m.payload };
+                                closed = closed || incoming.send(msg).await.is_err();
+                            }
+                        }
+                        if closed {
+                            break;
+                        }
                         // Another node online: its boards' events, for this node's
                         // dashboard (not for a node long gone whose `offline` stays).
                         if !events_subscribed && foreign.has_online_peer() {

@@ -63,6 +63,14 @@ pub struct Foreign {
     boards: BTreeSet<String>,
     /// The other nodes' alert ids shown now.
     alerts: BTreeSet<String>,
+    /// Every board another node's status lists (online or not): the only boards shown.
+    listed: BTreeSet<String>,
+    /// Boards no status lists, with their newest retained texts: shown once a status
+    /// lists the board (retained copies come in no set order: a board's state may come
+    /// before its node's status). A board that only a stale copy names (taken out of
+    /// every node's `[[boards]]`, its topics left on the broker with nobody to write
+    /// them) is never shown: nothing of it is invented.
+    unlisted: BTreeMap<String, Vec<(BoardTopic, Vec<u8>)>>,
 }
 
 impl Foreign {
@@ -74,6 +82,8 @@ impl Foreign {
             peers: BTreeMap::new(),
             boards: BTreeSet::new(),
             alerts: BTreeSet::new(),
+            listed: BTreeSet::new(),
+            unlisted: BTreeMap::new(),
         }
     }
 
@@ -82,6 +92,8 @@ impl Foreign {
         self.own = own.into_iter().collect();
         let own = &self.own;
         self.boards.retain(|b| !own.contains(b));
+        self.listed.retain(|b| !own.contains(b));
+        self.unlisted.retain(|b, _| !own.contains(b));
     }
 
     /// Whether `board` is this node's.
@@ -144,6 +156,18 @@ impl Foreign {
         Ok(())
     }
 
+    /// Keeps the newest `kind` text of a board no status lists yet, under the same cap as
+    /// the boards shown.
+    fn hold(&mut self, board: &str, kind: BoardTopic, payload: &[u8]) -> Result<(), Dropped> {
+        if !self.unlisted.contains_key(board) && self.unlisted.len() >= MAX_BOARDS {
+            return Err(Dropped::TooManyBoards);
+        }
+        let texts = self.unlisted.entry(board.to_string()).or_default();
+        texts.retain(|(k, _)| *k != kind);
+        texts.push((kind, payload.to_vec()));
+        Ok(())
+    }
+
     /// A message on another node's retained board topic: what goes into the local feed.
     /// This node's own boards (echoes from the broker) give nothing.
     pub fn board_message(
@@ -160,7 +184,13 @@ impl Foreign {
         }
         // A cleared topic of a board never shown adds nothing.
         if payload.is_empty() && !self.boards.contains(board) {
+            if let Some(texts) = self.unlisted.get_mut(board) {
+                texts.retain(|(k, _)| *k != kind);
+            }
             return Ok(None);
+        }
+        if !self.listed.contains(board) {
+            return self.hold(board, kind, payload).map(|()| None);
         }
         self.admit(board)?;
         let payload = if kind == BoardTopic::Availability && self.owner_offline(board) {
@@ -179,7 +209,7 @@ impl Foreign {
     /// feed, for the board's tile (its last move) and page (its moves and log). This
     /// node's own (echoes from the broker) do not: the feed has them already.
     pub fn board_event(&mut self, board: &str, payload: &[u8]) -> Result<bool, Dropped> {
-        if self.is_own(board) || payload.is_empty() {
+        if self.is_own(board) || payload.is_empty() || !self.listed.contains(board) {
             return Ok(false);
         }
         if payload.len() > MAX_PAYLOAD {
@@ -221,9 +251,67 @@ impl Foreign {
         Ok(Some(payload.to_vec()))
     }
 
+    /// The statuses' board lists changed: the boards they list now are the ones shown.
+    /// What waited for a list comes out (with `availability` `offline` where its node is
+    /// down); a board no list names any more (its node took it out of its `[[boards]]`)
+    /// leaves the feed, every text of it cleared.
+    fn relisted(&mut self) -> Vec<Mirror> {
+        self.listed = self
+            .peers
+            .values()
+            .flat_map(|p| p.boards.iter())
+            .filter(|b| !self.own.contains(*b))
+            .cloned()
+            .collect();
+        let mut out = Vec::new();
+        let gone: Vec<String> = self
+            .boards
+            .iter()
+            .filter(|b| !self.listed.contains(*b))
+            .cloned()
+            .collect();
+        for board in gone {
+            self.boards.remove(&board);
+            for kind in [BoardTopic::State, BoardTopic::Availability, BoardTopic::Pgn] {
+                out.push(Mirror {
+                    board: board.clone(),
+                    kind,
+                    payload: Vec::new(),
+                });
+            }
+        }
+        let ready: Vec<String> = self
+            .unlisted
+            .keys()
+            .filter(|b| self.listed.contains(*b))
+            .cloned()
+            .collect();
+        for board in ready {
+            let texts = self.unlisted.remove(&board).unwrap_or_default();
+            if self.admit(&board).is_err() {
+                continue;
+            }
+            for (kind, payload) in texts {
+                let payload = if kind == BoardTopic::Availability && self.owner_offline(&board) {
+                    b"offline".to_vec()
+                } else {
+                    payload
+                };
+                out.push(Mirror {
+                    board: board.clone(),
+                    kind,
+                    payload,
+                });
+            }
+        }
+        out
+    }
+
     /// Another node's status: `None` when it is stale (an older run's, or ours), else what
-    /// goes into the local feed besides the status itself: when it says `offline`, its
-    /// boards' `availability` `offline`.
+    /// goes into the local feed besides the status itself: the texts of boards it now
+    /// lists that waited for a list, clears for boards no status lists any more
+    /// ([`Foreign::relisted`]), and, when it says `offline`, its boards' `availability`
+    /// `offline`.
     pub fn peer_status(
         &mut self,
         status: NodeStatusPayload,
@@ -238,8 +326,12 @@ impl Foreign {
         }
         let offline = status.state == NodeState::Offline;
         let boards = status.boards.clone();
+        let relist = self
+            .peers
+            .get(&status.node)
+            .is_none_or(|known| known.boards != status.boards);
         self.peers.insert(status.node.clone(), status);
-        let mut out = Vec::new();
+        let mut out = if relist { self.relisted() } else { Vec::new() };
         if !offline {
             return Ok(Some(out));
         }
@@ -278,9 +370,16 @@ mod tests {
         Foreign::new("a", ["b1".to_string()])
     }
 
+    /// `mine()` beside node b, online, serving `boards`.
+    fn beside(boards: &[&str]) -> Foreign {
+        let mut f = mine();
+        let _ = f.peer_status(status("b", NodeState::Online, boards, 1));
+        f
+    }
+
     #[test]
     fn another_node_s_board_events_go_into_the_feed_and_our_echoes_do_not() {
-        let mut f = mine();
+        let mut f = beside(&["b2"]);
         assert_eq!(f.board_event("b2", br#"{"event":"move_made"}"#), Ok(true));
         assert_eq!(
             f.board_event("b1", br#"{"event":"move_made"}"#),
@@ -295,13 +394,19 @@ mod tests {
             Ok(true),
             "the limit itself is taken"
         );
+        assert_eq!(f.board_event("b9", b"{}"), Ok(false), "no node lists b9");
         // Events count as a board shown, under the same cap.
+        let many: Vec<String> = (0..=MAX_BOARDS).map(|n| format!("x{n}")).collect();
         let mut f = mine();
+        let _ = f.peer_status(NodeStatusPayload {
+            boards: many.clone(),
+            ..status("b", NodeState::Online, &[], 1)
+        });
         for n in 0..MAX_BOARDS {
             assert_eq!(f.board_event(&format!("x{n}"), b"{}"), Ok(true));
         }
         assert_eq!(
-            f.board_event("one-more", b"{}"),
+            f.board_event(&many[MAX_BOARDS], b"{}"),
             Err(Dropped::TooManyBoards)
         );
         assert_eq!(f.board_event("x1", b"{}"), Ok(true));
@@ -373,7 +478,7 @@ mod tests {
 
     #[test]
     fn other_boards_are_mirrored_as_they_are_and_own_echoes_are_not() {
-        let mut f = mine();
+        let mut f = beside(&["b2"]);
         assert_eq!(f.board_message("b1", BoardTopic::State, b"{}"), Ok(None));
         let m = f.board_message("b2", BoardTopic::State, b"{\"seq\":1}");
         assert_eq!(
@@ -422,6 +527,113 @@ mod tests {
             m.map(|m| m.map(|m| m.payload)),
             Ok(Some(b"online".to_vec()))
         );
+    }
+
+    /// A board's texts are shown only while some node's status lists it: one that came
+    /// before its node's status waits for it; one that a node took out of its
+    /// `[[boards]]` leaves the feed; one only a stale copy names is never shown.
+    #[test]
+    fn a_board_is_shown_only_while_a_node_s_status_lists_it() {
+        let mut f = mine();
+        // Before any status: held, not shown.
+        assert_eq!(
+            f.board_message("b2", BoardTopic::State, b"{\"seq\":1}"),
+            Ok(None)
+        );
+        assert_eq!(
+            f.board_message("b2", BoardTopic::State, b"{\"seq\":2}"),
+            Ok(None)
+        );
+        assert_eq!(
+            f.board_message("b2", BoardTopic::Availability, b"online"),
+            Ok(None)
+        );
+        assert_eq!(f.board_message("b2", BoardTopic::Pgn, b"pgn"), Ok(None));
+        assert_eq!(
+            f.board_message("b2", BoardTopic::Pgn, b""),
+            Ok(None),
+            "cleared"
+        );
+        assert_eq!(f.board_message("b7", BoardTopic::State, b"{}"), Ok(None));
+        // Node b lists b2: its newest held texts come out; b7 (nobody's) stays hidden.
+        let out = f
+            .peer_status(status("b", NodeState::Online, &["b2"], 1))
+            .ok()
+            .flatten()
+            .unwrap_or_default();
+        let texts: Vec<(&str, BoardTopic, &[u8])> = out
+            .iter()
+            .map(|m| (m.board.as_str(), m.kind, m.payload.as_slice()))
+            .collect();
+        assert_eq!(
+            texts,
+            [
+                ("b2", BoardTopic::State, &b"{\"seq\":2}"[..]),
+                ("b2", BoardTopic::Availability, &b"online"[..]),
+            ]
+        );
+        assert_eq!(
+            f.board_message("b2", BoardTopic::State, b"{\"seq\":3}")
+                .map(|m| m.is_some()),
+            Ok(true),
+            "listed: shown at once"
+        );
+        // The same list again: nothing to do.
+        assert_eq!(
+            f.peer_status(status("b", NodeState::Online, &["b2"], 2)),
+            Ok(Some(vec![]))
+        );
+        // Node b takes b2 out of its boards: every text of b2 cleared from the feed.
+        let out = f
+            .peer_status(status("b", NodeState::Online, &["b3"], 3))
+            .ok()
+            .flatten()
+            .unwrap_or_default();
+        let cleared: Vec<(&str, BoardTopic, bool)> = out
+            .iter()
+            .map(|m| (m.board.as_str(), m.kind, m.payload.is_empty()))
+            .collect();
+        assert_eq!(
+            cleared,
+            [
+                ("b2", BoardTopic::State, true),
+                ("b2", BoardTopic::Availability, true),
+                ("b2", BoardTopic::Pgn, true),
+            ]
+        );
+        assert_eq!(f.board_message("b2", BoardTopic::State, b"{}"), Ok(None));
+        assert_eq!(f.board_event("b2", b"{}"), Ok(false));
+        // A held board of a node that is down comes out offline.
+        let mut f = mine();
+        assert_eq!(
+            f.board_message("b4", BoardTopic::Availability, b"online"),
+            Ok(None)
+        );
+        let out = f
+            .peer_status(status("c", NodeState::Offline, &["b4"], 1))
+            .ok()
+            .flatten()
+            .unwrap_or_default();
+        assert!(
+            !out.is_empty()
+                && out
+                    .iter()
+                    .all(|m| m.board == "b4" && m.payload == b"offline"),
+            "{out:?}"
+        );
+        // Held boards count under the cap like shown ones.
+        let mut f = mine();
+        for n in 0..MAX_BOARDS {
+            assert_eq!(
+                f.board_message(&format!("y{n}"), BoardTopic::State, b"{}"),
+                Ok(None)
+            );
+        }
+        assert_eq!(
+            f.board_message("one-more", BoardTopic::State, b"{}"),
+            Err(Dropped::TooManyBoards)
+        );
+        assert_eq!(f.board_message("y1", BoardTopic::Pgn, b"p"), Ok(None));
     }
 
     fn alert(id: &str, board: Option<&str>) -> Vec<u8> {

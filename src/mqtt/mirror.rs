@@ -8,8 +8,11 @@ use super::payload::{NodeStatusPayload, Topics};
 use super::window::{Keyed, order_key};
 
 /// Another node's retained status into the local feed (the page derives the hall's status
-/// and its boards' liveness from every node's), with its boards `offline` when it says so.
-/// A stale status (an older run's) is not shown: it would hide the newer one.
+/// and its boards' liveness from every node's), with its boards `offline` when it says so,
+/// and the boards its list lets in or takes out (`Foreign::peer_status`). A stale status
+/// (an older run's) is not shown: it would hide the newer one. Returns the board texts
+/// that went into the feed, for the caller to hand on as it does a board's own message
+/// (a PGN to the broadcast, a state to the hall).
 pub(super) fn mirror_status(
     (foreign, feed, topics): (
         &mut super::foreign::Foreign,
@@ -19,25 +22,29 @@ pub(super) fn mirror_status(
     node: &str,
     topic: &str,
     payload: &[u8],
-) {
+) -> Vec<super::foreign::Mirror> {
     let Ok(status) = serde_json::from_slice::<NodeStatusPayload>(payload) else {
-        return;
+        return Vec::new();
     };
     if status.node != node {
-        return;
+        return Vec::new();
     }
     match foreign.peer_status(status) {
         Ok(Some(boards)) => {
             feed.push(topic, payload, true);
-            for m in boards {
-                feed.push(&topics.availability(&m.board), &m.payload, true);
+            for m in &boards {
+                feed.push(&topics.board_text(&m.board, m.kind), &m.payload, true);
             }
+            boards
         }
-        Ok(None) => {}
-        Err(why) => tracing::warn!(
-            node = %crate::intake::command::log_safe(node),
-            "another node's status not shown on this dashboard: {why:?}"
-        ),
+        Ok(None) => Vec::new(),
+        Err(why) => {
+            tracing::warn!(
+                node = %crate::intake::command::log_safe(node),
+                "another node's status not shown on this dashboard: {why:?}"
+            );
+            Vec::new()
+        }
     }
 }
 

@@ -156,6 +156,11 @@ impl Topics {
     }
 
     /// The board and kind of a retained per-board topic (`state`, `availability`, `pgn`).
+    /// `board/<b>/<kind>`: one of the board's retained texts a dashboard shows.
+    pub fn board_text(&self, board: &str, kind: BoardTopic) -> String {
+        format!("{}/board/{board}/{}", self.base, kind.name())
+    }
+
     pub fn board_topic<'a>(&self, topic: &'a str) -> Option<(&'a str, BoardTopic)> {
         let rest = topic.strip_prefix(&self.base)?.strip_prefix("/board/")?;
         let (board, kind) = rest.split_once('/')?;
