@@ -11,9 +11,15 @@
 //! clear it) is read as `offline` until the node's next run says `online`. Its last state
 //! stays as it was: the game as last known, nothing invented.
 //!
+//! A board is shown only while some node's status lists it (the statuses are the hall's
+//! registry): the texts of a board no status lists wait here until one does, and a board
+//! its node took out of its `[[boards]]` leaves the feed, though its copies stay on the
+//! broker with nobody to write them.
+//!
 //! Bounded: a broken or hostile peer can make this node hold at most [`MAX_BOARDS`] foreign
-//! boards, [`MAX_PEERS`] peers and payloads of [`MAX_PAYLOAD`] bytes (the feed keeps the
-//! newest payload per topic, so at most 3 per board); what is beyond is dropped and logged.
+//! boards shown and as many waiting for a list, [`MAX_PEERS`] peers and payloads of
+//! [`MAX_PAYLOAD`] bytes (the newest payload per topic, so at most 3 per board); what is
+//! beyond is dropped and logged.
 
 use std::collections::{BTreeMap, BTreeSet};
 
