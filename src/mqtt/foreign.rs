@@ -98,7 +98,7 @@ impl Foreign {
         self.own = own.into_iter().collect();
         let own = &self.own;
         self.boards.retain(|b| !own.contains(b));
-        self.listed.retain(|b| !own.contains(b));
+        // A board's texts held while it was another's are not ours to show later.
         self.unlisted.retain(|b, _| !own.contains(b));
     }
 
@@ -640,6 +640,29 @@ mod tests {
             Err(Dropped::TooManyBoards)
         );
         assert_eq!(f.board_message("y1", BoardTopic::Pgn, b"p"), Ok(None));
+    }
+
+    /// A board that becomes ours (a reload) is no longer mirrored: a later change of the
+    /// other node's list clears nothing of it from the feed, and what was held of it
+    /// before is not shown should it become another's again.
+    #[test]
+    fn a_board_that_becomes_ours_is_no_longer_another_node_s() {
+        let mut f = beside(&["b2"]);
+        assert!(
+            f.board_message("b2", BoardTopic::State, b"{}")
+                .is_ok_and(|m| m.is_some())
+        );
+        assert_eq!(f.board_message("b4", BoardTopic::State, b"old"), Ok(None));
+        f.set_own(["b1", "b2", "b4"].map(String::from));
+        let changed = |f: &mut Foreign, boards: &[&str], boot: i64| {
+            f.peer_status(status("b", NodeState::Online, boards, boot))
+                .ok()
+                .flatten()
+                .unwrap_or_default()
+        };
+        assert_eq!(changed(&mut f, &["b2", "b3"], 2), vec![]);
+        f.set_own(["b1".to_string()]);
+        assert_eq!(changed(&mut f, &["b4"], 3), vec![]);
     }
 
     fn alert(id: &str, board: Option<&str>) -> Vec<u8> {
