@@ -1050,43 +1050,90 @@ fn rule_6_10_a_discrepancy_stays_open_until_the_arbiter_acts() {
 
 // ---- 6.11 ----------------------------------------------------------------------------
 
+/// Both sides within a second and a half of 0:00 by the reckoning, neither flagged:
+/// White pressed with 1.5 s left, Black has run down to 1.0 s at 597.5 s.
+fn both_nearly_out() -> Driver {
+    let mut d = Driver::started(setup("300"));
+    d.press(at(298.5));
+    d
+}
+
+fn both_at_zero() -> Input {
+    Input::ClockReading {
+        white: Millis::ZERO,
+        black: Millis::ZERO,
+    }
+}
+
 #[test]
 fn rule_6_11_both_flags_order_unknown_game_continues() {
-    let mut d = Driver::started(setup("300"));
-    let e = d.input(
-        Input::ClockReading {
-            white: Millis::ZERO,
-            black: Millis::ZERO,
-        },
-        at(10.0),
-    );
-    assert_eq!(e, vec![Event::BothFlagsOrderUnknown { at: at(10.0) }]);
+    // The clock shows both at 0:00 where the reckoning has both within the margin of it
+    // (an outage in which both ran out): which fell first cannot be known.
+    let mut d = both_nearly_out();
+    let e = d.input(both_at_zero(), at(597.5));
+    assert_eq!(e, vec![Event::BothFlagsOrderUnknown { at: at(597.5) }]);
     assert_eq!(d.game.result(), None);
-    assert!(d.game.view(at(10.0)).both_flags_order_unknown);
+    assert!(d.game.view(at(597.5)).both_flags_order_unknown);
     // Play continues; no flag falls by itself.
-    d.press(at(11.0));
+    d.press(at(598.0));
     assert!(d.advance(at(999.0)).is_empty());
+}
+
+#[test]
+fn rule_6_11_a_clock_at_zero_against_minutes_reckoned_is_a_discrepancy_not_a_double_flag() {
+    // 10 s into a 5-minute game the clock shows 0:00 on both sides (it lost its time: a
+    // reset, a swap, a time never set). Neither flag fell: a discrepancy for the
+    // arbiter, and the reckoning goes on, so White's flag still falls on time.
+    let mut d = Driver::started(setup("300"));
+    let e = d.input(both_at_zero(), at(10.0));
+    assert!(
+        matches!(
+            e.as_slice(),
+            [Event::ClockDiscrepancy { white_ms, black_ms, reckoned_white_ms, reckoned_black_ms, .. }]
+                if *white_ms == Millis::ZERO
+                    && *black_ms == Millis::ZERO
+                    && *reckoned_white_ms == Millis::from_secs(290)
+                    && *reckoned_black_ms == Millis::from_secs(300)
+        ),
+        "{e:?}"
+    );
+    let v = d.game.view(at(10.0));
+    assert!(!v.both_flags_order_unknown);
+    assert!(v.white.flagged_at.is_none() && v.black.flagged_at.is_none());
+    let e = d.advance(at(301.0));
+    assert!(
+        e.iter().any(|e| matches!(
+            e,
+            Event::FlagFell {
+                side: Color::White,
+                ..
+            }
+        )),
+        "{e:?}"
+    );
+    // Just outside the margin on one side is a discrepancy too (White 2.5 s reckoned).
+    let mut d = Driver::started(setup("300"));
+    d.press(at(297.5));
+    let e = d.input(both_at_zero(), at(597.0));
+    assert!(
+        matches!(e.as_slice(), [Event::ClockDiscrepancy { .. }]),
+        "{e:?}"
+    );
 }
 
 #[test]
 fn rule_6_13_setting_a_flagged_clock_to_zero_leaves_the_flag() {
     // 6.11's double flag, then the arbiter sets White's clock to 0:00 (in range): no
     // time was given back, so neither the flags nor the order question go away.
-    let mut d = Driver::started(setup("300"));
-    d.input(
-        Input::ClockReading {
-            white: Millis::ZERO,
-            black: Millis::ZERO,
-        },
-        at(10.0),
-    );
-    d.input(arbiter_input("set", Color::White, 0), at(11.0));
-    let v = d.game.view(at(11.0));
+    let mut d = both_nearly_out();
+    d.input(both_at_zero(), at(597.5));
+    d.input(arbiter_input("set", Color::White, 0), at(598.0));
+    let v = d.game.view(at(598.0));
     assert!(v.both_flags_order_unknown);
     assert!(v.white.flagged_at.is_some());
     // A second given back lifts White's flag.
-    d.input(arbiter_input("set", Color::White, 1000), at(12.0));
-    let v = d.game.view(at(12.0));
+    d.input(arbiter_input("set", Color::White, 1000), at(598.5));
+    let v = d.game.view(at(598.5));
     assert!(!v.both_flags_order_unknown);
     assert!(v.white.flagged_at.is_none());
 }
@@ -1847,19 +1894,14 @@ fn rule_6_11_a_later_flag_does_not_decide_when_the_other_flag_is_already_down() 
     let mut s = setup("300");
     s.clock.freeze_after_last_flag = false;
     let mut d = Driver::started(s);
-    d.input(
-        Input::ClockReading {
-            white: Millis::ZERO,
-            black: Millis::ZERO,
-        },
-        at(10.0),
-    );
-    // The arbiter gives White (to move) time; Black's flag stays down, and fell first.
-    d.input(arbiter_input("set", Color::White, 30_000), at(11.0));
-    let e = d.advance(at(100.0));
+    d.press(at(298.5));
+    d.input(both_at_zero(), at(597.5));
+    // The arbiter gives Black (to move) time; White's flag stays down, and fell first.
+    d.input(arbiter_input("set", Color::Black, 30_000), at(598.0));
+    let e = d.advance(at(700.0));
     assert_eq!(flags(&e).len(), 1, "{e:?}");
     assert_eq!(d.game.result(), None);
-    assert_eq!(d.game.view(at(100.0)).pending_flag, None);
+    assert_eq!(d.game.view(at(700.0)).pending_flag, None);
 }
 
 #[test]

@@ -73,20 +73,27 @@ impl Game {
 
     pub(super) fn decide_reading(&self, white: Millis, black: Millis, now: Millis) -> Vec<Event> {
         let flagged = |c: Color| self.clock.side(c).flagged_at.is_some();
-        if white <= Millis::ZERO
-            && black <= Millis::ZERO
-            && !flagged(Color::White)
-            && !flagged(Color::Black)
-            && self.result.is_none()
-        {
-            return vec![Event::BothFlagsOrderUnknown { at: now }];
-        }
         let reckoned_white = self.clock.remaining_at(Color::White, now);
         let reckoned_black = self.clock.remaining_at(Color::Black, now);
         // abs_diff: a hostile reading (i64::MIN) has no i64 absolute value.
         let off = |a: Millis, b: Millis| {
             a.0.abs_diff(b.0) > self.setup.discrepancy_margin.0.unsigned_abs()
         };
+        // 6.11 from a display: both at 0:00 is a double flag only where the reckoning
+        // agrees, both sides within the margin of 0:00 (an outage in which both ran out).
+        // A clock that shows 0:00 against minutes of reckoned time has lost its time (a
+        // reset, a swap, a time never set): a discrepancy for the arbiter, not two flags
+        // that would stop the reckoning of a game still on.
+        if white <= Millis::ZERO
+            && black <= Millis::ZERO
+            && !off(white, reckoned_white)
+            && !off(black, reckoned_black)
+            && !flagged(Color::White)
+            && !flagged(Color::Black)
+            && self.result.is_none()
+        {
+            return vec![Event::BothFlagsOrderUnknown { at: now }];
+        }
         if off(white, reckoned_white) || off(black, reckoned_black) {
             return vec![Event::ClockDiscrepancy {
                 at: now,
