@@ -368,6 +368,36 @@ fn by_node(answers: &[Value]) -> std::collections::BTreeMap<String, Value> {
         .collect()
 }
 
+/// Once node-a and node-b are online: round 2 on board-001 (node-a's) and board-003
+/// (node-b's), both nodes answering `ok`.
+async fn round_2_on_boards_1_and_3(w: &mut Watcher, dir: &Path, broker: u16) {
+    for node in ["node-a", "node-b"] {
+        node_status(w, node, &format!("{node} online"), |v| {
+            v["state"] == "online"
+        })
+        .await;
+    }
+    round_on_boards_1_and_3(dir, broker, 2).await;
+}
+
+/// Round `round`, 10 minutes, on board-001 (node-a's) and board-003 (node-b's), started
+/// now: every node answers `ok`.
+async fn round_on_boards_1_and_3(dir: &Path, broker: u16, round: u32) {
+    let (code, answers) = hall_command(
+        dir,
+        broker,
+        json!({
+            "action": "start_round", "round": round, "time_control": "600", "start": now_ms(),
+            "pairings": [
+                {"board": board_id(1), "white": "W1", "black": "B1"},
+                {"board": board_id(3), "white": "W3", "black": "B3"},
+            ],
+        }),
+    )
+    .await;
+    assert_eq!(code, Some(0), "{answers:?}");
+}
+
 /// Both nodes refused the hall command with `error`, each saying `in_reason`.
 fn refused_by_both(code: Option<i32>, answers: &[Value], error: &str, in_reason: &str) {
     assert_ne!(code, Some(0), "{answers:?}");
@@ -510,25 +540,7 @@ async fn a_board_taken_out_of_its_nodes_boards_leaves_every_dashboard_and_holds_
     };
     let _node_a = Daemon::spawn(&a);
     let mut node_b = Daemon::spawn(&b_config(&[3, 4]));
-    for node in ["node-a", "node-b"] {
-        node_status(&mut w, node, &format!("{node} online"), |v| {
-            v["state"] == "online"
-        })
-        .await;
-    }
-    let (code, answers) = hall_command(
-        &dir,
-        broker.port,
-        json!({
-            "action": "start_round", "round": 2, "time_control": "600", "start": now_ms(),
-            "pairings": [
-                {"board": board_id(1), "white": "W1", "black": "B1"},
-                {"board": board_id(3), "white": "W3", "black": "B3"},
-            ],
-        }),
-    )
-    .await;
-    assert_eq!(code, Some(0), "{answers:?}");
+    round_2_on_boards_1_and_3(&mut w, &dir, broker.port).await;
     let state3 = topic(&format!("board/{}/state", board_id(3)));
     let state4 = topic(&format!("board/{}/state", board_id(4)));
     feed_until(
@@ -630,19 +642,7 @@ async fn a_round_pairing_another_nodes_busy_board_starts_nothing_anywhere() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_hall_pause_pauses_both_nodes_and_its_resend_is_idempotent_on_each() {
     let (broker, _sim, mut w, dir, _a, _b) = two_nodes("nodes-pause").await;
-    let (code, answers) = hall_command(
-        &dir,
-        broker.port,
-        json!({
-            "action": "start_round", "round": 1, "time_control": "600", "start": now_ms(),
-            "pairings": [
-                {"board": board_id(1), "white": "W1", "black": "B1"},
-                {"board": board_id(3), "white": "W3", "black": "B3"},
-            ],
-        }),
-    )
-    .await;
-    assert_eq!(code, Some(0), "{answers:?}");
+    round_on_boards_1_and_3(&dir, broker.port, 1).await;
     let pause = json!({"action": "pause", "transaction": format!("pause-{}", now_ms())});
     let (code, first) = hall_command(&dir, broker.port, pause.clone()).await;
     assert_eq!(code, Some(0), "{first:?}");
@@ -696,25 +696,7 @@ async fn each_dashboard_shows_the_other_nodes_boards_and_a_dead_nodes_boards_off
     );
     let _node_a = Daemon::spawn(&a);
     let mut node_b = Daemon::spawn(&b);
-    for node in ["node-a", "node-b"] {
-        node_status(&mut w, node, &format!("{node} online"), |v| {
-            v["state"] == "online"
-        })
-        .await;
-    }
-    let (code, answers) = hall_command(
-        &dir,
-        broker.port,
-        json!({
-            "action": "start_round", "round": 2, "time_control": "600", "start": now_ms(),
-            "pairings": [
-                {"board": board_id(1), "white": "W1", "black": "B1"},
-                {"board": board_id(3), "white": "W3", "black": "B3"},
-            ],
-        }),
-    )
-    .await;
-    assert_eq!(code, Some(0), "{answers:?}");
+    round_2_on_boards_1_and_3(&mut w, &dir, broker.port).await;
     let state = |n: usize| topic(&format!("board/{}/state", board_id(n)));
     let avail = |n: usize| topic(&format!("board/{}/availability", board_id(n)));
     let round_of = |snap: &std::collections::BTreeMap<String, String>, n: usize| {
@@ -1237,19 +1219,7 @@ async fn all_sealed_and_the_session_are_the_whole_halls_on_every_node() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_round_summary_waits_for_every_nodes_games_and_lists_them_all() {
     let (broker, _sim, mut w, dir, _a, _b) = two_nodes("nodes-summary").await;
-    let (code, answers) = hall_command(
-        &dir,
-        broker.port,
-        json!({
-            "action": "start_round", "round": 6, "time_control": "600", "start": now_ms(),
-            "pairings": [
-                {"board": board_id(1), "white": "W1", "black": "B1"},
-                {"board": board_id(3), "white": "W3", "black": "B3"},
-            ],
-        }),
-    )
-    .await;
-    assert_eq!(code, Some(0), "{answers:?}");
+    round_on_boards_1_and_3(&dir, broker.port, 6).await;
     for n in [1, 3] {
         let state = topic(&format!("board/{}/state", board_id(n)));
         w.wait(&format!("board {n} running"), |m| {
