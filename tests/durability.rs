@@ -381,15 +381,13 @@ async fn disk_full_alerts_keeps_the_clocks_running_and_recovers_when_space_retur
     rig.stop().await;
 }
 
-/// Two boards' cables swapped between ports: recognised by the DGT serial numbers, the
-/// games follow the boards, with an alert.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn swapped_ports_the_games_follow_the_boards() {
-    let links = scratch_dir("swap-links");
+/// Two boards whose daemon ports are symlinks of the simulator's own (a and b), so that
+/// a test can swap the cables.
+async fn swap_rig(name: &str) -> (Rig, PathBuf, PathBuf) {
+    let links = scratch_dir(&format!("{name}-links"));
     let a = links.join("port-a");
     let b = links.join("port-b");
-    // The daemon's ports are symlinks of the test's own, so the test can swap them.
-    let mut rig = Rig::start_custom("swap", 2, Default::default(), |s| {
+    let rig = Rig::start_custom(name, 2, Default::default(), |s| {
         let sim1 = s.boards[0].port.clone();
         let sim2 = s.boards[1].port.clone();
         let _ = std::os::unix::fs::symlink(&sim1, &a);
@@ -398,6 +396,27 @@ async fn swapped_ports_the_games_follow_the_boards() {
         s.boards[1].port = b.clone();
     })
     .await;
+    (rig, a, b)
+}
+
+/// With both boards unplugged: each cable goes to the other's port, and both are plugged
+/// back in.
+async fn swap_cables(rig: &Rig, a: &Path, b: &Path) {
+    let sim1 = std::fs::read_link(a).expect("a");
+    let sim2 = std::fs::read_link(b).expect("b");
+    std::fs::remove_file(a).expect("rm a");
+    std::fs::remove_file(b).expect("rm b");
+    std::os::unix::fs::symlink(&sim2, a).expect("a -> sim 2");
+    std::os::unix::fs::symlink(&sim1, b).expect("b -> sim 1");
+    rig.sim.board(1).replug().await.expect("replug 1");
+    rig.sim.board(2).replug().await.expect("replug 2");
+}
+
+/// Two boards' cables swapped between ports: recognised by the DGT serial numbers, the
+/// games follow the boards, with an alert.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn swapped_ports_the_games_follow_the_boards() {
+    let (mut rig, a, b) = swap_rig("swap").await;
     let r = rig.start_round(2, "600", 0, json!({})).await;
     assert_eq!(r["status"], "ok", "{r}");
     for n in 1..=2 {
@@ -411,14 +430,7 @@ async fn swapped_ports_the_games_follow_the_boards() {
     // Unplug both, swap the cables (the symlinks), plug both back.
     rig.sim.board(1).unplug().await.expect("unplug 1");
     rig.sim.board(2).unplug().await.expect("unplug 2");
-    let sim1 = std::fs::read_link(&a).expect("a");
-    let sim2 = std::fs::read_link(&b).expect("b");
-    std::fs::remove_file(&a).expect("rm a");
-    std::fs::remove_file(&b).expect("rm b");
-    std::os::unix::fs::symlink(&sim2, &a).expect("a -> sim 2");
-    std::os::unix::fs::symlink(&sim1, &b).expect("b -> sim 1");
-    rig.sim.board(1).replug().await.expect("replug 1");
-    rig.sim.board(2).replug().await.expect("replug 2");
+    swap_cables(&rig, &a, &b).await;
     let alert_prefix = rig.topic("alert/");
     let alert = rig
         .watcher
@@ -450,6 +462,47 @@ async fn swapped_ports_the_games_follow_the_boards() {
         })
         .await;
     assert_eq!(s1["white"]["moves"], 0);
+    rig.stop().await;
+}
+
+/// A game whose board is plugged, after an outage, into the port of a board with no game:
+/// the game follows its board, and its clock is still the evidence of what happened
+/// while it was away (the press made meanwhile is placed), though no game ran on that
+/// port when it came back.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_game_that_follows_its_board_to_a_port_without_a_game_is_reconciled_with_its_clock() {
+    let (mut rig, a, b) = swap_rig("swap-free").await;
+    // Only board-001 plays.
+    let r = rig.start_round(1, "600", 0, json!({})).await;
+    assert_eq!(r["status"], "ok", "{r}");
+    rig.watcher.event(&board_id(1), "clock_started").await;
+    clock_until(&rig.sim, 1, "White's clock running", |v| {
+        v.running.is_some()
+    })
+    .await;
+    rig.sim.board(1).unplug().await.expect("unplug 1");
+    rig.sim.board(2).unplug().await.expect("unplug 2");
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    // White presses while the board is away: its clock switches by itself.
+    let pressed_at = now_ms();
+    rig.sim.board(1).press();
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    swap_cables(&rig, &a, &b).await;
+    let p = rig.watcher.event(&board_id(2), "pressed").await;
+    assert_eq!(p["side"], "white", "{p}");
+    let at = p["at"].as_i64().expect("at");
+    assert!(
+        (at - pressed_at).abs() <= 2500,
+        "the press is placed {} ms from the real one ({p})",
+        at - pressed_at
+    );
+    let s = rig
+        .watcher
+        .state(&board_id(2), "Black running on board-002", |s| {
+            s["running"] == "black"
+        })
+        .await;
+    assert_eq!(s["white"]["name"], "White 1", "{s}");
     rig.stop().await;
 }
 

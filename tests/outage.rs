@@ -123,7 +123,7 @@ fn daemon_config(dir: &Path, broker: u16, sim: &Sim, boards: usize) -> PathBuf {
 struct Daemon(Child);
 
 impl Daemon {
-    fn spawn(config: &Path, log: &Path) -> Daemon {
+    fn spawn(config: &Path, log: &Path, env: &[(&str, &str)]) -> Daemon {
         let log = std::fs::OpenOptions::new()
             .create(true)
             .append(true)
@@ -133,6 +133,7 @@ impl Daemon {
             Command::new(env!("CARGO_BIN_EXE_hallclock"))
                 .args(["run", "--config"])
                 .arg(config)
+                .envs(env.iter().copied())
                 .stdout(Stdio::null())
                 .stderr(log)
                 .spawn()
@@ -160,10 +161,21 @@ struct Hall {
     config: PathBuf,
     log: PathBuf,
     daemon: Option<Daemon>,
+    /// Test hooks for the daemon's environment.
+    env: &'static [(&'static str, &'static str)],
 }
 
 impl Hall {
     async fn start(name: &str, boards: usize) -> Hall {
+        Hall::start_with(name, boards, &[]).await
+    }
+
+    /// With test hooks in the daemon's environment.
+    async fn start_with(
+        name: &str,
+        boards: usize,
+        env: &'static [(&'static str, &'static str)],
+    ) -> Hall {
         let dir = scratch_dir(name);
         let broker = Broker::start(name).await;
         let mut cfg = SimConfig::new(boards, dir.join("ports"));
@@ -179,13 +191,14 @@ impl Hall {
             config,
             log,
             daemon: None,
+            env,
         };
         h.launch(boards).await;
         h
     }
 
     async fn launch(&mut self, boards: usize) {
-        self.daemon = Some(Daemon::spawn(&self.config, &self.log));
+        self.daemon = Some(Daemon::spawn(&self.config, &self.log, self.env));
         self.w
             .wait("daemon online", |m| {
                 common::node_state(m, common::NODE).as_deref() == Some("online")
@@ -293,6 +306,64 @@ async fn a_press_while_the_daemon_is_killed_is_placed_where_the_clock_says_not_a
     assert!(
         !h.w.drain().iter().any(|m| m.topic == disc && m.raised()),
         "one press is explained by the reading: no discrepancy"
+    );
+}
+
+/// The clock's reading at the handshake (0:00 on both sides: no game was ever programmed)
+/// waits for the hall's identity check, as evidence of what happened while the board was
+/// away. A round that starts in between programs the clock anew: that reading is from
+/// before the game and says nothing of it. (Found from a CI run under load: it was taken
+/// as both flags fallen, and since the 6.11 fix as a clock discrepancy, which stops the
+/// clock being programmed until the arbiter acts.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_round_started_before_the_boards_identity_is_checked_is_not_judged_by_the_reading_before_it()
+ {
+    let mut h = Hall::start_with(
+        "identity-race",
+        1,
+        &[("HALLCLOCK_TEST_IDENTITY_AFTER_GAME", "1")],
+    )
+    .await;
+    let b = board_id(1);
+    // The board takes in nothing for 0.7 s, so that it reports no new times before the
+    // identity check: the reading held for it is still the handshake's. (The link resends
+    // the SETNRUN until the board takes it.)
+    h.sim.board(1).stall(Duration::from_millis(700));
+    h.start_round(1, "600").await;
+    h.w.event(&b, "clock_started").await;
+    // Past the identity check, and two readings more.
+    sleep_ms(5000).await;
+    h.sim.board(1).press();
+    let p = h.w.event(&b, "pressed").await;
+    assert_eq!(p["side"], "white", "{p}");
+    // The clock is programmed from the official times after the press: Black runs, near
+    // 10:00.
+    clock_until(&h.sim, 1, "Black's clock running from about 10:00", |v| {
+        v.running == Some(Side::Right) && v.right.minutes >= 9
+    })
+    .await;
+    sleep_ms(1500).await;
+    let disc = TOPIC(&format!("alert/{b}-clock-discrepancy"));
+    let events = TOPIC(&format!("board/{b}/event"));
+    let log = h.log_text();
+    let seen = h.w.drain();
+    assert!(
+        !seen.iter().any(|m| m.topic == disc && m.raised()),
+        "a reading from before the game raised a discrepancy\n{log}"
+    );
+    for m in seen.iter().filter(|m| m.topic == events) {
+        let kind = m.json()["event"].as_str().unwrap_or_default().to_string();
+        assert!(
+            !matches!(
+                kind.as_str(),
+                "clock_discrepancy" | "flag_fell" | "both_flags_order_unknown"
+            ),
+            "a reading from before the game was judged: {kind}\n{log}"
+        );
+    }
+    assert!(
+        log.contains("HALLCLOCK_TEST_IDENTITY_AFTER_GAME"),
+        "the hook was not taken: the test proves nothing\n{log}"
     );
 }
 

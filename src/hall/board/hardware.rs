@@ -67,6 +67,7 @@ impl BoardActor {
                 // Reconciliation waits for the hall's identity check (IdentityChecked).
                 self.identity_pending = true;
                 self.held_reading = None;
+                self.ran_while_away = self.running_game();
                 self.reconcile = false;
             }
             LinkEvent::Offline(why) => {

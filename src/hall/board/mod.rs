@@ -207,6 +207,14 @@ struct BoardActor {
     /// Back online after an outage: the clock's first reading is the evidence of what
     /// happened meanwhile, compared before the official times are sent again.
     reconcile: bool,
+    /// A game was running when the link last came online: the clock played on by itself
+    /// while the board (or the daemon) was away, and its first reading is the evidence of
+    /// what happened meanwhile. Why: without a game running then, nothing ran that the
+    /// reading could tell of. Found from a CI run under load: a round that started between
+    /// a board's handshake and its identity check was judged by the handshake's reading,
+    /// 0:00 on both sides from before the clock was programmed (6.11's double flag, since
+    /// the 6.11 fix a discrepancy that stopped the clock being programmed).
+    ran_while_away: bool,
     /// Online, but the hall has not yet checked which board this is (swapped cables):
     /// until then no reading is compared with a game that may not be this board's.
     identity_pending: bool,
@@ -293,6 +301,7 @@ pub fn run(parts: BoardParts) -> impl std::future::Future<Output = ()> + Send {
         setnrun_pending: 0,
         buttons_pressed: Vec::new(),
         reconcile: false,
+        ran_while_away: false,
         identity_pending: false,
         held_reading: None,
         lever: Lever::default(),
@@ -631,6 +640,7 @@ impl BoardActor {
                             self.update_game_alerts();
                             if self.online && self.running_game() {
                                 self.reconcile = true;
+                                self.ran_while_away = true;
                             } else {
                                 self.program_clock(None).await;
                             }
@@ -646,7 +656,13 @@ impl BoardActor {
             ToBoard::IdentityChecked => {
                 self.identity_pending = false;
                 let held = self.held_reading.take();
-                if self.running_game() {
+                if self.running_game() && !self.ran_while_away {
+                    // A game started (or resumed) while the identity was checked: it was
+                    // programmed then, and the reading held is from before it.
+                    tracing::debug!(board = %self.id, "identity checked: the game began after the board came back, nothing to reconcile");
+                    self.align_lever();
+                    self.program_clock(None).await;
+                } else if self.running_game() {
                     // The clock's own reading (the link asks for one right after the
                     // handshake) is compared before it is overwritten: the one that came
                     // while the identity was pending, or else the next.
