@@ -118,10 +118,70 @@ enum Phase {
 
 #[derive(Debug)]
 struct InFlight {
+    /// As last sent.
     command: ClockCommand,
     name: &'static str,
+    /// A SETNRUN's exact times, for a resend.
+    times: Option<SetAndRunAt>,
     sent_at: Instant,
     sends: u32,
+}
+
+/// A clock command waiting for the one in flight.
+#[derive(Debug)]
+struct Queued {
+    command: ClockCommand,
+    name: &'static str,
+    times: Option<SetAndRunAt>,
+}
+
+impl Queued {
+    fn plain(command: ClockCommand, name: &'static str) -> Queued {
+        Queued {
+            command,
+            name,
+            times: None,
+        }
+    }
+}
+
+/// A SETNRUN's times, exact and as of when the link was handed them. Each transmission,
+/// the first or a resend, carries the running side's time as of then. Why: the link
+/// sends one clock command at a time and resends an unanswered one after `ack_timeout`,
+/// so a SETNRUN sent as built could wait behind another command or be resent seconds
+/// later, and set the clock back by every wait: 3 s after three resends at the defaults,
+/// beyond the discrepancy margin, and a clock that shows a player more time than they
+/// have. (Whether the first one was taken with only its ACK lost, or lost, the clock then
+/// shows the time as of the resend.)
+#[derive(Debug, Clone, Copy)]
+struct SetAndRunAt {
+    left: Duration,
+    right: Duration,
+    run: RunSide,
+    at: Instant,
+}
+
+impl SetAndRunAt {
+    fn command(&self, now: Instant) -> ClockCommand {
+        let elapsed = now.saturating_duration_since(self.at);
+        let ran = |side: RunSide, t: Duration| {
+            if self.run == side {
+                t.saturating_sub(elapsed)
+            } else {
+                t
+            }
+        };
+        ClockCommand::SetAndRun {
+            left: set_time(ran(RunSide::Left, self.left)),
+            right: set_time(ran(RunSide::Right, self.right)),
+            flags: RunFlags {
+                left_runs: self.run == RunSide::Left,
+                right_runs: self.run == RunSide::Right,
+                pause: self.run == RunSide::Paused,
+                toggle_on_lever: true,
+            },
+        }
+    }
 }
 
 /// Why a session ended (the driver closes the port and reports it).
@@ -143,7 +203,7 @@ pub struct Session {
     version: Option<(u8, u8)>,
     clock: Option<ClockInfo>,
     /// Clock commands waiting for the one in flight (§5.3: one at a time).
-    queue: VecDeque<(ClockCommand, &'static str)>,
+    queue: VecDeque<Queued>,
     in_flight: Option<InFlight>,
     last_heard: Instant,
     next_probe: Instant,
@@ -338,6 +398,7 @@ impl Session {
         self.in_flight = Some(InFlight {
             command: ClockCommand::Version,
             name: "version",
+            times: None,
             sent_at: now,
             sends: 1,
         });
@@ -358,7 +419,7 @@ impl Session {
         }));
         if self.clock.is_none() {
             // Commands queued during the handshake have no clock to go to.
-            for (_, name) in self.queue.drain(..) {
+            for Queued { name, .. } in self.queue.drain(..) {
                 self.events
                     .push_back(LinkEvent::CommandFailed(ClockCommandError::NoClock {
                         path: self.cfg.path.clone(),
@@ -377,6 +438,9 @@ impl Session {
         if f.sends <= self.cfg.max_resends {
             f.sends += 1;
             f.sent_at = now;
+            if let Some(t) = f.times {
+                f.command = t.command(now);
+            }
             self.transmit
                 .push_back(DgtCommand::clock(f.command.clone()));
             return;
@@ -393,7 +457,8 @@ impl Session {
             }));
         if was_setnrun {
             // The SETNRUN may have arrived with only its ACK lost: END regardless (§5.3).
-            self.queue.push_front((ClockCommand::End, "end"));
+            self.queue
+                .push_front(Queued::plain(ClockCommand::End, "end"));
         }
         self.send_next_clock_command(now);
     }
@@ -428,16 +493,23 @@ impl Session {
         }
         let xl = self.clock.is_some_and(|c| c.model == ClockModel::Xl);
         let clock = match command {
-            LinkCommand::SetAndRun { left, right, run } => ClockCommand::SetAndRun {
-                left: set_time(left),
-                right: set_time(right),
-                flags: RunFlags {
-                    left_runs: run == RunSide::Left,
-                    right_runs: run == RunSide::Right,
-                    pause: run == RunSide::Paused,
-                    toggle_on_lever: true,
-                },
-            },
+            LinkCommand::SetAndRun { left, right, run } => {
+                let times = SetAndRunAt {
+                    left,
+                    right,
+                    run,
+                    at: now,
+                };
+                self.queue.push_back(Queued {
+                    command: times.command(now),
+                    name,
+                    times: Some(times),
+                });
+                if self.phase == Phase::Online {
+                    self.send_next_clock_command(now);
+                }
+                return;
+            }
             LinkCommand::Text { text, beep } if xl => ClockCommand::Display {
                 segments: seven_segment(&text),
                 icons: 0,
@@ -490,7 +562,7 @@ impl Session {
                 duration: (duration.as_millis() / 64).clamp(1, 0x7f) as u8,
             },
         };
-        self.queue.push_back((clock, name));
+        self.queue.push_back(Queued::plain(clock, name));
         if self.phase == Phase::Online {
             self.send_next_clock_command(now);
         }
@@ -500,13 +572,20 @@ impl Session {
         if self.in_flight.is_some() {
             return;
         }
-        let Some((command, name)) = self.queue.pop_front() else {
+        let Some(Queued {
+            command,
+            name,
+            times,
+        }) = self.queue.pop_front()
+        else {
             return;
         };
+        let command = times.map_or(command, |t| t.command(now));
         self.transmit.push_back(DgtCommand::clock(command.clone()));
         self.in_flight = Some(InFlight {
             command,
             name,
+            times,
             sent_at: now,
             sends: 1,
         });
@@ -651,7 +730,8 @@ impl Session {
         }
         if is_setnrun {
             // §5.3: "after SETNRUN always send END … needed for some(!) clocks".
-            self.queue.push_front((ClockCommand::End, "end"));
+            self.queue
+                .push_front(Queued::plain(ClockCommand::End, "end"));
         }
         self.send_next_clock_command(now);
     }

@@ -135,7 +135,10 @@ fn a_missing_ack_is_resent_three_times_then_reported() {
     let alive = || DgtMessage::SerialNumber {
         serial: "01025".into(),
     };
-    for _ in 0..3 {
+    let [DgtCommand::Clock { command: first }] = &first[..] else {
+        panic!("{first:?}")
+    };
+    for k in 1..=3 {
         assert!(s.next_deadline() <= now + timeout);
         now += timeout;
         // The board answers its probes; only the clock is mute.
@@ -145,7 +148,27 @@ fn a_missing_ack_is_resent_three_times_then_reported() {
             .into_iter()
             .filter(|c| matches!(c, DgtCommand::Clock { .. }))
             .collect();
-        assert_eq!(resent, first);
+        let [
+            DgtCommand::Clock {
+                command: ClockCommand::SetAndRun { left, right, flags },
+            },
+        ] = &resent[..]
+        else {
+            panic!("{resent:?}")
+        };
+        // The same command, with the running side's time as of this send: the clock is
+        // not set back by the wait, whether the first one was lost or only its ACK.
+        let ran = (timeout * k).as_secs() as u32;
+        assert_eq!(left.total_seconds(), 5400 - ran, "resend {k}");
+        let ClockCommand::SetAndRun {
+            right: first_right,
+            flags: first_flags,
+            ..
+        } = first
+        else {
+            panic!("{first:?}")
+        };
+        assert_eq!((right, flags), (first_right, first_flags), "resend {k}");
     }
     now += timeout;
     s.handle_message(alive(), now);
@@ -171,6 +194,65 @@ fn a_missing_ack_is_resent_three_times_then_reported() {
         .filter(|c| matches!(c, DgtCommand::Clock { .. }))
         .collect();
     assert_eq!(next, [DgtCommand::clock(ClockCommand::End)]);
+}
+
+/// A SETNRUN that waited behind another command carries the running side's time as of
+/// its own send, not as of when it was handed over.
+#[test]
+fn a_setnrun_that_waited_its_turn_is_sent_with_the_time_run_meanwhile() {
+    let t0 = Instant::now();
+    let mut s = online(t0);
+    events(&mut s);
+    s.handle_command(
+        LinkCommand::Text {
+            text: "ROUND 1".into(),
+            beep: false,
+        },
+        t0,
+    );
+    s.handle_command(setnrun(), t0);
+    assert_eq!(drain(&mut s).len(), 1, "the text alone, in flight");
+    // The text's ACK comes 1.5 s later: the SETNRUN goes then.
+    s.handle_message(ack(0x0c), t0 + Duration::from_millis(1500));
+    let sent = drain(&mut s);
+    let [
+        DgtCommand::Clock {
+            command: ClockCommand::SetAndRun { left, right, .. },
+        },
+    ] = &sent[..]
+    else {
+        panic!("{sent:?}")
+    };
+    // Left ran 1.5 s: 1:29:58.5 shows as 1:29:59; right, stopped, keeps its time.
+    assert_eq!(left.total_seconds(), 5399);
+    assert_eq!(right.total_seconds(), 5400);
+    // A paused clock's times do not run.
+    s.handle_message(ack(0x0a), t0 + Duration::from_millis(1600));
+    s.handle_message(ack(0x03), t0 + Duration::from_millis(1600));
+    drain(&mut s);
+    s.handle_command(
+        LinkCommand::SetAndRun {
+            left: Duration::from_secs(60),
+            right: Duration::from_secs(30),
+            run: RunSide::Paused,
+        },
+        t0 + Duration::from_millis(1600),
+    );
+    drain(&mut s);
+    s.handle_timeout(t0 + Duration::from_millis(1600) + cfg().ack_timeout);
+    let resent: Vec<_> = drain(&mut s)
+        .into_iter()
+        .filter(|c| matches!(c, DgtCommand::Clock { .. }))
+        .collect();
+    let [
+        DgtCommand::Clock {
+            command: ClockCommand::SetAndRun { left, right, .. },
+        },
+    ] = &resent[..]
+    else {
+        panic!("{resent:?}")
+    };
+    assert_eq!((left.total_seconds(), right.total_seconds()), (60, 30));
 }
 
 #[test]
