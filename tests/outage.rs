@@ -321,7 +321,7 @@ async fn a_round_started_before_the_boards_identity_is_checked_is_not_judged_by_
     let mut h = Hall::start_with(
         "identity-race",
         1,
-        &[("HALLCLOCK_TEST_IDENTITY_AFTER_GAME", "1")],
+        &[("HALLCLOCK_TEST_IDENTITY_HOLD", "game")],
     )
     .await;
     let b = board_id(1);
@@ -362,9 +362,63 @@ async fn a_round_started_before_the_boards_identity_is_checked_is_not_judged_by_
         );
     }
     assert!(
-        log.contains("HALLCLOCK_TEST_IDENTITY_AFTER_GAME"),
+        log.contains("HALLCLOCK_TEST_IDENTITY_HOLD"),
         "the hook was not taken: the test proves nothing\n{log}"
     );
+}
+
+/// After a restart, a player presses before the hall has checked the board's identity
+/// (at 5000 boards that takes a second). The press is taken at once, and the reading held
+/// for the check is the newest, the press's own frame: one from before it, compared with
+/// a game that already has the press, would look like a press by the opponent, and be
+/// applied (seen by keeping the first reading instead).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_press_made_after_a_restart_before_the_identity_check_is_one_press() {
+    let mut h = Hall::start_with(
+        "identity-press",
+        1,
+        &[("HALLCLOCK_TEST_IDENTITY_HOLD", "2500")],
+    )
+    .await;
+    let b = board_id(1);
+    h.start_round(1, "600").await;
+    h.w.event(&b, "clock_started").await;
+    // Past the first identity check.
+    sleep_ms(3500).await;
+    h.kill_9();
+    sleep_ms(1000).await;
+    h.launch(1).await;
+    // White presses at once: the identity is still being checked.
+    let pressed_at = now_ms();
+    h.sim.board(1).press();
+    let p = h.w.event(&b, "pressed").await;
+    assert_eq!(p["side"], "white", "{p}");
+    let at = p["at"].as_i64().expect("at");
+    assert!(
+        (at - pressed_at).abs() <= 1500,
+        "the press is placed {} ms from the real one ({p})",
+        at - pressed_at
+    );
+    // Past the identity check: Black's clock runs, and nobody else pressed.
+    sleep_ms(3500).await;
+    let events = TOPIC(&format!("board/{b}/event"));
+    let disc = TOPIC(&format!("alert/{b}-clock-discrepancy"));
+    let log = h.log_text();
+    let seen = h.w.drain();
+    let presses: Vec<Value> = seen
+        .iter()
+        .filter(|m| m.topic == events && m.json()["event"] == "pressed")
+        .map(|m| m.json())
+        .collect();
+    assert_eq!(presses.len(), 1, "one press: {presses:?}\n{log}");
+    assert!(
+        !seen.iter().any(|m| m.topic == disc && m.raised()),
+        "one press is explained: no discrepancy\n{log}"
+    );
+    let s =
+        h.w.state(&b, "black running", |s| s["running"] == "black")
+            .await;
+    assert_eq!(s["white"]["moves"], 1, "{s}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -94,18 +94,23 @@ impl Hall {
         let Some(e) = self.boards.get(&board) else {
             return;
         };
-        // A test hook (tests/outage.rs): the board hears that its identity is checked only
-        // once it has a game, so that a round starts in between, as one may under load.
+        // A test hook (tests/outage.rs): the board hears that its identity is checked
+        // later, so that a command or a press reaches it in between, as they may under
+        // load: `game` holds it until the board has a game, a number of ms for so long.
         // Said loudly: a hall never sets it.
-        if std::env::var_os("HALLCLOCK_TEST_IDENTITY_AFTER_GAME").is_some() {
-            tracing::warn!(board = %board, "HALLCLOCK_TEST_IDENTITY_AFTER_GAME: the identity check waits for a game (a test hook)");
+        if let Ok(hold) = std::env::var("HALLCLOCK_TEST_IDENTITY_HOLD") {
+            tracing::warn!(board = %board, %hold, "HALLCLOCK_TEST_IDENTITY_HOLD: the identity check is held back (a test hook)");
             let inbox = e.inbox.clone();
             tokio::spawn(async move {
-                while Self::ask(&inbox, |reply| ToBoard::Busy { reply })
-                    .await
-                    .is_some_and(|busy| busy.is_none())
-                {
-                    tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+                if let Ok(ms) = hold.parse::<u64>() {
+                    tokio::time::sleep(std::time::Duration::from_millis(ms)).await;
+                } else {
+                    while Self::ask(&inbox, |reply| ToBoard::Busy { reply })
+                        .await
+                        .is_some_and(|busy| busy.is_none())
+                    {
+                        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+                    }
                 }
                 let _ = inbox.send(ToBoard::IdentityChecked).await;
             });
