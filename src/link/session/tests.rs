@@ -140,6 +140,14 @@ fn a_missing_ack_is_resent_three_times_then_reported() {
     };
     for k in 1..=3 {
         assert!(s.next_deadline() <= now + timeout);
+        // Not a millisecond early.
+        s.handle_timeout(now + timeout - Duration::from_millis(1));
+        assert!(
+            !drain(&mut s)
+                .iter()
+                .any(|c| matches!(c, DgtCommand::Clock { .. })),
+            "resent before its ack_timeout"
+        );
         now += timeout;
         // The board answers its probes; only the clock is mute.
         s.handle_message(alive(), now);
