@@ -455,6 +455,40 @@ fn a_missing_serial_port_is_only_a_warning() {
     );
 }
 
+/// Thousands of boards with no sync window: each press syncs on its own.
+#[test]
+fn thousands_of_boards_without_a_sync_window_is_a_warning() {
+    let dir = TempDir::new();
+    // Ports of their own (missing ones are only warnings at their own keys).
+    let boards = |n: usize| {
+        (1..=n)
+            .map(|i| format!("\n[[boards]]\nid = \"b{i}\"\nport = \"/dev/ttyNONE{i}\"\n"))
+            .collect::<String>()
+    };
+    let (_, warnings) = ok(&with_state_dir(&dir, &boards(2000)), &[]);
+    let w = at(&warnings, "hall.sync_window_ms");
+    assert_eq!(w.severity, Severity::Warning);
+    assert!(
+        w.message.starts_with("0 with 2000 boards:"),
+        "{}",
+        w.message
+    );
+    // One board fewer, or a window set: nothing to say.
+    let (_, warnings) = ok(&with_state_dir(&dir, &boards(1999)), &[]);
+    assert!(
+        !warnings.iter().any(|w| w.key == "hall.sync_window_ms"),
+        "{warnings:?}"
+    );
+    let text =
+        with_state_dir(&dir, &boards(2000)).replace("[hall]\n", "[hall]\nsync_window_ms = 50\n");
+    let (c, warnings) = ok(&text, &[]);
+    assert_eq!(c.hall.sync_window_ms, 50);
+    assert!(
+        !warnings.iter().any(|w| w.key == "hall.sync_window_ms"),
+        "{warnings:?}"
+    );
+}
+
 #[test]
 fn no_boards_is_a_warning() {
     let dir = TempDir::new();

@@ -9,6 +9,9 @@ use crate::rules::Millis;
 
 use super::{Commands, Config, LOG_LEVELS, Problem, board_numbers, did_you_mean, quoted_list};
 
+/// From this many boards on one node, a sync window of 0 is a warning.
+const BOARDS_FOR_A_SYNC_WINDOW: usize = 2000;
+
 impl Config {
     /// Semantic checks of an already typed configuration, including the file system
     /// (state directory, CA file, serial ports) as seen by the user running this.
@@ -311,6 +314,17 @@ impl Config {
     }
 
     fn validate_sync_window(&self, out: &mut Vec<Problem>) {
+        // Measured (docs/BENCHMARKS.md, 5000 boards on two cores): 0 costs about 400
+        // fdatasyncs a second and a third of the daemon's CPU, 50 about 20 a second.
+        if self.hall.sync_window_ms == 0 && self.boards.len() >= BOARDS_FOR_A_SYNC_WINDOW {
+            out.push(Problem::warning(
+                "hall.sync_window_ms",
+                format!(
+                    "0 with {} boards: every press waits for an fdatasync of its own (about 400 a second at 5000 boards, a third of the daemon's CPU); a hall of thousands of boards sets 50, so that the presses of 50 ms share one (docs/OPERATIONS.md)",
+                    self.boards.len()
+                ),
+            ));
+        }
         if self.hall.sync_window_ms > 1000 {
             out.push(Problem::warning(
                 "hall.sync_window_ms",
