@@ -489,13 +489,7 @@ async fn a_game_that_follows_its_board_to_a_port_without_a_game_is_reconciled_wi
     tokio::time::sleep(Duration::from_millis(1500)).await;
     swap_cables(&rig, &a, &b).await;
     let p = rig.watcher.event(&board_id(2), "pressed").await;
-    assert_eq!(p["side"], "white", "{p}");
-    let at = p["at"].as_i64().expect("at");
-    assert!(
-        (at - pressed_at).abs() <= 2500,
-        "the press is placed {} ms from the real one ({p})",
-        at - pressed_at
-    );
+    common::assert_press_placed(&p, "white", pressed_at, 2500);
     let s = rig
         .watcher
         .state(&board_id(2), "Black running on board-002", |s| {

@@ -392,13 +392,7 @@ async fn a_press_made_after_a_restart_before_the_identity_check_is_one_press() {
     let pressed_at = now_ms();
     h.sim.board(1).press();
     let p = h.w.event(&b, "pressed").await;
-    assert_eq!(p["side"], "white", "{p}");
-    let at = p["at"].as_i64().expect("at");
-    assert!(
-        (at - pressed_at).abs() <= 1500,
-        "the press is placed {} ms from the real one ({p})",
-        at - pressed_at
-    );
+    common::assert_press_placed(&p, "white", pressed_at, 1500);
     // Past the identity check: Black's clock runs, and nobody else pressed.
     sleep_ms(3500).await;
     let events = TOPIC(&format!("board/{b}/event"));
@@ -444,13 +438,7 @@ async fn unplug_press_replug_places_the_press_at_the_clocks_instant() {
     sleep_ms(6000).await;
     rig.sim.board(1).replug().await.expect("replug");
     let p = rig.watcher.event(&b, "pressed").await;
-    assert_eq!(p["side"], "white", "{p}");
-    let at = p["at"].as_i64().expect("at");
-    assert!(
-        (at - pressed_at).abs() <= 2500,
-        "placed {} ms from the real press: {p}",
-        at - pressed_at
-    );
+    common::assert_press_placed(&p, "white", pressed_at, 2500);
     rig.stop().await;
 }
 

@@ -438,6 +438,18 @@ pub fn now_ms() -> i64 {
         .unwrap_or(0)
 }
 
+/// A `pressed` event by `side`, placed within `within_ms` of the real press (the clock's
+/// resolution is a second).
+pub fn assert_press_placed(p: &Value, side: &str, pressed_at: i64, within_ms: i64) {
+    assert_eq!(p["side"], side, "{p}");
+    let at = p["at"].as_i64().expect("at");
+    assert!(
+        (at - pressed_at).abs() <= within_ms,
+        "the press is placed {} ms from the real one ({p})",
+        at - pressed_at
+    );
+}
+
 fn rand_id() -> u64 {
     use std::sync::atomic::{AtomicU64, Ordering};
     static N: AtomicU64 = AtomicU64::new(1);

@@ -77,6 +77,23 @@ fn setnrun() -> LinkCommand {
     }
 }
 
+/// The one clock command sent since the last drain, which must be a SETNRUN (other
+/// commands, such as probes, are let through).
+fn sent_setnrun(s: &mut Session) -> (SetTime, SetTime, RunFlags) {
+    let sent: Vec<_> = drain(s)
+        .into_iter()
+        .filter(|c| matches!(c, DgtCommand::Clock { .. }))
+        .collect();
+    match &sent[..] {
+        [
+            DgtCommand::Clock {
+                command: ClockCommand::SetAndRun { left, right, flags },
+            },
+        ] => (*left, *right, *flags),
+        _ => panic!("one SETNRUN expected: {sent:?}"),
+    }
+}
+
 #[test]
 fn the_handshake_identifies_board_and_clock() {
     let t0 = Instant::now();
@@ -152,18 +169,7 @@ fn a_missing_ack_is_resent_three_times_then_reported() {
         // The board answers its probes; only the clock is mute.
         s.handle_message(alive(), now);
         s.handle_timeout(now);
-        let resent: Vec<_> = drain(&mut s)
-            .into_iter()
-            .filter(|c| matches!(c, DgtCommand::Clock { .. }))
-            .collect();
-        let [
-            DgtCommand::Clock {
-                command: ClockCommand::SetAndRun { left, right, flags },
-            },
-        ] = &resent[..]
-        else {
-            panic!("{resent:?}")
-        };
+        let (left, right, flags) = sent_setnrun(&mut s);
         // The same command, with the running side's time as of this send: the clock is
         // not set back by the wait, whether the first one was lost or only its ACK.
         let ran = (timeout * k).as_secs() as u32;
@@ -176,7 +182,7 @@ fn a_missing_ack_is_resent_three_times_then_reported() {
         else {
             panic!("{first:?}")
         };
-        assert_eq!((right, flags), (first_right, first_flags), "resend {k}");
+        assert_eq!((&right, &flags), (first_right, first_flags), "resend {k}");
     }
     now += timeout;
     s.handle_message(alive(), now);
@@ -222,15 +228,7 @@ fn a_setnrun_that_waited_its_turn_is_sent_with_the_time_run_meanwhile() {
     assert_eq!(drain(&mut s).len(), 1, "the text alone, in flight");
     // The text's ACK comes 1.5 s later: the SETNRUN goes then.
     s.handle_message(ack(0x0c), t0 + Duration::from_millis(1500));
-    let sent = drain(&mut s);
-    let [
-        DgtCommand::Clock {
-            command: ClockCommand::SetAndRun { left, right, .. },
-        },
-    ] = &sent[..]
-    else {
-        panic!("{sent:?}")
-    };
+    let (left, right, _) = sent_setnrun(&mut s);
     // Left ran 1.5 s: 1:29:58.5 shows as 1:29:59; right, stopped, keeps its time.
     assert_eq!(left.total_seconds(), 5399);
     assert_eq!(right.total_seconds(), 5400);
@@ -248,18 +246,7 @@ fn a_setnrun_that_waited_its_turn_is_sent_with_the_time_run_meanwhile() {
     );
     drain(&mut s);
     s.handle_timeout(t0 + Duration::from_millis(1600) + cfg().ack_timeout);
-    let resent: Vec<_> = drain(&mut s)
-        .into_iter()
-        .filter(|c| matches!(c, DgtCommand::Clock { .. }))
-        .collect();
-    let [
-        DgtCommand::Clock {
-            command: ClockCommand::SetAndRun { left, right, .. },
-        },
-    ] = &resent[..]
-    else {
-        panic!("{resent:?}")
-    };
+    let (left, right, _) = sent_setnrun(&mut s);
     assert_eq!((left.total_seconds(), right.total_seconds()), (60, 30));
 }
 
