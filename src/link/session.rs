@@ -118,29 +118,32 @@ enum Phase {
 
 #[derive(Debug)]
 struct InFlight {
-    /// As last sent.
-    command: ClockCommand,
+    command: Pending,
     name: &'static str,
-    /// A SETNRUN's exact times, for a resend.
-    times: Option<SetAndRunAt>,
     sent_at: Instant,
     sends: u32,
 }
 
-/// A clock command waiting for the one in flight.
+/// A clock command as the link holds it until its ACK: what goes out is built at each
+/// send ([`Pending::at`]).
 #[derive(Debug)]
-struct Queued {
-    command: ClockCommand,
-    name: &'static str,
-    times: Option<SetAndRunAt>,
+enum Pending {
+    Plain(ClockCommand),
+    SetAndRun(SetAndRunAt),
 }
 
-impl Queued {
-    fn plain(command: ClockCommand, name: &'static str) -> Queued {
-        Queued {
-            command,
-            name,
-            times: None,
+impl Pending {
+    fn at(&self, now: Instant) -> ClockCommand {
+        match self {
+            Pending::Plain(c) => c.clone(),
+            Pending::SetAndRun(t) => t.command(now),
+        }
+    }
+
+    fn id(&self) -> u8 {
+        match self {
+            Pending::Plain(c) => c.id(),
+            Pending::SetAndRun(_) => crate::dgt::clock::clock_cmd::SET_AND_RUN,
         }
     }
 }
@@ -203,7 +206,7 @@ pub struct Session {
     version: Option<(u8, u8)>,
     clock: Option<ClockInfo>,
     /// Clock commands waiting for the one in flight (§5.3: one at a time).
-    queue: VecDeque<Queued>,
+    queue: VecDeque<(Pending, &'static str)>,
     in_flight: Option<InFlight>,
     last_heard: Instant,
     next_probe: Instant,
@@ -396,9 +399,8 @@ impl Session {
         self.transmit
             .push_back(DgtCommand::clock(ClockCommand::Version));
         self.in_flight = Some(InFlight {
-            command: ClockCommand::Version,
+            command: Pending::Plain(ClockCommand::Version),
             name: "version",
-            times: None,
             sent_at: now,
             sends: 1,
         });
@@ -419,7 +421,7 @@ impl Session {
         }));
         if self.clock.is_none() {
             // Commands queued during the handshake have no clock to go to.
-            for Queued { name, .. } in self.queue.drain(..) {
+            for (_, name) in self.queue.drain(..) {
                 self.events
                     .push_back(LinkEvent::CommandFailed(ClockCommandError::NoClock {
                         path: self.cfg.path.clone(),
@@ -438,16 +440,13 @@ impl Session {
         if f.sends <= self.cfg.max_resends {
             f.sends += 1;
             f.sent_at = now;
-            if let Some(t) = f.times {
-                f.command = t.command(now);
-            }
             self.transmit
-                .push_back(DgtCommand::clock(f.command.clone()));
+                .push_back(DgtCommand::clock(f.command.at(now)));
             return;
         }
         let attempts = f.sends;
         let name = f.name;
-        let was_setnrun = matches!(f.command, ClockCommand::SetAndRun { .. });
+        let was_setnrun = matches!(f.command, Pending::SetAndRun(_));
         self.in_flight = None;
         self.events
             .push_back(LinkEvent::CommandFailed(ClockCommandError::NoAck {
@@ -458,7 +457,7 @@ impl Session {
         if was_setnrun {
             // The SETNRUN may have arrived with only its ACK lost: END regardless (§5.3).
             self.queue
-                .push_front(Queued::plain(ClockCommand::End, "end"));
+                .push_front((Pending::Plain(ClockCommand::End), "end"));
         }
         self.send_next_clock_command(now);
     }
@@ -492,34 +491,23 @@ impl Session {
             return;
         }
         let xl = self.clock.is_some_and(|c| c.model == ClockModel::Xl);
-        let clock = match command {
-            LinkCommand::SetAndRun { left, right, run } => {
-                let times = SetAndRunAt {
-                    left,
-                    right,
-                    run,
-                    at: now,
-                };
-                self.queue.push_back(Queued {
-                    command: times.command(now),
-                    name,
-                    times: Some(times),
-                });
-                if self.phase == Phase::Online {
-                    self.send_next_clock_command(now);
-                }
-                return;
-            }
-            LinkCommand::Text { text, beep } if xl => ClockCommand::Display {
+        let pending = match command {
+            LinkCommand::SetAndRun { left, right, run } => Pending::SetAndRun(SetAndRunAt {
+                left,
+                right,
+                run,
+                at: now,
+            }),
+            LinkCommand::Text { text, beep } if xl => Pending::Plain(ClockCommand::Display {
                 segments: seven_segment(&text),
                 icons: 0,
                 beep: if beep { 0x03 } else { 0x01 },
-            },
+            }),
             LinkCommand::Text { text, beep } => match ascii_text(&text) {
-                Some(text) => ClockCommand::Ascii {
+                Some(text) => Pending::Plain(ClockCommand::Ascii {
                     text,
                     beep: if beep { 0x03 } else { 0x00 },
-                },
+                }),
                 None => {
                     self.events.push_back(LinkEvent::CommandFailed(
                         ClockCommandError::Unencodable {
@@ -530,7 +518,7 @@ impl Session {
                     return;
                 }
             },
-            LinkCommand::ShowTimes => ClockCommand::End,
+            LinkCommand::ShowTimes => Pending::Plain(ClockCommand::End),
             LinkCommand::Icons { .. } if xl => return,
             LinkCommand::Icons {
                 left_period,
@@ -547,22 +535,22 @@ impl Session {
                     };
                     p | if flag { 0x20 } else { 0 }
                 };
-                ClockCommand::Icons {
+                Pending::Plain(ClockCommand::Icons {
                     left: 0,
                     right: 0,
                     left_period: byte(left_period, left_flag),
                     right_period: byte(right_period, right_flag),
                     special: 0,
-                }
+                })
             }
             LinkCommand::NewGame { .. } | LinkCommand::RequestBoard | LinkCommand::RequestClock => {
                 return;
             }
-            LinkCommand::Beep { duration } => ClockCommand::Beep {
+            LinkCommand::Beep { duration } => Pending::Plain(ClockCommand::Beep {
                 duration: (duration.as_millis() / 64).clamp(1, 0x7f) as u8,
-            },
+            }),
         };
-        self.queue.push_back(Queued::plain(clock, name));
+        self.queue.push_back((pending, name));
         if self.phase == Phase::Online {
             self.send_next_clock_command(now);
         }
@@ -572,20 +560,13 @@ impl Session {
         if self.in_flight.is_some() {
             return;
         }
-        let Some(Queued {
-            command,
-            name,
-            times,
-        }) = self.queue.pop_front()
-        else {
+        let Some((command, name)) = self.queue.pop_front() else {
             return;
         };
-        let command = times.map_or(command, |t| t.command(now));
-        self.transmit.push_back(DgtCommand::clock(command.clone()));
+        self.transmit.push_back(DgtCommand::clock(command.at(now)));
         self.in_flight = Some(InFlight {
             command,
             name,
-            times,
             sent_at: now,
             sends: 1,
         });
@@ -698,7 +679,7 @@ impl Session {
         let Some(f) = self.in_flight.take() else {
             return;
         };
-        let is_setnrun = matches!(f.command, ClockCommand::SetAndRun { .. });
+        let is_setnrun = matches!(f.command, Pending::SetAndRun(_));
         if self.phase != Phase::Online {
             if let Some((major, minor)) = ack.version() {
                 self.clock = Some(ClockInfo {
@@ -731,7 +712,7 @@ impl Session {
         if is_setnrun {
             // §5.3: "after SETNRUN always send END … needed for some(!) clocks".
             self.queue
-                .push_front(Queued::plain(ClockCommand::End, "end"));
+                .push_front((Pending::Plain(ClockCommand::End), "end"));
         }
         self.send_next_clock_command(now);
     }

@@ -656,13 +656,7 @@ impl BoardActor {
             ToBoard::IdentityChecked => {
                 self.identity_pending = false;
                 let held = self.held_reading.take();
-                if self.running_game() && !self.ran_while_away {
-                    // A game started (or resumed) while the identity was checked: it was
-                    // programmed then, and the reading held is from before it.
-                    tracing::debug!(board = %self.id, "identity checked: the game began after the board came back, nothing to reconcile");
-                    self.align_lever();
-                    self.program_clock(None).await;
-                } else if self.running_game() {
+                if self.running_game() && self.ran_while_away {
                     // The clock's own reading (the link asks for one right after the
                     // handshake) is compared before it is overwritten: the one that came
                     // while the identity was pending, or else the next.
@@ -672,7 +666,9 @@ impl BoardActor {
                     }
                 } else if self.slot.is_some() {
                     // The lever may have been left the wrong way round (a press refused
-                    // during a pause, before the restart).
+                    // during a pause, before the restart). A game that started or resumed
+                    // while the identity was checked comes here too: the reading held is
+                    // from before it, and says nothing of it.
                     self.align_lever();
                     self.program_clock(None).await;
                 }
