@@ -14,8 +14,9 @@ pub fn node_alert_id(base: &str, node: &str) -> String {
 }
 
 /// The base ids of the hall-level alerts, each raised per node by [`node_alert_id`].
-pub const HALL_ALERTS: [&str; 5] = [
+pub const HALL_ALERTS: [&str; 6] = [
     "journal",
+    "server-clock",
     "custody",
     "mqtt-queue",
     "auth-failures",
@@ -104,6 +105,15 @@ pub enum AlertKind {
     ClockFlag,
     /// Observe mode: the clock was pressed more often than the board shows moves.
     ClockPresses,
+    /// The server's wall clock was stepped (while running, or while the daemon was
+    /// stopped), or after a reboot it cannot be checked against the journal (hall-wide, id
+    /// `server-clock-<node>`): no game clock moved; what happened, in words.
+    ServerClock,
+    /// After a reboot (or a journal without time anchors) the game's time since the
+    /// journal's last record is unknown, and its clock's reading does not witness it (it
+    /// disagrees, or no clock answered): the game is held for the arbiter (6.13), never
+    /// flagged, defaulted or charged from the gap.
+    TimeHeld,
 }
 
 impl AlertKind {
@@ -135,6 +145,8 @@ impl AlertKind {
             AlertKind::ClockStopped => "clock-stopped",
             AlertKind::ClockFlag => "clock-flag",
             AlertKind::ClockPresses => "clock-presses",
+            AlertKind::ServerClock => "server-clock",
+            AlertKind::TimeHeld => "time-held",
         }
     }
 }

@@ -1007,9 +1007,9 @@ fn all_refusals() -> Vec<Refusal> {
             problem: t(),
         },
         Refusal::Expired {
-            ts: T0,
-            off_ms: 1,
-            window_ms: 1,
+            ts: Millis(T0.0 - 60_000),
+            hall: T0,
+            window_ms: 30_000,
         },
         Refusal::Replayed {
             transaction: t(),

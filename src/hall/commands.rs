@@ -66,16 +66,17 @@ impl Hall {
             set_topic,
             reply_to,
         };
-        let now = self.timebase.now();
+        // Civil: what the signer's `ts` and the command's instants are on.
+        let (now, offset) = (self.timebase.civil(), self.timebase.offset());
         match target {
             Target::Board(board) => {
-                if let Some(taken) = self.intake.take::<BoardAction>(door, raw, now) {
+                if let Some(taken) = self.intake.take::<BoardAction>(door, raw, now, offset) {
                     self.apply_board(board, taken).await;
                 }
             }
             Target::Hall => {
                 let from_dashboard = matches!(raw, Raw::Dashboard { .. });
-                if let Some(taken) = self.intake.take::<HallAction>(door, raw, now) {
+                if let Some(taken) = self.intake.take::<HallAction>(door, raw, now, offset) {
                     // The dashboard speaks to this node only, where `hallclock command`
                     // reaches every node: beside other nodes, a hall command from it
                     // would act on part of the hall and answer `ok`, so it is refused

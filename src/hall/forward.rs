@@ -133,7 +133,7 @@ impl Hall {
         };
         // Who sends it is the session's account, as for a command applied here.
         command.insert("arbiter".into(), Value::from(identity.id.clone()));
-        let now = self.timebase.now();
+        let now = self.timebase.civil();
         let Some(signed) = self
             .intake
             .sign_for(&identity.id, &topic, Value::Object(command), now)

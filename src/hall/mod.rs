@@ -153,6 +153,8 @@ struct Hall {
     peer_infos: peers::PeerInfos,
     /// When this run started: the `boot` of this node's status.
     boot: Millis,
+    /// Watches the wall clock for steps against game time (checked at every beat).
+    steps: crate::timebase::StepWatch,
     /// Dashboard hall commands sent to every node, waiting for their answers.
     forwarded: forward::Forwarded,
 }
@@ -271,12 +273,10 @@ pub fn start(settings: HallSettings) -> Result<RunningHall, HallError> {
     let mut journal_settings = crate::store::JournalSettings::new(&settings.state_dir);
     journal_settings.sync_window = settings.sync_window;
     journal_settings.segment_size = settings.segment_size;
-    // The hall's one timebase: games, answers and the connection's instants are on it.
-    let timebase = Timebase::start();
     // A test hook (tests/hall_of_many.rs): this node's clock off by so many ms, as a server
     // whose clock was never set would be, so that the other nodes' clock_skew alert can be
     // seen end to end. Said loudly: a hall never sets it.
-    let timebase = match std::env::var("HALLCLOCK_TEST_CLOCK_OFFSET_MS")
+    let wall_shift = match std::env::var("HALLCLOCK_TEST_CLOCK_OFFSET_MS")
         .ok()
         .and_then(|v| v.parse::<i64>().ok())
     {
@@ -285,15 +285,28 @@ pub fn start(settings: HallSettings) -> Result<RunningHall, HallError> {
                 offset_ms = ms,
                 "HALLCLOCK_TEST_CLOCK_OFFSET_MS: this node's clock is moved (a test hook)"
             );
-            timebase.shifted(Millis(ms))
+            Millis(ms)
         }
-        None => timebase,
+        None => Millis::ZERO,
     };
+    let wall = crate::timebase::system_wall() + wall_shift;
     let crate::store::startup::Started {
         journal,
         games,
         mut recovered,
-    } = crate::store::startup::start(&settings.state_dir, journal_settings, timebase.now())?;
+    } = crate::store::startup::start(&settings.state_dir, journal_settings, wall)?;
+    // The hall's one timebase: games, answers and the connection's instants are on it.
+    // Game time goes on from the journal, never from the wall clock alone
+    // (ARCHITECTURE.md, "Where game time comes from").
+    let here = crate::timebase::here(wall);
+    let resumed = crate::timebase::resume(&recovered.time, &here);
+    let timebase = Timebase::resumed(resumed.game, wall_shift);
+    let anchor = crate::timebase::Anchor {
+        boot: here.boot.clone(),
+        boottime: here.boottime,
+        at: resumed.game,
+        civil: here.wall,
+    };
     let damage = recovered.damage.clone();
     // Every round's games, finished ones too, for the broadcast feed.
     let feed = crate::broadcast::FeedWriter::recovered(
@@ -309,6 +322,14 @@ pub fn start(settings: HallSettings) -> Result<RunningHall, HallError> {
     );
     for p in &recovered.problems {
         tracing::warn!("journal: {p}");
+    }
+    // This start's anchor, before any event of this run: a restart in this boot goes on
+    // from it exactly. Not stored, a restart would guess from the wall clock (said).
+    let mut journal = journal;
+    if let Err(e) = journal.write(&[crate::store::Record::Time(anchor)]) {
+        tracing::error!(
+            "the journal cannot store this start's time anchor ({e}): a restart will check running games against their clocks"
+        );
     }
     let journal = journal.spawn();
     match &settings.security {
@@ -380,6 +401,25 @@ pub fn start(settings: HallSettings) -> Result<RunningHall, HallError> {
         tracing::error!("{}", alert.message);
         publisher.json_retained(topics.alert(&alert.id), &alert);
     }
+    if let Some(note) = &resumed.note {
+        let alert = crate::mqtt::payload::AlertPayload {
+            id: crate::alert::node_alert_id("server-clock", &settings.node),
+            board: None,
+            kind: crate::mqtt::payload::AlertKind::ServerClock,
+            severity: crate::mqtt::payload::Severity::Warning,
+            message: note.message(),
+            since: timebase.now(),
+            error: None,
+        };
+        tracing::warn!("{}", alert.message);
+        publisher.json_retained(topics.alert(&alert.id), &alert);
+    } else {
+        // An earlier run's word on the clock is history once this start found time whole.
+        publisher.clear_alert(
+            &topics,
+            &crate::alert::node_alert_id("server-clock", &settings.node),
+        );
+    }
     // The envelopes' keeper; its key is made on first start. A damaged key does not stop
     // the hall (the clocks matter more): sealing and opening are refused, and the
     // arbiters are told.
@@ -429,6 +469,7 @@ pub fn start(settings: HallSettings) -> Result<RunningHall, HallError> {
         peer_infos: peers::PeerInfos::default(),
         boot,
         forwarded: forward::Forwarded::default(),
+        steps: crate::timebase::StepWatch::new(timebase.offset()),
     };
     for b in &board_settings {
         let slot = recovered.games.remove(b.id.as_str()).map(|g| GameSlot {
@@ -442,7 +483,7 @@ pub fn start(settings: HallSettings) -> Result<RunningHall, HallError> {
         let link = links
             .remove(&b.id)
             .unwrap_or_else(|| spawn_link(link_config(&hall.settings.link, b)));
-        hall.spawn_board(b, slot, seq, link);
+        hall.spawn_board(b, slot, seq, link, resumed.unwitnessed);
     }
     // What is left is the games of boards this configuration no longer has. They stay in
     // the journal (a board put back takes its game up again); an unfinished one is said,
@@ -495,6 +536,7 @@ impl Hall {
         recovered: Option<GameSlot>,
         seq: u64,
         link: crate::link::LinkHandle,
+        unwitnessed: Option<Millis>,
     ) {
         let (inbox_tx, inbox_rx) = mpsc::channel(64);
         let pulse = Arc::new(pulse::Pulse::default());
@@ -517,6 +559,7 @@ impl Hall {
             feed: self.broadcast.clone(),
             mode: b.mode,
             pulse: pulse.clone(),
+            unwitnessed,
         };
         let actor = tokio::spawn(board::run(parts));
         self.boards.insert(
@@ -575,7 +618,7 @@ impl Hall {
                 // The journal's last word on this board, if it ever had one.
                 let seq = self.journal_seq(id).await;
                 let link = spawn_link(link_config(&self.settings.link, b));
-                self.spawn_board(b, None, seq, link);
+                self.spawn_board(b, None, seq, link, None);
                 self.settings.boards.push(b.clone());
                 done.push(format!("board {id}: added on {}", b.port.display()));
             }
@@ -730,6 +773,7 @@ impl Hall {
                     if wedge_at.is_some_and(|at| tokio::time::Instant::now() >= at) {
                         std::thread::sleep(std::time::Duration::from_secs(3600));
                     }
+                    self.watch_wall_clock().await;
                     self.publish_clock();
                     if let Some(h) = self.heartbeat() {
                         let _ = health.send(Some(h));
@@ -780,6 +824,44 @@ impl Hall {
         self.publisher
             .shutdown(std::time::Duration::from_secs(3))
             .await;
+    }
+
+    /// A wall-clock step since the last beat: no game clock moves (game time is
+    /// monotonic); civil time follows the wall clock at once. The step is journaled as a
+    /// new anchor (so a restart in this boot still goes on exactly) and said in words.
+    async fn watch_wall_clock(&mut self) {
+        let Some(step) = self
+            .steps
+            .check(self.timebase.offset(), self.timebase.civil())
+        else {
+            return;
+        };
+        let here = crate::timebase::here(self.timebase.civil());
+        let anchor = crate::timebase::Anchor {
+            boot: here.boot,
+            boottime: here.boottime,
+            at: self.timebase.now(),
+            civil: here.wall,
+        };
+        if let Err(e) = self
+            .journal
+            .append(vec![crate::store::Record::Time(anchor)])
+            .await
+        {
+            tracing::error!("the journal cannot store the wall clock's step ({e})");
+        }
+        let alert = crate::mqtt::payload::AlertPayload {
+            id: crate::alert::node_alert_id("server-clock", &self.settings.node),
+            board: None,
+            kind: crate::mqtt::payload::AlertKind::ServerClock,
+            severity: crate::mqtt::payload::Severity::Warning,
+            message: step.message(),
+            since: self.timebase.now(),
+            error: None,
+        };
+        tracing::warn!("{}", alert.message);
+        self.publisher
+            .json_retained(self.topics.alert(&alert.id), &alert);
     }
 
     /// This node's boards, as `info` lists them.

@@ -60,7 +60,9 @@ impl Hall {
         let node = self.settings.node.to_string();
         let reading = crate::mqtt::payload::NodeClockPayload {
             node: node.clone(),
-            at: self.timebase.now(),
+            // Civil: what the nodes must agree on is the instant a round's `start` names,
+            // which each maps through its own wall clock.
+            at: self.timebase.civil(),
         };
         if let Ok(payload) = serde_json::to_vec(&reading) {
             self.publisher
@@ -77,9 +79,11 @@ impl Hall {
         if reading.node != node {
             return;
         }
+        // `received` is on game time; the reading is civil.
+        let offset = self.timebase.offset();
         let change = self
             .skew
-            .observe(node, reading.at, received, self.timebase.now());
+            .observe(node, reading.at, received + offset, self.timebase.now());
         self.publish_skew(change);
     }
 

@@ -594,7 +594,7 @@ impl Security {
                 ids,
                 Refusal::Expired {
                     ts,
-                    off_ms: off,
+                    hall: now,
                     window_ms: window.0,
                 },
             ));

@@ -532,7 +532,49 @@ impl BoardAction {
     }
 }
 
+impl HallAction {
+    /// Every instant this command names, mapped by `f` (civil time to game time).
+    pub fn map_instants(&mut self, f: &dyn Fn(Millis) -> Millis) {
+        match self {
+            HallAction::StartRound {
+                start, session_end, ..
+            } => {
+                start.0 = f(start.0);
+                if let Some(e) = session_end {
+                    e.0 = f(e.0);
+                }
+            }
+            HallAction::SealAll {
+                resumption: Some(r),
+            }
+            | HallAction::ScheduleResumption { resumption: r } => r.map_instants(f),
+            _ => {}
+        }
+    }
+}
+
+impl BoardAction {
+    /// Every instant this command names, mapped by `f` (civil time to game time).
+    pub fn map_instants(&mut self, f: &dyn Fn(Millis) -> Millis) {
+        match self {
+            BoardAction::SetSessionEnd { end: Some(e) } => e.0 = f(e.0),
+            BoardAction::Adjourn {
+                resumption: Some(r),
+            }
+            | BoardAction::ScheduleResumption { resumption: r } => r.map_instants(f),
+            _ => {}
+        }
+    }
+}
+
 impl ResumptionSpec {
+    fn map_instants(&mut self, f: &dyn Fn(Millis) -> Millis) {
+        self.start.0 = f(self.start.0);
+        if let Some(e) = &mut self.end {
+            e.0 = f(e.0);
+        }
+    }
+
     fn instants(&self, out: &mut Vec<(&'static str, Instant)>) {
         out.push(("resumption.start", self.start));
         out.extend(self.end.map(|e| ("resumption.end", e)));

@@ -128,6 +128,7 @@ pub struct Door {
 pub trait Action: DeserializeOwned {
     fn name(&self) -> &'static str;
     fn instants(&self) -> Vec<(&'static str, Instant)>;
+    fn map_instants(&mut self, f: &dyn Fn(Millis) -> Millis);
     fn may(&self, who: &Identity, target: &Target) -> Result<(), Refusal>;
 }
 
@@ -137,6 +138,9 @@ impl Action for BoardAction {
     }
     fn instants(&self) -> Vec<(&'static str, Instant)> {
         BoardAction::instants(self)
+    }
+    fn map_instants(&mut self, f: &dyn Fn(Millis) -> Millis) {
+        BoardAction::map_instants(self, f)
     }
     fn may(&self, who: &Identity, target: &Target) -> Result<(), Refusal> {
         if let Target::Board(board) = target {
@@ -156,6 +160,9 @@ impl Action for HallAction {
     }
     fn instants(&self) -> Vec<(&'static str, Instant)> {
         HallAction::instants(self)
+    }
+    fn map_instants(&mut self, f: &dyn Fn(Millis) -> Millis) {
+        HallAction::map_instants(self, f)
     }
     fn may(&self, who: &Identity, _: &Target) -> Result<(), Refusal> {
         let reads = matches!(self, HallAction::Replay { .. });
@@ -312,7 +319,17 @@ impl Intake {
     /// read → admit → parse → bound → claim → authorize. `None` when the command was
     /// answered here: refused, or seen before (its first reply again, or the reply of the
     /// copy being applied).
-    pub fn take<A: Action>(&self, door: Door, raw: Raw, now: Millis) -> Option<Taken<A>> {
+    ///
+    /// `now` is civil time (the wall clock: what a signature's `ts` and a command's
+    /// instants are on); `offset` is civil minus game time, through which the command's
+    /// instants are mapped onto game time once they are checked.
+    pub fn take<A: Action>(
+        &self,
+        door: Door,
+        raw: Raw,
+        now: Millis,
+        offset: Millis,
+    ) -> Option<Taken<A>> {
         let Door {
             target,
             set_topic,
@@ -338,7 +355,7 @@ impl Intake {
             .identity
             .as_ref()
             .map(|i| (i.id.as_str(), i.name.as_str()));
-        let command = match command::parse_as::<A>(&admitted.command, signer) {
+        let mut command = match command::parse_as::<A>(&admitted.command, signer) {
             Ok(c) => c,
             Err(bad) => {
                 self.refuse_bad(reply_to, bad);
@@ -356,6 +373,7 @@ impl Intake {
             );
             return None;
         }
+        command.action.map_instants(&|t| t - offset);
         // Claim: from here on the transaction's answer is remembered.
         let who = match &admitted.identity {
             Some(id) => id.id.clone(),

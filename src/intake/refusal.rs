@@ -54,12 +54,19 @@ pub enum Refusal {
         field: &'static str,
         problem: String,
     },
+    /// Said in both clocks' words: a wrong server clock (a Pi without a real-time clock)
+    /// and a wrong laptop clock look alike from here, and the arbiter must see which.
     #[error(
-        "ts {ts} is {off_ms} ms away from the hall's clock (allowed: {window_ms} ms either way): a command is valid only when just signed; sign it again"
+        "the command was signed at {} by its signer's clock, and the hall server's clock reads {}: {} {} (allowed: {} either way); a command is valid only when just signed: sign it again, and if this repeats, one of the two clocks is wrong",
+        ts.utc(),
+        hall.utc(),
+        crate::timebase::words(*ts - *hall),
+        if ts > hall { "ahead" } else { "behind" },
+        crate::timebase::words(Millis(*window_ms))
     )]
     Expired {
         ts: Millis,
-        off_ms: i64,
+        hall: Millis,
         window_ms: i64,
     },
     #[error(

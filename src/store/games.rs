@@ -47,6 +47,8 @@ pub struct Folded {
     pub problems: Vec<String>,
     /// Every command's first reply, in order (idempotent transactions).
     pub answered: Vec<Record>,
+    /// The last time anchor and the latest instant of any event.
+    pub time: crate::timebase::JournalTime,
 }
 
 /// Fold `records`, in journal order.
@@ -107,6 +109,8 @@ pub fn fold(records: impl IntoIterator<Item = Record>) -> Folded {
             } => {
                 let s = out.seqs.entry(board).or_insert(0);
                 *s = (*s).max(seq);
+                let at = event.at();
+                out.time.latest = Some(out.time.latest.map_or(at, |l| l.max(at)));
                 if let Some(g) = out.games.get_mut(&game) {
                     if let Some(core) = &mut g.game {
                         core.evolve(&event);
@@ -115,8 +119,15 @@ pub fn fold(records: impl IntoIterator<Item = Record>) -> Folded {
                 }
             }
             answered @ Record::Answered { .. } => out.answered.push(answered),
+            Record::Time(anchor) => out.time.anchor = Some(anchor),
         }
     }
+    out.time.live = out.holders.values().any(|id| {
+        out.games
+            .get(id)
+            .and_then(|g| g.game.as_ref())
+            .is_some_and(|g| g.result().is_none())
+    });
     out
 }
 
@@ -150,6 +161,8 @@ pub struct Recovered {
     pub problems: Vec<String>,
     /// Every command's first reply, in order (idempotent transactions).
     pub answered: Vec<Record>,
+    /// What the journal says of time (its last anchor, its latest instant, live games).
+    pub time: crate::timebase::JournalTime,
 }
 
 /// Replay the journal: each game is exactly the fold of its events (decide/evolve).
@@ -194,6 +207,7 @@ impl Recovered {
             damage,
             problems: folded.problems.clone(),
             answered: folded.answered.clone(),
+            time: folded.time.clone(),
         }
     }
 }

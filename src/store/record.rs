@@ -41,6 +41,11 @@ pub enum Record {
         topic: String,
         response: serde_json::Value,
     },
+    /// Where game time stood against the boot's clocks: at every start and at every
+    /// wall-clock step (ARCHITECTURE.md, "Where game time comes from"). A restart in the
+    /// same boot goes on from the last one exactly; `hallclock journal verify` reads
+    /// instants against them.
+    Time(crate::timebase::Anchor),
 }
 
 impl Record {
@@ -48,7 +53,7 @@ impl Record {
         match self {
             Record::GameCreated { board, .. } | Record::Event { board, .. } => board,
             Record::GameMoved { to, .. } => to,
-            Record::Answered { .. } => "",
+            Record::Answered { .. } | Record::Time(_) => "",
         }
     }
 }

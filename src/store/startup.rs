@@ -73,7 +73,7 @@ fn droppable(records: &[(Record, std::path::PathBuf, u64)]) -> usize {
                 }
                 holders.insert(to, *game);
             }
-            Record::Event { .. } | Record::Answered { .. } => {}
+            Record::Event { .. } | Record::Answered { .. } | Record::Time(_) => {}
         }
     }
     let live: std::collections::HashSet<u64> = holders.into_values().collect();
@@ -83,7 +83,7 @@ fn droppable(records: &[(Record, std::path::PathBuf, u64)]) -> usize {
             Record::GameCreated { game, .. }
             | Record::GameMoved { game, .. }
             | Record::Event { game, .. } => !live.contains(game),
-            Record::Answered { .. } => true,
+            Record::Answered { .. } | Record::Time(_) => true,
         })
         .count()
 }
@@ -159,11 +159,29 @@ fn compact(
             | Record::Event { game, .. } => live.contains(game),
             // The journal's horizon for repeated transactions ends at a compaction.
             Record::Answered { .. } => false,
+            // Time is kept below, as one anchor.
+            Record::Time(_) => false,
         })
         .collect();
     if keep.len() == records.len() {
         return Ok(None);
     }
+    // Game time must not run back across a compaction: the last anchor, carried forward
+    // to the latest instant of any record (the dropped games' too). Within a run game
+    // time and the boot clock advance together, so the carried anchor is as exact.
+    let time = fold(records.iter().cloned()).time;
+    let carried = time.anchor.map(|a| {
+        let ahead = time
+            .latest
+            .map_or(Millis::ZERO, |l| (l - a.at).non_negative());
+        Record::Time(crate::timebase::Anchor {
+            boottime: a.boottime + ahead,
+            at: a.at + ahead,
+            civil: a.civil + ahead,
+            boot: a.boot,
+        })
+    });
+    let keep: Vec<&Record> = carried.iter().chain(keep).collect();
     let fresh = state_dir.join("journal.compacting");
     let _ = fs::remove_dir_all(&fresh);
     fs::create_dir_all(&fresh)?;

@@ -366,6 +366,22 @@ impl BoardActor {
             }
         };
         let shown = move |c: Color| lever::shown(&reading, placement, c);
+        if self.unwitnessed.is_some_and(|u| !u.held) {
+            if explained {
+                self.witnessed();
+            } else {
+                // After a reboot the reckoning's gap is a guess: a reading that
+                // disagrees with it holds the game; it is never a flag or a charge.
+                let why = format!(
+                    "after a reboot its clock shows White {} Black {}, which the journal's time plus the server clock's gap does not explain",
+                    shown(Color::White),
+                    shown(Color::Black)
+                );
+                self.hold(why).await;
+                self.align_lever();
+                return;
+            }
+        }
         if explained {
             self.align_lever();
             return self.program_clock(None).await;

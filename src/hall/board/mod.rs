@@ -11,6 +11,7 @@ pub mod lever;
 pub mod observe;
 mod publish;
 mod seal;
+mod witness;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -153,6 +154,9 @@ pub struct BoardParts {
     pub mode: BoardMode,
     /// Where the actor shows the heartbeat it is alive, and how it is.
     pub pulse: Arc<super::pulse::Pulse>,
+    /// After a reboot: the journal's last instant, from which the recovered game's time
+    /// is unknown until its clock witnesses it (`witness`).
+    pub unwitnessed: Option<Millis>,
 }
 
 struct BoardActor {
@@ -237,6 +241,9 @@ struct BoardActor {
     /// Left for the heartbeat at every turn of the loop, with the count of turns.
     pulse: Arc<super::pulse::Pulse>,
     turns: u64,
+    /// The game's time since the journal's last record is unknown (a reboot): until its
+    /// clock witnesses it, or the arbiter acts, no deadline of the game is acted on.
+    unwitnessed: Option<witness::Unwitnessed>,
 }
 
 /// Run a board actor until the hall drops its inbox.
@@ -265,6 +272,7 @@ pub fn run(parts: BoardParts) -> impl std::future::Future<Output = ()> + Send {
         feed,
         mode,
         pulse,
+        unwitnessed,
     } = parts;
     // An unfinished game goes on in the mode it was started in, whatever the
     // configuration says now: the official time cannot change hands mid-game.
@@ -310,10 +318,11 @@ pub fn run(parts: BoardParts) -> impl std::future::Future<Output = ()> + Send {
         observed: observe::Observed::default(),
         pulse,
         turns: 0,
+        unwitnessed: None,
     };
     // Boxed: an async fn's argument is kept twice in its future (as passed, and as the
     // local it is moved into), and the actor is 2 KB.
-    run_actor(Box::new(a), link_events, inbox)
+    run_actor(Box::new(a), link_events, inbox, unwitnessed)
 }
 
 /// How long a board actor waits for its link's first word (online, or why not) before it
@@ -335,7 +344,10 @@ async fn run_actor(
     mut a: Box<BoardActor>,
     mut link_events: mpsc::Receiver<LinkEvent>,
     mut inbox: mpsc::Receiver<ToBoard>,
+    unwitnessed: Option<Millis>,
 ) {
+    // Before anything can act on the game's deadlines.
+    Box::pin(a.begin_witness(unwitnessed)).await;
     // The board's first picture: offline until its link says otherwise. The links open
     // their ports while the journal is replayed, so after a restart most boards' `Online`
     // is already waiting: publishing `offline` first would be two retained payloads per
@@ -409,6 +421,12 @@ async fn run_actor(
         {
             deadline = Some(d.max(at));
         }
+        // Unwitnessed time: no deadline is acted on (nothing flagged, defaulted or
+        // started from a gap that nobody can vouch for).
+        if a.unwitnessed.is_some() {
+            deadline = None;
+        }
+        let witness_due = a.witness_due();
         let poll = a.observe_poll_at();
         if deadline != armed {
             if let Some(d) = deadline {
@@ -425,6 +443,9 @@ async fn run_actor(
             () = async {
                 if let Some(at) = poll { tokio::time::sleep_until(at).await }
             }, if poll.is_some() => Box::pin(a.observe_poll()).await,
+            () = async {
+                if let Some(at) = witness_due { tokio::time::sleep_until(at).await }
+            }, if witness_due.is_some() => Box::pin(a.witness_overdue()).await,
             () = async {
                 if let Some(at) = retry { tokio::time::sleep_until(at).await }
             }, if retry.is_some() => {
@@ -793,6 +814,7 @@ impl BoardActor {
         };
         let r = self.decide(input).await;
         if r.is_ok() {
+            self.arbiter_acted();
             // A new position for the move reader, or a resumed clock: keep the board in step.
             self.clear(AlertKind::StrayPress);
         }
