@@ -367,7 +367,10 @@ impl BoardActor {
         };
         let shown = move |c: Color| lever::shown(&reading, placement, c);
         if self.unwitnessed.is_some_and(|u| !u.held) {
-            if explained {
+            let agrees = self.slot.as_ref().is_some_and(|s| {
+                lever::reading_agrees(&s.game, placement, &reading, self.now())
+            });
+            if explained && agrees {
                 self.witnessed();
             } else {
                 // After a reboot the reckoning's gap is a guess: a reading that
@@ -421,6 +424,11 @@ impl BoardActor {
         self.lever.seen(reading.status.high_side());
         if self.identity_pending {
             self.held_reading = Some(reading);
+            return;
+        }
+        // Unwitnessed time: only the reconciliation reads the clock (a reading decided at
+        // a `now` past a deadline would flag from the gap).
+        if self.unwitnessed.is_some() && !self.reconcile {
             return;
         }
         // Every running board's second comes here: what may follow is boxed, so that the

@@ -112,6 +112,18 @@ pub fn shown(reading: &ClockTime, placement: Placement, color: Color) -> Millis 
     Millis(i64::from(t.total_seconds()) * 1000)
 }
 
+/// Whether the clock's reading shows both sides' official times at `now`, within the
+/// discrepancy margin and the clock's resolution: the witness of a gap nobody else can
+/// vouch for (a reboot). Stricter than [`after_outage`], which trusts the running side's
+/// time to have run as reckoned.
+pub fn reading_agrees(game: &Game, placement: Placement, reading: &ClockTime, now: Millis) -> bool {
+    let tolerance = game.setup().discrepancy_margin + CLOCK_RESOLUTION;
+    [Color::White, Color::Black].into_iter().all(|c| {
+        let official = game.clock().remaining_at(c, now);
+        (shown(reading, placement, c) - official).0.abs() <= tolerance.0
+    })
+}
+
 /// The verdict on an outage, from the game as the journal left it, at `now`.
 pub fn after_outage(game: &Game, placement: Placement, reading: &ClockTime, now: Millis) -> Outage {
     let (Some(runner), Some(zero_at)) = (game.clock().running(), game.clock().zero_at()) else {
