@@ -232,6 +232,8 @@ pub fn words(d: Millis) -> String {
         format!("{h} h {m} min {s} s")
     } else if m > 0 {
         format!("{m} min {s} s")
+    } else if ms % 1000 / 100 == 0 {
+        format!("{s} s")
     } else {
         format!("{}.{} s", s, ms % 1000 / 100)
     }

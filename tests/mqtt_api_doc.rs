@@ -832,6 +832,8 @@ fn all_alert_kinds() -> Vec<AlertKind> {
         AlertKind::ClockStopped,
         AlertKind::ClockFlag,
         AlertKind::ClockPresses,
+        AlertKind::ServerClock,
+        AlertKind::TimeHeld,
     ];
     covers_every_variant(
         &kinds,
@@ -862,8 +864,10 @@ fn all_alert_kinds() -> Vec<AlertKind> {
             AlertKind::ClockStopped => 23,
             AlertKind::ClockFlag => 24,
             AlertKind::ClockPresses => 25,
+            AlertKind::ServerClock => 26,
+            AlertKind::TimeHeld => 27,
         },
-        26,
+        28,
     );
     kinds
 }

@@ -18,7 +18,6 @@ use hallclock::link::testing::scratch_dir;
 use hallclock::sim::{Sim, SimConfig};
 use serde_json::{Value, json};
 
-const LIBFAKETIME: &str = "/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1";
 const H: i64 = 3_600_000;
 
 fn topic(rest: &str) -> String {
@@ -29,14 +28,16 @@ async fn sleep_ms(ms: u64) {
     tokio::time::sleep(Duration::from_millis(ms)).await;
 }
 
-/// The library, or why this machine cannot run these tests (said, never silently passed:
-/// ./scripts/test installs it).
-fn libfaketime() -> &'static str {
-    assert!(
-        Path::new(LIBFAKETIME).exists(),
-        "{LIBFAKETIME} is missing: apt-get install libfaketime (./scripts/test does)"
-    );
-    LIBFAKETIME
+/// Debian's libfaketime (under the machine's multiarch directory), or why this machine
+/// cannot run these tests: said, never silently passed (./scripts/test installs it).
+fn libfaketime() -> PathBuf {
+    std::fs::read_dir("/usr/lib")
+        .into_iter()
+        .flatten()
+        .filter_map(Result::ok)
+        .map(|e| e.path().join("faketime/libfaketime.so.1"))
+        .find(|p| p.exists())
+        .expect("libfaketime.so.1 is missing: apt-get install libfaketime (./scripts/test does)")
 }
 
 fn daemon_config(dir: &Path, broker: u16, sim: &Sim, boards: usize) -> PathBuf {
