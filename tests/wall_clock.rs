@@ -8,6 +8,7 @@
 //! be rebooted by a test).
 
 mod common;
+mod webcommon;
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -40,12 +41,14 @@ fn libfaketime() -> PathBuf {
         .expect("libfaketime.so.1 is missing: apt-get install libfaketime (./scripts/test does)")
 }
 
-fn daemon_config(dir: &Path, broker: u16, sim: &Sim, boards: usize) -> PathBuf {
+fn daemon_config(dir: &Path, broker: u16, web: u16, sim: &Sim, boards: usize) -> PathBuf {
+    let arbiters = common::write_arbiters(dir);
+    webcommon::chief_password(&arbiters);
     let mut toml = format!(
-        "[hall]\nid = \"{HALL}\"\nnode = \"{}\"\nstate_dir = \"{}\"\n\n[broker]\nhost = \"127.0.0.1\"\nport = {broker}\nclient_id = \"hallclock-wallclock\"\nkeep_alive_secs = 5\n\n[link]\nliveness_timeout_ms = 1500\nack_timeout_ms = 300\nreopen_backoff_max_ms = 300\n\n[log]\nlevel = \"debug\"\n\n[security]\narbiters = {:?}\n",
+        "[hall]\nid = \"{HALL}\"\nnode = \"{}\"\nstate_dir = \"{}\"\n\n[broker]\nhost = \"127.0.0.1\"\nport = {broker}\nclient_id = \"hallclock-wallclock\"\nkeep_alive_secs = 5\n\n[link]\nliveness_timeout_ms = 1500\nack_timeout_ms = 300\nreopen_backoff_max_ms = 300\n\n[web]\nenabled = true\nlisten = \"127.0.0.1:{web}\"\n\n[log]\nlevel = \"debug\"\n\n[security]\narbiters = {:?}\n",
         common::NODE,
         dir.join("state").display(),
-        common::write_arbiters(dir).display().to_string()
+        arbiters.display().to_string()
     );
     for n in 1..=boards {
         toml.push_str(&format!(
@@ -81,6 +84,8 @@ struct Hall {
     /// says): commands are signed on the daemon's clock, as a hall's own laptop would.
     offset: i64,
     boot: String,
+    /// The dashboard's port.
+    web: u16,
 }
 
 impl Hall {
@@ -90,7 +95,8 @@ impl Hall {
         let mut cfg = SimConfig::new(boards, dir.join("ports"));
         cfg.ack_delay = Duration::from_millis(5);
         let sim = Sim::start(cfg).await.expect("sim");
-        let config = daemon_config(&dir, broker.port, &sim, boards);
+        let web = webcommon::free_port();
+        let config = daemon_config(&dir, broker.port, web, &sim, boards);
         let w = Watcher::connect(broker.port, &format!("{name}-watcher")).await;
         let mut h = Hall {
             _broker: broker,
@@ -102,6 +108,7 @@ impl Hall {
             boards,
             offset: 0,
             boot: "boot-1".into(),
+            web,
         };
         h.set_clock(offset);
         h.launch().await;
@@ -259,11 +266,10 @@ async fn a_clock_correction_and_a_restart_end_no_game() {
     // NTP corrects the clock while the daemon runs: no game clock moves, and it is said.
     h.set_clock(0);
     let alert = topic(&format!("alert/server-clock-{}", common::NODE));
-    let said = h
-        .w
-        .wait("the step's alert", |m| m.topic == alert && m.raised())
-        .await
-        .json();
+    let said =
+        h.w.wait("the step's alert", |m| m.topic == alert && m.raised())
+            .await
+            .json();
     let words = said["message"].as_str().unwrap_or_default();
     assert!(
         words.contains("moved forward 5 h 59 min") || words.contains("moved forward 6 h 0 min"),
@@ -289,7 +295,11 @@ async fn a_clock_correction_and_a_restart_end_no_game() {
     // round began (10 min less the think time), within the clock's resolution.
     sleep_ms(500).await;
     let s = h.w.latest_state(&board_id(1));
-    assert_eq!((&s["phase"], &s["running"]), (&json!("running"), &json!("black")), "{s}");
+    assert_eq!(
+        (&s["phase"], &s["running"]),
+        (&json!("running"), &json!("black")),
+        "{s}"
+    );
     let black = s["black"]["remaining_ms"].as_i64().expect("remaining_ms");
     let black_used = now_ms() - round_started;
     assert!(
@@ -345,11 +355,10 @@ async fn reboot(name: &str, offset: i64) -> Hall {
 
 async fn held(h: &mut Hall, n: usize) -> Value {
     let alert = topic(&format!("alert/{}-time-held", board_id(n)));
-    let a = h
-        .w
-        .wait("the hold's alert", |m| m.topic == alert && m.raised())
-        .await
-        .json();
+    let a =
+        h.w.wait("the hold's alert", |m| m.topic == alert && m.raised())
+            .await
+            .json();
     assert_eq!(a["severity"], "critical", "{a}");
     a
 }
@@ -358,13 +367,18 @@ async fn held(h: &mut Hall, n: usize) -> Value {
 async fn a_reboot_with_the_clock_6_h_ahead_holds_running_games_and_ends_none() {
     let mut h = reboot("wallclock-reboot-ahead", 6 * H).await;
     let a = held(&mut h, 1).await;
-    assert!(a["message"].as_str().unwrap_or_default().contains("paused"), "{a}");
-    let s = h
-        .w
-        .state(&board_id(1), "board 1 paused", |s| s["phase"] == "paused")
-        .await;
+    assert!(
+        a["message"].as_str().unwrap_or_default().contains("paused"),
+        "{a}"
+    );
+    let s =
+        h.w.state(&board_id(1), "board 1 paused", |s| s["phase"] == "paused")
+            .await;
     // Paused as of the journal's last record: no side was charged the six hours.
-    assert!(s["black"]["remaining_ms"].as_i64().unwrap_or(0) > 590_000, "{s}");
+    assert!(
+        s["black"]["remaining_ms"].as_i64().unwrap_or(0) > 590_000,
+        "{s}"
+    );
     // Board 2 (White absent, default time 60 s): held too, not defaulted.
     held(&mut h, 2).await;
     h.assert_nothing_ends(2000).await;
@@ -375,9 +389,10 @@ async fn a_reboot_with_the_clock_6_h_behind_ends_no_game_and_runs_no_time_back()
     let mut h = reboot("wallclock-reboot-behind", -6 * H).await;
     held(&mut h, 1).await;
     let alert = topic(&format!("alert/server-clock-{}", common::NODE));
-    let said = h
-        .w
-        .wait("the start's clock alert", |m| m.topic == alert && m.raised())
+    let said =
+        h.w.wait("the start's clock alert", |m| {
+            m.topic == alert && m.raised()
+        })
         .await
         .json();
     assert!(
@@ -401,4 +416,61 @@ async fn a_reboot_with_the_clock_right_is_witnessed_by_the_clocks_and_play_goes_
         "board 1's clock witnessed the reboot: no hold\n{}",
         h.log_text()
     );
+}
+
+/// Finding 4 on the dashboard: a server 6 h behind the arbiter's laptop. The page says so
+/// in words, and proposes a round's start on the server's clock (which the daemon reads
+/// the start on), not the browser's.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_dashboard_says_the_servers_clock_differs_and_schedules_on_it() {
+    let h = Hall::start("wallclock-dashboard", 1, -6 * H).await;
+    let base = format!("http://127.0.0.1:{}", h.web);
+    webcommon::chief_cookie(h.web).await;
+    let chrome = webcommon::Chrome::start("wallclock-dashboard", 1366, 768).await;
+    let c = &chrome.client;
+    c.goto(&format!("{base}/login")).await.expect("login page");
+    for (field, text) in [("id", "chief"), ("password", webcommon::PASSWORD)] {
+        c.find(fantoccini::Locator::Css(&format!(
+            "#login input[name={field}]"
+        )))
+        .await
+        .expect("login field")
+        .send_keys(text)
+        .await
+        .expect("typed");
+    }
+    c.find(fantoccini::Locator::Css("#login button"))
+        .await
+        .expect("login button")
+        .click()
+        .await
+        .expect("clicked");
+    chrome
+        .until("the hall view", "location.pathname === '/'")
+        .await;
+    let note = chrome
+        .until(
+            "the clock note",
+            "!document.getElementById('clock-note').hidden && document.getElementById('clock-note').textContent",
+        )
+        .await;
+    let note = note.as_str().unwrap_or_default().to_string();
+    assert!(
+        note.contains("6 h 0 min") && note.contains("behind this device"),
+        "{note}"
+    );
+    c.goto(&format!("{base}/round")).await.expect("round page");
+    let proposed = chrome
+        .until(
+            "the proposed start",
+            "document.querySelector('input[name=start]') && new Date(document.querySelector('input[name=start]').value).getTime() - Date.now()",
+        )
+        .await;
+    let ahead = proposed.as_f64().unwrap_or(f64::NAN) as i64;
+    // Server time + 1 min, in the browser's terms: 6 h before its own clock.
+    assert!(
+        (ahead - (-6 * H + 60_000)).abs() < 5_000,
+        "the start is proposed {ahead} ms from the browser's clock"
+    );
+    chrome.close().await;
 }

@@ -43,7 +43,9 @@ fn me_body(identity: &Identity, csrf: &str, state: &AppState) -> Value {
         "boards": identity.boards().unwrap_or_default(),
     });
     // `node`: which node's dashboard this is (another node's boards are sent on to theirs).
-    json!({ "arbiter": arbiter, "csrf": csrf, "hall": state.hall(), "node": state.node() })
+    // `civil_ms`: the server's clock, so that the page schedules on it (not the
+    // browser's) and says when the two differ (issue 36).
+    json!({ "arbiter": arbiter, "csrf": csrf, "hall": state.hall(), "node": state.node(), "civil_ms": state.timebase().civil().0 })
 }
 
 fn cookie_header(value: &str, max_age: Option<u64>, secure: bool) -> String {

@@ -367,9 +367,10 @@ impl BoardActor {
         };
         let shown = move |c: Color| lever::shown(&reading, placement, c);
         if self.unwitnessed.is_some_and(|u| !u.held) {
-            let agrees = self.slot.as_ref().is_some_and(|s| {
-                lever::reading_agrees(&s.game, placement, &reading, self.now())
-            });
+            let agrees = self
+                .slot
+                .as_ref()
+                .is_some_and(|s| lever::reading_agrees(&s.game, placement, &reading, self.now()));
             if explained && agrees {
                 self.witnessed();
             } else {

@@ -36,6 +36,9 @@ const store = {
   /** Server time minus local time, as far as live states show it. */
   offset: 0,
   offsetKnown: false,
+  /** The server's wall clock minus this device's (`/api/me`'s `civil_ms`): scheduled
+   * instants (a round's start, a resumption) are on the server's clock. */
+  civilOffset: 0,
   snapshotting: false,
 };
 
@@ -95,6 +98,36 @@ function fmtTime(ms) {
 
 function serverNow() {
   return Date.now() + store.offset;
+}
+
+/** The server's wall clock now: what a round's start and a resumption are read on. */
+function serverCivilNow() {
+  return Date.now() + store.civilOffset;
+}
+
+/** Beyond this the page says that the server's clock and this device's differ. */
+const CLOCKS_DIFFER_MS = 60000;
+
+/** @param {number} ms */
+function durationWords(ms) {
+  const s = Math.round(Math.abs(ms) / 1000);
+  const hh = Math.floor(s / 3600), mm = Math.floor(s / 60) % 60, ss = s % 60;
+  return hh > 0 ? `${hh} h ${mm} min ${ss} s` : mm > 0 ? `${mm} min ${ss} s` : `${ss} s`;
+}
+
+/** The words for a server clock that differs from this device's, or "" when it does not. */
+function clockDifference() {
+  const d = store.civilOffset;
+  if (Math.abs(d) < CLOCKS_DIFFER_MS) return "";
+  return `The hall server's clock is ${durationWords(d)} ${d > 0 ? "ahead of" : "behind"} this device's: the times you schedule here are read on the server's clock (game clocks are not affected). Set the server's clock (chrony, timedatectl) or this device's, whichever is wrong.`;
+}
+
+function showClockNote() {
+  const note = document.getElementById("clock-note");
+  if (!note) return;
+  const words = clockDifference();
+  note.textContent = words;
+  note.hidden = !words;
 }
 
 /**
@@ -1363,7 +1396,8 @@ function roundView() {
   // --- start a round ---
   const num = /** @type {HTMLInputElement} */ (h("input", { type: "number", name: "round", min: 1, max: 999, value: String(((store.info && store.info.round && store.info.round.round) || 0) + 1) }));
   const start = /** @type {HTMLInputElement} */ (h("input", { type: "datetime-local", name: "start", step: 1 }));
-  const soon = new Date(Date.now() + 60000 - new Date().getTimezoneOffset() * 60000);
+  // On the server's clock: the round starts when the server's clock says so.
+  const soon = new Date(serverCivilNow() + 60000 - new Date().getTimezoneOffset() * 60000);
   start.value = soon.toISOString().slice(0, 19);
   const tc = /** @type {HTMLInputElement} */ (h("input", { type: "text", name: "time_control", value: store.info && store.info.defaults ? store.info.defaults.time_control : "40/5400+30:1800+30" }));
   const tcDesc = h("div", { class: "desc", id: "tc-desc" });
@@ -1672,9 +1706,15 @@ async function main() {
     return;
   }
   if (path === "/login") { loginView(); return; }
+  const asked = Date.now();
   const r = await fetch("/api/me", { credentials: "same-origin" });
   if (r.status === 401) { location.href = "/login"; return; }
   store.me = await r.json();
+  // The server read its clock about halfway through the request.
+  if (store.me && typeof store.me.civil_ms === "number") {
+    store.civilOffset = store.me.civil_ms - (asked + Date.now()) / 2;
+    showClockNote();
+  }
   const who = document.getElementById("who");
   if (who && store.me) who.textContent = `${store.me.arbiter.name} · ${store.me.arbiter.role}`;
   const out = /** @type {HTMLButtonElement} */ (document.getElementById("logout"));
