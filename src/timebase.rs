@@ -14,6 +14,7 @@
 //! says, what this boot's clocks say, and whether games are live, in; game time now and
 //! whether the live games need a witness, out.
 
+use std::sync::atomic::{AtomicI64, Ordering};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use serde::{Deserialize, Serialize};
@@ -28,6 +29,11 @@ pub struct Timebase {
     /// Added to the system clock's reading: the test hook `HALLCLOCK_TEST_CLOCK_OFFSET_MS`
     /// (a node whose clock is off). Zero in a hall.
     wall_shift: Millis,
+    /// The hall's time as the chief arbiter set it, minus the server's clock (ms): zero
+    /// unless set from the dashboard (`Hall::set_hall_time`). Shared by every copy of this
+    /// hall's timebase (the board actors, MQTT, the web), so one hall, one civil time:
+    /// leaked once per hall start (8 bytes), which keeps the timebase `Copy`.
+    correction: &'static AtomicI64,
 }
 
 /// The system's wall clock, in ms since the Unix epoch.
@@ -51,6 +57,7 @@ impl Timebase {
             game0: game,
             t0: Instant::now(),
             wall_shift: Millis::ZERO,
+            correction: Box::leak(Box::new(AtomicI64::new(0))),
         }
     }
 
@@ -69,8 +76,8 @@ impl Timebase {
     pub fn shifted(self, by: Millis) -> Timebase {
         Timebase {
             game0: self.game0 + by,
-            t0: self.t0,
             wall_shift: self.wall_shift + by,
+            ..self
         }
     }
 
@@ -79,9 +86,25 @@ impl Timebase {
         self.at(Instant::now())
     }
 
-    /// Civil time now: the wall clock as it reads at this moment.
+    /// Civil time now: the wall clock as it reads at this moment, with the hall's time
+    /// correction if the chief arbiter set one.
     pub fn civil(&self) -> Millis {
+        self.wall() + self.correction()
+    }
+
+    /// The server's own wall clock, without the hall's correction.
+    pub fn wall(&self) -> Millis {
         system_wall() + self.wall_shift
+    }
+
+    /// The hall's time correction (see the field).
+    pub fn correction(&self) -> Millis {
+        Millis(self.correction.load(Ordering::Relaxed))
+    }
+
+    /// Set the hall's time correction: civil time moves, game time does not.
+    pub fn set_correction(&self, c: Millis) {
+        self.correction.store(c.0, Ordering::Relaxed);
     }
 
     /// Civil minus game time now: zero unless the wall clock was stepped while games were
@@ -112,8 +135,15 @@ pub struct Anchor {
     pub boottime: Millis,
     /// Game time at that moment.
     pub at: Millis,
-    /// The wall clock at that moment.
+    /// Civil time at that moment (the wall clock plus `correction`).
     pub civil: Millis,
+    /// The hall's time correction then (set by the chief arbiter; 0 unless set).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub correction: Millis,
+}
+
+fn is_zero(m: &Millis) -> bool {
+    m.0 == 0
 }
 
 /// This boot's clocks, read at start-up.
@@ -144,6 +174,9 @@ pub struct Resumed {
     pub unwitnessed: Option<Millis>,
     /// What to tell the arbiters, if anything.
     pub note: Option<TimeNote>,
+    /// The hall's time correction that still holds (same boot, server clock not set
+    /// meanwhile), else zero.
+    pub correction: Millis,
 }
 
 /// Something about time at start-up that the arbiters are told (a `server_clock` alert).
@@ -184,18 +217,22 @@ pub fn resume(journal: &JournalTime, here: &Here) -> Resumed {
     if let Some(a) = same_boot {
         let passed = here.boottime - a.boottime;
         let exact = at_least(a.at + passed);
-        let stepped = here.wall - (a.civil + passed);
-        let note =
-            (stepped.0.abs() > STEP.0).then_some(TimeNote::SteppedWhileStopped { by: stepped });
+        let stepped = here.wall + a.correction - (a.civil + passed);
+        let still = stepped.0.abs() <= STEP.0;
+        let note = (!still).then_some(TimeNote::SteppedWhileStopped { by: stepped });
+        // A correction set by the chief arbiter holds while the server's clock keeps the
+        // same error; once that clock was set, it is trusted again.
+        let correction = if still { a.correction } else { Millis::ZERO };
         let game = if journal.live {
             exact
         } else {
-            at_least(here.wall)
+            at_least(here.wall + correction)
         };
         return Resumed {
             game,
             unwitnessed: None,
             note,
+            correction,
         };
     }
     let game = at_least(here.wall);
@@ -204,6 +241,7 @@ pub fn resume(journal: &JournalTime, here: &Here) -> Resumed {
             game,
             unwitnessed: None,
             note: None,
+            correction: Millis::ZERO,
         };
     };
     let note = if here.wall < floor {
@@ -221,6 +259,7 @@ pub fn resume(journal: &JournalTime, here: &Here) -> Resumed {
         game,
         unwitnessed: journal.live.then_some(floor),
         note,
+        correction: Millis::ZERO,
     }
 }
 
@@ -258,6 +297,41 @@ impl TimeNote {
             ),
         }
     }
+}
+
+/// Why the hall's time cannot be set to `wanted`, given the server's own clock `wall`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SetTimeError {
+    #[error(
+        "the server's clock already reads {} ({} from the time asked): there is nothing to set",
+        wall.utc(),
+        words(*wanted - *wall)
+    )]
+    Agrees { wanted: Millis, wall: Millis },
+    #[error(
+        "{} is {} from the server's clock ({}): more than a day; set the server's clock itself (chronyc settime, timedatectl set-time)",
+        wanted.utc(),
+        words(*wanted - *wall),
+        wall.utc()
+    )]
+    TooFar { wanted: Millis, wall: Millis },
+}
+
+/// Within a minute there is nothing to mend; beyond a day it is not a clock that drifted
+/// or lost a night, but a typo or a wrong device: the server's clock is set by hand then.
+pub const SET_AT_LEAST: Millis = Millis(60_000);
+pub const SET_AT_MOST: Millis = Millis(24 * 3_600_000);
+
+/// The correction that makes civil time `wanted` on a server whose own clock reads `wall`.
+pub fn correction_for(wanted: Millis, wall: Millis) -> Result<Millis, SetTimeError> {
+    let c = wanted - wall;
+    if c.0.abs() < SET_AT_LEAST.0 {
+        return Err(SetTimeError::Agrees { wanted, wall });
+    }
+    if c.0.abs() > SET_AT_MOST.0 {
+        return Err(SetTimeError::TooFar { wanted, wall });
+    }
+    Ok(c)
 }
 
 /// A wall-clock step seen while running: civil time moved by `by` against game time.
@@ -344,6 +418,7 @@ mod tests {
             boottime: Millis(boottime),
             at: Millis(at),
             civil: Millis(at),
+            correction: Millis::ZERO,
         }
     }
 
@@ -436,6 +511,24 @@ mod tests {
         assert_eq!((r.game, r.unwitnessed, r.note), (Millis(9_000), None, None));
     }
 
+    /// The hall's time set by the chief arbiter (the server 6 h behind) survives a
+    /// restart in the same boot while the server's clock keeps its error, not once it is
+    /// set, nor a reboot.
+    #[test]
+    fn a_correction_holds_while_the_servers_clock_keeps_its_error() {
+        let t0 = 1_000 * H;
+        let mut a = anchor("b1", 50_000, t0);
+        a.correction = Millis(6 * H);
+        a.civil = Millis(t0 + 6 * H);
+        let j = live(a, t0);
+        let kept = resume(&j, &here("b1", 60_000, t0 + 10_000));
+        assert_eq!((kept.correction, kept.note), (Millis(6 * H), None));
+        let set = resume(&j, &here("b1", 60_000, t0 + 6 * H + 10_000));
+        assert_eq!(set.correction, Millis::ZERO);
+        assert!(set.note.is_some());
+        assert_eq!(resume(&j, &here("b2", 60_000, t0)).correction, Millis::ZERO);
+    }
+
     #[test]
     fn a_step_is_beyond_two_seconds_and_a_slew_is_followed_quietly() {
         let mut w = StepWatch::new(Millis(0));
@@ -446,6 +539,28 @@ mod tests {
         assert_eq!(w.check(Millis(2_400 + 6 * H + 12_000), Millis(1)), None);
         let back = w.check(Millis(0), Millis(1)).map(|s| s.by);
         assert_eq!(back, Some(Millis(-(2_400 + 6 * H + 12_000))));
+    }
+
+    #[test]
+    fn the_halls_time_is_set_only_between_a_minute_and_a_day_off() {
+        let wall = Millis(1_000 * H);
+        assert_eq!(
+            correction_for(wall + Millis(6 * H), wall),
+            Ok(Millis(6 * H))
+        );
+        assert_eq!(
+            correction_for(wall - Millis(61_000), wall),
+            Ok(Millis(-61_000))
+        );
+        assert!(matches!(
+            correction_for(wall + Millis(59_000), wall),
+            Err(SetTimeError::Agrees { .. })
+        ));
+        assert!(matches!(
+            correction_for(wall - Millis(25 * H), wall),
+            Err(SetTimeError::TooFar { .. })
+        ));
+        assert_eq!(correction_for(wall + SET_AT_MOST, wall), Ok(SET_AT_MOST));
     }
 
     #[test]

@@ -424,6 +424,7 @@ async fn a_reboot_with_the_clock_right_is_witnessed_by_the_clocks_and_play_goes_
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_dashboard_says_the_servers_clock_differs_and_schedules_on_it() {
     let h = Hall::start("wallclock-dashboard", 1, -6 * H).await;
+    // Sign as the daemon's clock reads until the hall's time is set.
     let base = format!("http://127.0.0.1:{}", h.web);
     webcommon::chief_cookie(h.web).await;
     let chrome = webcommon::Chrome::start("wallclock-dashboard", 1366, 768).await;
@@ -460,6 +461,10 @@ async fn the_dashboard_says_the_servers_clock_differs_and_schedules_on_it() {
         "{note}"
     );
     c.goto(&format!("{base}/round")).await.expect("round page");
+    chrome
+        .until("the round form", "document.querySelector('input[name=start]') && !document.getElementById('clock-note').hidden")
+        .await;
+    chrome.shot("wallclock-note-round").await;
     let proposed = chrome
         .until(
             "the proposed start",
@@ -472,5 +477,54 @@ async fn the_dashboard_says_the_servers_clock_differs_and_schedules_on_it() {
         (ahead - (-6 * H + 60_000)).abs() < 5_000,
         "the start is proposed {ahead} ms from the browser's clock"
     );
+
+    // The chief sets the hall's time to the laptop's (confirmed): the note goes, the
+    // server says so in words, and commands signed by the laptop's clock are taken.
+    chrome.js("window.confirm = () => true; return true;").await;
+    c.find(fantoccini::Locator::Css("#set-hall-time"))
+        .await
+        .expect("the set button, for the chief")
+        .click()
+        .await
+        .expect("clicked");
+    chrome
+        .until(
+            "the note gone",
+            "document.getElementById('clock-note').hidden",
+        )
+        .await;
+    let alert = topic(&format!("alert/server-clock-{}", common::NODE));
+    let mut h = h;
+    let said =
+        h.w.wait("the hall's time alert", |m| {
+            m.topic == alert && m.text().contains("set the hall's time")
+        })
+        .await
+        .json();
+    let words = said["message"].as_str().unwrap_or_default();
+    assert!(
+        (words.contains("5 h 59 min") || words.contains("6 h 0 min"))
+            && words.contains("ahead of the server's own clock")
+            && words.contains("no game clock moved"),
+        "{said}"
+    );
+    h.offset = 0;
+    let r = h
+        .command(
+            None,
+            json!({"action": "replay", "board": board_id(1), "from_seq": 1, "reply_to": "wallclock"}),
+        )
+        .await;
+    assert_ne!(r["error"], "expired", "{r}");
+    // It holds across a restart in the same boot (the server's clock keeps its error).
+    h.kill_9();
+    h.launch().await;
+    let r = h
+        .command(
+            None,
+            json!({"action": "replay", "board": board_id(1), "from_seq": 1, "reply_to": "wallclock"}),
+        )
+        .await;
+    assert_ne!(r["error"], "expired", "{r}\n{}", h.log_text());
     chrome.close().await;
 }

@@ -200,6 +200,8 @@ pub struct RunningHall {
     pub broadcast: crate::broadcast::BroadcastSource,
     /// This node (`[hall] node`): what its hall-level alerts are scoped by.
     pub node: String,
+    /// The hall's clocks: the dashboard shows and schedules on the same civil time.
+    pub timebase: Timebase,
     stop: Option<oneshot::Sender<()>>,
     task: tokio::task::JoinHandle<()>,
 }
@@ -301,11 +303,13 @@ pub fn start(settings: HallSettings) -> Result<RunningHall, HallError> {
     let here = crate::timebase::here(wall);
     let resumed = crate::timebase::resume(&recovered.time, &here);
     let timebase = Timebase::resumed(resumed.game, wall_shift);
+    timebase.set_correction(resumed.correction);
     let anchor = crate::timebase::Anchor {
         boot: here.boot.clone(),
         boottime: here.boottime,
         at: resumed.game,
-        civil: here.wall,
+        civil: here.wall + resumed.correction,
+        correction: resumed.correction,
     };
     let damage = recovered.damage.clone();
     // Every round's games, finished ones too, for the broadcast feed.
@@ -510,6 +514,7 @@ pub fn start(settings: HallSettings) -> Result<RunningHall, HallError> {
         mqtt_task.abort();
     });
     Ok(RunningHall {
+        timebase,
         publisher,
         intake: incoming_tx,
         control: control_tx,
@@ -799,6 +804,10 @@ impl Hall {
                     Some(Incoming::NodeClock { node, payload, received }) => self.on_node_clock(&node, &payload, received),
                     Some(Incoming::PeerState { board, payload }) => self.on_peer_state(board, &payload),
                     Some(Incoming::NodeInfo { node, payload }) => self.on_node_info(&node, &payload),
+                    Some(Incoming::SetHallTime { civil, identity, reply }) => {
+                        let r = self.set_hall_time(civil, &identity.name).await;
+                        let _ = reply.send(r);
+                    }
                     None => break,
                 },
                 note = from_boards.recv() => if let Some(note) = note {
@@ -836,32 +845,83 @@ impl Hall {
         else {
             return;
         };
-        let here = crate::timebase::here(self.timebase.civil());
+        // The server's clock was set: a hall's time set by the chief arbiter while it was
+        // wrong gives way to it.
+        let dropped = self.timebase.correction();
+        let mut message = step.message();
+        if dropped != Millis::ZERO {
+            self.timebase.set_correction(Millis::ZERO);
+            self.steps = crate::timebase::StepWatch::new(self.timebase.offset());
+            message.push_str(&format!(
+                "; the hall's time set from the dashboard ({} {}) is dropped: the server's clock is trusted again",
+                crate::timebase::words(dropped),
+                if dropped.0 > 0 { "ahead" } else { "behind" }
+            ));
+        }
+        if let Err(e) = self.journal_anchor().await {
+            tracing::error!("the journal cannot store the wall clock's step ({e})");
+        }
+        self.say_server_clock(message);
+    }
+
+    /// A time anchor of now into the journal (ARCHITECTURE.md, "Where game time comes
+    /// from").
+    async fn journal_anchor(&self) -> Result<(), crate::store::StoreError> {
+        let here = crate::timebase::here(self.timebase.wall());
         let anchor = crate::timebase::Anchor {
             boot: here.boot,
             boottime: here.boottime,
             at: self.timebase.now(),
-            civil: here.wall,
+            civil: self.timebase.civil(),
+            correction: self.timebase.correction(),
         };
-        if let Err(e) = self
-            .journal
+        self.journal
             .append(vec![crate::store::Record::Time(anchor)])
             .await
-        {
-            tracing::error!("the journal cannot store the wall clock's step ({e})");
-        }
+    }
+
+    /// The `server_clock` alert (this node's), in words.
+    fn say_server_clock(&self, message: String) {
         let alert = crate::mqtt::payload::AlertPayload {
             id: crate::alert::node_alert_id("server-clock", &self.settings.node),
             board: None,
             kind: crate::mqtt::payload::AlertKind::ServerClock,
             severity: crate::mqtt::payload::Severity::Warning,
-            message: step.message(),
+            message,
             since: self.timebase.now(),
             error: None,
         };
-        tracing::warn!("{}", alert.message);
+        tracing::warn!("{}", crate::intake::command::log_safe(&alert.message));
         self.publisher
             .json_retained(self.topics.alert(&alert.id), &alert);
+    }
+
+    /// The chief arbiter sets the hall's time from the dashboard (a server without a
+    /// real-time clock, no NTP): civil time moves (signatures' `ts`, scheduled starts),
+    /// no game clock does. Bounded (`timebase::correction_for`), journaled before it
+    /// applies, said in words. The server's own clock is left alone: setting it needs
+    /// privileges a service should not hold, and the operator's tools (chronyc settime)
+    /// do it properly.
+    async fn set_hall_time(&mut self, wanted: Millis, arbiter: &str) -> Result<Millis, String> {
+        let wall = self.timebase.wall();
+        let correction =
+            crate::timebase::correction_for(wanted, wall).map_err(|e| e.to_string())?;
+        let before = self.timebase.correction();
+        self.timebase.set_correction(correction);
+        if let Err(e) = self.journal_anchor().await {
+            self.timebase.set_correction(before);
+            return Err(format!(
+                "the hall's time was not set: the journal cannot store it ({e})"
+            ));
+        }
+        self.steps = crate::timebase::StepWatch::new(self.timebase.offset());
+        self.say_server_clock(format!(
+            "the chief arbiter {arbiter} set the hall's time to {} ({} {} the server's own clock, which is left as it is: set it with chronyc settime or timedatectl); no game clock moved; signed commands and scheduled starts use the hall's time now",
+            self.timebase.civil().utc(),
+            crate::timebase::words(correction),
+            if correction.0 > 0 { "ahead of" } else { "behind" }
+        ));
+        Ok(self.timebase.civil())
     }
 
     /// This node's boards, as `info` lists them.

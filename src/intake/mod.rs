@@ -61,6 +61,13 @@ pub enum Incoming {
         identity: Identity,
         reply: oneshot::Sender<Vec<u8>>,
     },
+    /// The chief arbiter sets the hall's time from the dashboard (`POST /api/hall/time`):
+    /// civil time moves, no game clock does. The answer: the hall's time now, or why not.
+    SetHallTime {
+        civil: crate::rules::Millis,
+        identity: Identity,
+        reply: oneshot::Sender<Result<crate::rules::Millis, String>>,
+    },
     /// A retained alert on the broker that this run has not published (left by an
     /// earlier run): the hall decides whether it still stands.
     StaleAlert { payload: Vec<u8> },

@@ -178,6 +178,7 @@ fn compact(
             boottime: a.boottime + ahead,
             at: a.at + ahead,
             civil: a.civil + ahead,
+            correction: a.correction,
             boot: a.boot,
         })
     });

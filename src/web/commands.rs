@@ -259,6 +259,46 @@ pub async fn hall(
     submit(&state, &who, None, body).await
 }
 
+#[derive(Debug, Deserialize)]
+pub struct HallTime {
+    /// The hall's time as the chief arbiter's device reads it, ms since the Unix epoch.
+    pub civil_ms: i64,
+}
+
+/// `POST /api/hall/time`: the chief arbiter sets the hall's time (a server without a
+/// real-time clock, no NTP). Chief only; the page confirms before it sends; the hall
+/// bounds, journals and announces it (`Hall::set_hall_time`).
+pub async fn hall_time(
+    State(state): State<AppState>,
+    who: Arbiter,
+    Json(body): Json<HallTime>,
+) -> Result<Json<Value>, WebError> {
+    if who.identity.role != crate::intake::auth::Role::Chief {
+        return Err(WebError::Forbidden(
+            "only the chief arbiter sets the hall's time".into(),
+        ));
+    }
+    tracing::info!(arbiter = %who.identity.id.escape_debug(), civil_ms = body.civil_ms, "web: set the hall's time");
+    let (reply, answer) = oneshot::channel();
+    state
+        .intake()
+        .send(Incoming::SetHallTime {
+            civil: crate::rules::Millis(body.civil_ms),
+            identity: who.identity.clone(),
+            reply,
+        })
+        .await
+        .map_err(|_| WebError::Unavailable("the hall is stopping"))?;
+    let set = tokio::time::timeout(ANSWER_WITHIN, answer)
+        .await
+        .map_err(|_| WebError::Unavailable("the hall did not answer within 60 s"))?
+        .map_err(|_| WebError::Unavailable("the hall is stopping"))?;
+    match set {
+        Ok(civil) => Ok(Json(json!({ "status": "ok", "civil_ms": civil.0 }))),
+        Err(why) => Err(WebError::BadRequest(why)),
+    }
+}
+
 async fn submit(
     state: &AppState,
     who: &Arbiter,

@@ -80,6 +80,15 @@ impl AppState {
         AppState::build(hall, feed, intake, arbiters, secure_cookies, None, None)
     }
 
+    /// The hall's own clocks instead of a fresh one: `/api/me`'s `civil_ms` is then the
+    /// hall's time, with a correction the chief arbiter set.
+    fn with_timebase(mut self, timebase: Timebase) -> AppState {
+        if let Some(inner) = Arc::get_mut(&mut self.inner) {
+            inner.timebase = timebase;
+        }
+        self
+    }
+
     fn build(
         hall: &str,
         feed: LocalFeed,
@@ -139,6 +148,7 @@ impl AppState {
             Some(running.broadcast.clone()),
             Some((running.publisher.clone(), running.node.clone())),
         )
+        .with_timebase(running.timebase)
     }
 
     /// Trust `X-Forwarded-For` on requests from `proxy` (`web.trusted_proxy`), before
@@ -257,7 +267,8 @@ pub fn router(state: AppState) -> Router {
             get(feed::public_history),
         )
         .route("/api/board/{board}/command", post(commands::board))
-        .route("/api/hall/command", post(commands::hall));
+        .route("/api/hall/command", post(commands::hall))
+        .route("/api/hall/time", post(commands::hall_time));
     let broadcast = state.inner.broadcast.clone();
     let site = pages
         .merge(api)

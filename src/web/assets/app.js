@@ -126,8 +126,30 @@ function showClockNote() {
   const note = document.getElementById("clock-note");
   if (!note) return;
   const words = clockDifference();
-  note.textContent = words;
+  note.replaceChildren(words);
   note.hidden = !words;
+  if (!words || !isChief()) return;
+  // The chief arbiter may set the hall's time to this device's (a server without a
+  // real-time clock and no NTP): game clocks do not move; the server's own clock is left
+  // for its operator (docs/OPERATIONS.md, "Time in a hall without internet").
+  const reply = h("span", { class: "reply", id: "hall-time-reply" });
+  const set = h("button", { type: "button", id: "set-hall-time", text: "Set the hall's time to this device's", onclick: async () => {
+    const mine = new Date();
+    if (!confirm(`Set the hall's time to ${mine.toLocaleString()} (this device's clock)? No game clock moves; signed commands and scheduled starts follow the new time.`)) return;
+    const r = await fetch("/api/hall/time", {
+      method: "POST", credentials: "same-origin",
+      headers: { "content-type": "application/json", "x-csrf-token": store.me ? store.me.csrf : "" },
+      body: JSON.stringify({ civil_ms: Date.now() }),
+    });
+    const body = await r.json().catch(() => ({}));
+    if (r.ok && typeof body.civil_ms === "number") {
+      store.civilOffset = body.civil_ms - Date.now();
+      showClockNote();
+    } else {
+      reply.textContent = `refused: ${body.reason || body.error || r.status}`;
+    }
+  } });
+  note.append(" ", set, " ", reply);
 }
 
 /**
