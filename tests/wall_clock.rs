@@ -263,6 +263,36 @@ async fn a_clock_correction_and_a_restart_end_no_game() {
     for mv in ["e2e4", "e7e5", "g1f3"] {
         h.play(mv).await;
     }
+    // A laptop with the right time signs a command: refused as expired, in both clocks'
+    // words, and the one-server hall says its clock is far from its arbiter's.
+    h.offset = 0;
+    let r = h
+        .command(
+            Some(&board_id(1)),
+            json!({"action": "add_time", "side": "white", "delta_ms": 1000, "reason": "test"}),
+        )
+        .await;
+    h.offset = -6 * H;
+    assert_eq!(r["error"], "expired", "{r}");
+    let reason = r["reason"].as_str().unwrap_or_default();
+    assert!(
+        reason.contains("UTC") && reason.contains("ahead") && !reason.contains("ts 1"),
+        "{r}"
+    );
+    let alert = topic(&format!("alert/server-clock-{}", common::NODE));
+    let said =
+        h.w.wait("the far clock's alert", |m| {
+            m.topic == alert && m.text().contains("a command signed by 'chief'")
+        })
+        .await
+        .json();
+    assert!(
+        said["message"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("ahead of this server's clock"),
+        "{said}"
+    );
     // NTP corrects the clock while the daemon runs: no game clock moves, and it is said.
     h.set_clock(0);
     let alert = topic(&format!("alert/server-clock-{}", common::NODE));

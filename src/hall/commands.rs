@@ -73,10 +73,13 @@ impl Hall {
                 if let Some(taken) = self.intake.take::<BoardAction>(door, raw, now, offset) {
                     self.apply_board(board, taken).await;
                 }
+                self.say_far_clock();
             }
             Target::Hall => {
                 let from_dashboard = matches!(raw, Raw::Dashboard { .. });
-                if let Some(taken) = self.intake.take::<HallAction>(door, raw, now, offset) {
+                let taken = self.intake.take::<HallAction>(door, raw, now, offset);
+                self.say_far_clock();
+                if let Some(taken) = taken {
                     // The dashboard speaks to this node only, where `hallclock command`
                     // reaches every node: beside other nodes, a hall command from it
                     // would act on part of the hall and answer `ok`, so it is refused

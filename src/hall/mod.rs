@@ -864,6 +864,20 @@ impl Hall {
         self.say_server_clock(message);
     }
 
+    /// A signed command whose `ts` was far from this server's clock: one of the two clocks
+    /// is wrong, and a hall of one server has no other node to compare with.
+    fn say_far_clock(&self) {
+        let Some((signer, off)) = self.intake.take_far_clock() else {
+            return;
+        };
+        self.say_server_clock(format!(
+            "a command signed by '{signer}' was {} {} this server's clock ({}): either the server's clock or that device's is wrong; check the server's (timedatectl), or set the hall's time from the dashboard",
+            crate::timebase::words(off),
+            if off.0 > 0 { "ahead of" } else { "behind" },
+            self.timebase.civil().utc()
+        ));
+    }
+
     /// A time anchor of now into the journal (ARCHITECTURE.md, "Where game time comes
     /// from").
     async fn journal_anchor(&self) -> Result<(), crate::store::StoreError> {

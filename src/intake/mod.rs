@@ -277,11 +277,47 @@ pub struct Intake {
     security: Security,
     /// Its `answers` are the transactions' table.
     replier: Replier,
+    /// The last signed command refused as `expired` by far more than the window: who
+    /// signed it and by how much their clock was off ours (a server without a real-time
+    /// clock is the usual cause). Taken by the hall, which says so.
+    far_clock: std::sync::Mutex<Option<(String, Millis)>>,
 }
+
+/// Beyond this a command's `ts` says more of the clocks than of a slow network.
+pub const FAR_CLOCK: Millis = Millis(5 * 60_000);
 
 impl Intake {
     pub fn new(security: Security, replier: Replier) -> Intake {
-        Intake { security, replier }
+        Intake {
+            security,
+            replier,
+            far_clock: std::sync::Mutex::new(None),
+        }
+    }
+
+    /// The signer and the offset of the last command refused for a clock far from ours.
+    pub fn take_far_clock(&self) -> Option<(String, Millis)> {
+        self.far_clock
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .take()
+    }
+
+    fn note_far_clock(&self, bytes: &[u8], refusal: &Refusal) {
+        let Refusal::Expired { ts, hall, .. } = refusal else {
+            return;
+        };
+        if (*ts - *hall).0.abs() < FAR_CLOCK.0 {
+            return;
+        }
+        let signer = serde_json::from_slice::<serde_json::Value>(bytes)
+            .ok()
+            .and_then(|v| v.get("arbiter").and_then(|a| a.as_str()).map(log_safe))
+            .unwrap_or_else(|| "?".into());
+        *self
+            .far_clock
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = Some((signer, *ts - *hall));
     }
 
     /// A reply to a command refused before its claim: sent, not remembered.
@@ -347,6 +383,7 @@ impl Intake {
             Raw::Mqtt(bytes) => match self.security.admit(&set_topic, &bytes, now) {
                 Ok(a) => a,
                 Err(t) => {
+                    self.note_far_clock(&bytes, &t.refusal);
                     tracing::warn!(topic = %log_safe(&set_topic), transaction = %log_safe(&t.transaction), refusal = ?t.refusal, "command refused at the gate");
                     self.refuse(reply_to, &t.transaction, &t.action, t.refusal);
                     return None;
