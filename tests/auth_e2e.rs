@@ -105,7 +105,7 @@ async fn every_refusal_over_mqtt_changes_nothing() {
                 Millis(now_ms() - 10 * 60_000),
             ),
             "expired",
-            "away from the hall's clock",
+            "the hall server's clock reads",
         ),
         (
             "viewer",

@@ -10,7 +10,7 @@ impl BoardActor {
     /// link) with the times the core computed, then a short text when there is one.
     pub(super) async fn program_clock(&mut self, text: Option<&str>) {
         // A hand-set clock is never sent a command: the arbiters set it (observe mode).
-        if self.hold_clock || self.observing() {
+        if self.hold_clock || self.observing() || self.display_held() {
             return;
         }
         let Some(slot) = &self.slot else { return };

@@ -814,7 +814,7 @@ impl BoardActor {
         };
         let r = self.decide(input).await;
         if r.is_ok() {
-            self.arbiter_acted();
+            self.arbiter_acted().await;
             // A new position for the move reader, or a resumed clock: keep the board in step.
             self.clear(AlertKind::StrayPress);
         }

@@ -118,8 +118,9 @@ impl BoardActor {
                 arbiter: HOLDER.into(),
                 reason: "time unknown after a reboot (6.13)".into(),
             };
+            // Held (above) before the pause applies: the clock keeps showing its own
+            // times, which the arbiter reads to set the official ones.
             paused = self.decide_at(pause, at).await.is_ok();
-            self.hold_clock = true;
         }
         let what = if paused {
             "the game is paused as of the journal's last record: read the clock, set the times (set_time) and resume"
@@ -135,11 +136,20 @@ impl BoardActor {
         self.raise(AlertKind::TimeHeld, Severity::Critical, message);
     }
 
-    /// An arbiter acted on the board: the hold is theirs now.
-    pub(super) fn arbiter_acted(&mut self) {
-        if self.unwitnessed.take().is_some() {
+    /// An arbiter acted on the board: the hold is theirs now, and the clock shows the
+    /// official times again.
+    pub(super) async fn arbiter_acted(&mut self) {
+        if let Some(u) = self.unwitnessed.take() {
             self.clear(AlertKind::TimeHeld);
+            if u.held {
+                self.program_clock(None).await;
+            }
         }
+    }
+
+    /// While a hold stands the clock is not programmed: its display is the evidence.
+    pub(super) fn display_held(&self) -> bool {
+        self.unwitnessed.is_some_and(|u| u.held)
     }
 
     /// No clock reading came in time.
