@@ -356,14 +356,37 @@ impl Step {
 
 /// Watches the offset between civil and game time for steps (sans-IO: the hall's loop
 /// gives it the offset once a second).
+///
+/// It also keeps the **settled** offset, the one commands' instants are mapped through: it
+/// moves at a step, or quietly once a slew has moved the live offset by a second. Why not
+/// the live offset: two clock reads a few microseconds apart differ by a millisecond now
+/// and then, and a round's `start` must come out exactly as it was sent.
 #[derive(Debug, Clone, Copy)]
 pub struct StepWatch {
     last: Millis,
+    settled: Millis,
 }
+
+/// How far a slew may move the live offset before the settled one follows.
+pub const SLEW_FOLLOWED: Millis = Millis(1_000);
 
 impl StepWatch {
     pub fn new(offset: Millis) -> StepWatch {
-        StepWatch { last: offset }
+        StepWatch {
+            last: offset,
+            settled: offset,
+        }
+    }
+
+    /// The offset commands' instants are mapped through (civil minus game time).
+    pub fn settled(&self) -> Millis {
+        self.settled
+    }
+
+    /// The offset is now `offset`, by a decision (the hall's time set): no step.
+    pub fn settle(&mut self, offset: Millis) {
+        self.last = offset;
+        self.settled = offset;
     }
 
     /// The offset now and civil time now: a step when the offset moved beyond [`STEP`]
@@ -371,6 +394,9 @@ impl StepWatch {
     pub fn check(&mut self, offset: Millis, civil: Millis) -> Option<Step> {
         let by = offset - self.last;
         self.last = offset;
+        if by.0.abs() > STEP.0 || (offset - self.settled).0.abs() > SLEW_FOLLOWED.0 {
+            self.settled = offset;
+        }
         (by.0.abs() > STEP.0).then_some(Step { by, civil })
     }
 }
@@ -539,6 +565,24 @@ mod tests {
         assert_eq!(w.check(Millis(2_400 + 6 * H + 12_000), Millis(1)), None);
         let back = w.check(Millis(0), Millis(1)).map(|s| s.by);
         assert_eq!(back, Some(Millis(-(2_400 + 6 * H + 12_000))));
+    }
+
+    #[test]
+    fn the_settled_offset_ignores_milliseconds_follows_a_slew_by_the_second_and_a_step_at_once() {
+        let mut w = StepWatch::new(Millis(0));
+        w.check(Millis(1), Millis(0));
+        w.check(Millis(-1), Millis(0));
+        assert_eq!(w.settled(), Millis(0));
+        for ms in (0..=1_000).step_by(100) {
+            w.check(Millis(ms), Millis(0));
+        }
+        assert_eq!(w.settled(), Millis(0), "a second of slew is not yet followed");
+        w.check(Millis(1_100), Millis(0));
+        assert_eq!(w.settled(), Millis(1_100));
+        w.check(Millis(6 * H), Millis(0));
+        assert_eq!(w.settled(), Millis(6 * H));
+        w.settle(Millis(42));
+        assert_eq!((w.settled(), w.check(Millis(42), Millis(0))), (Millis(42), None));
     }
 
     #[test]

@@ -67,7 +67,7 @@ impl Hall {
             reply_to,
         };
         // Civil: what the signer's `ts` and the command's instants are on.
-        let (now, offset) = (self.timebase.civil(), self.timebase.offset());
+        let (now, offset) = (self.timebase.civil(), self.steps.settled());
         match target {
             Target::Board(board) => {
                 if let Some(taken) = self.intake.take::<BoardAction>(door, raw, now, offset) {

@@ -417,12 +417,6 @@ pub fn start(settings: HallSettings) -> Result<RunningHall, HallError> {
         };
         tracing::warn!("{}", alert.message);
         publisher.json_retained(topics.alert(&alert.id), &alert);
-    } else {
-        // An earlier run's word on the clock is history once this start found time whole.
-        publisher.clear_alert(
-            &topics,
-            &crate::alert::node_alert_id("server-clock", &settings.node),
-        );
     }
     // The envelopes' keeper; its key is made on first start. A damaged key does not stop
     // the hall (the clocks matter more): sealing and opening are refused, and the
@@ -473,7 +467,8 @@ pub fn start(settings: HallSettings) -> Result<RunningHall, HallError> {
         peer_infos: peers::PeerInfos::default(),
         boot,
         forwarded: forward::Forwarded::default(),
-        steps: crate::timebase::StepWatch::new(timebase.offset()),
+        // Exact by construction (a live reading differs by a millisecond of clock reads).
+        steps: crate::timebase::StepWatch::new(here.wall + resumed.correction - resumed.game),
     };
     for b in &board_settings {
         let slot = recovered.games.remove(b.id.as_str()).map(|g| GameSlot {
@@ -851,7 +846,7 @@ impl Hall {
         let mut message = step.message();
         if dropped != Millis::ZERO {
             self.timebase.set_correction(Millis::ZERO);
-            self.steps = crate::timebase::StepWatch::new(self.timebase.offset());
+            self.steps.settle(self.timebase.offset());
             message.push_str(&format!(
                 "; the hall's time set from the dashboard ({} {}) is dropped: the server's clock is trusted again",
                 crate::timebase::words(dropped),
@@ -928,7 +923,7 @@ impl Hall {
                 "the hall's time was not set: the journal cannot store it ({e})"
             ));
         }
-        self.steps = crate::timebase::StepWatch::new(self.timebase.offset());
+        self.steps.settle(self.steps.settled() + correction - before);
         self.say_server_clock(format!(
             "the chief arbiter {arbiter} set the hall's time to {} ({} {} the server's own clock, which is left as it is: set it with chronyc settime or timedatectl); no game clock moved; signed commands and scheduled starts use the hall's time now",
             self.timebase.civil().utc(),
@@ -1043,6 +1038,13 @@ impl Hall {
         // other nodes' statuses came first: see the subscriptions in `mqtt::client`).
         // This node's clock alert from an earlier run: this run judges the clocks afresh
         // (a window of readings) and raises it again if they still differ.
+        // An earlier run's word on the server's clock: history once this start found time
+        // whole (had it not, this run raised its own, and this copy is not stale).
+        if alert.id == crate::alert::node_alert_id("server-clock", &self.settings.node) {
+            tracing::info!(alert = %alert.id, "server clock alert from before the restart; cleared");
+            self.publisher.clear_alert(&self.topics, &alert.id);
+            return;
+        }
         if alert.id == self.skew.alert_id() {
             tracing::info!(alert = %alert.id, "clock alert from before the restart; cleared until the clocks are compared again");
             self.publisher.clear_alert(&self.topics, &alert.id);

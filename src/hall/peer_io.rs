@@ -80,7 +80,7 @@ impl Hall {
             return;
         }
         // `received` is on game time; the reading is civil.
-        let offset = self.timebase.offset();
+        let offset = self.steps.settled();
         let change = self
             .skew
             .observe(node, reading.at, received + offset, self.timebase.now());
