@@ -5,7 +5,7 @@
 use serde::{Deserialize, Serialize};
 
 /// The id of a hall-level alert (about no board: `journal`, `custody`, `mqtt-queue`,
-/// `auth-failures`, `broadcast-push`) as node `node` raises it: `<base>-<node>`. Each node
+/// `auth-failures`, `broadcast-push`, `pgn-archive`, …) as node `node` raises it: `<base>-<node>`. Each node
 /// writes its own retained topic, so two nodes' alerts never overwrite each other (a
 /// shared retained topic is last-writer-wins across a bridge, and one node's clear would
 /// erase another's standing alert); a consumer shows the hall's as the union.
@@ -14,12 +14,14 @@ pub fn node_alert_id(base: &str, node: &str) -> String {
 }
 
 /// The base ids of the hall-level alerts, each raised per node by [`node_alert_id`].
-pub const HALL_ALERTS: [&str; 5] = [
+pub const HALL_ALERTS: [&str; 6] = [
     "journal",
     "custody",
     "mqtt-queue",
     "auth-failures",
     "broadcast-push",
+    // A round's PGN archive that could not be written (issue 36).
+    "pgn-archive",
 ];
 
 /// Whether `id` is one of node `node`'s hall-level alerts.

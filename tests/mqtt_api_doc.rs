@@ -1069,6 +1069,11 @@ fn all_refusals() -> Vec<Refusal> {
             reason: t(),
         },
         Refusal::NotStored { reason: t() },
+        Refusal::CommandNotStored {
+            board: t(),
+            action: t().into(),
+            reason: t().into(),
+        },
         Refusal::SealNotKept { reason: t() },
         Refusal::SealUnreadable { reason: t() },
         Refusal::JournalUnreadable { reason: t() },
@@ -1173,8 +1178,9 @@ fn all_refusals() -> Vec<Refusal> {
             Refusal::BoardNodeSilent { .. } => 48,
             Refusal::TargetOnAnotherNode { .. } => 49,
             Refusal::NoBoardOfAnyNode { .. } => 50,
+            Refusal::CommandNotStored { .. } => 51,
         },
-        51,
+        52,
     );
     refusals
 }
