@@ -14,7 +14,7 @@ pub fn node_alert_id(base: &str, node: &str) -> String {
 }
 
 /// The base ids of the hall-level alerts, each raised per node by [`node_alert_id`].
-pub const HALL_ALERTS: [&str; 6] = [
+pub const HALL_ALERTS: [&str; 8] = [
     "journal",
     "custody",
     "mqtt-queue",
@@ -22,6 +22,9 @@ pub const HALL_ALERTS: [&str; 6] = [
     "broadcast-push",
     // A round's PGN archive that could not be written (issue 36).
     "pgn-archive",
+    // The connection's own (issue 36): another daemon under this node's id, an old broker.
+    "node-twin",
+    "broker-version",
 ];
 
 /// Whether `id` is one of node `node`'s hall-level alerts.
@@ -106,6 +109,10 @@ pub enum AlertKind {
     ClockFlag,
     /// Observe mode: the clock was pressed more often than the board shows moves.
     ClockPresses,
+    /// The MQTT broker or this node's place on it (hall-wide, issue 36): another daemon
+    /// connected under this node's id (id `node-twin-<node>`), or a Mosquitto that drops
+    /// every client when its clock steps forward (id `broker-version-<node>`).
+    Broker,
 }
 
 impl AlertKind {
@@ -137,6 +144,7 @@ impl AlertKind {
             AlertKind::ClockStopped => "clock-stopped",
             AlertKind::ClockFlag => "clock-flag",
             AlertKind::ClockPresses => "clock-presses",
+            AlertKind::Broker => "broker",
         }
     }
 }

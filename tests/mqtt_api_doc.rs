@@ -832,6 +832,7 @@ fn all_alert_kinds() -> Vec<AlertKind> {
         AlertKind::ClockStopped,
         AlertKind::ClockFlag,
         AlertKind::ClockPresses,
+        AlertKind::Broker,
     ];
     covers_every_variant(
         &kinds,
@@ -862,8 +863,9 @@ fn all_alert_kinds() -> Vec<AlertKind> {
             AlertKind::ClockStopped => 23,
             AlertKind::ClockFlag => 24,
             AlertKind::ClockPresses => 25,
+            AlertKind::Broker => 26,
         },
-        26,
+        27,
     );
     kinds
 }

@@ -340,6 +340,7 @@ pub fn start(settings: HallSettings) -> Result<RunningHall, HallError> {
         version: env!("CARGO_PKG_VERSION").to_string(),
         boot,
         defaults: Some(settings.defaults.summary()),
+        instance: None,
     };
     let (publisher, mqtt_task) = client::spawn(
         settings.mqtt.clone(),
