@@ -534,6 +534,11 @@ async fn run(
                 }
                 Ok(Event::Incoming(Packet::Publish(p))) if p.topic == super::twin::VERSION_TOPIC => {
                     let _ = client.try_unsubscribe(super::twin::VERSION_TOPIC);
+                    if !broker_notes.version_logged {
+                        let text = String::from_utf8_lossy(&p.payload);
+                        tracing::info!("the MQTT broker is {}", crate::intake::command::log_safe(text.trim()));
+                        broker_notes.version_logged = true;
+                    }
                     let say = super::twin::judge_version(&p.payload);
                     broker_notes.old_mosquitto = matches!(say, super::twin::Say::Raise(_));
                     if let super::twin::Say::Raise(m) = &say
@@ -853,6 +858,8 @@ struct BrokerNotes {
     old_mosquitto: bool,
     /// The version warning as last logged (logged again only when it changes).
     version_said: Option<String>,
+    /// The broker's version was logged (once a run).
+    version_logged: bool,
     /// This node's alerts of this kind that an earlier run left retained: cleared when
     /// their cause is not found again.
     stale: std::collections::BTreeSet<String>,

@@ -12,10 +12,14 @@
 //!   earlier run left is seen too, but then the connection stays. A connection that lasts
 //!   [`ALONE_AGAIN`] clears the alert: with a twin none does, since the other reconnects
 //!   (and throws this one off) within [`TWIN_BACKOFF`] + [`JITTER`].
-//! - **The broker's version** (`$SYS/broker/version`, read once per connection): Mosquitto
-//!   before 2.0.22 timed keep-alives on the wall clock, and a forward step of the server's
-//!   clock disconnects every client (eclipse-mosquitto/mosquitto#3238, fixed in 2.0.22);
-//!   Debian 12 and Raspberry Pi OS bookworm ship 2.0.11.
+//! - **The broker's version** (`$SYS/broker/version`, read once per connection). Mosquitto
+//!   2.0.19 to 2.0.21 time keep-alives on the wall clock, so a forward step of the server's
+//!   clock disconnects every client (eclipse-mosquitto/mosquitto#3238, fixed in 2.0.22):
+//!   since the CLOCK_BOOTTIME probing of mosquitto#3090 (merged 2024-07, so in 2.0.19) the
+//!   broker's clock id is left at 0, CLOCK_REALTIME; mosquitto#3250 reports 2.0.18 fine and
+//!   2.0.20 affected. Older ones are not: 2.0.11 (Debian 12, Raspberry Pi OS bookworm)
+//!   initialises it to CLOCK_MONOTONIC, and keeps every client through a two-hour step of
+//!   its wall clock (tests/broker_e2e.rs, measured with libfaketime).
 
 use std::time::Duration;
 
@@ -38,7 +42,9 @@ pub const ALONE_AGAIN: Duration = Duration::from_secs(60);
 pub const TWIN_ALERT: &str = "node-twin";
 pub const VERSION_ALERT: &str = "broker-version";
 
-/// The first Mosquitto whose keep-alives do not follow the wall clock.
+/// The Mosquitto versions whose keep-alives follow the wall clock: from `BROKEN` up to,
+/// not including, `FIXED`.
+const BROKEN: (u32, u32, u32) = (2, 0, 19);
 const FIXED: (u32, u32, u32) = (2, 0, 22);
 
 /// What the connection says after an event.
@@ -63,6 +69,9 @@ pub struct Twin {
     detected: bool,
     /// This connection was judged by [`Twin::alone_again`] already.
     judged: bool,
+    /// The first reconnection after the detection is not held back: it carries the alert
+    /// to the broker; the spacing starts after it.
+    announce: bool,
 }
 
 impl Twin {
@@ -75,6 +84,7 @@ impl Twin {
             short_in_a_row: 0,
             detected: false,
             judged: false,
+            announce: false,
         }
     }
 
@@ -110,6 +120,7 @@ impl Twin {
             return None;
         }
         self.detected = true;
+        self.announce = true;
         Some(Say::Raise(self.message(other.as_deref())))
     }
 
@@ -124,9 +135,9 @@ impl Twin {
         )
     }
 
-    /// How long to wait at least before reconnecting.
-    pub fn backoff_floor(&self) -> Duration {
-        if !self.detected {
+    /// How long to wait at least before the next reconnection.
+    pub fn backoff_floor(&mut self) -> Duration {
+        if !self.detected || std::mem::take(&mut self.announce) {
             return Duration::ZERO;
         }
         // Random, so two twins fall out of step and each holds the broker a while.
@@ -162,8 +173,8 @@ pub fn judge_version(payload: &[u8]) -> Say {
     let text = String::from_utf8_lossy(payload);
     let text = text.trim();
     match mosquitto_version(text) {
-        Some(v @ (a, b, c)) if v < FIXED => Say::Raise(format!(
-            "Mosquitto {a}.{b}.{c} disconnects every client when the server's clock steps forward (fixed in 2.0.22, eclipse-mosquitto/mosquitto#3238; the broker says \"{text}\"); the daemon reconnects and republishes, but dashboards blink and commands in flight must be resent. Upgrade Mosquitto (2.0.22 or later), or keep the broker's clock from stepping while it runs: run chrony so that steps happen at boot, before Mosquitto starts (order mosquitto after time-set.target), and set the clock before the event (docs/OPERATIONS.md, \"Mosquitto and a clock that steps\")"
+        Some(v @ (a, b, c)) if (BROKEN..FIXED).contains(&v) => Say::Raise(format!(
+            "Mosquitto {a}.{b}.{c} disconnects every client when the server's clock steps forward (2.0.19 to 2.0.21; fixed in 2.0.22, eclipse-mosquitto/mosquitto#3238); the daemon reconnects and republishes, but dashboards blink and commands in flight must be resent. Upgrade Mosquitto (2.0.22 or later), or keep the broker's clock from stepping while it runs: run chrony so that steps happen at boot, before Mosquitto starts (order mosquitto after time-set.target), and set the clock before the event (docs/OPERATIONS.md, \"Mosquitto and a clock that steps\")"
         )),
         _ => Say::Clear,
     }
@@ -230,6 +241,11 @@ mod tests {
             "{m}"
         );
         assert!(m.contains("instance me, the other other"), "{m}");
+        assert_eq!(
+            t.backoff_floor(),
+            Duration::ZERO,
+            "the alert goes out first"
+        );
         assert!(t.backoff_floor() >= TWIN_BACKOFF);
         // Said once.
         t.connected(ms(90_000));
@@ -252,9 +268,14 @@ mod tests {
     #[test]
     fn mosquitto_before_2_0_22_is_warned_about() {
         let raise = |v: &str| matches!(judge_version(v.as_bytes()), Say::Raise(_));
-        assert!(raise("mosquitto version 2.0.11"));
-        assert!(raise("mosquitto version 1.6.9"));
+        assert!(raise("mosquitto version 2.0.19"));
+        assert!(raise("mosquitto version 2.0.20"));
         assert!(raise("mosquitto version 2.0.21\n"));
+        // Before 2.0.19 the broker's keep-alives were on CLOCK_MONOTONIC (Debian 12's 2.0.11
+        // keeps its clients through a step: tests/broker_e2e.rs).
+        assert!(!raise("mosquitto version 2.0.11"));
+        assert!(!raise("mosquitto version 2.0.18"));
+        assert!(!raise("mosquitto version 1.6.9"));
         assert!(!raise("mosquitto version 2.0.22"));
         assert!(!raise("mosquitto version 2.1.0"));
         assert!(!raise("mosquitto version 3"));
