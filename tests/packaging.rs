@@ -714,6 +714,15 @@ fn mosquitto_example_acl_lets_only_the_daemon_and_arbiters_write_and_gives_viewe
         |who: Who, topic: &str| read_as(who, &format!("reader-{}", std::process::id()), topic);
     let mut denied = 0;
 
+    // The daemon reads the broker's version (issue 36: 2.0.19-2.0.21 drop every client at a
+    // clock step); an account without the line reads nothing there.
+    let version = "$SYS/broker/version";
+    assert!(
+        retained(daemon, version).starts_with("mosquitto version "),
+        "the daemon reads {version}"
+    );
+    assert_eq!(retained(viewer, version), "", "viewers do not read $SYS");
+
     let state = "hallclock/hall-a/board/b1/state";
     publish(daemon, state, "from-daemon");
     assert_eq!(retained(anonymous, state), "from-daemon", "anonymous reads");
