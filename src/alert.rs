@@ -5,7 +5,7 @@
 use serde::{Deserialize, Serialize};
 
 /// The id of a hall-level alert (about no board: `journal`, `custody`, `mqtt-queue`,
-/// `auth-failures`, `broadcast-push`) as node `node` raises it: `<base>-<node>`. Each node
+/// `auth-failures`, `broadcast-push`, `pgn-archive`, …) as node `node` raises it: `<base>-<node>`. Each node
 /// writes its own retained topic, so two nodes' alerts never overwrite each other (a
 /// shared retained topic is last-writer-wins across a bridge, and one node's clear would
 /// erase another's standing alert); a consumer shows the hall's as the union.
@@ -14,13 +14,18 @@ pub fn node_alert_id(base: &str, node: &str) -> String {
 }
 
 /// The base ids of the hall-level alerts, each raised per node by [`node_alert_id`].
-pub const HALL_ALERTS: [&str; 6] = [
+pub const HALL_ALERTS: [&str; 9] = [
     "journal",
     "server-clock",
     "custody",
     "mqtt-queue",
     "auth-failures",
     "broadcast-push",
+    // A round's PGN archive that could not be written (issue 36).
+    "pgn-archive",
+    // The connection's own (issue 36): another daemon under this node's id, an old broker.
+    "node-twin",
+    "broker-version",
 ];
 
 /// Whether `id` is one of node `node`'s hall-level alerts.
@@ -114,6 +119,10 @@ pub enum AlertKind {
     /// disagrees, or no clock answered): the game is held for the arbiter (6.13), never
     /// flagged, defaulted or charged from the gap.
     TimeHeld,
+    /// The MQTT broker or this node's place on it (hall-wide, issue 36): another daemon
+    /// connected under this node's id (id `node-twin-<node>`), or a Mosquitto that drops
+    /// every client when its clock steps forward (id `broker-version-<node>`).
+    Broker,
 }
 
 impl AlertKind {
@@ -147,6 +156,7 @@ impl AlertKind {
             AlertKind::ClockPresses => "clock-presses",
             AlertKind::ServerClock => "server-clock",
             AlertKind::TimeHeld => "time-held",
+            AlertKind::Broker => "broker",
         }
     }
 }

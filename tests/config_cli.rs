@@ -323,3 +323,54 @@ fn the_print_config_example_in_operations_md_is_real() {
     let expected = shown.split_once('\n').unwrap().1;
     assert_eq!(stdout(&out), expected);
 }
+
+/// Issue 36: a state directory on a file system without room for a day's journal is
+/// warned about (a real small file system: a tmpfs, mounted here; skipped without root).
+#[test]
+fn check_config_warns_when_the_state_dir_has_no_room_for_a_days_journal() {
+    let dir = TempDir::new();
+    let state = dir.path().join("state");
+    std::fs::create_dir_all(&state).unwrap();
+    let mounted = Command::new("mount")
+        .args(["-t", "tmpfs", "-o", "size=8m", "tmpfs"])
+        .arg(&state)
+        .output();
+    if !mounted.as_ref().is_ok_and(|o| o.status.success()) {
+        eprintln!("SKIPPED: cannot mount a tmpfs (run as root): {mounted:?}");
+        return;
+    }
+    let boards: String = (1..=10)
+        .map(|n| format!("[[boards]]\nid = \"board-{n:03}\"\nport = \"/dev/serial/by-id/b{n}\"\n"))
+        .collect();
+    let file = dir.path().join("small.toml");
+    std::fs::write(
+        &file,
+        format!(
+            "[hall]\nid = \"hall-a\"\nstate_dir = {:?}\n{boards}",
+            state.display().to_string()
+        ),
+    )
+    .unwrap();
+    let out = hallclock(&["check-config"], Some(&file), &[]);
+    let _ = Command::new("umount").arg("-l").arg(&state).status();
+    let text = stdout(&out);
+    let warning = text
+        .lines()
+        .find(|l| l.starts_with("warning: hall.state_dir:") && l.contains("a day's journal"))
+        .unwrap_or_else(|| panic!("no free-space warning:\n{text}{}", stderr(&out)));
+    // 8 MiB free against 10 boards' day (18 MB) and a segment (17 MB): 35 MB.
+    assert!(
+        warning.contains("with 9 MB free") && warning.contains("10 board(s) may take up to 35 MB"),
+        "{warning}"
+    );
+    assert_eq!(out.status.code(), Some(0), "a warning, not an error");
+
+    // The same hall with room: no such warning.
+    let roomy = dir.config(&boards);
+    let out = hallclock(&["check-config"], Some(&roomy), &[]);
+    assert!(
+        !stdout(&out).contains("a day's journal"),
+        "{}",
+        stdout(&out)
+    );
+}

@@ -834,6 +834,7 @@ fn all_alert_kinds() -> Vec<AlertKind> {
         AlertKind::ClockPresses,
         AlertKind::ServerClock,
         AlertKind::TimeHeld,
+        AlertKind::Broker,
     ];
     covers_every_variant(
         &kinds,
@@ -866,8 +867,9 @@ fn all_alert_kinds() -> Vec<AlertKind> {
             AlertKind::ClockPresses => 25,
             AlertKind::ServerClock => 26,
             AlertKind::TimeHeld => 27,
+            AlertKind::Broker => 28,
         },
-        28,
+        29,
     );
     kinds
 }
@@ -1073,6 +1075,11 @@ fn all_refusals() -> Vec<Refusal> {
             reason: t(),
         },
         Refusal::NotStored { reason: t() },
+        Refusal::CommandNotStored {
+            board: t(),
+            action: t().into(),
+            reason: t().into(),
+        },
         Refusal::SealNotKept { reason: t() },
         Refusal::SealUnreadable { reason: t() },
         Refusal::JournalUnreadable { reason: t() },
@@ -1177,8 +1184,9 @@ fn all_refusals() -> Vec<Refusal> {
             Refusal::BoardNodeSilent { .. } => 48,
             Refusal::TargetOnAnotherNode { .. } => 49,
             Refusal::NoBoardOfAnyNode { .. } => 50,
+            Refusal::CommandNotStored { .. } => 51,
         },
-        51,
+        52,
     );
     refusals
 }

@@ -116,6 +116,7 @@ fn node(
         version: "test".into(),
         boot: Millis(1),
         defaults: None,
+        instance: None,
     };
     let (incoming, mut commands) = mpsc::channel(256);
     tokio::spawn(async move { while commands.recv().await.is_some() {} });

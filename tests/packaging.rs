@@ -132,6 +132,8 @@ fn assert_unit_requirements(unit: &Unit) {
     one("NotifyAccess", "main");
     one("WatchdogSec", "30s");
     one("Restart", "on-failure");
+    // An invalid configuration (exit 78) is not restarted in a loop (OPERATIONS.md).
+    one("RestartPreventExitStatus", "78");
     one("User", "hallclock");
     one("SupplementaryGroups", "dialout");
     one("StateDirectory", "hallclock");
@@ -192,6 +194,18 @@ fn assert_unit_requirements(unit: &Unit) {
         values(unit, "Unit", "Requires").is_empty(),
         "no hard dependency"
     );
+    // Issue 36: after the clock was set forward to its last known time; never after
+    // time-sync.target, which a hall without internet may never reach.
+    assert!(
+        words(unit, "Unit", "After").contains(&"time-set.target"),
+        "After=time-set.target"
+    );
+    for key in ["Wants", "After", "Requires", "Requisite", "BindsTo"] {
+        assert!(
+            !words(unit, "Unit", key).contains(&"time-sync.target"),
+            "{key}=time-sync.target: an offline hall would never start"
+        );
+    }
     // The char-* device groups only resolve if their drivers are loaded before we start.
     for module in ["cdc_acm", "usbserial", "rfcomm"] {
         let unit_name = format!("modprobe@{module}.service");
@@ -213,6 +227,16 @@ fn unit_check_notices_a_weakened_unit() {
     let unit = parse_unit(&weakened);
     let caught = std::panic::catch_unwind(|| assert_unit_requirements(&unit));
     assert!(caught.is_err(), "a unit without DevicePolicy= passed");
+    // And the ordering on the clock, and the exit code that is never restarted (issue 36).
+    for (from, to) in [
+        ("After=time-set.target\n", "After=time-sync.target\n"),
+        ("After=time-set.target\n", ""),
+        ("RestartPreventExitStatus=78\n", ""),
+    ] {
+        let unit = parse_unit(&read(UNIT).replace(from, to));
+        let caught = std::panic::catch_unwind(|| assert_unit_requirements(&unit));
+        assert!(caught.is_err(), "a unit with {from:?} as {to:?} passed");
+    }
 }
 
 #[test]
@@ -394,6 +418,8 @@ fn deb_installs_the_daemon_its_unit_rules_config_and_examples() {
         "/usr/share/doc/hallclock/examples/mosquitto/hallclock.conf",
         "/usr/share/doc/hallclock/examples/mosquitto/acl",
         "/usr/share/doc/hallclock/examples/mosquitto/bridge.conf",
+        "/usr/share/doc/hallclock/examples/chrony/hallclock-hall.conf",
+        "/usr/share/doc/hallclock/examples/chrony/hallclock-peer.conf",
         "/usr/share/doc/hallclock/copyright",
     ] {
         assert!(entry(path).starts_with("-rw-r--r-- 0/0 "), "{path}");
@@ -687,6 +713,15 @@ fn mosquitto_example_acl_lets_only_the_daemon_and_arbiters_write_and_gives_viewe
     let retained =
         |who: Who, topic: &str| read_as(who, &format!("reader-{}", std::process::id()), topic);
     let mut denied = 0;
+
+    // The daemon reads the broker's version (issue 36: 2.0.19-2.0.21 drop every client at a
+    // clock step); an account without the line reads nothing there.
+    let version = "$SYS/broker/version";
+    assert!(
+        retained(daemon, version).starts_with("mosquitto version "),
+        "the daemon reads {version}"
+    );
+    assert_eq!(retained(viewer, version), "", "viewers do not read $SYS");
 
     let state = "hallclock/hall-a/board/b1/state";
     publish(daemon, state, "from-daemon");

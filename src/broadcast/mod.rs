@@ -18,6 +18,7 @@ pub mod view;
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use tokio::sync::watch;
 
@@ -274,6 +275,8 @@ pub struct FeedWriter {
     default_delay: Millis,
     /// The event's tags (`[broadcast] event`, `site`), likewise.
     default_tags: RoundTags,
+    /// Archives that could not be written, retried until they are.
+    archives: Arc<Mutex<Archives>>,
 }
 
 /// Write `bytes` to `path` so that a reader sees the old file or the new one, never a
@@ -283,13 +286,77 @@ pub fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     let dir = path.parent().unwrap_or(Path::new("."));
     std::fs::create_dir_all(dir)?;
     let tmp = path.with_extension("tmp");
-    {
-        let mut f = std::fs::File::create(&tmp)?;
+    let written = std::fs::File::create(&tmp).and_then(|mut f| {
         f.write_all(bytes)?;
-        f.sync_all()?;
+        f.sync_all()
+    });
+    if let Err(e) = written.and_then(|()| std::fs::rename(&tmp, path)) {
+        // A full disk leaves a created but empty (or short) file: never kept (issue 36).
+        let _ = std::fs::remove_file(&tmp);
+        return Err(e);
     }
-    std::fs::rename(&tmp, path)?;
     std::fs::File::open(dir)?.sync_all()
+}
+
+/// How often a round's archive that could not be written is tried again.
+const ARCHIVE_RETRY: Duration = Duration::from_secs(5);
+
+/// The archives that could not be written, and where their alert goes (issue 36).
+#[derive(Default)]
+struct Archives {
+    /// Round -> why its archive is not written (the file and the error).
+    failed: BTreeMap<u32, String>,
+    sink: Option<crate::broadcast::push::AlertSink>,
+    /// A retry task runs.
+    retrying: bool,
+    since: Option<Millis>,
+}
+
+impl std::fmt::Debug for Archives {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Archives")
+            .field("failed", &self.failed)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The hall-level alert's base id: `alert/pgn-archive-<node>` (`board: null`, kind `storage`).
+pub const ARCHIVE_ALERT: &str = "pgn-archive";
+
+impl Archives {
+    /// Raise the alert for what failed, or clear it when nothing is left.
+    fn tell(&mut self, now: Millis) {
+        let Some(sink) = &self.sink else { return };
+        let id = crate::alert::node_alert_id(ARCHIVE_ALERT, &sink.node);
+        if self.failed.is_empty() {
+            if self.since.take().is_some() {
+                sink.publisher.clear_alert(&sink.topics, &id);
+            }
+            return;
+        }
+        let since = *self.since.get_or_insert(now);
+        let message = self
+            .failed
+            .iter()
+            .map(|(round, why)| format!("round {round}: {why}"))
+            .collect::<Vec<_>>()
+            .join("; ");
+        sink.publisher.json_retained(
+            sink.topics.alert(&id),
+            &crate::mqtt::payload::AlertPayload {
+                id: id.clone(),
+                board: None,
+                kind: crate::mqtt::payload::AlertKind::Storage,
+                severity: crate::mqtt::payload::Severity::Warning,
+                message: format!(
+                    "the round's PGN archive could not be written ({message}); tried again every {} s. Free space in the state directory; `hallclock pgn --round N` prints a round from the journal meanwhile",
+                    ARCHIVE_RETRY.as_secs()
+                ),
+                since,
+                error: None,
+            },
+        );
+    }
 }
 
 impl FeedWriter {
@@ -322,6 +389,7 @@ impl FeedWriter {
             state_dir: state_dir.to_path_buf(),
             default_delay,
             default_tags,
+            archives: Arc::default(),
         };
         let missing: Vec<u32> =
             w.tx.borrow()
@@ -533,9 +601,67 @@ impl FeedWriter {
     fn archive(&self, round: u32) {
         let games: Vec<Arc<FeedGame>> = match self.tx.borrow().rounds.get(&round) {
             Some(r) => r.games.values().cloned().collect(),
-            None => return,
+            None => Vec::new(),
         };
-        self.write_archive(round, games.iter());
+        if !games.is_empty() {
+            return self.write_archive(round, games.iter());
+        }
+        // Let go of from memory meanwhile (a retry long after): read again.
+        if let Some(r) = self.journal().round(round)
+            && r.finished()
+        {
+            self.write_archive(round, r.games.values());
+        }
+    }
+
+    /// Raise the archive alert through `sink` (the hall's publisher), for what failed
+    /// before it was there too (a start-up's archiving).
+    pub fn alert_through(&self, sink: crate::broadcast::push::AlertSink, now: Millis) {
+        let mut a = self.archives.lock().unwrap_or_else(|p| p.into_inner());
+        a.sink = Some(sink);
+        a.tell(now);
+    }
+
+    /// Note how writing round `round`'s archive went; a failure is retried periodically
+    /// until it is written (when a tokio runtime is there to do it).
+    fn archived(&self, round: u32, outcome: Result<(), String>) {
+        let now = crate::rules::Millis(
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_millis() as i64),
+        );
+        let mut a = self.archives.lock().unwrap_or_else(|p| p.into_inner());
+        let changed = match outcome {
+            Ok(()) => a.failed.remove(&round).is_some(),
+            Err(why) => a.failed.insert(round, why.clone()).as_ref() != Some(&why),
+        };
+        if changed {
+            a.tell(now);
+        }
+        if a.failed.is_empty() || a.retrying {
+            return;
+        }
+        let Ok(rt) = tokio::runtime::Handle::try_current() else {
+            return;
+        };
+        a.retrying = true;
+        let w = self.clone();
+        rt.spawn(async move {
+            loop {
+                tokio::time::sleep(ARCHIVE_RETRY).await;
+                let rounds: Vec<u32> = {
+                    let mut a = w.archives.lock().unwrap_or_else(|p| p.into_inner());
+                    if a.failed.is_empty() {
+                        a.retrying = false;
+                        return;
+                    }
+                    a.failed.keys().copied().collect()
+                };
+                for round in rounds {
+                    w.archive(round);
+                }
+            }
+        });
     }
 
     fn write_archive<'a>(&self, round: u32, games: impl Iterator<Item = &'a Arc<FeedGame>>) {
@@ -547,12 +673,27 @@ impl FeedWriter {
             .collect();
         let body = view::round_text(texts.iter().map(String::as_str));
         match write_atomically(&path, body.as_bytes()) {
-            Ok(()) => tracing::info!(round, path = %path.display(), "round archived as PGN"),
-            Err(e) => tracing::error!(
-                round,
-                "the round's PGN could not be archived at {}: {e}; `hallclock pgn --round {round}` prints it from the journal",
-                path.display()
-            ),
+            Ok(()) => {
+                tracing::info!(round, path = %path.display(), "round archived as PGN");
+                self.archived(round, Ok(()));
+            }
+            Err(e) => {
+                let first = !self
+                    .archives
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .failed
+                    .contains_key(&round);
+                if first {
+                    tracing::error!(
+                        round,
+                        "the round's PGN could not be archived at {}: {e}; tried again every {} s; `hallclock pgn --round {round}` prints it from the journal",
+                        path.display(),
+                        ARCHIVE_RETRY.as_secs()
+                    );
+                }
+                self.archived(round, Err(format!("{}: {e}", path.display())));
+            }
         }
     }
 }

@@ -12,6 +12,18 @@ use super::{Commands, Config, LOG_LEVELS, Problem, board_numbers, did_you_mean, 
 /// From this many boards on one node, a sync window of 0 is a warning.
 const BOARDS_FOR_A_SYNC_WINDOW: usize = 2000;
 
+/// A day's journal for one board, at the most a hall plays: 207 bytes per event
+/// (measured, docs/BENCHMARKS.md "The journal"), a press every 5 s (blitz: 720 events an
+/// hour, moves and commands included), 12 hours of play: 207 × 720 × 12 ≈ 1.8 MB. A
+/// classical round is a tenth of that (28 KB per board and round, measured).
+pub const DAY_JOURNAL_BYTES_PER_BOARD: u64 = 207 * 720 * 12;
+
+/// Room for a day's journal of `boards` boards: their events and the segment the journal
+/// preallocates ahead (`segment_size`, 16 MiB).
+pub fn day_journal_bytes(boards: usize) -> u64 {
+    boards as u64 * DAY_JOURNAL_BYTES_PER_BOARD + (16 << 20)
+}
+
 impl Config {
     /// Semantic checks of an already typed configuration, including the file system
     /// (state directory, CA file, serial ports) as seen by the user running this.
@@ -176,6 +188,37 @@ impl Config {
                     ));
                 }
             }
+        }
+        self.validate_free_space(out);
+    }
+
+    /// Issue 36: a full disk refuses commands (`storage`) and holds events back, so a
+    /// state directory without room for a day's journal is said before the event.
+    fn validate_free_space(&self, out: &mut Vec<Problem>) {
+        // The directory, or (not created yet) the nearest folder above it that exists.
+        let Some(existing) = self.hall.state_dir.ancestors().find(|d| d.is_dir()) else {
+            return;
+        };
+        let Ok(fs) = nix::sys::statvfs::statvfs(existing) else {
+            return;
+        };
+        // The casts are no-ops on 64-bit Linux, not on a 32-bit Pi OS (c_ulong).
+        #[allow(clippy::unnecessary_cast)]
+        let free = (fs.blocks_available() as u64).saturating_mul(fs.fragment_size() as u64);
+        let need = day_journal_bytes(self.boards.len());
+        if free < need {
+            let mb = |b: u64| b.div_ceil(1_000_000);
+            out.push(Problem::warning(
+                "hall.state_dir",
+                format!(
+                    "{} is on a file system with {} MB free; a day's journal for {} board(s) may take up to {} MB (about {:.1} MB per board and day of blitz, docs/BENCHMARKS.md): free space or move state_dir. When the disk is full, commands are refused (storage) and events wait to be stored",
+                    self.hall.state_dir.display(),
+                    mb(free),
+                    self.boards.len(),
+                    mb(need),
+                    DAY_JOURNAL_BYTES_PER_BOARD as f64 / 1e6,
+                ),
+            ));
         }
     }
 

@@ -141,10 +141,13 @@ impl Hall {
             Ok(act) => act,
             Err(e) => return claim.answer_soon(Err(e)),
         };
+        // Its events and its answer are stored as one (issue 36): `board/command.rs`.
+        let mut claim = claim;
+        let answer = claim.prepare_ok();
         // A command may wait on a 6.9 search; don't hold up the other boards.
         tokio::spawn(async move {
             let (reply, rx) = oneshot::channel();
-            let r = match inbox.send(ToBoard::Act { act, reply }).await {
+            let r = match inbox.send(ToBoard::Command { act, answer, reply }).await {
                 Ok(()) => rx.await.unwrap_or(Err(Refusal::BoardStopped)),
                 Err(_) => Err(Refusal::BoardStopped),
             };

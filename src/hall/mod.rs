@@ -365,6 +365,7 @@ pub fn start(settings: HallSettings) -> Result<RunningHall, HallError> {
         version: env!("CARGO_PKG_VERSION").to_string(),
         boot,
         defaults: Some(settings.defaults.summary()),
+        instance: None,
     };
     let (publisher, mqtt_task) = client::spawn(
         settings.mqtt.clone(),
@@ -375,6 +376,15 @@ pub fn start(settings: HallSettings) -> Result<RunningHall, HallError> {
         Some(Arc::new(feed.clone())),
     )?;
     let broadcast = feed.source(Arc::new(move || timebase.now()));
+    // A round's archive that cannot be written is alerted and retried (issue 36).
+    feed.alert_through(
+        crate::broadcast::push::AlertSink {
+            publisher: publisher.clone(),
+            topics: topics.clone(),
+            node: settings.node.to_string(),
+        },
+        timebase.now(),
+    );
     let intake = Intake::new(
         settings.security.clone(),
         answers::Replier {

@@ -231,6 +231,7 @@ mod tests {
             version: "0".into(),
             boot: Millis(boot),
             defaults: None,
+            instance: None,
         }
     }
 

@@ -17,6 +17,7 @@ impl Hall {
             version: env!("CARGO_PKG_VERSION").to_string(),
             boot: self.boot,
             defaults: Some(self.settings.defaults.summary()),
+            instance: None,
         };
         self.publisher
             .json_retained(self.topics.node_status(&node), &status);

@@ -175,6 +175,15 @@ impl Answers {
         waiting
     }
 
+    /// Forget a transaction's answer: it may be applied when sent again.
+    fn forget(&self, key: &Key) {
+        let mut t = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        if t.map.remove(key).is_some() {
+            // Linear, but only for a disk that refuses writes, never on the common path.
+            t.order.retain(|k| k != key);
+        }
+    }
+
     fn digest_of(&self, key: &Key) -> String {
         let t = self.0.lock().unwrap_or_else(|p| p.into_inner());
         match t.map.get(key) {
@@ -348,28 +357,110 @@ impl Replier {
 
     pub async fn reply(&self, key: Key, to: ReplyTo, payload: ResponsePayload) {
         let payload = self.stamp(payload);
-        let response = serde_json::to_value(&payload).unwrap_or_default();
+        let not_stored = payload.error.as_deref() == Some(STORAGE);
+        let record = self.record(&key, to.topic(), &payload);
+        let Record::Answered { response, .. } = &record else {
+            return;
+        };
         let bytes = response.to_string().into_bytes();
-        let record = Record::Answered {
+        if let Err(e) = self.journal.append(vec![record]).await {
+            if payload.status == ResponseStatus::Ok {
+                // Only commands whose answer is not stored with their effect (issue 36:
+                // a board's rules commands are, see `PreparedAnswer`) get here applied.
+                tracing::error!(
+                    "the reply to transaction {:?} is not journaled ({e}): sent again after a restart, it would be applied again",
+                    key.1
+                );
+            } else {
+                tracing::warn!(
+                    "the refusal of transaction {:?} is not journaled ({e}); nothing was applied",
+                    key.1
+                );
+            }
+        }
+        self.deliver(&key, to, bytes, not_stored);
+    }
+
+    /// The `answered` record of `payload` (stamped) for the transaction `key`.
+    fn record(&self, key: &Key, topic: &str, payload: &ResponsePayload) -> Record {
+        Record::Answered {
             arbiter: key.0.clone(),
             transaction: key.1.clone(),
-            digest: self.answers.digest_of(&key),
-            topic: to.topic().to_string(),
-            response,
-        };
-        if let Err(e) = self.journal.append(vec![record]).await {
-            // The command itself is applied and journaled; only its repetition after a
-            // restart is at stake.
-            tracing::warn!(
-                "the reply to transaction {:?} is not journaled ({e}): sent again after a restart, it would be applied again",
-                key.1
-            );
+            digest: self.answers.digest_of(key),
+            topic: topic.to_string(),
+            response: serde_json::to_value(payload).unwrap_or_default(),
         }
-        let waiting = self.answers.done(&key, bytes.clone());
+    }
+
+    /// Publish the reply to the asker and to whoever asked again meanwhile. A command
+    /// refused because it could not be stored is not remembered: nothing of it was applied,
+    /// and the same transaction sent again once there is room must be applied then.
+    fn deliver(&self, key: &Key, to: ReplyTo, bytes: Vec<u8>, forget: bool) {
+        let waiting = self.answers.done(key, bytes.clone());
+        if forget {
+            self.answers.forget(key);
+        }
         to.send(self.outbox.as_ref(), bytes.clone());
         for t in waiting {
             t.send(self.outbox.as_ref(), bytes.clone());
         }
+    }
+
+    /// The `ok` answer of a claimed transaction, prepared before the command is applied so
+    /// that whoever applies it stores it in the same journal batch as the command's effect.
+    pub fn prepare_ok(
+        &self,
+        key: &Key,
+        topic: &str,
+        transaction: &str,
+        action: &str,
+    ) -> PreparedAnswer {
+        let payload = self.stamp(response(transaction, action, &Ok(())));
+        PreparedAnswer {
+            record: self.record(key, topic, &payload),
+            stored: Arc::default(),
+        }
+    }
+
+    /// Publish the prepared `ok` answer, which the command's batch has stored already.
+    pub fn reply_prepared(&self, key: &Key, to: ReplyTo, prepared: &PreparedAnswer) {
+        if let Record::Answered { response, .. } = &prepared.record {
+            self.deliver(key, to, response.to_string().into_bytes(), false);
+        }
+    }
+}
+
+/// The code of every refusal about the disk (`Refusal::code`).
+const STORAGE: &str = "storage";
+
+/// A command's `ok` answer as an `answered` record, handed with the command to whoever
+/// applies it (a board actor), so that its effect and its answer are one journal batch:
+/// both stored, or neither and the command refused `storage` (issue 36). Stored separately,
+/// an `ok` whose record failed to be written would be applied again by a resend after a
+/// restart.
+#[derive(Debug, Clone)]
+pub struct PreparedAnswer {
+    pub record: Record,
+    stored: Arc<std::sync::atomic::AtomicBool>,
+}
+
+impl PreparedAnswer {
+    /// The record is on disk with the command's effect.
+    pub fn mark_stored(&self) {
+        self.stored
+            .store(true, std::sync::atomic::Ordering::Release);
+    }
+
+    /// The command's action, as its answer names it.
+    pub fn action(&self) -> String {
+        match &self.record {
+            Record::Answered { response, .. } => response["action"].as_str().unwrap_or("").into(),
+            _ => String::new(),
+        }
+    }
+
+    pub fn is_stored(&self) -> bool {
+        self.stored.load(std::sync::atomic::Ordering::Acquire)
     }
 }
 

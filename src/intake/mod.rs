@@ -195,9 +195,27 @@ pub struct Claimed {
     action: &'static str,
     reply_to: Option<ReplyTo>,
     replier: Replier,
+    /// The `ok` answer handed to whoever applies the command (issue 36).
+    prepared: Option<answers::PreparedAnswer>,
 }
 
 impl Claimed {
+    /// This command's `ok` answer, for whoever applies it to store in one journal batch
+    /// with the command's effect ([`answers::PreparedAnswer`]). Once that batch is stored,
+    /// answering `ok` publishes it without journaling it again.
+    pub fn prepare_ok(&mut self) -> answers::PreparedAnswer {
+        let topic = self
+            .reply_to
+            .as_ref()
+            .map(ReplyTo::topic)
+            .unwrap_or_default();
+        let p = self
+            .replier
+            .prepare_ok(&self.key, topic, &self.transaction, self.action);
+        self.prepared = Some(p.clone());
+        p
+    }
+
     pub fn transaction(&self) -> &str {
         &self.transaction
     }
@@ -228,6 +246,14 @@ impl Claimed {
         let Some(to) = self.reply_to.take() else {
             return;
         };
+        if let Some(p) = self.prepared.take().filter(|p| p.is_stored())
+            && r.is_ok()
+            && boards.is_none()
+            && warnings.is_empty()
+        {
+            self.replier.reply_prepared(&self.key, to, &p);
+            return;
+        }
         let mut payload = answers::response(&self.transaction, self.action, &r);
         payload.boards = boards;
         payload.warnings = (!warnings.is_empty()).then_some(warnings);
@@ -449,6 +475,7 @@ impl Intake {
             action,
             reply_to: Some(reply_to),
             replier: self.replier.clone(),
+            prepared: None,
         };
         // Authorize: the sender's role for this command and its target.
         if let Some(id) = &admitted.identity

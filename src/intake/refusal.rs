@@ -188,6 +188,17 @@ pub enum Refusal {
     GameNotStored { board: String, reason: String },
     #[error("not stored: {reason}")]
     NotStored { reason: String },
+    /// Issue 36: a command whose record (its events and its answer, one journal batch)
+    /// could not be written is applied nowhere; `reason` names the file and the error.
+    #[error(
+        "board {board}: {action} was not applied: its record could not be written to the journal ({reason}); nothing changed. Free space in the state directory and send the command again"
+    )]
+    CommandNotStored {
+        board: String,
+        // Boxed, as in `DefaultsDiffer`: clippy's `result_large_err`.
+        action: Box<str>,
+        reason: Box<str>,
+    },
     #[error("the sealed move could not be kept: {reason}")]
     SealNotKept { reason: String },
     #[error("the sealed move cannot be read from custody: {reason}")]
@@ -251,6 +262,7 @@ impl Refusal {
             | Refusal::BadResult(_) => "bad_value",
             Refusal::GameNotStored { .. }
             | Refusal::NotStored { .. }
+            | Refusal::CommandNotStored { .. }
             | Refusal::SealNotKept { .. }
             | Refusal::SealUnreadable { .. }
             | Refusal::JournalUnreadable { .. } => "storage",

@@ -148,6 +148,8 @@ struct NodeTopic {
     topic: String,
     online: Vec<u8>,
     offline: Vec<u8>,
+    /// This process's random id, in both payloads (`twin`).
+    instance: String,
 }
 
 impl NodeTopic {
@@ -157,9 +159,11 @@ impl NodeTopic {
     }
 
     fn new(topics: &Topics, birth: &NodeStatusPayload) -> NodeTopic {
+        let instance = super::twin::new_instance();
         let with = |state| {
             serde_json::to_vec(&NodeStatusPayload {
                 state,
+                instance: Some(instance.clone()),
                 ..birth.clone()
             })
             .unwrap_or_default()
@@ -168,6 +172,7 @@ impl NodeTopic {
             topic: topics.node_status(&birth.node),
             online: with(NodeState::Online),
             offline: with(NodeState::Offline),
+            instance,
         }
     }
 }
@@ -318,6 +323,10 @@ async fn run(
     // last will). So the event loop runs in its own task, never cancelled, with its own
     // backoff, and hands every outcome over.
     let (events_tx, mut events) = mpsc::channel(1024);
+    // The least wait before a reconnection, in ms: raised while another daemon uses this
+    // node's client id (`twin`), so the two take turns instead of flapping.
+    let floor = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
+    let poller_floor = floor.clone();
     let poller = tokio::spawn(async move {
         let mut backoff = Duration::from_millis(200);
         loop {
@@ -330,7 +339,8 @@ async fn run(
                 return;
             }
             if failed {
-                tokio::time::sleep(backoff).await;
+                let least = poller_floor.load(std::sync::atomic::Ordering::Relaxed);
+                tokio::time::sleep(backoff.max(Duration::from_millis(least))).await;
                 backoff = (backoff * 2).min(Duration::from_secs(5));
             }
         }
@@ -361,6 +371,9 @@ async fn run(
     // Copies of this node's own topics that came back different (`owned`): republished.
     let mut corrections = super::owned::Corrections::default();
     let me = node.topic_node(&topics).to_string();
+    // Issue 36: another daemon under this node's id, and the broker's version.
+    let mut twin = super::twin::Twin::new(&me, node.instance.clone());
+    let mut broker_notes = BrokerNotes::default();
     let mut tick = tokio::time::interval(Duration::from_millis(20));
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
@@ -371,15 +384,31 @@ async fn run(
                 }
                 flush(&mut window, (&mut pending, &retained), &mut queued, &mut corrections);
             }
+            () = async {
+                match twin.clear_at() {
+                    Some(at) => tokio::time::sleep_until(at).await,
+                    None => std::future::pending().await,
+                }
+            }, if connected && twin.clear_at().is_some() => {
+                if let Some(say) = twin.alone_again() {
+                    tracing::info!("no other hallclock with node id {me} on the broker any more: the alert is cleared");
+                    floor.store(0, std::sync::atomic::Ordering::Relaxed);
+                    let own = (&mut retained, &mut pending, &mut broker_notes);
+                    own_alert(own, (&feed, &topics, &me), super::twin::TWIN_ALERT, say, timebase.now());
+                }
+            }
             out = rx.recv(), if shutting_down.is_none() => {
                 let Some(out) = out else { break };
                 match out {
-                    Outgoing::Retained { topic, payload } => {
+                    Outgoing::Retained { topic, mut payload } => {
                         if topic == node.topic
-                            && let Ok(status) = serde_json::from_slice::<NodeStatusPayload>(&payload)
+                            && let Ok(mut status) = serde_json::from_slice::<NodeStatusPayload>(&payload)
                         {
                             // A reload changed our boards: a board now ours is not mirrored.
-                            foreign.set_own(status.boards);
+                            foreign.set_own(status.boards.clone());
+                            // Always with this process's instance (`twin`).
+                            status.instance = Some(node.instance.clone());
+                            payload = serde_json::to_vec(&status).unwrap_or(payload);
                         }
                         // A cleared alert keeps its payload (`ClearedAlert`), so a broker that
                         // kept the old message while we were away gets it cleared on
@@ -433,6 +462,10 @@ async fn run(
                 Some(ev) => match ev {
                 Ok(Event::Incoming(Packet::ConnAck(_))) => {
                     connected = true;
+                    twin.connected(tokio::time::Instant::now());
+                    // What the broker is (read once, then unsubscribed): a Mosquitto that
+                    // drops every client when its clock steps is said at once.
+                    let _ = client.try_subscribe(super::twin::VERSION_TOPIC, QoS::AtMostOnce);
                     let _ = attempted.send(true);
                     let _ = broker.send(BrokerState::Connected);
                     tracing::info!("connected to the MQTT broker");
@@ -499,6 +532,24 @@ async fn run(
                         window.publish(alert_topic, true, payload);
                     }
                 }
+                Ok(Event::Incoming(Packet::Publish(p))) if p.topic == super::twin::VERSION_TOPIC => {
+                    let _ = client.try_unsubscribe(super::twin::VERSION_TOPIC);
+                    if !broker_notes.version_logged {
+                        let text = String::from_utf8_lossy(&p.payload);
+                        tracing::info!("the MQTT broker is {}", crate::intake::command::log_safe(text.trim()));
+                        broker_notes.version_logged = true;
+                    }
+                    let say = super::twin::judge_version(&p.payload);
+                    broker_notes.old_mosquitto = matches!(say, super::twin::Say::Raise(_));
+                    if let super::twin::Say::Raise(m) = &say
+                        && broker_notes.version_said.as_deref() != Some(m.as_str())
+                    {
+                        tracing::warn!("{m}");
+                        broker_notes.version_said = Some(m.clone());
+                    }
+                    let own = (&mut retained, &mut pending, &mut broker_notes);
+                    own_alert(own, (&feed, &topics, &me), super::twin::VERSION_ALERT, say, timebase.now());
+                }
                 Ok(Event::Incoming(Packet::Publish(p)))
                     if p.topic.starts_with(&topics.alert("")) =>
                 {
@@ -514,6 +565,7 @@ async fn run(
                         }
                     }
                     if p.retain && !ours && !super::payload::alert_cleared(&p.payload) {
+                        broker_notes.stale(&topics, &me, &p.topic);
                         let msg = Incoming::StaleAlert { payload: p.payload.to_vec() };
                         if incoming.send(msg).await.is_err() {
                             break;
@@ -553,6 +605,9 @@ async fn run(
                         .node_of_status_topic(&p.topic)
                         .filter(|n| *n != node.topic_node(&topics))
                         .map(str::to_string);
+                    if other.is_none() {
+                        twin.own_status(&p.payload);
+                    }
                     // Ours: not while stopping (our `offline` comes back then).
                     if other.is_none() && shutting_down.is_none() {
                         correct(&retained, (&mut pending, &mut corrections), (&topics, &me, &foreign), &p);
@@ -757,9 +812,20 @@ async fn run(
                         break;
                     }
                     let why = trouble(&e);
+                    if connected && let Some(say) = twin.lost(tokio::time::Instant::now()) {
+                        if let super::twin::Say::Raise(m) = &say {
+                            tracing::error!("{m}");
+                        }
+                        let own = (&mut retained, &mut pending, &mut broker_notes);
+                        own_alert(own, (&feed, &topics, &me), super::twin::TWIN_ALERT, say, timebase.now());
+                    }
+                    let least = twin.backoff_floor().as_millis() as u64;
+                    floor.store(least, std::sync::atomic::Ordering::Relaxed);
                     // Said at once, from the first attempt on, and again whenever the reason
                     // changes; the retries in between (every 5 s) only at debug level.
-                    if connected {
+                    if connected && broker_notes.old_mosquitto {
+                        tracing::warn!("lost the MQTT broker: {why}; reconnecting (this Mosquitto drops every client when its server's clock steps forward: if the clock was just set, that is why)");
+                    } else if connected {
                         tracing::warn!("lost the MQTT broker: {why}; reconnecting");
                     } else if *broker.borrow() != BrokerState::Trouble(why.clone()) {
                         tracing::warn!("cannot connect to the MQTT broker: {why}; retrying");
@@ -780,4 +846,88 @@ async fn run(
         }
     }
     poller.abort();
+}
+
+/// The newest payload of every retained topic of ours, in republication order.
+type Retained = BTreeMap<Keyed, Vec<u8>>;
+
+/// What the connection knows about the broker and its own hall-level alerts (issue 36).
+#[derive(Debug, Default)]
+struct BrokerNotes {
+    /// The broker is a Mosquitto that drops every client at a forward clock step.
+    old_mosquitto: bool,
+    /// The version warning as last logged (logged again only when it changes).
+    version_said: Option<String>,
+    /// The broker's version was logged (once a run).
+    version_logged: bool,
+    /// This node's alerts of this kind that an earlier run left retained: cleared when
+    /// their cause is not found again.
+    stale: std::collections::BTreeSet<String>,
+}
+
+impl BrokerNotes {
+    /// A retained alert from before this start: one of ours?
+    fn stale(&mut self, topics: &Topics, me: &str, topic: &str) {
+        for base in [super::twin::TWIN_ALERT, super::twin::VERSION_ALERT] {
+            if topic == topics.alert(&crate::alert::node_alert_id(base, me)) {
+                self.stale.insert(topic.to_string());
+            }
+        }
+    }
+}
+
+/// Raise or clear one of the connection's own hall-level alerts (`node-twin-<node>`,
+/// `broker-version-<node>`): kept with the retained topics (so every reconnection
+/// republishes it, and a raise while offline goes out at the next connection), in the local
+/// feed, and published with the next flush. A clear is published only where there is
+/// something to clear.
+fn own_alert(
+    (retained, pending, notes): (
+        &mut Retained,
+        &mut std::collections::BTreeSet<Keyed>,
+        &mut BrokerNotes,
+    ),
+    (feed, topics, me): (&super::feed::LocalFeed, &Topics, &str),
+    base: &str,
+    say: super::twin::Say,
+    now: crate::rules::Millis,
+) {
+    let id = crate::alert::node_alert_id(base, me);
+    let topic = topics.alert(&id);
+    let key = order_key(topics, &topic);
+    let payload = match say {
+        super::twin::Say::Raise(message) => {
+            let since = retained
+                .get(&key)
+                .and_then(|p| serde_json::from_slice::<super::payload::AlertPayload>(p).ok())
+                .map_or(now, |a| a.since);
+            let alert = super::payload::AlertPayload {
+                id,
+                board: None,
+                kind: super::payload::AlertKind::Broker,
+                severity: super::payload::Severity::Warning,
+                message,
+                since,
+                error: None,
+            };
+            serde_json::to_vec(&alert).unwrap_or_default()
+        }
+        super::twin::Say::Clear => {
+            let raised = retained
+                .get(&key)
+                .is_some_and(|p| !super::payload::alert_cleared(p));
+            if !raised && !notes.stale.remove(&topic) {
+                return;
+            }
+            super::payload::cleared_alert(&id)
+        }
+    };
+    if retained.get(&key) == Some(&payload) {
+        return;
+    }
+    retained.insert(key.clone(), payload.clone());
+    feed.push(&topic, &payload, true);
+    // Published by the next tick when connected; otherwise at the next connection, with
+    // every retained topic.
+    pending.insert(key);
 }

@@ -164,6 +164,7 @@ mod tests {
             version: "0".into(),
             boot: Millis(1),
             defaults: None,
+            instance: None,
         };
         let _ = f.peer_status(peer);
         f

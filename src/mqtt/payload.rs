@@ -534,6 +534,12 @@ pub struct NodeStatusPayload {
     /// play under different rules on different servers. Absent from older daemons.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub defaults: Option<String>,
+    /// A random id of this process, made by its MQTT connection (issue 36): two daemons
+    /// with the same node id (two Pis left with the default host name) throw each other
+    /// off the broker (one client id); each notices the other's instance under its own
+    /// node's status (`mqtt::twin`). Absent from older daemons.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub instance: Option<String>,
 }
 
 impl NodeStatusPayload {

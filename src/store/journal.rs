@@ -153,8 +153,10 @@ impl Journal {
         Ok(j)
     }
 
-    fn new_segment(&mut self) -> Result<(), StoreError> {
-        let path = self.settings.dir.join(segment_name(self.next_segment));
+    /// Create and preallocate segment `n`: where a full disk shows first (fallocate says
+    /// ENOSPC), before any byte of a batch is written.
+    fn allocate(&self, n: u32) -> Result<(PathBuf, File), StoreError> {
+        let path = self.settings.dir.join(segment_name(n));
         let file = OpenOptions::new()
             .read(true)
             .write(true)
@@ -177,41 +179,79 @@ impl Journal {
         if let Ok(d) = File::open(&self.settings.dir) {
             let _ = d.sync_all();
         }
-        self.file = Some((path, file));
-        self.offset = 0;
-        self.next_segment += 1;
-        Ok(())
+        Ok((path, file))
     }
 
-    /// Write and sync `records`. On failure nothing counts as written: the next attempt
-    /// writes the same bytes at the same place.
+    /// Write and sync `records`, all or none: on failure nothing of the batch is read back
+    /// by a recovery, and the next attempt writes at the same place. Why all or none: a
+    /// command's events and its answer are one batch (intake/answers.rs); a recovery that
+    /// found the events without the answer would apply a resend of the command twice.
     pub fn write(&mut self, records: &[Record]) -> Result<(), StoreError> {
-        let start_offset = self.offset;
-        let start_segment = self.next_segment;
-        let r = self.write_inner(records);
-        if r.is_err() && self.next_segment == start_segment {
-            self.offset = start_offset;
+        let mut frames = Vec::with_capacity(records.len());
+        for r in records {
+            let payload = serde_json::to_vec(r).map_err(|e| io_err(&self.settings.dir, e))?;
+            frames.push(frame(&payload));
+        }
+        let start = (self.offset, self.next_segment);
+        let mut written = Vec::new();
+        let r = self.write_frames(&frames, &mut written);
+        if r.is_err() {
+            self.undo(start, written);
         }
         r
     }
 
-    fn write_inner(&mut self, records: &[Record]) -> Result<(), StoreError> {
+    /// Every segment the batch needs is allocated first, so a full disk refuses the batch
+    /// before any of it is written. `written`: the ranges written so far, for [`Self::undo`].
+    fn write_frames(
+        &mut self,
+        frames: &[Vec<u8>],
+        written: &mut Vec<(PathBuf, File, u64, u64)>,
+    ) -> Result<(), StoreError> {
+        // Keep an 8-byte zero end marker inside the segment.
+        let size = self.settings.segment_size;
+        let mut needed = 0u32;
+        let mut at = if self.file.is_some() {
+            self.offset
+        } else {
+            size
+        };
+        for f in frames {
+            if at + f.len() as u64 + 8 > size {
+                needed += 1;
+                at = 0;
+            }
+            at += f.len() as u64;
+        }
+        let mut spare = std::collections::VecDeque::new();
+        for k in 0..needed {
+            spare.push_back(self.allocate(self.next_segment + k)?);
+        }
         let mut synced_files: Vec<File> = Vec::new();
-        for r in records {
-            let payload = serde_json::to_vec(r).map_err(|e| io_err(&self.settings.dir, e))?;
-            let framed = frame(&payload);
-            // Keep an 8-byte zero end marker inside the segment.
-            let fits = self.offset + framed.len() as u64 + 8 <= self.settings.segment_size;
+        for framed in frames {
+            let fits = self.offset + framed.len() as u64 + 8 <= size;
             if self.file.is_none() || !fits {
-                if let Some((_, f)) = self.file.take() {
+                let Some(next) = spare.pop_front() else {
+                    return Err(StoreError::Stopped);
+                };
+                if let Some((_, f)) = self.file.replace(next) {
                     synced_files.push(f);
                 }
-                self.new_segment()?;
+                self.offset = 0;
+                self.next_segment += 1;
             }
             let Some((path, file)) = &self.file else {
                 return Err(StoreError::Stopped);
             };
-            file.write_all_at(&framed, self.offset)
+            if let Ok(f) = file.try_clone() {
+                written.push((
+                    path.clone(),
+                    f,
+                    self.offset,
+                    self.offset + framed.len() as u64,
+                ));
+            }
+            file.write_all_at(framed, self.offset)
                 .map_err(|e| io_err(path, e))?;
             self.offset += framed.len() as u64;
             self.stats.records += 1;
@@ -225,6 +265,45 @@ impl Journal {
         }
         self.stats.syncs += 1;
         Ok(())
+    }
+
+    /// After a failed batch: what it wrote is zeroed (inside preallocated space, so this
+    /// needs no free space), the segments it began are removed, and the journal goes on
+    /// from where the batch started.
+    fn undo(
+        &mut self,
+        (offset, next_segment): (u64, u32),
+        written: Vec<(PathBuf, File, u64, u64)>,
+    ) {
+        for (path, file, from, to) in &written {
+            let zeros = vec![0u8; (to - from) as usize];
+            if file
+                .write_all_at(&zeros, *from)
+                .and_then(|()| file.sync_data())
+                .is_err()
+            {
+                tracing::error!(path = %path.display(), from, to, "a failed journal write could not be undone: a restart may read part of it");
+            }
+        }
+        for n in next_segment..self.next_segment {
+            let path = self.settings.dir.join(segment_name(n));
+            let _ = std::fs::remove_file(&path);
+        }
+        if self.next_segment != next_segment {
+            // Back to the segment the batch started in (none: the next batch allocates).
+            let path = self
+                .settings
+                .dir
+                .join(segment_name(next_segment.saturating_sub(1)));
+            self.file = OpenOptions::new()
+                .read(true)
+                .write(true)
+                .open(&path)
+                .ok()
+                .map(|f| (path, f));
+            self.next_segment = next_segment;
+        }
+        self.offset = offset;
     }
 
     /// Run the writer on its own thread.
@@ -326,6 +405,33 @@ mod tests {
         assert!(due.is_some_and(|d| d > Instant::now()));
         let long_ago = Instant::now().checked_sub(Duration::from_secs(1));
         assert_eq!(collect_until(long_ago, Duration::from_millis(50)), None);
+    }
+
+    /// Issue 36: a batch that cannot be stored whole (the next segment cannot be made:
+    /// here the directory is gone, on a hall server the disk is full) leaves none of its
+    /// records readable, though the first ones fitted in the current segment; the next
+    /// batch goes where it would have gone.
+    #[test]
+    fn a_batch_that_fails_leaves_nothing_behind() {
+        let d = dir("all-or-none");
+        let mut s = JournalSettings::new(&d);
+        s.dir = d.clone();
+        s.segment_size = 300;
+        let (mut j, _) = open_after(s).unwrap();
+        j.write(&[ev(1)]).unwrap();
+        let aside = d.with_extension("aside");
+        let _ = std::fs::remove_dir_all(&aside);
+        std::fs::rename(&d, &aside).unwrap();
+        // Three records: the first fits after ev(1), the others need a second segment.
+        assert!(j.write(&[ev(2), ev(3), ev(4)]).is_err());
+        std::fs::rename(&aside, &d).unwrap();
+        let scan = read_dir(&d).unwrap();
+        assert_eq!(scan.records.len(), 1, "only what was stored before");
+        assert!(scan.damage.is_none(), "{:?}", scan.damage);
+        j.write(&[ev(2)]).unwrap();
+        let scan = read_dir(&d).unwrap();
+        assert_eq!(scan.records.len(), 2);
+        assert!(scan.damage.is_none(), "{:?}", scan.damage);
     }
 
     #[test]

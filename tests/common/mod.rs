@@ -125,6 +125,8 @@ pub struct Broker {
     dir: PathBuf,
     /// Lines added to the configuration (a bridge), kept for a restart.
     extra: String,
+    /// Environment of the broker's process (libfaketime), kept for a restart.
+    env: Vec<(String, String)>,
     child: Option<Child>,
 }
 
@@ -135,10 +137,19 @@ impl Broker {
 
     /// A Mosquitto with `extra` lines in its configuration (a bridge to another one).
     pub async fn start_with(name: &str, extra: &str) -> Broker {
+        Self::start_env(name, extra, &[]).await
+    }
+
+    /// A Mosquitto with `env` in its process's environment (libfaketime's variables).
+    pub async fn start_env(name: &str, extra: &str, env: &[(&str, &str)]) -> Broker {
         let mut b = Broker {
             port: free_port(),
             dir: scratch_dir(&format!("mosquitto-{name}")),
             extra: extra.to_string(),
+            env: env
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
             child: None,
         };
         b.launch().await;
@@ -163,6 +174,7 @@ impl Broker {
         let child = Command::new("mosquitto")
             .arg("-c")
             .arg(&conf)
+            .envs(self.env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn()

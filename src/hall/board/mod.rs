@@ -4,6 +4,7 @@
 
 pub mod alerts;
 pub mod battery;
+mod command;
 pub mod display;
 pub mod eboard;
 mod hardware;
@@ -66,6 +67,13 @@ pub enum ToBoard {
     /// An arbiter's command, as the intake mapped it.
     Act {
         act: BoardAct,
+        reply: oneshot::Sender<Result<(), Refusal>>,
+    },
+    /// An arbiter's command on this board, with its `ok` answer to store in one journal
+    /// batch with its events (issue 36; `command.rs`).
+    Command {
+        act: BoardAct,
+        answer: crate::intake::answers::PreparedAnswer,
         reply: oneshot::Sender<Result<(), Refusal>>,
     },
     /// 6.10, source side: hand the unfinished game over (the board becomes idle).
@@ -545,6 +553,13 @@ impl BoardActor {
     /// Decide an input at `now`, which may be earlier than the present (a press placed
     /// from a clock's reading), never earlier than the game's latest event.
     async fn decide_at(&mut self, input: Input, now: Millis) -> Result<(), Refusal> {
+        let events = self.decide_events(input, now).await?;
+        self.apply(events).await;
+        Ok(())
+    }
+
+    /// The events `input` at `now` would make; the game is not changed yet.
+    async fn decide_events(&mut self, input: Input, now: Millis) -> Result<Vec<Event>, Refusal> {
         let Some(slot) = &self.slot else {
             return Err(Refusal::NoGame {
                 board: self.id.clone(),
@@ -568,13 +583,7 @@ impl BoardActor {
         } else {
             slot.game.decide(&input, now)
         };
-        match decided {
-            Ok(events) => {
-                self.apply(events).await;
-                Ok(())
-            }
-            Err(r) => Err(Refusal::Rejected(r)),
-        }
+        decided.map_err(Refusal::Rejected)
     }
 
     async fn on_message(&mut self, msg: ToBoard) {
@@ -585,6 +594,10 @@ impl BoardActor {
             }
             ToBoard::Act { act, reply } => {
                 let r = self.on_act(act).await;
+                let _ = reply.send(r);
+            }
+            ToBoard::Command { act, answer, reply } => {
+                let r = self.on_command(act, answer).await;
                 let _ = reply.send(r);
             }
             ToBoard::TakeGame { reply } => {
@@ -794,7 +807,7 @@ impl BoardActor {
         Ok(())
     }
 
-    async fn on_act(&mut self, act: BoardAct) -> Result<(), Refusal> {
+    pub(super) async fn on_act(&mut self, act: BoardAct) -> Result<(), Refusal> {
         let input = match act {
             BoardAct::SwapSides { arbiter } => {
                 self.placement = self.placement.swapped();

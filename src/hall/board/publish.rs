@@ -155,6 +155,16 @@ impl BoardActor {
     /// an event before it is on disk; if the disk fails, the game goes on in memory (the
     /// clocks must keep running) and the events wait, with a storage alert, until stored.
     pub(super) async fn apply(&mut self, events: Vec<Event>) {
+        self.apply_with(events, false).await;
+    }
+
+    /// [`Self::apply`] for events the journal holds already (an arbiter's command, stored
+    /// with its answer before the game changed: `command.rs`).
+    pub(super) async fn apply_stored(&mut self, events: Vec<Event>) {
+        self.apply_with(events, true).await;
+    }
+
+    async fn apply_with(&mut self, events: Vec<Event>, stored: bool) {
         if events.is_empty() {
             return;
         }
@@ -164,6 +174,7 @@ impl BoardActor {
         let mut shown = display::Display::default();
         let mut finished = None;
         let mut replaced_seals = Vec::new();
+        let mut published = Vec::new();
         for event in events {
             slot.game.evolve(&event);
             slot.events.push(event.clone());
@@ -182,7 +193,11 @@ impl BoardActor {
                 Event::GameEnded { result, .. } => finished = Some(result.clone()),
                 _ => {}
             }
-            self.unstored.push((self.seq, slot.id, event));
+            if stored {
+                published.push((self.seq, slot.id, event));
+            } else {
+                self.unstored.push((self.seq, slot.id, event));
+            }
         }
         // The arbiter's times end a hold on the clock's own (outage) times.
         if self.hold_clock
@@ -215,7 +230,11 @@ impl BoardActor {
             self.forget_board_moves();
             self.new_game_on_board().await;
         }
-        self.flush().await;
+        if stored {
+            self.published(published);
+        } else {
+            self.flush().await;
+        }
         // Only once the replacing seal is stored: until then a restart would replay the
         // replaced one, and it must still open.
         if self.unstored.is_empty() {
@@ -257,19 +276,8 @@ impl BoardActor {
             .collect();
         match self.journal.append(records).await {
             Ok(()) => {
-                for (seq, _, event) in std::mem::take(&mut self.unstored) {
-                    let payload = EventPayload {
-                        board: self.id.clone(),
-                        seq,
-                        event,
-                    };
-                    self.publisher
-                        .json_message(self.topics.event(&self.id), &payload);
-                    self.published_seq = seq;
-                }
-                self.clear(AlertKind::Storage);
-                self.publish_state();
-                self.update_game_alerts();
+                let stored = std::mem::take(&mut self.unstored);
+                self.published(stored);
             }
             Err(e) => {
                 self.raise(
@@ -283,6 +291,23 @@ impl BoardActor {
                 self.retry_storage = Some(tokio::time::Instant::now() + Duration::from_secs(1));
             }
         }
+    }
+
+    /// Publish events now on disk, in order, then the state they lead to.
+    fn published(&mut self, stored: Vec<(u64, u64, Event)>) {
+        for (seq, _, event) in stored {
+            let payload = EventPayload {
+                board: self.id.clone(),
+                seq,
+                event,
+            };
+            self.publisher
+                .json_message(self.topics.event(&self.id), &payload);
+            self.published_seq = seq;
+        }
+        self.clear(AlertKind::Storage);
+        self.publish_state();
+        self.update_game_alerts();
     }
 
     /// Alerts that follow the game's state: a pending flag, a player's pause, 6.11.
