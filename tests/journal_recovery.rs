@@ -227,3 +227,133 @@ fn journal_cli_dump_and_verify() {
         "{text}"
     );
 }
+
+mod journal_hall;
+
+/// Where record `i` of the journal in `dir` starts, and its segment.
+fn record_at(dir: &Path, i: usize) -> (PathBuf, u64) {
+    let scan = read_dir(dir).expect("read");
+    let (_, seg, off) = scan.records[i].clone();
+    (seg, off)
+}
+
+fn flip(seg: &Path, at: u64) {
+    let mut bytes = std::fs::read(seg).expect("segment");
+    bytes[at as usize] ^= 0x20;
+    std::fs::write(seg, &bytes).expect("flipped");
+}
+
+/// Issue 36: a finished round, one byte flipped early in the journal. Everything but the
+/// record the byte is in comes back: the mates, the resignation and the draw stay
+/// decided; nothing is zeroed or set aside, and appending after it loses nothing either.
+#[test]
+fn a_flipped_byte_mid_journal_loses_only_the_record_it_hit() {
+    let records = journal_hall::hall_records(4);
+    let state = scratch("flip-mid");
+    let settings = journal_hall::write_journal(&state, &records, 2048);
+    let before = read_dir(&settings.dir).expect("read");
+    assert!(
+        before.segments.len() >= 3,
+        "{} segments",
+        before.segments.len()
+    );
+    // Record 6: an event of the first steps, in the first segment.
+    let (seg, off) = record_at(&settings.dir, 6);
+    flip(&seg, off + 20);
+    let r = recover(&settings.dir).expect("recover");
+    assert_eq!(
+        r.records,
+        records.len() - 1,
+        "only the flipped record is lost"
+    );
+    let mut expected: Vec<Record> = records.clone();
+    expected.remove(6);
+    assert_eq!(
+        journal_hall::results(&expected),
+        journal_hall::results(&records),
+        "the lost record decides no game"
+    );
+    let got: Vec<Record> = read_dir(&settings.dir)
+        .expect("read")
+        .records
+        .into_iter()
+        .map(|(r, _, _)| r)
+        .collect();
+    assert_eq!(got, expected);
+    let finished = r
+        .games
+        .values()
+        .filter(|g| g.game.result().is_some())
+        .count();
+    assert_eq!(finished, 3, "the three decided games stay decided");
+    // Opening for appends destroys nothing: no segment renamed, no byte changed.
+    let bytes_before: Vec<Vec<u8>> = before
+        .segments
+        .iter()
+        .map(|s| std::fs::read(s).expect("segment"))
+        .collect();
+    let (mut j, _) = open_after(settings.clone()).expect("reopen");
+    j.write(std::slice::from_ref(&records[1])).expect("append");
+    for (s, was) in before.segments.iter().zip(&bytes_before) {
+        let now = std::fs::read(s).expect("segment still there, under its name");
+        // Every byte written before (the flipped one too) is still there, unchanged.
+        let changed = was
+            .iter()
+            .enumerate()
+            .filter(|(i, b)| **b != 0 && now.get(*i) != Some(*b))
+            .count();
+        assert_eq!(changed, 0, "{}", s.display());
+    }
+    let again = read_dir(&settings.dir).expect("read again");
+    assert_eq!(
+        again.records.len(),
+        records.len(),
+        "n - 1 and the appended one"
+    );
+}
+
+/// Issue 36: a damaged last record (acknowledged, published) must not give its `seq` to
+/// the next event after a restart: dashboards drop an event whose seq they have seen.
+#[test]
+fn a_damaged_last_record_does_not_give_its_seq_to_another_event() {
+    let records = game_records(6);
+    let n = records.len();
+    let state = scratch("flip-last");
+    let settings = write_journal(&state, &records, 1 << 14);
+    let (seg, off) = record_at(&settings.dir, n - 1);
+    flip(&seg, off + 30);
+    let r = recover(&settings.dir).expect("recover");
+    let last = match &records[n - 1] {
+        Record::Event { seq, .. } => *seq,
+        _ => panic!("the last record is an event"),
+    };
+    assert!(
+        r.seqs.get("board-001").copied().unwrap_or(0) >= last,
+        "seq {last} was published: the next event must come after it ({:?})",
+        r.seqs
+    );
+}
+
+/// Issue 36: after a damaged span in the middle, event numbering continues above every
+/// seq in the journal, including those after the span.
+#[test]
+fn after_a_damaged_span_numbering_continues_above_every_seq() {
+    let records = journal_hall::hall_records(4);
+    let state = scratch("flip-seqs");
+    let settings = journal_hall::write_journal(&state, &records, 2048);
+    let (seg, off) = record_at(&settings.dir, 8);
+    flip(&seg, off + 3);
+    let r = recover(&settings.dir).expect("recover");
+    for n in 1..=4 {
+        let b = journal_hall::board(n);
+        let max = records
+            .iter()
+            .filter_map(|r| match r {
+                Record::Event { board, seq, .. } if *board == b => Some(*seq),
+                _ => None,
+            })
+            .max()
+            .unwrap_or(0);
+        assert_eq!(r.seqs.get(&b).copied().unwrap_or(0), max, "{b}");
+    }
+}
