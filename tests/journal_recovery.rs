@@ -1,5 +1,6 @@
-//! The journal survives torn writes and corruption: start-up recovers every record before
-//! the damage, reports what it dropped, and appends after the last good record.
+//! The journal survives torn writes and corruption: start-up recovers every intact record,
+//! before the damage and after it, reports each damaged span exactly, changes nothing
+//! already written, and appends where new records cannot be confused with old bytes.
 
 use std::path::{Path, PathBuf};
 
@@ -101,14 +102,19 @@ fn truncated_at_every_byte_of_the_last_record_recovers_to_the_last_good_record()
             std::fs::write(jdir.join(name), &bytes).expect("write copy");
             let r = recover(&jdir).expect("recover");
             assert_eq!(r.records, n - 1, "cut at {cut} ({mode})");
-            if cut == last_start {
+            let span = if cut == last_start {
                 assert!(r.damage.is_none(), "a clean cut is just an earlier end");
+                None
             } else {
                 let d = r.damage.as_ref().expect("damage reported");
-                assert_eq!(d.offset, last_start, "cut at {cut} ({mode})");
-                assert!(d.dropped_bytes > 0);
-            }
-            // Appending continues right after the last good record.
+                assert_eq!(d.spans.len(), 1, "cut at {cut} ({mode})");
+                let s = d.spans[0].clone();
+                assert_eq!(s.start, last_start, "cut at {cut} ({mode})");
+                assert!(s.end > s.start && s.cut && s.tail, "{s:?}");
+                Some(s)
+            };
+            // Appending continues after the last good record, in a new segment when the
+            // torn bytes are there (they are left as they are).
             let mut s = JournalSettings::new(&dir);
             s.segment_size = 1 << 14;
             let (mut j, _) = open_after(s).expect("reopen");
@@ -116,21 +122,23 @@ fn truncated_at_every_byte_of_the_last_record_recovers_to_the_last_good_record()
                 .expect("append");
             let again = recover(&jdir).expect("recover again");
             assert_eq!(again.records, n, "cut at {cut} ({mode})");
-            assert!(
-                again.damage.is_none(),
-                "cut at {cut} ({mode}): {:?}",
-                again.damage
-            );
+            // The same torn bytes are found again, now followed by the new segment.
+            let found = again.damage.as_ref().map(|d| {
+                let s = &d.spans[0];
+                (s.segment.clone(), s.start, s.end, s.tail)
+            });
+            let expected = span.map(|s| (s.segment, s.start, s.end, false));
+            assert_eq!(found, expected, "cut at {cut} ({mode})");
             let _ = std::fs::remove_dir_all(&dir);
         }
     }
 }
 
 #[test]
-fn corruption_in_the_middle_keeps_everything_before_it_and_reports_the_rest() {
+fn corruption_in_the_middle_costs_one_record_and_is_reported_exactly() {
     let records = game_records(30);
     let dir = scratch("corrupt");
-    // Small segments, so the damage is in an early segment and later ones are dropped.
+    // Small segments, so the damage is in an early segment and later ones follow it.
     let settings = write_journal(&dir, &records, 1500);
     let scan = read_dir(&settings.dir).expect("read");
     assert!(scan.segments.len() >= 3, "{} segments", scan.segments.len());
@@ -139,23 +147,32 @@ fn corruption_in_the_middle_keeps_everything_before_it_and_reports_the_rest() {
     bytes[off as usize + 12] ^= 0x55; // a byte inside the payload: the CRC catches it
     std::fs::write(&seg, &bytes).expect("corrupt");
     let r = recover(&settings.dir).expect("recover");
-    assert_eq!(r.records, 10);
+    assert_eq!(
+        r.records,
+        records.len() - 1,
+        "only the damaged record is lost"
+    );
     let d = r.damage.expect("damage");
-    assert_eq!(d.offset, off);
-    assert!(d.reason.contains("CRC"), "{}", d.reason);
-    assert!(d.dropped_bytes > 0);
-    // Reopening sets the damaged segments aside and appends after record 10.
+    assert_eq!(d.spans.len(), 1);
+    assert_eq!(d.spans[0].start, off);
+    assert!(d.spans[0].reason.contains("CRC"), "{}", d.spans[0].reason);
+    assert!(!d.spans[0].tail && !d.spans[0].cut);
+    let lost = &d.spans[0].lost;
+    assert_eq!(lost.len(), 1, "{lost:?}");
+    assert_eq!(lost[0].board, "board-001");
+    assert_eq!(lost[0].seqs, Some((10, 10)), "record 10 is the 10th event");
+    // Reopening changes no segment and appends after the last record.
     let (mut j, _) = open_after(settings.clone()).expect("reopen");
     j.write(&records[10..12]).expect("append");
     let again = read_dir(&settings.dir).expect("read again");
-    assert_eq!(again.records.len(), 12);
-    assert!(again.damage.is_none());
+    assert_eq!(again.records.len(), records.len() + 1);
+    assert_eq!(again.damage.map(|d| d.spans.len()), Some(1));
     let damaged = std::fs::read_dir(&settings.dir)
         .expect("dir")
         .filter_map(|e| e.ok())
         .filter(|e| e.file_name().to_string_lossy().ends_with(".damaged"))
         .count();
-    assert!(damaged >= 1, "later segments kept aside for support");
+    assert_eq!(damaged, 0, "no segment is set aside");
 }
 
 #[test]
@@ -223,7 +240,9 @@ fn journal_cli_dump_and_verify() {
     assert_eq!(out.status.code(), Some(1));
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(
-        text.contains("DAMAGED at") && text.contains("CRC"),
+        text.contains("DAMAGED: the journal has a damaged span in segment-000001.log bytes")
+            && text.contains("CRC")
+            && text.contains("board-001's event 2 is lost"),
         "{text}"
     );
 }

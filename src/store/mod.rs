@@ -7,9 +7,11 @@
 //! in order and stops at the first record that is torn or fails its CRC: everything
 //! before it is replayed, everything from it on is cut off (and reported).
 
+pub mod damage;
 pub mod games;
 pub mod journal;
 pub mod record;
+pub mod scan;
 pub mod startup;
 
 pub use games::{Folded, JournaledGame, Recovered, RecoveredGame, fold, recover, replay};

@@ -37,7 +37,7 @@ fn script(n: usize) -> Vec<Input> {
         arbiter: "IA Ada".into(),
         reason: "arbiter".into(),
     };
-    let mut moves = |ms: &[&str]| -> Vec<Input> {
+    let moves = |ms: &[&str]| -> Vec<Input> {
         ms.iter().flat_map(|m| [mv(m), press()]).collect::<Vec<_>>()
     };
     match n {
