@@ -75,9 +75,9 @@ pub struct Damage {
 /// What is still legible in damaged bytes.
 #[derive(Debug, Default)]
 struct Legible {
-    /// Boards named (`"board":"…"`), each with the `seq` right after the name when that is
-    /// legible.
-    boards: Vec<(String, Option<u64>)>,
+    /// Boards named (`"board":"…"`), each with the `seq` right after the name and the
+    /// `game` after that, when they are legible.
+    boards: Vec<(String, Option<u64>, Option<u64>)>,
     /// `"seq":N` whose board name is not legible, with the `"game":N` after it if it is.
     seqs: Vec<(u64, Option<u64>)>,
     games: Vec<u64>,
@@ -135,10 +135,14 @@ fn legible(bytes: &[u8]) -> Legible {
         else {
             continue;
         };
-        let seq = rest[n + 1..]
-            .strip_prefix(b",\"seq\":")
-            .and_then(|s| number_after(s, 0));
-        out.boards.push((name.to_string(), seq));
+        let after_seq = rest[n + 1..].strip_prefix(b",\"seq\":");
+        let seq = after_seq.and_then(|s| number_after(s, 0));
+        let game = after_seq
+            .zip(seq)
+            .and_then(|(s, q)| s.get(q.to_string().len()..))
+            .and_then(|r| r.strip_prefix(b",\"game\":"))
+            .and_then(|r| number_after(r, 0));
+        out.boards.push((name.to_string(), seq, game));
     }
     // A seq whose board name is damaged is still a number that was used: whose it was,
     // the game after it says.
@@ -226,12 +230,27 @@ impl Damage {
         let mut spans = Vec::new();
         for s in raw {
             let mut found = legible(&s.bytes);
-            for (seq, game) in std::mem::take(&mut found.seqs) {
-                if let Some(b) = game.and_then(|g| boards_of_games.get(&g)) {
-                    found.boards.push((b.to_string(), Some(seq)));
+            // A name damaged into another plausible one: the game's board is credited too
+            // (a seq credited to a board that does not have it only leaves a gap there).
+            // A name unknown to every intact record is dropped for the game's board.
+            for (name, seq, game) in std::mem::take(&mut found.boards) {
+                let known = lines.contains_key(name.as_str());
+                match game.and_then(|g| boards_of_games.get(&g)) {
+                    Some(b) if *b != name => {
+                        found.boards.push((b.to_string(), seq, game));
+                        if known {
+                            found.boards.push((name, seq, game));
+                        }
+                    }
+                    _ => found.boards.push((name, seq, game)),
                 }
             }
-            for (b, seq) in &found.boards {
+            for (seq, game) in std::mem::take(&mut found.seqs) {
+                if let Some(b) = game.and_then(|g| boards_of_games.get(&g)) {
+                    found.boards.push((b.to_string(), Some(seq), game));
+                }
+            }
+            for (b, seq, _) in &found.boards {
                 if let Some(seq) = seq {
                     let top = seqs.entry(b.clone()).or_insert(0);
                     *top = (*top).max(*seq);
@@ -240,7 +259,7 @@ impl Damage {
             let tail = s.before == records.len();
             let mut lost = Vec::new();
             let mut names: BTreeSet<&str> = lines.keys().copied().collect();
-            names.extend(found.boards.iter().map(|(b, _)| b.as_str()));
+            names.extend(found.boards.iter().map(|(b, _, _)| b.as_str()));
             for board in names {
                 let line = lines.get(board).map(Vec::as_slice).unwrap_or(&[]);
                 let k = line.partition_point(|(i, _, _)| *i < s.before);
@@ -248,8 +267,8 @@ impl Damage {
                 let named: Vec<Option<u64>> = found
                     .boards
                     .iter()
-                    .filter(|(b, _)| b == board)
-                    .map(|(_, q)| *q)
+                    .filter(|(b, _, _)| b == board)
+                    .map(|(_, q, _)| *q)
                     .collect();
                 let seen: Vec<u64> = named.iter().flatten().copied().collect();
                 let gap = lost_range(prev.map(|p| p.1), next.map(|n| n.1), &seen);
@@ -368,7 +387,7 @@ fn seqs_in(path: &Path) -> BTreeMap<String, u64> {
             Piece::Record(..) => {}
             Piece::Bad { start, end, .. } => {
                 let found = legible(&bytes[start as usize..end as usize]);
-                for (b, s) in found.boards {
+                for (b, s, _) in found.boards {
                     if let Some(s) = s {
                         note(&b, s);
                     }
@@ -509,7 +528,7 @@ mod tests {
     fn legible_names_boards_seqs_and_games() {
         let bytes = br#"xx{"record":"event","board":"board-001","seq":21,"game":3,"event":{"#;
         let l = legible(bytes);
-        assert_eq!(l.boards, vec![("board-001".to_string(), Some(21))]);
+        assert_eq!(l.boards, vec![("board-001".to_string(), Some(21), Some(3))]);
         assert_eq!(l.games, vec![3]);
         let torn = br#"{"record":"event","board":"board-0"#;
         assert!(
