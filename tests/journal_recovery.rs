@@ -391,3 +391,161 @@ fn after_a_damaged_span_numbering_continues_above_every_seq() {
         assert_eq!(r.seqs.get(&b).copied().unwrap_or(0), max, "{b}");
     }
 }
+
+/// The framed bytes of `records[from..to]` in the journal of `dir` are overwritten with
+/// `fill` (a sector gone bad), and the segment is written back.
+fn spoil(dir: &Path, from: usize, to: usize, fill: u8) -> (PathBuf, u64, u64) {
+    let (seg, start) = record_at(dir, from);
+    let scan = read_dir(dir).expect("read");
+    let end = match scan.records.get(to) {
+        Some((_, s, off)) if *s == seg => *off,
+        _ => panic!("records {from}..{to} must be in one segment, with one after them"),
+    };
+    let mut bytes = std::fs::read(&seg).expect("segment");
+    bytes[start as usize..end as usize].fill(fill);
+    std::fs::write(&seg, &bytes).expect("spoiled");
+    (seg, start, end)
+}
+
+fn index_of(records: &[Record], f: impl Fn(&Record) -> bool) -> usize {
+    records.iter().position(f).expect("such a record")
+}
+
+fn ended(board: &str) -> impl Fn(&Record) -> bool + '_ {
+    move |r| matches!(r, Record::Event { board: b, event: Event::GameEnded { .. }, .. } if b == board)
+}
+
+/// Issue 36: a game whose result record survives a damaged span stays decided with that
+/// result, though events before it are lost; the span says exactly which.
+#[test]
+fn a_game_whose_result_survives_the_damage_stays_decided() {
+    let records = journal_hall::hall_records(4);
+    let state = scratch("result-survives");
+    let settings = journal_hall::write_journal(&state, &records, 1 << 16);
+    // board-001's events 2..=3 (its first move and press), whatever lies between them.
+    let first = index_of(
+        &records,
+        |r| matches!(r, Record::Event { board, seq: 2, .. } if board == "board-001"),
+    );
+    let after = index_of(
+        &records,
+        |r| matches!(r, Record::Event { board, seq: 4, .. } if board == "board-001"),
+    );
+    let (seg, start, end) = spoil(&settings.dir, first, after, 0xee);
+    let r = recover(&settings.dir).expect("recover");
+    let g = &r.games["board-001"];
+    assert!(g.game.result().is_some(), "the mate survived: decided");
+    assert!(!g.damaged, "a decided game is not held");
+    let d = r.damage.as_ref().expect("damage");
+    assert_eq!(d.spans.len(), 1);
+    let s = &d.spans[0];
+    assert_eq!((s.segment.clone(), s.start, s.end), (seg, start, end));
+    let b1 = s
+        .lost
+        .iter()
+        .find(|l| l.board == "board-001")
+        .expect("board-001 lost");
+    assert_eq!(b1.seqs, Some((2, 3)));
+    let words = d.words();
+    assert!(
+        words.starts_with("the journal has a damaged span in segment-000001.log bytes ")
+            && words.contains("board-001's events 2–3")
+            && words.ends_with("; every other record was recovered"),
+        "{words}"
+    );
+}
+
+/// Issue 36: a game whose later events (its result among them) are lost with nothing of
+/// it after the damage is not resumed as if nothing happened: it is recovered as far as
+/// the records go and held for the arbiter. An arbiter's act on it after the damage
+/// settles it (the hold is not repeated at every start).
+#[test]
+fn a_game_that_lost_its_last_events_is_held_until_an_arbiter_acts() {
+    let records = journal_hall::hall_records(4);
+    let state = scratch("held");
+    let settings = journal_hall::write_journal(&state, &records, 1 << 16);
+    // board-002's resignation (its last event), spoiled with the answer after it.
+    let resigned = index_of(&records, ended("board-002"));
+    assert!(resigned + 1 < records.len(), "records follow it");
+    spoil(&settings.dir, resigned, resigned + 1, 0);
+    let r = recover(&settings.dir).expect("recover");
+    let g = &r.games["board-002"];
+    assert!(g.game.result().is_none(), "its result is lost");
+    assert!(g.damaged, "held: the journal cannot say how it stands");
+    assert!(!r.games["board-001"].damaged && !r.games["board-004"].damaged);
+    // The arbiter acts on it: the next start does not hold it again.
+    let (mut j, scan) = open_after(settings.clone()).expect("reopen");
+    let seq = scan.last_seq("board-002") + 1;
+    j.write(&[Record::Event {
+        board: "board-002".into(),
+        seq,
+        game: 2,
+        event: Event::Paused {
+            at: journal_hall::T0 + Millis(3_600_000),
+            arbiter: "IA Ada".into(),
+            reason: "journal damaged".into(),
+        },
+    }])
+    .expect("append");
+    let again = recover(&settings.dir).expect("recover again");
+    assert!(!again.games["board-002"].damaged, "settled by the arbiter");
+    assert_eq!(
+        again.damage.map(|d| d.spans.len()),
+        Some(1),
+        "the span is still reported"
+    );
+}
+
+/// Issue 36: `hallclock journal verify` reports a board whose seqs have a gap or a repeat,
+/// and a game whose instants run backwards, with the board and the seqs.
+#[test]
+fn verify_reports_seq_gaps_repeats_and_instants_running_backwards() {
+    let mut records = game_records(4);
+    let bin = env!("CARGO_BIN_EXE_hallclock");
+    let verify = |dir: &Path| {
+        let out = std::process::Command::new(bin)
+            .args(["journal", "verify", "--state-dir"])
+            .arg(dir)
+            .output()
+            .expect("runs");
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+        )
+    };
+    // A gap: seq 3 is missing; a repeat: seq 2 again at the end.
+    let n = records.len();
+    if let Record::Event { seq, .. } = &mut records[3] {
+        *seq = 4;
+    }
+    for r in &mut records[4..n] {
+        if let Record::Event { seq, .. } = r {
+            *seq += 1;
+        }
+    }
+    let mut again = records[2].clone();
+    if let Record::Event { event, .. } = &mut again {
+        // Also before the last event's instant.
+        *event = Event::Paused {
+            at: T0,
+            arbiter: "IA Ada".into(),
+            reason: "x".into(),
+        };
+    }
+    records.push(again);
+    let dir = scratch("verify-order");
+    write_journal(&dir, &records, 1 << 20);
+    let (code, text) = verify(&dir);
+    assert_eq!(code, Some(1), "{text}");
+    assert!(
+        text.contains("order: board-001: seq 4 follows seq 2"),
+        "{text}"
+    );
+    assert!(text.contains("3 is missing"), "{text}");
+    assert!(
+        text.contains("order: board-001: seq 2 comes after seq"),
+        "{text}"
+    );
+    assert!(text.contains("its instants run backwards"), "{text}");
+    assert!(!text.contains("DAMAGED"), "the framing is whole: {text}");
+}

@@ -123,6 +123,8 @@ pub fn hall_records(boards: usize) -> Vec<Record> {
             records.push(answered(step));
         }
     }
+    // The reply to the last command (the resignation), after every game's last event.
+    records.push(answered(steps));
     records
 }
 
