@@ -199,18 +199,28 @@ fn by_arbiter(r: &Record) -> Option<u64> {
         .then_some(*game)
 }
 
-impl Damage {
-    pub(super) fn analyse(
-        records: &[(Record, PathBuf, u64)],
-        raw: Vec<RawSpan>,
-        set_aside: &[PathBuf],
-    ) -> Damage {
+/// What the intact records say, for working out each span.
+struct Analysis<'a> {
+    lines: BTreeMap<&'a str, Timeline>,
+    /// The board each game is on (after its moves).
+    boards_of_games: BTreeMap<u64, &'a str>,
+    created: BTreeSet<u64>,
+    /// The highest seq of each board seen so far.
+    seqs: BTreeMap<String, u64>,
+    /// Games that may have lost events, with the first record after their last loss.
+    touched: BTreeMap<u64, usize>,
+}
+
+impl<'a> Analysis<'a> {
+    fn new(records: &'a [(Record, PathBuf, u64)]) -> Analysis<'a> {
         let lines = timelines(records);
-        let mut seqs: BTreeMap<String, u64> = BTreeMap::new();
-        for (b, line) in &lines {
-            let top = line.iter().map(|(_, s, _)| *s).max().unwrap_or(0);
-            seqs.insert(b.to_string(), top);
-        }
+        let seqs = lines
+            .iter()
+            .map(|(b, line)| {
+                let top = line.iter().map(|(_, s, _)| *s).max().unwrap_or(0);
+                (b.to_string(), top)
+            })
+            .collect();
         let mut boards_of_games: BTreeMap<u64, &str> = BTreeMap::new();
         let mut created: BTreeSet<u64> = BTreeSet::new();
         for (r, _, _) in records {
@@ -225,136 +235,160 @@ impl Damage {
                 _ => {}
             }
         }
-        // Games that may have lost events, with the first record after their last loss.
-        let mut touched: BTreeMap<u64, usize> = BTreeMap::new();
-        let mut spans = Vec::new();
-        for s in raw {
-            let mut found = legible(&s.bytes);
-            // A name damaged into another plausible one: the game's board is credited too
-            // (a seq credited to a board that does not have it only leaves a gap there).
-            // A name unknown to every intact record is dropped for the game's board.
-            for (name, seq, game) in std::mem::take(&mut found.boards) {
-                let known = lines.contains_key(name.as_str());
-                match game.and_then(|g| boards_of_games.get(&g)) {
-                    Some(b) if *b != name => {
-                        found.boards.push((b.to_string(), seq, game));
-                        if known {
-                            found.boards.push((name, seq, game));
-                        }
-                    }
-                    _ => found.boards.push((name, seq, game)),
-                }
-            }
-            for (seq, game) in std::mem::take(&mut found.seqs) {
-                if let Some(b) = game.and_then(|g| boards_of_games.get(&g)) {
-                    found.boards.push((b.to_string(), Some(seq), game));
-                }
-            }
-            for (b, seq, _) in &found.boards {
-                if let Some(seq) = seq {
-                    let top = seqs.entry(b.clone()).or_insert(0);
-                    *top = (*top).max(*seq);
-                }
-            }
-            let tail = s.before == records.len();
-            let mut lost = Vec::new();
-            let mut names: BTreeSet<&str> = lines.keys().copied().collect();
-            names.extend(found.boards.iter().map(|(b, _, _)| b.as_str()));
-            for board in names {
-                let line = lines.get(board).map(Vec::as_slice).unwrap_or(&[]);
-                let k = line.partition_point(|(i, _, _)| *i < s.before);
-                let (prev, next) = (k.checked_sub(1).map(|p| line[p]), line.get(k).copied());
-                let named: Vec<Option<u64>> = found
-                    .boards
-                    .iter()
-                    .filter(|(b, _, _)| b == board)
-                    .map(|(_, q, _)| *q)
-                    .collect();
-                let seen: Vec<u64> = named.iter().flatten().copied().collect();
-                let gap = lost_range(prev.map(|p| p.1), next.map(|n| n.1), &seen);
-                if next.is_none() && !named.is_empty() {
-                    // Each record naming the board used a number above its last intact one,
-                    // legible or not: none of them is used again.
-                    let used = prev.map_or(0, |p| p.1) + named.len() as u64;
-                    let top = seqs.entry(board.to_string()).or_insert(0);
-                    *top = (*top).max(used);
-                }
-                if gap.is_none() && named.is_empty() {
-                    // A span in the middle of a segment is no cut write: a board whose
-                    // game has no intact record after it may have lost its last events.
-                    if !s.cut
-                        && next.is_none()
-                        && let Some(p) = prev
-                    {
-                        touched.insert(p.2, s.before);
-                    }
-                    continue;
-                }
-                for g in [prev, next].into_iter().flatten() {
-                    touched.insert(g.2, s.before);
-                }
-                lost.push(Lost {
-                    board: board.to_string(),
-                    seqs: gap,
-                });
-            }
-            for g in &found.games {
-                if boards_of_games.contains_key(g) {
-                    touched.insert(*g, s.before);
-                }
-            }
-            spans.push(Span {
-                segment: s.segment,
-                start: s.start,
-                end: s.end,
-                reason: s.reason,
-                cut: s.cut,
-                tail,
-                lost,
-            });
+        Analysis {
+            lines,
+            boards_of_games,
+            created,
+            seqs,
+            touched: BTreeMap::new(),
         }
-        // An arbiter's act on the game after the loss settles it (they have seen the game
-        // since: its hold is not repeated at every start).
-        let settled: BTreeSet<u64> = touched
+    }
+
+    fn saw(&mut self, board: &str, seq: u64) {
+        let top = self.seqs.entry(board.to_string()).or_insert(0);
+        *top = (*top).max(seq);
+    }
+
+    /// The boards (and seqs) the legible bytes name, each credited to the right board: a
+    /// name damaged into another plausible one is credited to its game's board too (a seq
+    /// credited to a board that does not have it only leaves a gap there), and a name no
+    /// intact record has is dropped for the game's board.
+    fn attribute(&self, mut found: Legible) -> Legible {
+        for (name, seq, game) in std::mem::take(&mut found.boards) {
+            let known = self.lines.contains_key(name.as_str());
+            match game.and_then(|g| self.boards_of_games.get(&g)) {
+                Some(b) if *b != name => {
+                    found.boards.push((b.to_string(), seq, game));
+                    if known {
+                        found.boards.push((name, seq, game));
+                    }
+                }
+                _ => found.boards.push((name, seq, game)),
+            }
+        }
+        for (seq, game) in std::mem::take(&mut found.seqs) {
+            if let Some(b) = game.and_then(|g| self.boards_of_games.get(&g)) {
+                found.boards.push((b.to_string(), Some(seq), game));
+            }
+        }
+        found
+    }
+
+    /// Work out one span: what each board lost in it, which games it touched.
+    fn span(&mut self, s: RawSpan, records: usize) -> Span {
+        let found = self.attribute(legible(&s.bytes));
+        for (b, seq, _) in &found.boards {
+            if let Some(seq) = seq {
+                self.saw(b, *seq);
+            }
+        }
+        let mut lost = Vec::new();
+        let mut names: BTreeSet<String> = self.lines.keys().map(|b| b.to_string()).collect();
+        names.extend(found.boards.iter().map(|(b, _, _)| b.clone()));
+        for board in names {
+            let line = self
+                .lines
+                .get(board.as_str())
+                .map_or(&[][..], Vec::as_slice);
+            let k = line.partition_point(|(i, _, _)| *i < s.before);
+            let (prev, next) = (k.checked_sub(1).map(|p| line[p]), line.get(k).copied());
+            let named: Vec<Option<u64>> = found
+                .boards
+                .iter()
+                .filter(|(b, _, _)| *b == board)
+                .map(|(_, q, _)| *q)
+                .collect();
+            let seen: Vec<u64> = named.iter().flatten().copied().collect();
+            let gap = lost_range(prev.map(|p| p.1), next.map(|n| n.1), &seen);
+            if next.is_none() && !named.is_empty() {
+                // Each record naming the board used a number above its last intact one,
+                // legible or not: none of them is used again.
+                self.saw(&board, prev.map_or(0, |p| p.1) + named.len() as u64);
+            }
+            if gap.is_none() && named.is_empty() {
+                // A span in the middle of a segment is no cut write: a board whose game
+                // has no intact record after it may have lost its last events.
+                if !s.cut
+                    && next.is_none()
+                    && let Some(p) = prev
+                {
+                    self.touched.insert(p.2, s.before);
+                }
+                continue;
+            }
+            for g in [prev, next].into_iter().flatten() {
+                self.touched.insert(g.2, s.before);
+            }
+            lost.push(Lost { board, seqs: gap });
+        }
+        for g in &found.games {
+            if self.boards_of_games.contains_key(g) {
+                self.touched.insert(*g, s.before);
+            }
+        }
+        Span {
+            segment: s.segment,
+            start: s.start,
+            end: s.end,
+            reason: s.reason,
+            cut: s.cut,
+            tail: s.before == records,
+            lost,
+        }
+    }
+
+    /// The touched games no arbiter's act after their loss settles (the arbiter has seen
+    /// the game since: its hold is not repeated at every start).
+    fn held(&self, records: &[(Record, PathBuf, u64)]) -> BTreeSet<u64> {
+        self.touched
             .iter()
             .filter(|(g, after)| {
-                records[**after..]
+                !records[**after..]
                     .iter()
                     .any(|(r, _, _)| by_arbiter(r) == Some(**g))
             })
             .map(|(g, _)| *g)
-            .collect();
-        let held = touched
-            .keys()
-            .filter(|g| !settled.contains(g))
-            .copied()
-            .collect();
-        let mut problems = Vec::new();
+            .collect()
+    }
+
+    /// Events of games whose creation was lost, in words.
+    fn orphans(&self) -> Vec<String> {
         let mut orphans: BTreeMap<u64, (&str, usize)> = BTreeMap::new();
-        for (b, line) in &lines {
-            for (_, _, g) in line.iter().filter(|(_, _, g)| !created.contains(g)) {
+        for (b, line) in &self.lines {
+            for (_, _, g) in line.iter().filter(|(_, _, g)| !self.created.contains(g)) {
                 orphans.entry(*g).or_insert((b, 0)).1 += 1;
             }
         }
-        for (g, (b, n)) in orphans {
-            problems.push(format!(
-                "{b}: {n} event(s) of game {g} survive but its creation was lost: that game cannot be rebuilt"
-            ));
-        }
-        let mut set_aside_files = Vec::new();
+        orphans
+            .into_iter()
+            .map(|(g, (b, n))| {
+                format!(
+                    "{b}: {n} event(s) of game {g} survive but its creation was lost: that game cannot be rebuilt"
+                )
+            })
+            .collect()
+    }
+}
+
+impl Damage {
+    pub(super) fn analyse(
+        records: &[(Record, PathBuf, u64)],
+        raw: Vec<RawSpan>,
+        set_aside: &[PathBuf],
+    ) -> Damage {
+        let mut a = Analysis::new(records);
+        let spans = raw.into_iter().map(|s| a.span(s, records.len())).collect();
         for path in set_aside {
             for (b, s) in seqs_in(path) {
-                let top = seqs.entry(b).or_insert(0);
-                *top = (*top).max(s);
+                a.saw(&b, s);
             }
-            set_aside_files.push(path.clone());
         }
         Damage {
             spans,
-            set_aside: set_aside_files,
-            seqs,
-            held,
-            problems,
+            set_aside: set_aside.to_vec(),
+            held: a.held(records),
+            problems: a.orphans(),
+            seqs: a.seqs,
         }
     }
 }
