@@ -684,6 +684,11 @@ async fn a_flipped_byte_in_a_finished_round_costs_one_event_and_decides_nothing_
         })
         .expect("board-001's first press");
     let top = scan.last_seq("board-001");
+    let disorder = hallclock::store::damage::disorder(&scan.records);
+    assert!(
+        disorder.is_empty(),
+        "the daemon's own journal verifies: {disorder:?}"
+    );
     let mut bytes = std::fs::read(&seg).expect("segment");
     bytes[off as usize + 20] ^= 0x20;
     std::fs::write(&seg, &bytes).expect("flipped");

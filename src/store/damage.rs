@@ -340,13 +340,26 @@ impl<'a> Analysis<'a> {
     /// The touched games no arbiter's act after their loss settles (the arbiter has seen
     /// the game since: its hold is not repeated at every start).
     fn held(&self, records: &[(Record, PathBuf, u64)]) -> BTreeSet<u64> {
+        // One pass over the records after the first loss, looking only at touched games'
+        // events: a damaged card early in a long event must not make this quadratic.
+        let first = self
+            .touched
+            .values()
+            .min()
+            .copied()
+            .unwrap_or(records.len());
+        let mut last_act: BTreeMap<u64, usize> = BTreeMap::new();
+        for (i, (r, _, _)) in records.iter().enumerate().skip(first) {
+            if let Record::Event { game, .. } = r
+                && self.touched.contains_key(game)
+                && by_arbiter(r).is_some()
+            {
+                last_act.insert(*game, i);
+            }
+        }
         self.touched
             .iter()
-            .filter(|(g, after)| {
-                !records[**after..]
-                    .iter()
-                    .any(|(r, _, _)| by_arbiter(r) == Some(**g))
-            })
+            .filter(|(g, after)| last_act.get(g).is_none_or(|act| act < after))
             .map(|(g, _)| *g)
             .collect()
     }
