@@ -168,6 +168,7 @@ pub fn read_dir(dir: &Path) -> std::io::Result<Scan> {
     let mut raw: Vec<RawSpan> = Vec::new();
     for seg in &scan.segments {
         let bytes = fs::read(seg)?;
+        let data_end = non_zero_len(&bytes) as u64;
         let mut clean_end = Some(0u64);
         for piece in scan_segment(&bytes) {
             match piece {
@@ -183,7 +184,7 @@ pub fn read_dir(dir: &Path) -> std::io::Result<Scan> {
                         end,
                         reason,
                         before: scan.records.len(),
-                        cut: end as usize == non_zero_len(&bytes),
+                        cut: end == data_end,
                         bytes: bytes[start as usize..end as usize].to_vec(),
                     });
                     clean_end = None;
