@@ -549,3 +549,43 @@ fn verify_reports_seq_gaps_repeats_and_instants_running_backwards() {
     assert!(text.contains("its instants run backwards"), "{text}");
     assert!(!text.contains("DAMAGED"), "the framing is whole: {text}");
 }
+
+/// Issue 36: segments an earlier version set aside (`*.damaged`) are not replayed, but
+/// they are reported and no seq in them is used again.
+#[test]
+fn segments_set_aside_by_an_earlier_version_still_count_for_numbering() {
+    let records = game_records(6);
+    let state = scratch("set-aside");
+    let settings = write_journal(&state, &records[..4], 1 << 14);
+    // What the old recovery renamed away: the rest of the game, in its own segment.
+    let aside = scratch("set-aside-old");
+    write_journal(&aside, &records[4..], 1 << 14);
+    std::fs::copy(
+        aside.join("journal/segment-000001.log"),
+        settings.dir.join("segment-000002.log.damaged"),
+    )
+    .expect("set aside");
+    let r = recover(&settings.dir).expect("recover");
+    assert_eq!(r.records, 4, "a set-aside segment is not replayed");
+    let top = match records.last() {
+        Some(Record::Event { seq, .. }) => *seq,
+        _ => panic!("the last record is an event"),
+    };
+    assert_eq!(
+        r.seqs.get("board-001"),
+        Some(&top),
+        "its seqs are not reused"
+    );
+    let d = r.damage.expect("reported");
+    assert_eq!(d.set_aside.len(), 1);
+    assert!(
+        d.words()
+            .contains("segment-000002.log.damaged was set aside by an earlier version"),
+        "{}",
+        d.words()
+    );
+    // Appends go to a segment of their own, not over the set-aside one's number's file.
+    let (mut j, _) = open_after(settings.clone()).expect("reopen");
+    j.write(std::slice::from_ref(&records[4])).expect("append");
+    assert_eq!(read_dir(&settings.dir).expect("read").records.len(), 5);
+}

@@ -510,7 +510,7 @@ impl Damage {
         parts.extend(self.problems.iter().cloned());
         let n = self.spans.len();
         let head = match n {
-            0 => "the journal".to_string(),
+            0 => "the journal:".to_string(),
             1 => "the journal has".to_string(),
             _ => format!("the journal has {n} damaged spans:"),
         };
