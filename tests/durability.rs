@@ -632,3 +632,100 @@ async fn kill_9_then_a_move_pressed_at_once_after_the_restart_is_published() {
         .await;
     daemon.kill_9();
 }
+
+/// Issue 36, as a user reproduced it: a finished round (two mates), the daemon stopped,
+/// one byte flipped early in the journal, a restart. Only the event in the flipped record
+/// is lost, and the alert says which; both games stay mated; the round's archive is not
+/// rewritten; and the next events are numbered above every seq the journal had.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_flipped_byte_in_a_finished_round_costs_one_event_and_decides_nothing_again() {
+    use hallclock::store::Record;
+    use hallclock::store::record::read_dir;
+    let mut rig = Rig::start("flipped", 2).await;
+    let r = rig.start_round(2, "300+2", 0, json!({})).await;
+    assert_eq!(r["status"], "ok", "{r}");
+    for n in 1..=2 {
+        rig.watcher.event(&board_id(n), "clock_started").await;
+    }
+    for n in 1..=2 {
+        let b = board_id(n);
+        for mv in ["f2f3", "e7e5", "g2g4"] {
+            rig.sim.board(n).play_move(mv).expect("a legal move");
+            tokio::time::sleep(Duration::from_millis(60)).await;
+            rig.sim.board(n).press();
+            rig.watcher.event(&b, "pressed").await;
+        }
+        rig.sim.board(n).play_move("d8h4").expect("Qh4#");
+        rig.watcher.event(&b, "game_ended").await;
+    }
+    let archive = rig.settings.state_dir.join("pgn/round-1.pgn");
+    for _ in 0..200 {
+        if archive.exists() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let archived = std::fs::read_to_string(&archive).expect("round 1 archived");
+    rig.stop().await;
+
+    let dir = rig.settings.state_dir.join("journal");
+    let scan = read_dir(&dir).expect("the journal");
+    let (seq, seg, off) = scan
+        .records
+        .iter()
+        .find_map(|(r, seg, off)| match r {
+            Record::Event {
+                board,
+                seq,
+                event: hallclock::rules::game::Event::Pressed { .. },
+                ..
+            } if board == "board-001" => Some((*seq, seg.clone(), *off)),
+            _ => None,
+        })
+        .expect("board-001's first press");
+    let top = scan.last_seq("board-001");
+    let disorder = hallclock::store::damage::disorder(&scan.records);
+    assert!(
+        disorder.is_empty(),
+        "the daemon's own journal verifies: {disorder:?}"
+    );
+    let mut bytes = std::fs::read(&seg).expect("segment");
+    bytes[off as usize + 20] ^= 0x20;
+    std::fs::write(&seg, &bytes).expect("flipped");
+
+    rig.restart_daemon().await;
+    let topic = rig.topic(&format!("alert/journal-{}", common::NODE));
+    let alert = rig
+        .watcher
+        .wait("the journal alert", |m| m.topic == topic && m.raised())
+        .await
+        .json();
+    let message = alert["message"].as_str().unwrap_or_default().to_string();
+    assert!(
+        message.starts_with("the journal has a damaged span in segment-000001.log bytes ")
+            && message.contains(&format!("board-001's event {seq} is lost"))
+            && message.ends_with("; every other record was recovered"),
+        "{message}"
+    );
+    assert!(!message.contains("before it"), "{message}");
+    for n in 1..=2 {
+        let s = rig
+            .watcher
+            .state(&board_id(n), "the mate stands", |s| {
+                s["phase"] == "finished"
+            })
+            .await;
+        assert_eq!(s["result"]["score"], "0-1", "{s}");
+    }
+    assert_eq!(
+        std::fs::read_to_string(&archive).expect("archive"),
+        archived,
+        "the round's archive is as it was"
+    );
+    // The next round's first event on board-001 is numbered above every seq it had.
+    let r = rig.start_round(2, "300+2", 0, json!({"round": 2})).await;
+    assert_eq!(r["status"], "ok", "{r}");
+    let e = rig.watcher.event("board-001", "clock_started").await;
+    assert_eq!(e["seq"].as_u64(), Some(top + 1), "{e}");
+    rig.stop().await;
+}

@@ -10,6 +10,7 @@
 //! leaks nor loses the delay; the round's delay itself is written to
 //! `<state_dir>/broadcast/round-N.delay` when the round starts. MQTT stays live.
 
+pub mod archive;
 pub mod copied;
 mod http;
 pub mod push;
@@ -672,9 +673,18 @@ impl FeedWriter {
             .map(|g| view::text(g, view::shown(g, None)))
             .collect();
         let body = view::round_text(texts.iter().map(String::as_str));
-        match write_atomically(&path, body.as_bytes()) {
-            Ok(()) => {
+        match archive::write(&path, &body) {
+            Ok(archive::Written::Archived) => {
                 tracing::info!(round, path = %path.display(), "round archived as PGN");
+                self.archived(round, Ok(()));
+            }
+            Ok(archive::Written::Beside(beside, why)) => {
+                tracing::warn!(
+                    round,
+                    "round {round}'s PGN archive {} was kept: the new text {why}; the new text is beside it at {} for the arbiter to compare",
+                    path.display(),
+                    beside.display()
+                );
                 self.archived(round, Ok(()));
             }
             Err(e) => {

@@ -17,7 +17,9 @@ pub enum JournalCmd {
         #[arg(long)]
         board: Option<String>,
     },
-    /// Check every record (framing, CRC, JSON) and that the games replay; exit 1 if damaged.
+    /// Check every record (framing, CRC, JSON), that each board's seqs run on without gaps
+    /// or repeats and each game's instants never go back, and that the games replay; exit 1
+    /// if anything is wrong, saying where.
     Verify {
         #[command(flatten)]
         at: JournalAt,
@@ -75,11 +77,8 @@ pub fn run(cmd: JournalCmd) -> ExitCode {
             }
             if let Some(d) = &scan.damage {
                 eprintln!(
-                    "hallclock journal: damaged at {} offset {}: {} ({} bytes after it not shown)",
-                    d.segment.display(),
-                    d.offset,
-                    d.reason,
-                    d.dropped_bytes
+                    "hallclock journal: {} (the damaged bytes are not shown)",
+                    d.words()
                 );
             }
             ExitCode::SUCCESS
@@ -91,6 +90,7 @@ pub fn run(cmd: JournalCmd) -> ExitCode {
             };
             let segments = scan.segments.len();
             let damage = scan.damage.clone();
+            let disorder = crate::store::damage::disorder(&scan.records);
             let r = replay(scan.records.into_iter().map(|(r, _, _)| r), scan.damage);
             println!(
                 "{}: {segments} segment(s), {} record(s), {} game(s) on {} board(s)",
@@ -102,22 +102,24 @@ pub fn run(cmd: JournalCmd) -> ExitCode {
             for p in &r.problems {
                 println!("problem: {p}");
             }
-            match damage {
-                Some(d) => {
+            // The same words as the `journal` alert the daemon raises at its next start.
+            if let Some(d) = &damage {
+                println!("DAMAGED: {}", d.words());
+                for (board, g) in r.games.iter().filter(|(_, g)| g.damaged) {
                     println!(
-                        "DAMAGED at {} offset {}: {}; {} byte(s) after the last good record would be dropped at the next start",
-                        d.segment.display(),
-                        d.offset,
-                        d.reason,
-                        d.dropped_bytes
+                        "held: {board}'s game {} would be held for the arbiter at the next start",
+                        g.game_id
                     );
-                    ExitCode::FAILURE
                 }
-                None if r.problems.is_empty() => {
-                    println!("ok");
-                    ExitCode::SUCCESS
-                }
-                None => ExitCode::FAILURE,
+            }
+            for d in &disorder {
+                println!("order: {d}");
+            }
+            if damage.is_none() && disorder.is_empty() && r.problems.is_empty() {
+                println!("ok");
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::FAILURE
             }
         }
     }

@@ -75,10 +75,8 @@ pub fn run(args: PgnArgs) -> ExitCode {
     };
     if let Some(d) = &scan.damage {
         eprintln!(
-            "hallclock pgn: the journal is damaged at {} offset {}: {}; the games are shown as far as it is readable",
-            d.segment.display(),
-            d.offset,
-            d.reason
+            "hallclock pgn: {}; the games are shown as their intact records have them",
+            d.words()
         );
     }
     let all = games(scan.records.into_iter().map(|(r, _, _)| r));

@@ -312,6 +312,14 @@ pub fn start(settings: HallSettings) -> Result<RunningHall, HallError> {
         correction: resumed.correction,
     };
     let damage = recovered.damage.clone();
+    // Games that may have lost events and that no result or arbiter's act settles: their
+    // boards hold them for the arbiter (`RecoveredGame::damaged`).
+    let held: Vec<String> = recovered
+        .games
+        .iter()
+        .filter(|(_, g)| g.damaged)
+        .map(|(b, g)| format!("{b}'s game {}", g.game_id))
+        .collect();
     // Every round's games, finished ones too, for the broadcast feed.
     let feed = crate::broadcast::FeedWriter::recovered(
         &settings.state_dir,
@@ -402,13 +410,15 @@ pub fn start(settings: HallSettings) -> Result<RunningHall, HallError> {
             board: None,
             kind: crate::mqtt::payload::AlertKind::Storage,
             severity: crate::mqtt::payload::Severity::Critical,
-            message: format!(
-                "the journal was damaged at {} offset {} ({}): {} byte(s) after the last good record were dropped; every event before it was recovered",
-                d.segment.display(),
-                d.offset,
-                d.reason,
-                d.dropped_bytes
-            ),
+            message: if held.is_empty() {
+                d.words()
+            } else {
+                format!(
+                    "{}; held for the arbiter (it may have lost events, and no later record says how it stands): {}",
+                    d.words(),
+                    held.join(", ")
+                )
+            },
             since: timebase.now(),
             error: None,
         };
@@ -689,19 +699,9 @@ impl Hall {
         let dir = self.settings.state_dir.join("journal");
         let board = board.to_string();
         tokio::task::spawn_blocking(move || {
+            // Above every seq the journal has for the board, damaged spans included.
             crate::store::read_dir(&dir)
-                .map(|scan| {
-                    scan.records
-                        .iter()
-                        .filter_map(|(r, _, _)| match r {
-                            crate::store::Record::Event { board: b, seq, .. } if *b == board => {
-                                Some(*seq)
-                            }
-                            _ => None,
-                        })
-                        .max()
-                        .unwrap_or(0)
-                })
+                .map(|scan| scan.last_seq(&board))
                 .unwrap_or(0)
         })
         .await

@@ -145,6 +145,12 @@ pub struct RecoveredGame {
     pub fide: (Option<u64>, Option<u64>),
     /// The game's events in order (the board's PGN is made from them).
     pub events: Vec<Event>,
+    /// The journal is damaged where this game may have lost events, the game has no
+    /// result, and no arbiter has acted on it since: what it shows is the fold of the
+    /// events that survived, which may not be where the game stands. The board must hold
+    /// it (no clock started or resumed, no flag or default decided by the daemon) until
+    /// the arbiter acts (docs/ARCHITECTURE.md, "Recovery after damage").
+    pub damaged: bool,
 }
 
 /// The state of the hall as the journal left it.
@@ -182,6 +188,7 @@ impl Recovered {
     /// What start-up needs of the journal's fold: the game each board holds now.
     pub fn from_fold(folded: &Folded, damage: Option<Damage>) -> Recovered {
         let games = &folded.games;
+        let held = |id: u64| damage.as_ref().is_some_and(|d| d.held.contains(&id));
         let mut current = BTreeMap::new();
         for (board, &id) in &folded.holders {
             if let Some(g) = games.get(&id)
@@ -195,13 +202,21 @@ impl Recovered {
                         round: g.round,
                         fide: g.fide,
                         events: g.events.clone(),
+                        // A game whose result survived stays decided with it.
+                        damaged: held(id) && game.result().is_none(),
                     },
                 );
             }
         }
+        // No seq is used twice: damaged bytes and set-aside segments count too.
+        let mut seqs = folded.seqs.clone();
+        for (b, s) in damage.iter().flat_map(|d| d.seqs.iter()) {
+            let top = seqs.entry(b.clone()).or_insert(0);
+            *top = (*top).max(*s);
+        }
         Recovered {
             games: current,
-            seqs: folded.seqs.clone(),
+            seqs,
             next_game_id: folded.next_game_id,
             records: folded.records,
             damage,

@@ -102,53 +102,40 @@ fn segment_name(n: u32) -> String {
     format!("segment-{n:06}.log")
 }
 
+/// `segment-000042.log` → 42 (a name that is not one counts as 1, as the first segment).
+fn segment_number(path: &Path) -> u32 {
+    path.file_name()
+        .and_then(|n| n.to_str())
+        .and_then(|n| n.strip_prefix("segment-"))
+        .and_then(|n| n.strip_suffix(".log"))
+        .and_then(|n| n.parse::<u32>().ok())
+        .unwrap_or(1)
+}
+
 impl Journal {
-    /// Open for appending after `scan` (from [`read_dir`]): a damaged tail is cut off, so
-    /// new records follow the last good one. Segments after a damaged one are renamed
-    /// `*.damaged` (kept for support, never read again).
+    /// Open for appending after `scan` (from [`read_dir`]). Nothing already written is
+    /// changed, damaged bytes included: when the last segment ends in damage
+    /// (`scan.end` is `None`) the next record starts a new segment after it, so new data
+    /// never lands beside old bytes it could be confused with, and the next reading finds
+    /// the same damage again and steps over it the same way.
     pub fn open(settings: JournalSettings, scan: &Scan) -> Result<Journal, StoreError> {
         std::fs::create_dir_all(&settings.dir).map_err(|e| io_err(&settings.dir, e))?;
+        let last = scan.segments.last().map_or(0, |s| segment_number(s));
         let mut j = Journal {
-            next_segment: 1,
+            next_segment: last + 1,
             settings,
             file: None,
             offset: 0,
             stats: JournalStats::default(),
         };
         if let Some((seg, end)) = &scan.end {
-            let mut past = false;
-            for s in &scan.segments {
-                if past {
-                    let mut to = s.clone().into_os_string();
-                    to.push(".damaged");
-                    std::fs::rename(s, &to).map_err(|e| io_err(s, e))?;
-                }
-                if s == seg {
-                    past = true;
-                }
-            }
-            let n = seg
-                .file_name()
-                .and_then(|n| n.to_str())
-                .and_then(|n| n.strip_prefix("segment-"))
-                .and_then(|n| n.strip_suffix(".log"))
-                .and_then(|n| n.parse::<u32>().ok())
-                .unwrap_or(1);
             let file = OpenOptions::new()
                 .read(true)
                 .write(true)
                 .open(seg)
                 .map_err(|e| io_err(seg, e))?;
-            if scan.damage.is_some() {
-                // Zero what follows the last good record, so the next reading stops there.
-                let len = file.metadata().map_err(|e| io_err(seg, e))?.len();
-                file.set_len(*end).map_err(|e| io_err(seg, e))?;
-                file.set_len(len.max(*end)).map_err(|e| io_err(seg, e))?;
-                file.sync_all().map_err(|e| io_err(seg, e))?;
-            }
             j.file = Some((seg.clone(), file));
             j.offset = *end;
-            j.next_segment = n + 1;
         }
         Ok(j)
     }
