@@ -576,13 +576,20 @@ mod tests {
         for ms in (0..=1_000).step_by(100) {
             w.check(Millis(ms), Millis(0));
         }
-        assert_eq!(w.settled(), Millis(0), "a second of slew is not yet followed");
+        assert_eq!(
+            w.settled(),
+            Millis(0),
+            "a second of slew is not yet followed"
+        );
         w.check(Millis(1_100), Millis(0));
         assert_eq!(w.settled(), Millis(1_100));
         w.check(Millis(6 * H), Millis(0));
         assert_eq!(w.settled(), Millis(6 * H));
         w.settle(Millis(42));
-        assert_eq!((w.settled(), w.check(Millis(42), Millis(0))), (Millis(42), None));
+        assert_eq!(
+            (w.settled(), w.check(Millis(42), Millis(0))),
+            (Millis(42), None)
+        );
     }
 
     #[test]

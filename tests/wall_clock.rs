@@ -558,3 +558,45 @@ async fn the_dashboard_says_the_servers_clock_differs_and_schedules_on_it() {
     assert_ne!(r["error"], "expired", "{r}\n{}", h.log_text());
     chrome.close().await;
 }
+
+/// Issue 36 (finding 3): one flipped byte in a running game's record. The game may have
+/// lost events, so nothing its clock shows can say what happened after them: it is held
+/// for the arbiter (paused as of its last intact event, `time_held`), never resumed from
+/// an older position and flagged later.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_running_game_that_lost_events_in_a_damaged_journal_is_held_for_the_arbiter() {
+    let mut h = Hall::start("wallclock-damaged", 1, 0).await;
+    h.start_round().await;
+    for mv in ["e2e4", "e7e5", "g1f3", "b8c6"] {
+        h.play(mv).await;
+    }
+    h.kill_9();
+    // A byte of board-001's `pressed` event of the second move, in the middle of the
+    // journal (later records follow it).
+    let seg = h.dir.join("state/journal/segment-000001.log");
+    let mut bytes = std::fs::read(&seg).expect("segment");
+    let text = String::from_utf8_lossy(&bytes).to_string();
+    let presses: Vec<usize> = text.match_indices("\"pressed\"").map(|(i, _)| i).collect();
+    assert!(presses.len() >= 4, "four presses journaled");
+    bytes[presses[1] + 3] ^= 0x20;
+    std::fs::write(&seg, &bytes).expect("damaged");
+    h.w.drain();
+    h.launch().await;
+    let alert = topic(&format!("alert/{}-time-held", board_id(1)));
+    let a =
+        h.w.wait("the hold", |m| m.topic == alert && m.raised())
+            .await
+            .json();
+    assert!(
+        a["message"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("damaged part of the journal"),
+        "{a}"
+    );
+    let s =
+        h.w.state(&board_id(1), "board 1 paused", |s| s["phase"] == "paused")
+            .await;
+    assert_eq!(s["result"], Value::Null, "{s}");
+    h.assert_nothing_ends(2000).await;
+}

@@ -491,18 +491,26 @@ pub fn start(settings: HallSettings) -> Result<RunningHall, HallError> {
         steps: crate::timebase::StepWatch::new(here.wall + resumed.correction - resumed.game),
     };
     for b in &board_settings {
-        let slot = recovered.games.remove(b.id.as_str()).map(|g| GameSlot {
-            id: g.game_id,
-            game: g.game,
-            round: g.round,
-            fide: g.fide,
-            events: g.events,
+        let mut damaged = false;
+        let slot = recovered.games.remove(b.id.as_str()).map(|g| {
+            damaged = g.damaged;
+            GameSlot {
+                id: g.game_id,
+                game: g.game,
+                round: g.round,
+                fide: g.fide,
+                events: g.events,
+            }
         });
         let seq = recovered.seqs.get(b.id.as_str()).copied().unwrap_or(0);
         let link = links
             .remove(&b.id)
             .unwrap_or_else(|| spawn_link(link_config(&hall.settings.link, b)));
-        hall.spawn_board(b, slot, seq, link, resumed.unwitnessed);
+        let doubt = board::Doubt {
+            unwitnessed: resumed.unwitnessed,
+            damaged,
+        };
+        hall.spawn_board(b, slot, seq, link, doubt);
     }
     // What is left is the games of boards this configuration no longer has. They stay in
     // the journal (a board put back takes its game up again); an unfinished one is said,
@@ -556,7 +564,7 @@ impl Hall {
         recovered: Option<GameSlot>,
         seq: u64,
         link: crate::link::LinkHandle,
-        unwitnessed: Option<Millis>,
+        doubt: board::Doubt,
     ) {
         let (inbox_tx, inbox_rx) = mpsc::channel(64);
         let pulse = Arc::new(pulse::Pulse::default());
@@ -579,7 +587,7 @@ impl Hall {
             feed: self.broadcast.clone(),
             mode: b.mode,
             pulse: pulse.clone(),
-            unwitnessed,
+            doubt,
         };
         let actor = tokio::spawn(board::run(parts));
         self.boards.insert(
@@ -638,7 +646,7 @@ impl Hall {
                 // The journal's last word on this board, if it ever had one.
                 let seq = self.journal_seq(id).await;
                 let link = spawn_link(link_config(&self.settings.link, b));
-                self.spawn_board(b, None, seq, link, None);
+                self.spawn_board(b, None, seq, link, board::Doubt::default());
                 self.settings.boards.push(b.clone());
                 done.push(format!("board {id}: added on {}", b.port.display()));
             }
@@ -933,7 +941,8 @@ impl Hall {
                 "the hall's time was not set: the journal cannot store it ({e})"
             ));
         }
-        self.steps.settle(self.steps.settled() + correction - before);
+        self.steps
+            .settle(self.steps.settled() + correction - before);
         self.say_server_clock(format!(
             "the chief arbiter {arbiter} set the hall's time to {} ({} {} the server's own clock, which is left as it is: set it with chronyc settime or timedatectl); no game clock moved; signed commands and scheduled starts use the hall's time now",
             self.timebase.civil().utc(),

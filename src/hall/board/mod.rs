@@ -14,6 +14,8 @@ mod publish;
 mod seal;
 mod witness;
 
+pub use witness::Doubt;
+
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -162,9 +164,9 @@ pub struct BoardParts {
     pub mode: BoardMode,
     /// Where the actor shows the heartbeat it is alive, and how it is.
     pub pulse: Arc<super::pulse::Pulse>,
-    /// After a reboot: the journal's last instant, from which the recovered game's time
-    /// is unknown until its clock witnesses it (`witness`).
-    pub unwitnessed: Option<Millis>,
+    /// What is not known of the recovered game: its time since a reboot, or events lost
+    /// in a damaged journal (`witness`).
+    pub doubt: Doubt,
 }
 
 struct BoardActor {
@@ -280,7 +282,7 @@ pub fn run(parts: BoardParts) -> impl std::future::Future<Output = ()> + Send {
         feed,
         mode,
         pulse,
-        unwitnessed,
+        doubt,
     } = parts;
     // An unfinished game goes on in the mode it was started in, whatever the
     // configuration says now: the official time cannot change hands mid-game.
@@ -330,7 +332,7 @@ pub fn run(parts: BoardParts) -> impl std::future::Future<Output = ()> + Send {
     };
     // Boxed: an async fn's argument is kept twice in its future (as passed, and as the
     // local it is moved into), and the actor is 2 KB.
-    run_actor(Box::new(a), link_events, inbox, unwitnessed)
+    run_actor(Box::new(a), link_events, inbox, doubt)
 }
 
 /// How long a board actor waits for its link's first word (online, or why not) before it
@@ -352,10 +354,10 @@ async fn run_actor(
     mut a: Box<BoardActor>,
     mut link_events: mpsc::Receiver<LinkEvent>,
     mut inbox: mpsc::Receiver<ToBoard>,
-    unwitnessed: Option<Millis>,
+    doubt: Doubt,
 ) {
     // Before anything can act on the game's deadlines.
-    Box::pin(a.begin_witness(unwitnessed)).await;
+    Box::pin(a.begin_witness(doubt)).await;
     // The board's first picture: offline until its link says otherwise. The links open
     // their ports while the journal is replayed, so after a restart most boards' `Online`
     // is already waiting: publishing `offline` first would be two retained payloads per

@@ -51,6 +51,17 @@ pub fn need(game: &Game, now: Millis) -> Need {
     }
 }
 
+/// What is not known of a board's recovered game at start-up.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Doubt {
+    /// After a reboot: the journal's last instant, from which the game's time is unknown
+    /// until its clock witnesses it.
+    pub unwitnessed: Option<Millis>,
+    /// The journal is damaged where this game may have lost events (`store::damage`):
+    /// nothing its clock shows can tell which, so it is held for the arbiter at once.
+    pub damaged: bool,
+}
+
 /// The unwitnessed state of a board's game.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Unwitnessed {
@@ -63,14 +74,27 @@ pub struct Unwitnessed {
 }
 
 impl BoardActor {
-    /// At the actor's start: whether the recovered game must be witnessed.
-    pub(super) async fn begin_witness(&mut self, since: Option<Millis>) {
-        let Some(since) = since else { return };
+    /// At the actor's start: whether the recovered game must be witnessed, or held.
+    pub(super) async fn begin_witness(&mut self, doubt: Doubt) {
+        let Some(slot) = &self.slot else { return };
+        if doubt.damaged && slot.game.result().is_none() {
+            let since = slot.game.last_event_at();
+            self.unwitnessed = Some(Unwitnessed {
+                since,
+                held: false,
+                due: tokio::time::Instant::now(),
+            });
+            return self
+                .hold("some of its events were lost in a damaged part of the journal (see the journal alert), so what happened after them is not known".into())
+                .await;
+        }
+        let Some(since) = doubt.unwitnessed else {
+            return;
+        };
         if self.observing() {
             // The hand-set clock is the official time: nothing to witness.
             return;
         }
-        let Some(slot) = &self.slot else { return };
         let now = self.now();
         let need = need(&slot.game, now);
         if need == Need::Nothing {
