@@ -465,7 +465,9 @@ async fn run(
                     twin.connected(tokio::time::Instant::now());
                     // What the broker is (read once, then unsubscribed): a Mosquitto that
                     // drops every client when its clock steps is said at once.
-                    let _ = client.try_subscribe(super::twin::VERSION_TOPIC, QoS::AtMostOnce);
+                    if broker_notes.ask_version() {
+                        let _ = client.try_subscribe(super::twin::VERSION_TOPIC, QoS::AtMostOnce);
+                    }
                     let _ = attempted.send(true);
                     let _ = broker.send(BrokerState::Connected);
                     tracing::info!("connected to the MQTT broker");
@@ -534,6 +536,7 @@ async fn run(
                 }
                 Ok(Event::Incoming(Packet::Publish(p))) if p.topic == super::twin::VERSION_TOPIC => {
                     let _ = client.try_unsubscribe(super::twin::VERSION_TOPIC);
+                    broker_notes.version_asked = None;
                     if !broker_notes.version_logged {
                         let text = String::from_utf8_lossy(&p.payload);
                         tracing::info!("the MQTT broker is {}", crate::intake::command::log_safe(text.trim()));
@@ -812,6 +815,7 @@ async fn run(
                         break;
                     }
                     let why = trouble(&e);
+                    broker_notes.lost_after_asking();
                     if connected && let Some(say) = twin.lost(tokio::time::Instant::now()) {
                         if let super::twin::Say::Raise(m) = &say {
                             tracing::error!("{m}");
@@ -863,6 +867,35 @@ struct BrokerNotes {
     /// This node's alerts of this kind that an earlier run left retained: cleared when
     /// their cause is not found again.
     stale: std::collections::BTreeSet<String>,
+    /// When `$SYS/broker/version` was asked for on this connection and not yet answered.
+    version_asked: Option<tokio::time::Instant>,
+    /// The broker closed the connection right after that subscription (rumqttd, the
+    /// demo's embedded broker, does): not asked again in this run.
+    version_refused: bool,
+}
+
+impl BrokerNotes {
+    /// Whether to ask for the broker's version on a new connection (then remembered).
+    fn ask_version(&mut self) -> bool {
+        if self.version_refused {
+            return false;
+        }
+        self.version_asked = Some(tokio::time::Instant::now());
+        true
+    }
+
+    /// The connection was lost: soon after asking, with no answer, the broker refused the
+    /// question (a `$` topic it does not serve), and it is not asked again.
+    fn lost_after_asking(&mut self) {
+        if let Some(at) = self.version_asked.take()
+            && at.elapsed() < std::time::Duration::from_secs(3)
+        {
+            self.version_refused = true;
+            tracing::info!(
+                "the MQTT broker closed the connection on a subscription to $SYS/broker/version: its version is not asked again"
+            );
+        }
+    }
 }
 
 impl BrokerNotes {
