@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use hallclock::rules::Millis;
 use hallclock::rules::game::{Game, Input, Setup};
 use hallclock::rules::time_control::parse;
-use hallclock::store::record::read_dir;
+use hallclock::store::read_dir;
 use hallclock::store::recover;
 use hallclock::store::{JournalSettings, Record, open_after};
 

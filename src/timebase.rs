@@ -371,10 +371,18 @@ pub struct StepWatch {
 pub const SLEW_FOLLOWED: Millis = Millis(1_000);
 
 impl StepWatch {
+    /// An offset within [`SLEW_FOLLOWED`] of zero settles at zero: the boot clock's
+    /// 10 ms and the moment between two clock reads are not a step, and a command's
+    /// instants then come out exactly as sent.
     pub fn new(offset: Millis) -> StepWatch {
+        let settled = if offset.0.abs() <= SLEW_FOLLOWED.0 {
+            Millis::ZERO
+        } else {
+            offset
+        };
         StepWatch {
             last: offset,
-            settled: offset,
+            settled,
         }
     }
 
@@ -569,6 +577,8 @@ mod tests {
 
     #[test]
     fn the_settled_offset_ignores_milliseconds_follows_a_slew_by_the_second_and_a_step_at_once() {
+        assert_eq!(StepWatch::new(Millis(-30)).settled(), Millis(0));
+        assert_eq!(StepWatch::new(Millis(6 * H)).settled(), Millis(6 * H));
         let mut w = StepWatch::new(Millis(0));
         w.check(Millis(1), Millis(0));
         w.check(Millis(-1), Millis(0));

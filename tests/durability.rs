@@ -640,7 +640,7 @@ async fn kill_9_then_a_move_pressed_at_once_after_the_restart_is_published() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_flipped_byte_in_a_finished_round_costs_one_event_and_decides_nothing_again() {
     use hallclock::store::Record;
-    use hallclock::store::record::read_dir;
+    use hallclock::store::read_dir;
     let mut rig = Rig::start("flipped", 2).await;
     let r = rig.start_round(2, "300+2", 0, json!({})).await;
     assert_eq!(r["status"], "ok", "{r}");

@@ -20,7 +20,8 @@ use std::path::{Path, PathBuf};
 
 use hallclock::rules::Millis;
 use hallclock::rules::game::Event;
-use hallclock::store::record::{HEADER, read_dir};
+use hallclock::store::read_dir;
+use hallclock::store::record::HEADER;
 use hallclock::store::startup::{Started, start};
 use hallclock::store::{JournalSettings, Record, fold};
 

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use hallclock::rules::Millis;
 use hallclock::rules::game::{Event, Game, Input, Setup};
 use hallclock::rules::time_control::parse;
-use hallclock::store::record::read_dir;
+use hallclock::store::read_dir;
 use hallclock::store::recover;
 use hallclock::store::{JournalSettings, Record, open_after};
 

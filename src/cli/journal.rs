@@ -4,7 +4,7 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use crate::store::record::read_dir;
+use crate::store::scan::read_dir;
 use crate::store::replay;
 
 #[derive(Debug, clap::Subcommand)]
@@ -46,7 +46,7 @@ impl JournalAt {
     }
 
     /// The journal's folder and every good record in it, or the exit code of the failure.
-    pub(super) fn scan(&self) -> Result<(PathBuf, crate::store::record::Scan), ExitCode> {
+    pub(super) fn scan(&self) -> Result<(PathBuf, crate::store::scan::Scan), ExitCode> {
         let dir = self.dir()?;
         match read_dir(&dir) {
             Ok(s) => Ok((dir, s)),

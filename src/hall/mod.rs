@@ -300,7 +300,9 @@ pub fn start(settings: HallSettings) -> Result<RunningHall, HallError> {
     // The hall's one timebase: games, answers and the connection's instants are on it.
     // Game time goes on from the journal, never from the wall clock alone
     // (ARCHITECTURE.md, "Where game time comes from").
-    let here = crate::timebase::here(wall);
+    // Read now, not before the replay: game time is anchored right after (a replay under
+    // load took most of a second, and game time lagged the wall clock by it).
+    let here = crate::timebase::here(crate::timebase::system_wall() + wall_shift);
     let resumed = crate::timebase::resume(&recovered.time, &here);
     let timebase = Timebase::resumed(resumed.game, wall_shift);
     timebase.set_correction(resumed.correction);

@@ -9,7 +9,8 @@ use crate::rules::game::{Event, Game, Setup};
 
 use std::path::Path;
 
-use super::record::{Damage, Record};
+use super::damage::Damage;
+use super::record::Record;
 
 /// A game as the journal has it: the board it is on now, its setup and its events.
 #[derive(Debug, Clone)]
@@ -173,7 +174,7 @@ pub struct Recovered {
 
 /// Replay the journal: each game is exactly the fold of its events (decide/evolve).
 pub fn recover(dir: &Path) -> std::io::Result<Recovered> {
-    let scan = super::record::read_dir(dir)?;
+    let scan = super::scan::read_dir(dir)?;
     Ok(replay(
         scan.records.into_iter().map(|(r, _, _)| r),
         scan.damage,

@@ -14,7 +14,8 @@ use std::time::{Duration, Instant};
 
 use tokio::sync::oneshot;
 
-use super::record::{Record, Scan, frame, read_dir};
+use super::record::{Record, frame};
+use super::scan::{Scan, read_dir};
 
 /// Where and how the journal writes.
 #[derive(Debug, Clone)]

@@ -25,4 +25,5 @@ pub mod startup;
 
 pub use games::{Folded, JournaledGame, Recovered, RecoveredGame, fold, recover, replay};
 pub use journal::{Journal, JournalHandle, JournalSettings, StoreError, open_after};
-pub use record::{Record, read_dir};
+pub use record::Record;
+pub use scan::read_dir;

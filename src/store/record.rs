@@ -65,5 +65,3 @@ pub fn frame(payload: &[u8]) -> Vec<u8> {
     out
 }
 
-pub use super::damage::{Damage, Lost, Span};
-pub use super::scan::{Scan, read_dir, segments};

@@ -13,7 +13,8 @@ use crate::rules::Millis;
 use super::games::{JournaledGame, fold};
 use super::games::{Recovered, RecoveredGame, replay};
 use super::journal::{Journal, JournalSettings, StoreError, io_err};
-use super::record::{Record, Scan, frame, read_dir};
+use super::record::{Record, frame};
+use super::scan::{Scan, read_dir};
 
 /// Records from which compacting at start-up is worth its time.
 const COMPACT_FROM: usize = 20_000;
