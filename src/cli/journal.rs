@@ -4,8 +4,8 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use crate::store::scan::read_dir;
 use crate::store::replay;
+use crate::store::scan::read_dir;
 
 #[derive(Debug, clap::Subcommand)]
 pub enum JournalCmd {

@@ -16,7 +16,6 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 
 use super::record::Record;
-use super::scan::{Piece, scan_segment};
 
 /// A damaged span as the scan found it, before it is worked out.
 pub(super) struct RawSpan {
@@ -74,10 +73,10 @@ pub struct Damage {
 
 /// What is still legible in damaged bytes.
 #[derive(Debug, Default)]
-struct Legible {
+pub(super) struct Legible {
     /// Boards named (`"board":"…"`), each with the `seq` right after the name and the
     /// `game` after that, when they are legible.
-    boards: Vec<(String, Option<u64>, Option<u64>)>,
+    pub(super) boards: Vec<(String, Option<u64>, Option<u64>)>,
     /// `"seq":N` whose board name is not legible, with the `"game":N` after it if it is.
     seqs: Vec<(u64, Option<u64>)>,
     games: Vec<u64>,
@@ -121,7 +120,7 @@ fn plausible_name(name: &[u8]) -> bool {
             .all(|b| b.is_ascii_alphanumeric() || b"-_.:".contains(b))
 }
 
-fn legible(bytes: &[u8]) -> Legible {
+pub(super) fn legible(bytes: &[u8]) -> Legible {
     let mut out = Legible::default();
     for at in find_all(bytes, b"\"board\":\"") {
         let rest = &bytes[at..];
@@ -387,18 +386,18 @@ impl Damage {
     pub(super) fn analyse(
         records: &[(Record, PathBuf, u64)],
         raw: Vec<RawSpan>,
-        set_aside: &[PathBuf],
+        set_aside: &[(PathBuf, BTreeMap<String, u64>)],
     ) -> Damage {
         let mut a = Analysis::new(records);
         let spans = raw.into_iter().map(|s| a.span(s, records.len())).collect();
-        for path in set_aside {
-            for (b, s) in seqs_in(path) {
-                a.saw(&b, s);
+        for (_, seqs) in set_aside {
+            for (b, s) in seqs {
+                a.saw(b, *s);
             }
         }
         Damage {
             spans,
-            set_aside: set_aside.to_vec(),
+            set_aside: set_aside.iter().map(|(p, _)| p.clone()).collect(),
             held: a.held(records),
             problems: a.orphans(),
             seqs: a.seqs,
@@ -416,33 +415,6 @@ fn lost_range(prev: Option<u64>, next: Option<u64>, seen: &[u64]) -> Option<(u64
         (None, Some(n)) => lo.filter(|l| *l < n).map(|l| (l, n - 1)),
         (None, None) => lo.zip(hi),
     }
-}
-
-/// The highest seq of each board in a file (intact records and legible damaged bytes).
-fn seqs_in(path: &Path) -> BTreeMap<String, u64> {
-    let mut out: BTreeMap<String, u64> = BTreeMap::new();
-    let Ok(bytes) = std::fs::read(path) else {
-        return out;
-    };
-    let mut note = |b: &str, s: u64| {
-        let top = out.entry(b.to_string()).or_insert(0);
-        *top = (*top).max(s);
-    };
-    for piece in scan_segment(&bytes) {
-        match piece {
-            Piece::Record(Record::Event { board, seq, .. }, _) => note(&board, seq),
-            Piece::Record(..) => {}
-            Piece::Bad { start, end, .. } => {
-                let found = legible(&bytes[start as usize..end as usize]);
-                for (b, s, _) in found.boards {
-                    if let Some(s) = s {
-                        note(&b, s);
-                    }
-                }
-            }
-        }
-    }
-    out
 }
 
 fn file_name(p: &Path) -> String {

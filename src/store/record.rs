@@ -64,4 +64,3 @@ pub fn frame(payload: &[u8]) -> Vec<u8> {
     out.extend_from_slice(payload);
     out
 }
-

@@ -7,6 +7,7 @@
 //! and in the later ones. So one flipped byte costs the one record it is in, not the rest
 //! of the journal. What the damaged bytes were is worked out in [`super::damage`].
 
+use std::collections::BTreeMap;
 use std::fs;
 use std::path::{Path, PathBuf};
 
@@ -195,6 +196,13 @@ pub fn read_dir(dir: &Path) -> std::io::Result<Scan> {
     }
     let set_aside = set_aside(dir)?;
     if !raw.is_empty() || !set_aside.is_empty() {
+        let set_aside: Vec<(PathBuf, BTreeMap<String, u64>)> = set_aside
+            .into_iter()
+            .map(|p| {
+                let seqs = seqs_in(&p);
+                (p, seqs)
+            })
+            .collect();
         scan.damage = Some(Damage::analyse(&scan.records, raw, &set_aside));
     }
     Ok(scan)
@@ -205,6 +213,33 @@ fn record_len(bytes: &[u8], at: u64) -> u64 {
     bytes
         .get(at..at + 4)
         .map_or(0, |h| u32::from_le_bytes([h[0], h[1], h[2], h[3]]) as u64)
+}
+
+/// The highest seq of each board in a file (intact records and legible damaged bytes).
+pub(super) fn seqs_in(path: &Path) -> BTreeMap<String, u64> {
+    let mut out: BTreeMap<String, u64> = BTreeMap::new();
+    let Ok(bytes) = std::fs::read(path) else {
+        return out;
+    };
+    let mut note = |b: &str, s: u64| {
+        let top = out.entry(b.to_string()).or_insert(0);
+        *top = (*top).max(s);
+    };
+    for piece in scan_segment(&bytes) {
+        match piece {
+            Piece::Record(Record::Event { board, seq, .. }, _) => note(&board, seq),
+            Piece::Record(..) => {}
+            Piece::Bad { start, end, .. } => {
+                let found = super::damage::legible(&bytes[start as usize..end as usize]);
+                for (b, s, _) in found.boards {
+                    if let Some(s) = s {
+                        note(&b, s);
+                    }
+                }
+            }
+        }
+    }
+    out
 }
 
 #[cfg(test)]
