@@ -993,3 +993,124 @@ async fn a_press_before_its_move_is_read_dims_the_diagram_and_says_so() {
     chrome.close().await;
     rig.stop().await;
 }
+
+/// Issue 38, item 1: a round form left open follows the clock, and a start that has
+/// passed is said in words, with its cost, and sent only as the arbiter chooses; the
+/// daemon refuses a stale start that comes without `allow_past_start`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_round_start_that_has_passed_is_said_in_words_and_sent_only_as_chosen() {
+    let mut rig = Rig::start_with("web-past-start", 2, GameDefaults::default()).await;
+    let web = dashboard(&rig).await;
+    let base = format!("http://{}", web.addr);
+    let chrome = Chrome::start("web-past-start", 1366, 768).await;
+    log_in(&chrome, &base, "chief").await;
+    chrome.client.goto(&format!("{base}/round")).await.expect("the round page");
+    chrome
+        .until("the round form", "document.querySelectorAll('#pairing-rows tr').length === 2")
+        .await;
+
+    // Five minutes pass on the server's clock while the form is open: the proposal follows.
+    chrome.js("store.civilOffset += 300000; return true;").await;
+    chrome
+        .until(
+            "the proposed start to follow the clock",
+            "parseLocal(document.getElementById('round-start').value) > serverCivilNow() + 30000",
+        )
+        .await;
+    let hidden = chrome.js("return document.getElementById('start-past').hidden;").await;
+    assert_eq!(hidden, Value::Bool(true), "a proposal that follows is never past");
+    chrome.js("store.civilOffset -= 300000; return true;").await;
+    chrome
+        .until(
+            "the proposal back on the clock",
+            "Math.abs(parseLocal(document.getElementById('round-start').value) - serverCivilNow() - 60000) < 3000",
+        )
+        .await;
+
+    // The daemon: a start typed 3 min 25 s ago is refused in words, nothing starts.
+    let answer = chrome
+        .js(r#"return fetch('/api/hall/command', {method: 'POST', credentials: 'same-origin',
+              headers: {'content-type': 'application/json', 'x-csrf-token': store.me.csrf},
+              body: JSON.stringify({transaction: 'stale-1', action: 'start_round', round: 1,
+                start: Math.round(serverCivilNow()) - 205000,
+                pairings: [{board: 'board-001', white: 'A', black: 'B'}]})}).then(r => r.json());"#)
+        .await;
+    assert_eq!(answer["error"], "past_start", "{answer}");
+    let why = answer["reason"].as_str().unwrap_or("");
+    assert!(why.contains("3 min 2") && why.contains("ago") && why.contains("allow_past_start"), "{why}");
+
+    // The arbiter types a start that has passed: said at once, with the cost to White.
+    chrome
+        .js(r#"
+            const rows = document.querySelectorAll('#pairing-rows tr');
+            rows.forEach((tr, i) => {
+              tr.querySelector('[name=white]').value = ['Martínez', 'Kc Player'][i];
+              tr.querySelector('[name=black]').value = ['Ortega', 'Other'][i];
+            });
+            const f = document.getElementById('round-start');
+            f.value = localInput(serverCivilNow() - 205000);
+            f.dispatchEvent(new Event('input', {bubbles: true}));
+            return true;"#)
+        .await;
+    let said = chrome
+        .until(
+            "the passed start in words",
+            "!document.getElementById('start-past').hidden && document.getElementById('start-past-words').textContent",
+        )
+        .await;
+    let said = said.as_str().unwrap_or("").to_string();
+    assert!(
+        said.starts_with("This start was 3 min 2") && said.contains("ago: every White would start 3:2") && said.ends_with("down."),
+        "{said}"
+    );
+    // Start round with it: not sent.
+    press(&chrome, "#start-round button[type=submit]", "Start round").await;
+    let reply = chrome
+        .until("the page's refusal", "document.getElementById('round-reply').textContent")
+        .await;
+    assert!(reply.as_str().unwrap_or("").starts_with("not sent: the start has passed"), "{reply}");
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert_eq!(events(&mut rig, &board_id(1), "clock_started"), 0, "nothing was started");
+    chrome
+        .js("document.getElementById('start-past').scrollIntoView({block: 'center'}); return true;")
+        .await;
+    let _ = chrome.shot("round-past-start-laptop").await;
+    chrome
+        .client
+        .set_window_size(390, 844)
+        .await
+        .expect("a phone's window");
+    chrome
+        .js("document.getElementById('start-past').scrollIntoView({block: 'center'}); return true;")
+        .await;
+    let _ = chrome.shot("round-past-start-phone").await;
+    chrome
+        .client
+        .set_window_size(1366, 768)
+        .await
+        .expect("a laptop's window");
+
+    // Keep it: sent as meant, and White starts that far down.
+    press(&chrome, "#start-keep", "Keep this start").await;
+    let reply = chrome
+        .until(
+            "the start_round answer",
+            "/^(done|refused)/.test(document.getElementById('round-reply').textContent) && document.getElementById('round-reply').textContent",
+        )
+        .await;
+    assert_eq!(reply, "done: start round", "{reply}");
+    let white = chrome
+        .until(
+            "White's clock",
+            "board('board-001').state && board('board-001').state.running === 'white' && clockMs(board('board-001').state, 'white')",
+        )
+        .await;
+    let white = white.as_f64().unwrap_or(0.0);
+    // 40/5400+30: 90 min, and the first move's 30 s credited at the start.
+    let full = 5_430_000.0;
+    assert!(
+        white < full - 200_000.0 && white > full - 215_000.0,
+        "White starts 3:25 down: {white} ms"
+    );
+    chrome.close().await;
+}

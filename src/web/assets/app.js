@@ -567,6 +567,23 @@ function parseDuration(text) {
   return Math.round((neg ? -s : s) * 1000);
 }
 
+/** @param {number} ms → "YYYY-MM-DDTHH:MM:SS" for a datetime-local field, in local time */
+function localInput(ms) {
+  return new Date(ms - new Date(ms).getTimezoneOffset() * 60000).toISOString().slice(0, 19);
+}
+
+/** A start this far past is said before sending; below the daemon's default grace (10 s),
+ * so the page asks before the daemon would refuse. */
+const PAST_START_SLACK_MS = 5000;
+
+/**
+ * A start that has passed, in words: how long ago and what it costs.
+ * @param {number} agoMs @param {string} who "every White", "the player to move"
+ */
+function pastStartWords(agoMs, who) {
+  return `This start was ${durationWords(agoMs)} ago: ${who} would start ${fmtClock(agoMs)} down.`;
+}
+
 /** @param {string} local "YYYY-MM-DDTHH:MM" in local time → ms */
 function parseLocal(local) {
   const ms = new Date(local).getTime();
@@ -756,10 +773,20 @@ function commandForm(spec, boardId, boards) {
       if (spec.fields.some((f) => f.kind === "secret")) clearSecrets();
       return;
     }
-    const ask = confirmText(spec, body, boardId);
+    let ask = confirmText(spec, body, boardId);
+    let yesText = "Confirm";
+    // A resumption whose start has passed: said, and sent only as meant (the daemon
+    // refuses it otherwise, past_start).
+    const resumeAt = body.resumption ? body.resumption.start : undefined;
+    const ago = typeof resumeAt === "number" ? serverCivilNow() - resumeAt : 0;
+    if (ago > PAST_START_SLACK_MS) {
+      ask = `${pastStartWords(ago, "the player to move")} Keep this start, or change it above.${ask ? ` ${ask}` : ""}`;
+      body.allow_past_start = true;
+      yesText = "Keep this start";
+    }
     if (!ask) { await send(body); return; }
     // Said back in words, and sent only on a second, deliberate press.
-    const yes = /** @type {HTMLButtonElement} */ (h("button", { type: "button", class: spec.danger ? "danger" : "primary", text: "Confirm" }));
+    const yes = /** @type {HTMLButtonElement} */ (h("button", { type: "button", class: spec.danger ? "danger" : "primary", text: yesText }));
     const no = h("button", { type: "button", text: "Cancel" });
     yes.addEventListener("click", () => { if (!busy) send(body); });
     no.addEventListener("click", () => { confirmBox.hidden = true; if (spec.fields.some((f) => f.kind === "secret")) clearSecrets(); });
@@ -1417,10 +1444,18 @@ function roundView() {
   const chief = isChief();
   // --- start a round ---
   const num = /** @type {HTMLInputElement} */ (h("input", { type: "number", name: "round", min: 1, max: 999, value: String(((store.info && store.info.round && store.info.round.round) || 0) + 1) }));
-  const start = /** @type {HTMLInputElement} */ (h("input", { type: "datetime-local", name: "start", step: 1 }));
-  // On the server's clock: the round starts when the server's clock says so.
-  const soon = new Date(serverCivilNow() + 60000 - new Date().getTimezoneOffset() * 60000);
-  start.value = soon.toISOString().slice(0, 19);
+  const start = /** @type {HTMLInputElement} */ (h("input", { type: "datetime-local", name: "start", step: 1, id: "round-start" }));
+  // On the server's clock: the round starts when the server's clock says so. The proposal
+  // follows the clock until the arbiter changes the field (a form typed for five minutes
+  // must not start five minutes in the past); a value that is not the last proposal is
+  // the arbiter's, however it got there.
+  let proposed = "";
+  const propose = () => {
+    if (start.value !== proposed || document.activeElement === start) return;
+    proposed = localInput(serverCivilNow() + 60000);
+    start.value = proposed;
+  };
+  proposed = start.value = localInput(serverCivilNow() + 60000);
   const tc = /** @type {HTMLInputElement} */ (h("input", { type: "text", name: "time_control", value: store.info && store.info.defaults ? store.info.defaults.time_control : "40/5400+30:1800+30" }));
   const tcDesc = h("div", { class: "desc", id: "tc-desc" });
   const sessionEnd = /** @type {HTMLInputElement} */ (h("input", { type: "datetime-local", name: "session_end" }));
@@ -1487,9 +1522,28 @@ function roundView() {
   }, 250);
   tc.addEventListener("input", checkTc);
   checkTc();
+  // A start that has passed (or passes while the form is open), said in words before
+  // anything is sent, with the two honest choices.
+  const pastWords = h("p", { id: "start-past-words" });
+  /** @type {(how: "now"|"keep") => void} */
+  let sendAs = () => {};
+  const pastNote = h("div", { id: "start-past", class: "past-start", role: "alert", hidden: true }, [
+    pastWords,
+    h("button", { type: "button", id: "start-now", class: "primary", text: "Start now", onclick: () => sendAs("now") }),
+    " ",
+    h("button", { type: "button", id: "start-keep", text: "Keep this start (White starts down)", onclick: () => sendAs("keep") }),
+  ]);
+  const showPast = () => {
+    const ms = parseLocal(start.value);
+    const ago = Number.isFinite(ms) ? serverCivilNow() - ms : 0;
+    const past = ago > PAST_START_SLACK_MS;
+    if (past) pastWords.textContent = pastStartWords(ago, "every White");
+    if (pastNote.hidden === past) pastNote.hidden = !past;
+    return past;
+  };
   const startForm = h("form", { id: "start-round" }, [
     h("div", { class: "field" }, [h("label", { text: "Round" }), num]),
-    h("div", { class: "field" }, [h("label", { text: "Scheduled start (the clocks start by themselves, 6.5)" }), start]),
+    h("div", { class: "field" }, [h("label", { text: "Scheduled start (the clocks start by themselves, 6.5)" }), start, pastNote]),
     h("div", { class: "field" }, [h("label", { text: "Time control" }), tc, tcDesc]),
     h("div", { class: "field" }, [h("label", { text: "Session end (optional: games still on are ordered to seal, I.1.1)" }), sessionEnd]),
     h("div", { class: "field" }, [h("label", { text: "Flag mode" }), flagMode]),
@@ -1521,16 +1575,37 @@ function roundView() {
     tr.after(h("tr", { class: "row-error" }, [h("td", { colspan: 6, class: "reply err", text })]));
     reply.textContent = text; reply.className = "reply err";
   };
-  startForm.addEventListener("submit", async (e) => {
-    e.preventDefault();
+  /**
+   * The start to send: the field's (refused here when it has passed and the arbiter has
+   * not chosen), the server's now ("Start now"), or the field's as meant ("Keep").
+   * @param {"typed"|"now"|"keep"} how
+   * @returns {{start?: number, allow?: boolean}}
+   */
+  const chosenStart = (how) => {
+    // Whole ms: the daemon reads instants as integers.
+    if (how === "now") return { start: Math.round(serverCivilNow()) };
+    const ms = parseLocal(start.value);
+    if (!Number.isFinite(ms)) { reply.textContent = "scheduled start: not a date and time"; reply.className = "reply err"; return {}; }
+    if (how === "keep") return { start: ms, allow: true };
+    if (showPast()) {
+      reply.textContent = "not sent: the start has passed; choose Start now or Keep this start";
+      reply.className = "reply err";
+      pastNote.scrollIntoView({ block: "nearest" });
+      return {};
+    }
+    return { start: ms };
+  };
+  /** @param {"typed"|"now"|"keep"} how */
+  const submitRound = async (how) => {
     if (submitBtn.disabled) return;
     /** @type {any[]} */
     let pairings = [];
     if (trfText) {
-      const startMs = parseLocal(start.value);
-      if (!Number.isFinite(startMs)) { reply.textContent = "scheduled start: not a date and time"; reply.className = "reply err"; return; }
+      const chosen = chosenStart(how);
+      if (chosen.start === undefined) return;
       /** @type {any} */
-      const body = { action: "start_round", round: Number(num.value), start: startMs, trf: trfText, only_our_boards: onlyOurs.checked };
+      const body = { action: "start_round", round: Number(num.value), start: chosen.start, trf: trfText, only_our_boards: onlyOurs.checked };
+      if (chosen.allow) body.allow_past_start = true;
       if (tc.value.trim()) body.time_control = tc.value.trim();
       if (sessionEnd.value) body.session_end = parseLocal(sessionEnd.value);
       if (/** @type {HTMLSelectElement} */ (flagMode).value) body.flag_mode = /** @type {HTMLSelectElement} */ (flagMode).value;
@@ -1573,10 +1648,13 @@ function roundView() {
       }
     }
     if (!pairings.length) { reply.textContent = "no pairings"; reply.className = "reply err"; return; }
-    const startMs = parseLocal(start.value);
-    if (!Number.isFinite(startMs)) { reply.textContent = "scheduled start: not a date and time"; reply.className = "reply err"; return; }
+    const chosen = chosenStart(how);
+    if (chosen.start === undefined) return;
+    // "Start now" and "Keep" are other commands than the typed start: their own transaction.
+    if (how !== "typed") roundTxn = null;
     /** @type {any} */
-    const body = { action: "start_round", round: Number(num.value), start: startMs, time_control: tc.value.trim(), pairings };
+    const body = { action: "start_round", round: Number(num.value), start: chosen.start, time_control: tc.value.trim(), pairings };
+    if (chosen.allow) body.allow_past_start = true;
     if (sessionEnd.value) body.session_end = parseLocal(sessionEnd.value);
     if (/** @type {HTMLSelectElement} */ (flagMode).value) body.flag_mode = /** @type {HTMLSelectElement} */ (flagMode).value;
     if (!roundTxn) roundTxn = mintTransaction();
@@ -1598,8 +1676,19 @@ function roundView() {
       } else {
         reply.textContent = arbiterWords(reply.textContent || "");
       }
+    } else if (outcome === "ok") {
+      pastNote.hidden = true;
     }
-  });
+  };
+  sendAs = (how) => { submitRound(how); };
+  startForm.addEventListener("submit", (e) => { e.preventDefault(); submitRound("typed"); });
+  start.addEventListener("input", showPast);
+  // The proposal follows the clock, and a typed start that passes is said at once.
+  const startTimer = setInterval(() => {
+    if (!start.isConnected) { clearInterval(startTimer); return; }
+    propose();
+    showPast();
+  }, 1000);
   for (const b of boards()) addRow(b);
 
   // --- hall-wide ---
