@@ -1004,9 +1004,16 @@ async fn a_round_start_that_has_passed_is_said_in_words_and_sent_only_as_chosen(
     let base = format!("http://{}", web.addr);
     let chrome = Chrome::start("web-past-start", 1366, 768).await;
     log_in(&chrome, &base, "chief").await;
-    chrome.client.goto(&format!("{base}/round")).await.expect("the round page");
     chrome
-        .until("the round form", "document.querySelectorAll('#pairing-rows tr').length === 2")
+        .client
+        .goto(&format!("{base}/round"))
+        .await
+        .expect("the round page");
+    chrome
+        .until(
+            "the round form",
+            "document.querySelectorAll('#pairing-rows tr').length === 2",
+        )
         .await;
 
     // Five minutes pass on the server's clock while the form is open: the proposal follows.
@@ -1017,8 +1024,14 @@ async fn a_round_start_that_has_passed_is_said_in_words_and_sent_only_as_chosen(
             "parseLocal(document.getElementById('round-start').value) > serverCivilNow() + 30000",
         )
         .await;
-    let hidden = chrome.js("return document.getElementById('start-past').hidden;").await;
-    assert_eq!(hidden, Value::Bool(true), "a proposal that follows is never past");
+    let hidden = chrome
+        .js("return document.getElementById('start-past').hidden;")
+        .await;
+    assert_eq!(
+        hidden,
+        Value::Bool(true),
+        "a proposal that follows is never past"
+    );
     chrome.js("store.civilOffset -= 300000; return true;").await;
     chrome
         .until(
@@ -1029,15 +1042,20 @@ async fn a_round_start_that_has_passed_is_said_in_words_and_sent_only_as_chosen(
 
     // The daemon: a start typed 3 min 25 s ago is refused in words, nothing starts.
     let answer = chrome
-        .js(r#"return fetch('/api/hall/command', {method: 'POST', credentials: 'same-origin',
+        .js(
+            r#"return fetch('/api/hall/command', {method: 'POST', credentials: 'same-origin',
               headers: {'content-type': 'application/json', 'x-csrf-token': store.me.csrf},
               body: JSON.stringify({transaction: 'stale-1', action: 'start_round', round: 1,
                 start: Math.round(serverCivilNow()) - 205000,
-                pairings: [{board: 'board-001', white: 'A', black: 'B'}]})}).then(r => r.json());"#)
+                pairings: [{board: 'board-001', white: 'A', black: 'B'}]})}).then(r => r.json());"#,
+        )
         .await;
     assert_eq!(answer["error"], "past_start", "{answer}");
     let why = answer["reason"].as_str().unwrap_or("");
-    assert!(why.contains("3 min 2") && why.contains("ago") && why.contains("allow_past_start"), "{why}");
+    assert!(
+        why.contains("3 min 2") && why.contains("ago") && why.contains("allow_past_start"),
+        "{why}"
+    );
 
     // The arbiter types a start that has passed: said at once, with the cost to White.
     chrome
@@ -1060,21 +1078,41 @@ async fn a_round_start_that_has_passed_is_said_in_words_and_sent_only_as_chosen(
         .await;
     let said = said.as_str().unwrap_or("").to_string();
     assert!(
-        said.starts_with("This start was 3 min 2") && said.contains("ago: every White would start 3:2") && said.ends_with("down."),
+        said.starts_with("This start was 3 min 2")
+            && said.contains("ago: every White would start 3:2")
+            && said.ends_with("down."),
         "{said}"
     );
     // Start round with it: not sent.
     press(&chrome, "#start-round button[type=submit]", "Start round").await;
     let reply = chrome
-        .until("the page's refusal", "document.getElementById('round-reply').textContent")
+        .until(
+            "the page's refusal",
+            "document.getElementById('round-reply').textContent",
+        )
         .await;
-    assert!(reply.as_str().unwrap_or("").starts_with("not sent: the start has passed"), "{reply}");
+    assert!(
+        reply
+            .as_str()
+            .unwrap_or("")
+            .starts_with("not sent: the start has passed"),
+        "{reply}"
+    );
     tokio::time::sleep(Duration::from_millis(500)).await;
-    assert_eq!(events(&mut rig, &board_id(1), "clock_started"), 0, "nothing was started");
+    assert_eq!(
+        events(&mut rig, &board_id(1), "clock_started"),
+        0,
+        "nothing was started"
+    );
     chrome
         .js("document.getElementById('start-past').scrollIntoView({block: 'center'}); return true;")
         .await;
-    let _ = chrome.shot("round-past-start-laptop").await;
+    let _ = chrome
+        .shot_for_docs(
+            "round-past-start-laptop",
+            "screenshots/round-past-start-laptop.png",
+        )
+        .await;
     chrome
         .client
         .set_window_size(390, 844)
@@ -1083,7 +1121,12 @@ async fn a_round_start_that_has_passed_is_said_in_words_and_sent_only_as_chosen(
     chrome
         .js("document.getElementById('start-past').scrollIntoView({block: 'center'}); return true;")
         .await;
-    let _ = chrome.shot("round-past-start-phone").await;
+    let _ = chrome
+        .shot_for_docs(
+            "round-past-start-phone",
+            "screenshots/round-past-start-phone.png",
+        )
+        .await;
     chrome
         .client
         .set_window_size(1366, 768)
