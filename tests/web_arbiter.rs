@@ -1157,3 +1157,156 @@ async fn a_round_start_that_has_passed_is_said_in_words_and_sent_only_as_chosen(
     );
     chrome.close().await;
 }
+
+/// Issue 38, item 4: on a phone, a game in play's common ends and 7.5.5 are the first
+/// thing on its board page, above the diagram, in words, thumb-sized; a result is two
+/// taps; the full Set result form never confirms what the daemon would refuse.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_result_is_two_taps_on_a_phone_in_words() {
+    let mut rig = Rig::start_with("web-quick", 2, GameDefaults::default()).await;
+    let r = rig.start_round(2, "5400+30", 0, json!({})).await;
+    assert_eq!(r["status"], "ok", "{r}");
+    let web = dashboard(&rig).await;
+    let base = format!("http://{}", web.addr);
+    let chrome = Chrome::start("web-quick", 1366, 768).await;
+    // A phone's width: Chromium's window does not start narrower than 500 px.
+    chrome
+        .client
+        .set_window_size(390, 844)
+        .await
+        .expect("a phone's window");
+    log_in(&chrome, &base, "chief").await;
+    let b1 = board_id(1);
+    chrome
+        .client
+        .goto(&format!("{base}/board/{b1}"))
+        .await
+        .expect("the board page");
+    chrome
+        .until(
+            "the quick acts",
+            "document.querySelector('[data-quick=black-resigns]') && board('board-001').state.phase === 'running'",
+        )
+        .await;
+    // First on the phone's screen, above the diagram, every button a thumb's size.
+    let layout = chrome
+        .js(r#"
+            const q = document.getElementById('quick-acts').getBoundingClientRect();
+            const d = document.querySelector('.diagram').getBoundingClientRect();
+            const last = document.querySelector('[data-quick=black-resigns]').getBoundingClientRect();
+            const small = [...document.querySelectorAll('#quick-acts button')]
+              .map(b => b.getBoundingClientRect()).filter(r => r.height < 44 || r.width < 44).length;
+            return {above: q.bottom <= d.top, inView: last.bottom <= innerHeight, small};"#)
+        .await;
+    assert_eq!(
+        layout,
+        json!({"above": true, "inView": true, "small": 0}),
+        "{layout}"
+    );
+    // In words, never the daemon's values.
+    let words = chrome
+        .js(r#"return [...document.querySelectorAll('#quick-acts button, #acts-all select[name=result] option')].map(e => e.textContent).join(' | ');"#)
+        .await;
+    let words = words.as_str().unwrap_or("").to_string();
+    assert!(
+        words.contains("White resigns")
+            && words.contains("Draw agreed")
+            && words.contains("+2 min to Black")
+            && words.contains("½-½"),
+        "{words}"
+    );
+    assert!(
+        !words.contains('_'),
+        "a raw value among the choices: {words}"
+    );
+    let _ = chrome
+        .shot_for_docs("board-quick-phone", "screenshots/board-quick-phone.png")
+        .await;
+
+    // The full form: a resignation without a side is said at once, never confirmed.
+    chrome
+        .js(r#"
+            document.querySelector('details.every').open = true;
+            const f = document.querySelector('#acts-all form[data-action=set_result]');
+            f.querySelector('[name=result]').value = 'resignation';
+            f.querySelector('[name=reason]').value = 'resigned';
+            return true;"#)
+        .await;
+    press(
+        &chrome,
+        "#acts-all form[data-action=set_result] button[type=submit]",
+        "Set result",
+    )
+    .await;
+    let said = chrome
+        .js(r#"const f = document.querySelector('#acts-all form[data-action=set_result]');
+              return {reply: f.querySelector('.reply').textContent, confirm: !f.querySelector('.confirm').hidden};"#)
+        .await;
+    assert_eq!(
+        said,
+        json!({"reply": "A resignation: say who (White or Black)", "confirm": false}),
+        "{said}"
+    );
+
+    // Two taps: "Black resigns", then Confirm, after the act in words.
+    press(&chrome, "[data-quick=black-resigns]", "Black resigns").await;
+    let words = chrome
+        .until(
+            "the confirmation",
+            "!document.getElementById('quick-confirm').hidden && document.getElementById('quick-confirm').textContent",
+        )
+        .await;
+    assert!(
+        words
+            .as_str()
+            .unwrap_or("")
+            .starts_with("board-001: Black 1 (Black) resigns and loses: 1-0."),
+        "{words}"
+    );
+    press(&chrome, "#quick-yes", "Confirm").await;
+    let ended = rig.watcher.event(&b1, "game_ended").await;
+    assert_eq!(ended["score"], "1-0", "{ended}");
+
+    // 7.5.5 on the other board, on a laptop: +2 min to Black for White's illegal move.
+    chrome
+        .client
+        .set_window_size(1366, 768)
+        .await
+        .expect("a laptop's window");
+    let b2 = board_id(2);
+    chrome
+        .client
+        .goto(&format!("{base}/board/{b2}"))
+        .await
+        .expect("the board page");
+    chrome
+        .until(
+            "the quick acts",
+            "document.querySelector('[data-quick=plus2-black]')",
+        )
+        .await;
+    press(&chrome, "[data-quick=plus2-black]", "+2 min to Black").await;
+    let words = chrome
+        .until(
+            "the confirmation",
+            "!document.getElementById('quick-confirm').hidden && document.getElementById('quick-confirm').textContent",
+        )
+        .await;
+    assert!(
+        words.as_str().unwrap_or("").contains(
+            "2 minutes added to Black 2 (Black): White 2 (White) made an illegal move (7.5.5)"
+        ),
+        "{words}"
+    );
+    let _ = chrome
+        .shot_for_docs("board-quick-laptop", "screenshots/board-quick-laptop.png")
+        .await;
+    press(&chrome, "#quick-yes", "Confirm").await;
+    let added = rig.watcher.event(&b2, "time_added").await;
+    assert_eq!(
+        (added["side"].clone(), added["delta_ms"].clone()),
+        (json!("black"), json!(120_000)),
+        "{added}"
+    );
+    chrome.close().await;
+}

@@ -594,9 +594,15 @@ function parseLocal(local) {
  * A command's form, from its description. Field kinds: side, duration (h:mm:ss),
  * seconds (signed), int, text, select, instant (local date-time), bool, board.
  * @typedef {{name: string, label: string, kind: string, optional?: boolean, min?: number,
- *   max?: number, options?: string[], placeholder?: string, path?: string[]}} Field
+ *   max?: number, options?: string[], words?: Record<string, string>, placeholder?: string, path?: string[]}} Field
  * @typedef {{action: string, label: string, rule?: string, fields: Field[], reason?: "required"|"optional"|"none", danger?: boolean}} Spec
  */
+
+/** A result as the arbiter says it; the value is the daemon's. */
+const RESULT_WORDS = {
+  "1-0": "1-0 (White wins)", "0-1": "0-1 (Black wins)", "1/2-1/2": "½-½ (draw)", "0-0": "0-0 (both lose)",
+  agreed_draw: "Draw agreed", resignation: "Resignation (say who)", illegal_moves: "Illegal moves (say who, 7.5.5)", annulled: "Annulled",
+};
 
 /** @type {Record<string, Spec[]>} */
 const BOARD_COMMANDS = {
@@ -613,7 +619,7 @@ const BOARD_COMMANDS = {
   ],
   "Result": [
     { action: "confirm_flag", label: "Confirm flag", rule: "6.8 / 6.9", fields: [], reason: "optional" },
-    { action: "set_result", label: "Set result", rule: "5, 6.9, 7", fields: [{ name: "result", label: "Result", kind: "select", options: ["1-0", "0-1", "1/2-1/2", "0-0", "agreed_draw", "resignation", "illegal_moves", "annulled"] }, { name: "side", label: "Side (resignation, illegal moves)", kind: "side", optional: true }], reason: "required", danger: true },
+    { action: "set_result", label: "Set result", rule: "5, 6.9, 7", fields: [{ name: "result", label: "Result", kind: "select", options: ["1-0", "0-1", "1/2-1/2", "0-0", "agreed_draw", "resignation", "illegal_moves", "annulled"], words: RESULT_WORDS }, { name: "side", label: "Who (resigned, or made the illegal moves)", kind: "side", optional: true }], reason: "required", danger: true },
     { action: "set_position", label: "Set position (FEN)", rule: "clock-only boards", fields: [{ name: "fen", label: "FEN", kind: "text", placeholder: "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1" }], reason: "required" },
   ],
   "Adjournment": [
@@ -673,6 +679,10 @@ function formBody(spec, form) {
       body[f.name] = value;
     }
   }
+  // Said here, before any confirmation: the daemon refuses these without a side.
+  if (spec.action === "set_result" && (body.result === "resignation" || body.result === "illegal_moves") && !body.side) {
+    return { error: `${body.result === "resignation" ? "A resignation" : "Illegal moves"}: say who (White or Black)` };
+  }
   // A resumption needs its place; an adjourn without a start has none.
   if (body.resumption && body.resumption.start === undefined) delete body.resumption;
   if (body.resumption && body.resumption.place === undefined) body.resumption.place = "";
@@ -692,7 +702,7 @@ function fieldInput(f, boards) {
     return h("select", { name: f.name }, [f.optional ? h("option", { value: "", text: "—" }) : null, h("option", { value: "white", text: "White" }), h("option", { value: "black", text: "Black" })]);
   }
   if (f.kind === "select") {
-    return h("select", { name: f.name }, (f.options || []).map((o) => h("option", { value: o, text: o })));
+    return h("select", { name: f.name }, (f.options || []).map((o) => h("option", { value: o, text: (f.words && f.words[o]) || o })));
   }
   if (f.kind === "board") {
     const sel = h("select", { name: f.name }, [h("option", { value: "", text: "—" }), ...boards.map((b) => h("option", { value: b, text: b }))]);
@@ -1212,6 +1222,64 @@ function actsFor(st) {
   return { note: "Playing.", now: ["pause", "add_time", "set_time", "adjourn"] };
 }
 
+/** The common ends and corrections of a game in play, offered first as one tap each
+ * (and a second, Confirm, for what cannot be undone by the page). @param {State|null} st */
+function quickActsFor(st) {
+  if (!st || st.phase === "finished" || st.phase === "idle" || st.phase === "scheduled") return [];
+  const stage = st.adjournment ? st.adjournment.stage : null;
+  if (stage && stage !== "resumed") return [];
+  const who = (/** @type {"white"|"black"} */ c) => (st[c] ? `${st[c].name} (${colorWord(c)})` : colorWord(c));
+  const other = (/** @type {"white"|"black"} */ c) => (c === "white" ? "black" : "white");
+  /** @type {{id: string, text: string, words: string, body: Record<string, any>, cls?: string}[]} */
+  const acts = [
+    { id: "white-wins", text: "1-0", words: `1-0: ${who("white")} wins`, body: { action: "set_result", result: "1-0", reason: "result reported at the board" } },
+    { id: "draw", text: "½-½", words: "½-½: a draw", body: { action: "set_result", result: "1/2-1/2", reason: "result reported at the board" } },
+    { id: "black-wins", text: "0-1", words: `0-1: ${who("black")} wins`, body: { action: "set_result", result: "0-1", reason: "result reported at the board" } },
+    { id: "white-resigns", text: "White resigns", words: `${who("white")} resigns and loses: 0-1`, body: { action: "set_result", result: "resignation", side: "white", reason: "resignation" } },
+    { id: "black-resigns", text: "Black resigns", words: `${who("black")} resigns and loses: 1-0`, body: { action: "set_result", result: "resignation", side: "black", reason: "resignation" } },
+    { id: "agreed-draw", text: "Draw agreed", words: "The players agreed a draw: ½-½", body: { action: "set_result", result: "agreed_draw", reason: "draw agreed by the players" } },
+  ];
+  for (const c of /** @type {const} */ (["white", "black"])) {
+    acts.push({ id: `plus2-${other(c)}`, text: `+2 min to ${colorWord(other(c))}`, cls: "time",
+      words: `2 minutes added to ${who(other(c))}: ${who(c)} made an illegal move (7.5.5)`,
+      body: { action: "add_time", side: other(c), delta_ms: 120000, reason: `7.5.5: illegal move by ${colorWord(c)}` } });
+  }
+  if (st.pending_flag) acts.unshift({ id: "confirm-flag", text: "Confirm flag", cls: "flag", words: `Confirm ${who(st.pending_flag.side)}'s flag (6.8): ${st.pending_flag.reason}`, body: { action: "confirm_flag", reason: "flag confirmed by the arbiter" } });
+  return acts;
+}
+
+/**
+ * The quick acts as buttons: a tap says the act in words with Confirm and Cancel; Confirm
+ * sends it (one transaction per confirmed act: a second tap is the same command).
+ * @param {string} id @param {ReturnType<typeof quickActsFor>} acts
+ */
+function quickActs(id, acts) {
+  const reply = h("span", { class: "reply", id: "quick-reply", "aria-live": "polite" });
+  const confirmBox = h("div", { class: "confirm", id: "quick-confirm", hidden: true });
+  const ends = acts.filter((a) => !a.cls || a.cls === "flag"), times = acts.filter((a) => a.cls === "time");
+  const button = (/** @type {typeof acts[number]} */ a) => h("button", { type: "button", class: `quick ${a.cls || ""}`, "data-quick": a.id, text: a.text, onclick: () => {
+    const transaction = mintTransaction();
+    let busy = false;
+    const yes = /** @type {HTMLButtonElement} */ (h("button", { type: "button", class: "primary", id: "quick-yes", text: "Confirm" }));
+    yes.addEventListener("click", async () => {
+      if (busy) return;
+      busy = true; yes.disabled = true;
+      const outcome = await post(id, { ...a.body, transaction }, reply);
+      confirmBox.hidden = outcome === "ok";
+      busy = false; yes.disabled = false;
+    });
+    const no = h("button", { type: "button", id: "quick-no", text: "Cancel", onclick: () => { confirmBox.hidden = true; } });
+    confirmBox.replaceChildren(h("p", { text: `${id}: ${a.words}.` }), yes, " ", no);
+    confirmBox.hidden = false;
+    reply.textContent = "";
+  } });
+  return h("div", { id: "quick-acts", class: "quick-acts" }, [
+    h("div", { class: "quick-row" }, ends.map(button)),
+    times.length ? h("div", { class: "quick-row" }, times.map(button)) : null,
+    confirmBox, reply,
+  ]);
+}
+
 /** A key that changes when the acts a game calls for do. @param {State|null} st */
 function actsKey(st) {
   if (!st) return "none";
@@ -1256,6 +1324,7 @@ function boardView(id) {
   const boards = [...store.boards.keys()].sort();
   const canCommand = mayCommand(id);
   const nowNote = h("p", { class: "now-note", id: "now-note" });
+  const quickBox = h("div", { id: "quick-box" });
   const nowForms = h("div", { class: "forms now", id: "acts-now" });
   const allActs = h("div", { id: "acts-all" });
   // Whose board it is, once the hall's info and the nodes' statuses have come (render).
@@ -1264,6 +1333,7 @@ function boardView(id) {
     ? h("div", {}, [
         ownerNote,
         nowNote,
+        quickBox,
         nowForms,
         h("details", { class: "every" }, [h("summary", { text: "Every act on this board" }), allActs]),
       ])
@@ -1272,12 +1342,12 @@ function boardView(id) {
   main.replaceChildren(
     h("p", {}, [h("a", { href: "/", text: "← hall" })]),
     h("div", { class: "boardview" }, [
-      h("div", {}, [
+      h("div", { class: "board-left" }, [
         h("div", { class: "card" }, [h("div", { class: "titlebar" }, [title, flip]), marker, status, clocks, diagramBox, pgn]),
         h("div", { class: "card" }, [h("h3", { text: "Alerts" }), alertsBox]),
       ]),
-      h("div", {}, [
-        h("div", { class: "card" }, [h("h3", { text: "Now" }), commands]),
+      h("div", { class: "board-right" }, [
+        h("div", { class: "card now-card", id: "now-card" }, [h("h3", {}, ["Now ", h("span", { class: "muted", text: `· ${id}` })]), commands]),
         h("div", { class: "card" }, [h("h3", { text: "Moves" }), movesBox]),
         h("div", { class: "card" }, [h("h3", { text: "Event log (newest first)" }), log]),
       ]),
@@ -1291,6 +1361,8 @@ function boardView(id) {
     shownActs = key;
     const { note, now } = actsFor(st);
     setText(nowNote, note);
+    const quick = quickActsFor(st);
+    quickBox.replaceChildren(...(quick.length ? [quickActs(id, quick)] : []));
     // 6.10's move goes only to a board of the same node (its clock and journal are there).
     const others = boards.filter((x) => x !== id && otherNode(x) === otherNode(id));
     nowForms.replaceChildren(...now.map((a) => SPEC_OF.get(a)).filter(Boolean).map((spec) => commandForm(/** @type {Spec} */ (spec), id, others)));
