@@ -15,6 +15,7 @@ use std::time::Duration;
 
 use common::{Rig, board_id};
 use fantoccini::Locator;
+use fantoccini::actions::InputSource;
 use hallclock::hall::GameDefaults;
 use hallclock::web::AppState;
 use serde_json::{Value, json};
@@ -1308,5 +1309,157 @@ async fn a_result_is_two_taps_on_a_phone_in_words() {
         (json!("black"), json!(120_000)),
         "{added}"
     );
+    chrome.close().await;
+}
+
+/// The tiles' order, as shown.
+async fn tile_order(chrome: &Chrome) -> Vec<String> {
+    let v = chrome
+        .js("return [...document.querySelectorAll('#tiles .tile')].map(t => t.dataset.board);")
+        .await;
+    v.as_array()
+        .map(|a| {
+            a.iter()
+                .filter_map(|x| x.as_str().map(String::from))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Issue 38, items 5 and 7: sorted by time left, no tile moves while the pointer is over
+/// the tiles (the new order waits behind "re-sort"); "4" and "board 4" find board 4, and
+/// "martinez" finds Martínez.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tiles_hold_still_under_the_pointer_and_boards_are_found_by_number_and_plain_name() {
+    let mut rig = Rig::start_with("web-tiles", 6, GameDefaults::default()).await;
+    let pairings: Vec<Value> = (1..=6)
+        .map(|n| {
+            let white = if n == 3 {
+                "Martínez, José".to_string()
+            } else {
+                format!("White {n}")
+            };
+            json!({"board": board_id(n), "white": white, "black": format!("Black {n}")})
+        })
+        .collect();
+    let r = rig
+        .hall_command(
+            json!({"action": "start_round", "round": 1, "time_control": "5400+30",
+            "start": common::now_ms(), "pairings": pairings}),
+        )
+        .await;
+    assert_eq!(r["status"], "ok", "{r}");
+    // Distinct times, in board order: board n has n × 100 s.
+    for n in 1..=6 {
+        let r = rig
+            .board_command(
+                &board_id(n),
+                json!({"action": "set_time", "side": "white", "remaining_ms": n as i64 * 100_000, "reason": "test"}),
+            )
+            .await;
+        assert_eq!(r["status"], "ok", "{r}");
+    }
+    let web = dashboard(&rig).await;
+    let base = format!("http://{}", web.addr);
+    let chrome = Chrome::start("web-tiles", 1366, 768).await;
+    log_in(&chrome, &base, "chief").await;
+    chrome
+        .until(
+            "six tiles",
+            "document.querySelectorAll('#tiles .tile').length === 6",
+        )
+        .await;
+    chrome
+        .js("const s = document.querySelector('select[aria-label=sort]'); s.value = 'time'; s.dispatchEvent(new Event('change')); return true;")
+        .await;
+    let sorted: Vec<String> = (1..=6).map(board_id).collect();
+    chrome
+        .until(
+            "sorted by time left",
+            &format!(
+                "[...document.querySelectorAll('#tiles .tile')].map(t => t.dataset.board).join() === {:?}",
+                sorted.join(",")
+            ),
+        )
+        .await;
+
+    // The pointer on the first tile; board 6 falls to 10 s: it would sort first.
+    let first = chrome
+        .client
+        .find(Locator::Css("#tiles .tile"))
+        .await
+        .expect("a tile");
+    chrome
+        .client
+        .perform_actions(fantoccini::actions::MouseActions::new("mouse".into()).then(
+            fantoccini::actions::PointerAction::MoveToElement {
+                element: first,
+                duration: None,
+                x: 0.0,
+                y: 0.0,
+            },
+        ))
+        .await
+        .expect("the pointer over the tiles");
+    let r = rig
+        .board_command(
+            &board_id(6),
+            json!({"action": "set_time", "side": "white", "remaining_ms": 10_000, "reason": "test"}),
+        )
+        .await;
+    assert_eq!(r["status"], "ok", "{r}");
+    // The feed has brought board 6's time (its clock shows under 0:11)...
+    chrome
+        .until(
+            "board 6's new time",
+            "clockMs(board('board-006').state, 'white') < 11000",
+        )
+        .await;
+    tokio::time::sleep(Duration::from_millis(1000)).await;
+    // ...and no tile moved under the pointer; the new order is offered.
+    assert_eq!(
+        tile_order(&chrome).await,
+        sorted,
+        "no tile moved under the pointer"
+    );
+    chrome
+        .until(
+            "the re-sort offer",
+            "!document.getElementById('resort').hidden",
+        )
+        .await;
+    let _ = chrome
+        .shot_for_docs("hall-resort-laptop", "screenshots/hall-resort-laptop.png")
+        .await;
+    press(&chrome, "#resort", "Re-sort").await;
+    chrome
+        .until(
+            "the new order",
+            "document.querySelector('#tiles .tile').dataset.board === 'board-006'",
+        )
+        .await;
+
+    // Found by number and by name without accents.
+    for (query, want) in [
+        ("4", vec![board_id(4)]),
+        ("board 4", vec![board_id(4)]),
+        ("martinez", vec![board_id(3)]),
+        ("MARTÍNEZ", vec![board_id(3)]),
+    ] {
+        chrome
+            .js(&format!(
+                "const q = document.getElementById('hall-find'); q.value = {query:?}; q.dispatchEvent(new Event('input')); return true;"
+            ))
+            .await;
+        chrome
+            .until(
+                &format!("the boards found by {query:?}"),
+                &format!(
+                    "[...document.querySelectorAll('#tiles .tile')].map(t => t.dataset.board).join() === {:?}",
+                    want.join(",")
+                ),
+            )
+            .await;
+    }
     chrome.close().await;
 }

@@ -1073,15 +1073,55 @@ function sortKey(id, how) {
   return 0;
 }
 
+/** Text as searched: lower case, accents off ("Martínez" is found by "martinez"). @param {string} t */
+function folded(t) {
+  return t.normalize("NFD").replace(/\p{M}/gu, "").toLowerCase();
+}
+
+/**
+ * Whether a board answers the hall's filter: "4", "board 4", "#4" or "board-004" find
+ * the board numbered 4 (its tournament number, else its id's number), never every board
+ * with a 4 in it; other text is looked for in the id and the players' names, accents off.
+ * @param {string} id @param {string} query
+ */
+function boardMatches(id, query) {
+  const q = folded(query.trim());
+  if (!q) return true;
+  const numbered = /^(?:board\s*-?\s*|#\s*)?0*(\d+)$/.exec(q);
+  if (numbered) {
+    const n = Number(numbered[1]);
+    const info = store.info && store.info.boards ? store.info.boards.find((/** @type {any} */ x) => x.id === id) : null;
+    if (info && typeof info.number === "number") return info.number === n;
+    const digits = /(\d+)$/.exec(id);
+    return !!digits && Number(digits[1]) === n;
+  }
+  const st = board(id).state;
+  return folded([id, st && st.white ? st.white.name : "", st && st.black ? st.black.name : ""].join(" ")).includes(q);
+}
+
 function hallView() {
   const main = /** @type {HTMLElement} */ (document.getElementById("main"));
-  const q = h("input", { type: "search", placeholder: "Filter: board or player", "aria-label": "filter" });
+  const q = h("input", { type: "search", placeholder: "Find: board number or player", "aria-label": "find a board or a player", id: "hall-find" });
   const phase = h("select", { "aria-label": "show" }, ["all", "running", "paused", "scheduled", "finished", "alerts", "offline"].map((p) => h("option", { value: p, text: p })));
   const sort = h("select", { "aria-label": "sort" }, [["board", "by board"], ["time", "by time left"], ["phase", "by phase"]].map(([v, t]) => h("option", { value: v, text: t })));
   const summary = h("span", { class: "summary" });
   const grid = h("div", { class: "tiles", id: "tiles" });
   const pubTitle = h("h1", { class: "pubtitle" });
-  main.replaceChildren(PUBLIC ? pubTitle : h("div", { class: "toolbar" }, [q, phase, sort, summary]), grid);
+  // While the pointer is over the tiles (or a finger on them) a sort never moves one: the
+  // tile under it is the one that opens. The new order waits for "re-sort", or for the
+  // pointer to leave.
+  let pointerOver = false;
+  let resortNow = false;
+  const resort = h("button", { type: "button", id: "resort", hidden: true, text: "Re-sort (order held while the pointer is on the boards)", onclick: () => { resortNow = true; again(); } });
+  let overSince = 0;
+  grid.addEventListener("pointerenter", () => { pointerOver = true; overSince++; });
+  grid.addEventListener("pointerleave", (e) => {
+    // A finger lifted leaves at once: hold a little longer, the arbiter may tap again.
+    const touch = /** @type {PointerEvent} */ (e).pointerType === "touch";
+    const mine = overSince;
+    setTimeout(() => { if (mine === overSince) { pointerOver = false; again(); } }, touch ? 3000 : 0);
+  });
+  main.replaceChildren(PUBLIC ? pubTitle : h("div", { class: "toolbar" }, [q, phase, sort, resort, summary]), grid);
   document.title = PUBLIC ? "hallclock" : "Hall · hallclock";
   // A hall screen shows one round: `?round=N`, or the round started last.
   const askedRound = Number(new URLSearchParams(location.search).get("round")) || null;
@@ -1111,16 +1151,27 @@ function hallView() {
       if (PUBLIC && shownRound && (!st || st.round !== shownRound)) return false;
       if (st && st.phase === "running") running++;
       if (st && st.phase === "finished") finished++;
-      if (text) {
-        const hay = [id, st && st.white ? st.white.name : "", st && st.black ? st.black.name : ""].join(" ").toLowerCase();
-        if (!hay.includes(text)) return false;
-      }
+      if (text && !boardMatches(id, text)) return false;
       if (show === "alerts") return alertsOf(id) > 0;
       if (show === "offline") return !b.online;
       if (show !== "all") return !!st && st.phase === show;
       return true;
     });
     if (how !== "board") visible.sort((a, b) => sortKey(a, how) - sortKey(b, how) || (a < b ? -1 : 1));
+    // Held: the tiles shown keep their places, new ones come after them.
+    const held = pointerOver && !resortNow && how !== "board" && lastOrder !== "";
+    let sortedOrder = visible.join(",");
+    if (held) {
+      const want = new Set(visible);
+      const before = lastOrder.split(",").filter((x) => want.has(x));
+      const kept = new Set(before);
+      visible.splice(0, visible.length, ...before, ...visible.filter((x) => !kept.has(x)));
+    } else {
+      sortedOrder = "";
+    }
+    resortNow = false;
+    const waiting = held && sortedOrder !== visible.join(",");
+    if (resort.hidden === waiting) resort.hidden = !waiting;
     // 200 tiles: redraw only those whose board changed, unless something hall-wide did.
     const all = dirty.all || viewChanged;
     for (const id of visible) {
