@@ -1463,3 +1463,134 @@ async fn tiles_hold_still_under_the_pointer_and_boards_are_found_by_number_and_p
     }
     chrome.close().await;
 }
+
+/// How many pieces the board page's diagram draws.
+const PIECES: &str = "[...document.querySelectorAll('.diagram text.piece')].filter(t => t.textContent.trim()).length";
+
+/// Issue 38, item 3: after the envelope is opened, the board page asks, in the banner and
+/// in "Now", for the sealed move to be made on the board until play goes on from it; the
+/// diagram keeps the known position (never blank) even when a state comes without one.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn after_the_opening_the_page_asks_for_the_sealed_move_on_the_board() {
+    let mut rig = Rig::start_with("web-resume", 1, GameDefaults::default()).await;
+    let b1 = board_id(1);
+    let r = rig.start_round(1, "5400+30", 0, json!({})).await;
+    assert_eq!(r["status"], "ok", "{r}");
+    rig.watcher.event(&b1, "clock_started").await;
+    for cmd in [
+        json!({"action": "adjourn"}),
+        json!({"action": "seal", "mv": "e4"}),
+        json!({"action": "commit_seal"}),
+        json!({"action": "schedule_resumption", "resumption": {"start": common::now_ms() + 1500, "place": "hall"}}),
+    ] {
+        let r = rig.board_command(&b1, cmd.clone()).await;
+        assert_eq!(r["status"], "ok", "{cmd}: {r}");
+    }
+    rig.watcher.event(&b1, "resumption_started").await;
+    for cmd in [
+        json!({"action": "present", "side": "white"}),
+        json!({"action": "present", "side": "black"}),
+        json!({"action": "open_envelope"}),
+    ] {
+        let r = rig.board_command(&b1, cmd.clone()).await;
+        assert_eq!(r["status"], "ok", "{cmd}: {r}");
+    }
+    let played = rig.watcher.event(&b1, "sealed_move_played").await;
+    assert_eq!(played["san"], "e4", "{played}");
+
+    let web = dashboard(&rig).await;
+    let base = format!("http://{}", web.addr);
+    let chrome = Chrome::start("web-resume", 1366, 768).await;
+    log_in(&chrome, &base, "chief").await;
+    // On every page, the banner says it; on the board page, "Now" too.
+    let banner = chrome
+        .until(
+            "the banner",
+            "!document.getElementById('banner').hidden && document.getElementById('banner').textContent",
+        )
+        .await;
+    assert!(
+        banner.as_str().unwrap_or("").contains(
+            "board-001: play the sealed move e4 on the board (White's move, from the envelope)"
+        ),
+        "{banner}"
+    );
+    chrome
+        .client
+        .goto(&format!("{base}/board/{b1}"))
+        .await
+        .expect("the board page");
+    let now = chrome
+        .until(
+            "the sealed move in Now",
+            "document.getElementById('now-note').textContent.includes('sealed move') && document.getElementById('now-note').textContent",
+        )
+        .await;
+    assert!(
+        now.as_str()
+            .unwrap_or("")
+            .starts_with("Now play the sealed move e4 on the board"),
+        "{now}"
+    );
+    let pieces = chrome.js(&format!("return {PIECES};")).await;
+    assert_eq!(pieces, json!(32), "the position after e4 is drawn");
+    let _ = chrome
+        .shot_for_docs(
+            "board-sealed-move-laptop",
+            "screenshots/board-sealed-move-laptop.png",
+        )
+        .await;
+    chrome
+        .client
+        .set_window_size(390, 844)
+        .await
+        .expect("a phone's window");
+    let _ = chrome
+        .shot_for_docs(
+            "board-sealed-move-phone",
+            "screenshots/board-sealed-move-phone.png",
+        )
+        .await;
+    chrome
+        .client
+        .set_window_size(1366, 768)
+        .await
+        .expect("a laptop's window");
+
+    // A state without a position (a resynchronisation that failed): the diagram keeps
+    // the last known one, dimmed, and says so.
+    chrome
+        .js("const b = board('board-001'); b.state = Object.assign({}, b.state, {fen: null}); dirty.boards.add('board-001'); renderSoon(); return true;")
+        .await;
+    let status = chrome
+        .until(
+            "the stale position said",
+            "document.querySelector('.status').textContent.includes('not read') && document.querySelector('.status').textContent",
+        )
+        .await;
+    assert!(
+        status
+            .as_str()
+            .unwrap_or("")
+            .contains("the last known position is shown"),
+        "{status}"
+    );
+    let pieces = chrome.js(&format!("return {PIECES};")).await;
+    assert_eq!(pieces, json!(32), "never blank while the position is known");
+
+    // The arbiter makes the sealed move on the board; Black replies: play goes on, and
+    // the request is gone from "Now" and the banner.
+    rig.sim.board(1).play_move("e2e4").expect("e4 on the board");
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    rig.sim.board(1).play_move("e7e5").expect("e5 on the board");
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    rig.sim.board(1).press();
+    rig.watcher.event(&b1, "move_made").await;
+    chrome
+        .until(
+            "the request gone",
+            "!document.getElementById('now-note').textContent.includes('sealed move') && (document.getElementById('banner').hidden || !document.getElementById('banner').textContent.includes('sealed move'))",
+        )
+        .await;
+    chrome.close().await;
+}

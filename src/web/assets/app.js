@@ -15,7 +15,8 @@
  *   move_pending?: boolean, pending_side?: "white"|"black", pending_plies?: number, observed?: boolean}} State
  * @typedef {{state: State|null, online: boolean, events: any[], lastSeq: number,
  *   lastMove: string, lastUci: string, moves: {no: number, side: string, san: string, clock: number|null}[],
- *   historyLoaded: boolean, earlyPress: Object<string, number|null>}} BoardData
+ *   historyLoaded: boolean, earlyPress: Object<string, number|null>,
+ *   lastFen?: string | null}} BoardData
  */
 
 const PUBLIC = location.pathname === "/public";
@@ -279,6 +280,7 @@ function noteEvent(boardId, ev) {
   }
   b.events.push(ev);
   if (b.events.length > 3000) b.events.splice(0, b.events.length - 3000);
+  if (typeof ev.fen === "string" && ev.fen) b.lastFen = ev.fen;
   if (ev.event === "move_made" || ev.event === "sealed_move_played") {
     const mine = b.moves.filter((m) => m.side === ev.side).length;
     // An e-board move is published after the press that ended it (the board is read once
@@ -883,6 +885,26 @@ function beep() {
   } catch (_) { /* no audio: the banner still flashes */ }
 }
 
+/**
+ * The sealed move the arbiter must now make on the board, in words, or "" (see noteEvent).
+ * @param {string} id
+ */
+function sealedToPlayText(id) {
+  // After the opening (I.9) the daemon plays the sealed move; the arbiter must make it on
+  // the e-board, whose next move is read only from the position after it. Asked for from
+  // the state (every page has it, history or not) until the responder's reply is made.
+  const st = board(id).state;
+  const adj = st && st.adjournment;
+  if (!st || !adj || adj.stage !== "resumed" || st.phase === "finished" || st.phase === "idle") return "";
+  const env = (adj.envelopes || []).filter((/** @type {any} */ e) => e.status === "opened" && !e.counter_seal).pop();
+  const v = env && env.opened && env.opened.verdict;
+  if (!v || v.verdict !== "legal") return "";
+  const responder = env.sealer === "white" ? "black" : "white";
+  const before = env.sealer === "white" ? env.move_number - 1 : env.move_number;
+  if (!st[responder] || st[responder].moves > before) return "";
+  return `play the sealed move ${v.san} on the board (${colorWord(env.sealer)}'s move, from the envelope)`;
+}
+
 function renderBanner() {
   const el = document.getElementById("banner");
   const count = document.getElementById("alert-count");
@@ -890,9 +912,18 @@ function renderBanner() {
   const done = acked();
   const open = [...store.alerts.values()].filter((a) => isCritical(a) && !done.has(alertKey(a)));
   setText(count, store.alerts.size ? String(store.alerts.size) : "");
-  if (PUBLIC || open.length === 0) { el.hidden = true; return; }
+  // A game resumed from its envelope goes on only once the board shows the sealed move.
+  const toPlay = [...store.boards.keys()].sort().map((id) => [id, sealedToPlayText(id)]).filter(([, t]) => t);
+  const key = JSON.stringify([open.map(alertKey), toPlay]);
+  if (el.dataset.key === key) return;
+  el.dataset.key = key;
+  if (PUBLIC || (open.length === 0 && toPlay.length === 0)) { el.hidden = true; el.replaceChildren(); return; }
   el.hidden = false;
-  el.replaceChildren(`${open.length} critical alert${open.length > 1 ? "s" : ""}: `, ...open.slice(0, 3).map((a, i) => h("span", {}, [i ? "; " : "", h("a", { href: a.board ? `/board/${a.board}` : "/alerts", text: alertText(a) })])), " — ", h("a", { href: "/alerts", text: "resolve or silence" }));
+  /** @type {(Node|string)[]} */
+  const parts = toPlay.map(([id, t], i) => h("span", { class: "to-play" }, [i ? "; " : "", h("a", { href: `/board/${id}`, text: `${id}: ${t}` })]));
+  if (toPlay.length && open.length) parts.push(" · ");
+  if (open.length) parts.push(`${open.length} critical alert${open.length > 1 ? "s" : ""}: `, ...open.slice(0, 3).map((a, i) => h("span", {}, [i ? "; " : "", h("a", { href: a.board ? `/board/${a.board}` : "/alerts", text: alertText(a) })])), " — ", h("a", { href: "/alerts", text: "resolve or silence" }));
+  el.replaceChildren(...parts);
 }
 
 // ---------- views ----------
@@ -906,7 +937,8 @@ function renderSoon() {
   requestAnimationFrame(() => {
     renderQueued = false;
     const t0 = performance.now();
-    if (dirty.all) renderBanner();
+    // Every change: a board's sealed move to play is in the banner on every page.
+    if (dirty.all || dirty.boards.size) renderBanner();
     render();
     dirty.all = false;
     dirty.boards.clear();
@@ -1407,11 +1439,13 @@ function boardView(id) {
   let shownMoves = -1, shownEvents = -1, seated = "", shownActs = "";
   const renderActs = () => {
     const st = b.state;
-    const key = actsKey(st);
+    const toPlay = sealedToPlayText(id);
+    const key = `${actsKey(st)}|${toPlay}`;
     if (!canCommand || key === shownActs) return;
     shownActs = key;
     const { note, now } = actsFor(st);
-    setText(nowNote, note);
+    setText(nowNote, toPlay ? `Now ${toPlay}: the game goes on from it, and the board's next move is read only once it shows it. ${note}` : note);
+    nowNote.classList.toggle("to-play", !!toPlay);
     const quick = quickActsFor(st);
     quickBox.replaceChildren(...(quick.length ? [quickActs(id, quick)] : []));
     // 6.10's move goes only to a board of the same node (its clock and journal are there).
@@ -1451,12 +1485,18 @@ function boardView(id) {
     // known position (dimmed) until the move is read, rather than going blank.
     const pending = !!(st && st.move_pending && st.result === null);
     if (pending && st) bits.push(`${colorWord(st.pending_side || "white")} pressed; waiting for the board to show the move`);
-    diagramBox.classList.toggle("pending", pending);
+    if (st && st.fen) b.lastFen = st.fen;
+    const stale = !!(st && !st.fen && b.lastFen && st.phase !== "idle");
+    if (stale) bits.push("the board's position is not read: the last known position is shown");
     setText(status, bits.filter(Boolean).join(" · "));
     const number = store.info && store.info.boards ? (store.info.boards.find((/** @type {any} */ x) => x.id === id) || {}).number : undefined;
     pgn.hidden = !(st && st.round && number);
     if (st && st.round && number) { const href = `/broadcast/round/${st.round}/game-${number}.pgn`; if (pgn.getAttribute("href") !== href) pgn.setAttribute("href", href); }
-    diagram.update(st ? st.fen : null, b.lastUci);
+    // The diagram never goes blank while the position is known: a state without one (a
+    // resynchronisation that failed, the board not showing the sealed move) keeps the
+    // last known position, dimmed and said.
+    diagramBox.classList.toggle("pending", pending || stale);
+    diagram.update(st ? st.fen || (stale ? b.lastFen : null) : null, b.lastUci);
     if (b.moves.length !== shownMoves || b.moves.some((m) => m.clock !== null && !(/** @type {any} */ (m)).shown)) {
       /** @type {HTMLElement[]} */
       const rows = [];
