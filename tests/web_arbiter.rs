@@ -1134,6 +1134,40 @@ async fn a_round_start_that_has_passed_is_said_in_words_and_sent_only_as_chosen(
         .await
         .expect("a laptop's window");
 
+    // A resumption whose start has passed is asked about the same way, before sending.
+    chrome
+        .js(r#"
+            const f = document.querySelector('form[data-action=schedule_resumption]');
+            f.querySelector('[name=start]').value = localInput(serverCivilNow() - 125000);
+            f.querySelector('[name=place]').value = 'Hall B';
+            return true;"#)
+        .await;
+    press(
+        &chrome,
+        "form[data-action=schedule_resumption] button[type=submit]",
+        "Schedule resumption",
+    )
+    .await;
+    let asked = chrome
+        .until(
+            "the resumption's question",
+            "(b => !b.hidden && b.textContent)(document.querySelector('form[data-action=schedule_resumption] .confirm'))",
+        )
+        .await;
+    let asked = asked.as_str().unwrap_or("").to_string();
+    assert!(
+        asked.starts_with("This start was 2 min ")
+            && asked.contains("the player to move would start 2:0")
+            && asked.contains("Keep this start"),
+        "{asked}"
+    );
+    press(
+        &chrome,
+        "form[data-action=schedule_resumption] .confirm button:not(.primary)",
+        "Cancel",
+    )
+    .await;
+
     // Keep it: sent as meant, and White starts that far down.
     press(&chrome, "#start-keep", "Keep this start").await;
     let reply = chrome
