@@ -1095,6 +1095,12 @@ fn all_refusals() -> Vec<Refusal> {
             to: Millis(0),
         }),
         Refusal::NotARequest { action: "pause" },
+        Refusal::PastStart(hallclock::intake::command::PastStart {
+            key: "start",
+            at: Millis(0),
+            now: Millis(205_000),
+            grace: Millis(10_000),
+        }),
         Refusal::BadValue(t()),
         Refusal::Trf(Box::new(
             hallclock::trf::Trf::read(b"012 x\n001 nonsense")
@@ -1185,8 +1191,9 @@ fn all_refusals() -> Vec<Refusal> {
             Refusal::TargetOnAnotherNode { .. } => 49,
             Refusal::NoBoardOfAnyNode { .. } => 50,
             Refusal::CommandNotStored { .. } => 51,
+            Refusal::PastStart(_) => 52,
         },
-        52,
+        53,
     );
     refusals
 }
@@ -2001,6 +2008,16 @@ fn documented_daemon_reasons_are_the_daemons_own() {
             check_instants(
                 &[("start", Instant(Millis(i64::MAX)))],
                 Millis(1_796_047_200_000),
+            )
+            .unwrap_err()
+            .to_string(),
+        ),
+        (
+            "past_start",
+            hallclock::intake::command::check_past_start(
+                Some(("start", Instant(Millis(1_796_047_200_000 - 205_000)))),
+                Millis(1_796_047_200_000),
+                hallclock::intake::command::DEFAULT_PAST_START_GRACE,
             )
             .unwrap_err()
             .to_string(),

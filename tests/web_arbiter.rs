@@ -15,6 +15,7 @@ use std::time::Duration;
 
 use common::{Rig, board_id};
 use fantoccini::Locator;
+use fantoccini::actions::InputSource;
 use hallclock::hall::GameDefaults;
 use hallclock::web::AppState;
 use serde_json::{Value, json};
@@ -992,4 +993,638 @@ async fn a_press_before_its_move_is_read_dims_the_diagram_and_says_so() {
         .await;
     chrome.close().await;
     rig.stop().await;
+}
+
+/// Issue 38, item 1: a round form left open follows the clock, and a start that has
+/// passed is said in words, with its cost, and sent only as the arbiter chooses; the
+/// daemon refuses a stale start that comes without `allow_past_start`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_round_start_that_has_passed_is_said_in_words_and_sent_only_as_chosen() {
+    let mut rig = Rig::start_with("web-past-start", 2, GameDefaults::default()).await;
+    let web = dashboard(&rig).await;
+    let base = format!("http://{}", web.addr);
+    let chrome = Chrome::start("web-past-start", 1366, 768).await;
+    log_in(&chrome, &base, "chief").await;
+    chrome
+        .client
+        .goto(&format!("{base}/round"))
+        .await
+        .expect("the round page");
+    chrome
+        .until(
+            "the round form",
+            "document.querySelectorAll('#pairing-rows tr').length === 2",
+        )
+        .await;
+
+    // Five minutes pass on the server's clock while the form is open: the proposal follows.
+    chrome.js("store.civilOffset += 300000; return true;").await;
+    chrome
+        .until(
+            "the proposed start to follow the clock",
+            "parseLocal(document.getElementById('round-start').value) > serverCivilNow() + 30000",
+        )
+        .await;
+    let hidden = chrome
+        .js("return document.getElementById('start-past').hidden;")
+        .await;
+    assert_eq!(
+        hidden,
+        Value::Bool(true),
+        "a proposal that follows is never past"
+    );
+    chrome.js("store.civilOffset -= 300000; return true;").await;
+    chrome
+        .until(
+            "the proposal back on the clock",
+            "Math.abs(parseLocal(document.getElementById('round-start').value) - serverCivilNow() - 60000) < 3000",
+        )
+        .await;
+
+    // The daemon: a start typed 3 min 25 s ago is refused in words, nothing starts.
+    let answer = chrome
+        .js(
+            r#"return fetch('/api/hall/command', {method: 'POST', credentials: 'same-origin',
+              headers: {'content-type': 'application/json', 'x-csrf-token': store.me.csrf},
+              body: JSON.stringify({transaction: 'stale-1', action: 'start_round', round: 1,
+                start: Math.round(serverCivilNow()) - 205000,
+                pairings: [{board: 'board-001', white: 'A', black: 'B'}]})}).then(r => r.json());"#,
+        )
+        .await;
+    assert_eq!(answer["error"], "past_start", "{answer}");
+    let why = answer["reason"].as_str().unwrap_or("");
+    assert!(
+        why.contains("3 min 2") && why.contains("ago") && why.contains("allow_past_start"),
+        "{why}"
+    );
+
+    // The arbiter types a start that has passed: said at once, with the cost to White.
+    chrome
+        .js(r#"
+            const rows = document.querySelectorAll('#pairing-rows tr');
+            rows.forEach((tr, i) => {
+              tr.querySelector('[name=white]').value = ['Martínez', 'Kc Player'][i];
+              tr.querySelector('[name=black]').value = ['Ortega', 'Other'][i];
+            });
+            const f = document.getElementById('round-start');
+            f.value = localInput(serverCivilNow() - 205000);
+            f.dispatchEvent(new Event('input', {bubbles: true}));
+            return true;"#)
+        .await;
+    let said = chrome
+        .until(
+            "the passed start in words",
+            "!document.getElementById('start-past').hidden && document.getElementById('start-past-words').textContent",
+        )
+        .await;
+    let said = said.as_str().unwrap_or("").to_string();
+    assert!(
+        said.starts_with("This start was 3 min 2")
+            && said.contains("ago: every White would start 3:2")
+            && said.ends_with("down."),
+        "{said}"
+    );
+    // Start round with it: not sent.
+    press(&chrome, "#start-round button[type=submit]", "Start round").await;
+    let reply = chrome
+        .until(
+            "the page's refusal",
+            "document.getElementById('round-reply').textContent",
+        )
+        .await;
+    assert!(
+        reply
+            .as_str()
+            .unwrap_or("")
+            .starts_with("not sent: the start has passed"),
+        "{reply}"
+    );
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert_eq!(
+        events(&mut rig, &board_id(1), "clock_started"),
+        0,
+        "nothing was started"
+    );
+    chrome
+        .js("document.getElementById('start-past').scrollIntoView({block: 'center'}); return true;")
+        .await;
+    let _ = chrome
+        .shot_for_docs(
+            "round-past-start-laptop",
+            "screenshots/round-past-start-laptop.png",
+        )
+        .await;
+    chrome
+        .client
+        .set_window_size(390, 844)
+        .await
+        .expect("a phone's window");
+    chrome
+        .js("document.getElementById('start-past').scrollIntoView({block: 'center'}); return true;")
+        .await;
+    let _ = chrome
+        .shot_for_docs(
+            "round-past-start-phone",
+            "screenshots/round-past-start-phone.png",
+        )
+        .await;
+    chrome
+        .client
+        .set_window_size(1366, 768)
+        .await
+        .expect("a laptop's window");
+
+    // A resumption whose start has passed is asked about the same way, before sending.
+    chrome
+        .js(r#"
+            const f = document.querySelector('form[data-action=schedule_resumption]');
+            f.querySelector('[name=start]').value = localInput(serverCivilNow() - 125000);
+            f.querySelector('[name=place]').value = 'Hall B';
+            return true;"#)
+        .await;
+    press(
+        &chrome,
+        "form[data-action=schedule_resumption] button[type=submit]",
+        "Schedule resumption",
+    )
+    .await;
+    let asked = chrome
+        .until(
+            "the resumption's question",
+            "(b => !b.hidden && b.textContent)(document.querySelector('form[data-action=schedule_resumption] .confirm'))",
+        )
+        .await;
+    let asked = asked.as_str().unwrap_or("").to_string();
+    assert!(
+        asked.starts_with("This start was 2 min ")
+            && asked.contains("the player to move would start 2:0")
+            && asked.contains("Keep this start"),
+        "{asked}"
+    );
+    press(
+        &chrome,
+        "form[data-action=schedule_resumption] .confirm button:not(.primary)",
+        "Cancel",
+    )
+    .await;
+
+    // Keep it: sent as meant, and White starts that far down.
+    press(&chrome, "#start-keep", "Keep this start").await;
+    let reply = chrome
+        .until(
+            "the start_round answer",
+            "/^(done|refused)/.test(document.getElementById('round-reply').textContent) && document.getElementById('round-reply').textContent",
+        )
+        .await;
+    assert_eq!(reply, "done: start round", "{reply}");
+    let white = chrome
+        .until(
+            "White's clock",
+            "board('board-001').state && board('board-001').state.running === 'white' && clockMs(board('board-001').state, 'white')",
+        )
+        .await;
+    let white = white.as_f64().unwrap_or(0.0);
+    // 40/5400+30: 90 min, and the first move's 30 s credited at the start.
+    let full = 5_430_000.0;
+    assert!(
+        white < full - 200_000.0 && white > full - 215_000.0,
+        "White starts 3:25 down: {white} ms"
+    );
+    chrome.close().await;
+}
+
+/// Issue 38, item 4: on a phone, a game in play's common ends and 7.5.5 are the first
+/// thing on its board page, above the diagram, in words, thumb-sized; a result is two
+/// taps; the full Set result form never confirms what the daemon would refuse.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_result_is_two_taps_on_a_phone_in_words() {
+    let mut rig = Rig::start_with("web-quick", 2, GameDefaults::default()).await;
+    let r = rig.start_round(2, "5400+30", 0, json!({})).await;
+    assert_eq!(r["status"], "ok", "{r}");
+    let web = dashboard(&rig).await;
+    let base = format!("http://{}", web.addr);
+    let chrome = Chrome::start("web-quick", 1366, 768).await;
+    // A phone's width: Chromium's window does not start narrower than 500 px.
+    chrome
+        .client
+        .set_window_size(390, 844)
+        .await
+        .expect("a phone's window");
+    log_in(&chrome, &base, "chief").await;
+    let b1 = board_id(1);
+    chrome
+        .client
+        .goto(&format!("{base}/board/{b1}"))
+        .await
+        .expect("the board page");
+    chrome
+        .until(
+            "the quick acts",
+            "document.querySelector('[data-quick=black-resigns]') && board('board-001').state.phase === 'running'",
+        )
+        .await;
+    // First on the phone's screen, above the diagram, every button a thumb's size.
+    let layout = chrome
+        .js(r#"
+            const q = document.getElementById('quick-acts').getBoundingClientRect();
+            const d = document.querySelector('.diagram').getBoundingClientRect();
+            const last = document.querySelector('[data-quick=black-resigns]').getBoundingClientRect();
+            const small = [...document.querySelectorAll('#quick-acts button')]
+              .map(b => b.getBoundingClientRect()).filter(r => r.height < 44 || r.width < 44).length;
+            return {above: q.bottom <= d.top, inView: last.bottom <= innerHeight, small};"#)
+        .await;
+    assert_eq!(
+        layout,
+        json!({"above": true, "inView": true, "small": 0}),
+        "{layout}"
+    );
+    // In words, never the daemon's values.
+    let words = chrome
+        .js(r#"return [...document.querySelectorAll('#quick-acts button, #acts-all select[name=result] option')].map(e => e.textContent).join(' | ');"#)
+        .await;
+    let words = words.as_str().unwrap_or("").to_string();
+    assert!(
+        words.contains("White resigns")
+            && words.contains("Draw agreed")
+            && words.contains("+2 min to Black")
+            && words.contains("½-½"),
+        "{words}"
+    );
+    assert!(
+        !words.contains('_'),
+        "a raw value among the choices: {words}"
+    );
+    let _ = chrome
+        .shot_for_docs("board-quick-phone", "screenshots/board-quick-phone.png")
+        .await;
+
+    // The full form: a resignation without a side is said at once, never confirmed.
+    chrome
+        .js(r#"
+            document.querySelector('details.every').open = true;
+            const f = document.querySelector('#acts-all form[data-action=set_result]');
+            f.querySelector('[name=result]').value = 'resignation';
+            f.querySelector('[name=reason]').value = 'resigned';
+            return true;"#)
+        .await;
+    press(
+        &chrome,
+        "#acts-all form[data-action=set_result] button[type=submit]",
+        "Set result",
+    )
+    .await;
+    let said = chrome
+        .js(r#"const f = document.querySelector('#acts-all form[data-action=set_result]');
+              return {reply: f.querySelector('.reply').textContent, confirm: !f.querySelector('.confirm').hidden};"#)
+        .await;
+    assert_eq!(
+        said,
+        json!({"reply": "A resignation: say who (White or Black)", "confirm": false}),
+        "{said}"
+    );
+
+    // Two taps: "Black resigns", then Confirm, after the act in words.
+    press(&chrome, "[data-quick=black-resigns]", "Black resigns").await;
+    let words = chrome
+        .until(
+            "the confirmation",
+            "!document.getElementById('quick-confirm').hidden && document.getElementById('quick-confirm').textContent",
+        )
+        .await;
+    assert!(
+        words
+            .as_str()
+            .unwrap_or("")
+            .starts_with("board-001: Black 1 (Black) resigns and loses: 1-0."),
+        "{words}"
+    );
+    press(&chrome, "#quick-yes", "Confirm").await;
+    let ended = rig.watcher.event(&b1, "game_ended").await;
+    assert_eq!(ended["score"], "1-0", "{ended}");
+
+    // 7.5.5 on the other board, on a laptop: +2 min to Black for White's illegal move.
+    chrome
+        .client
+        .set_window_size(1366, 768)
+        .await
+        .expect("a laptop's window");
+    let b2 = board_id(2);
+    chrome
+        .client
+        .goto(&format!("{base}/board/{b2}"))
+        .await
+        .expect("the board page");
+    chrome
+        .until(
+            "the quick acts",
+            "document.querySelector('[data-quick=plus2-black]')",
+        )
+        .await;
+    press(&chrome, "[data-quick=plus2-black]", "+2 min to Black").await;
+    let words = chrome
+        .until(
+            "the confirmation",
+            "!document.getElementById('quick-confirm').hidden && document.getElementById('quick-confirm').textContent",
+        )
+        .await;
+    assert!(
+        words.as_str().unwrap_or("").contains(
+            "2 minutes added to Black 2 (Black): White 2 (White) made an illegal move (7.5.5)"
+        ),
+        "{words}"
+    );
+    let _ = chrome
+        .shot_for_docs("board-quick-laptop", "screenshots/board-quick-laptop.png")
+        .await;
+    press(&chrome, "#quick-yes", "Confirm").await;
+    let added = rig.watcher.event(&b2, "time_added").await;
+    assert_eq!(
+        (added["side"].clone(), added["delta_ms"].clone()),
+        (json!("black"), json!(120_000)),
+        "{added}"
+    );
+    chrome.close().await;
+}
+
+/// The tiles' order, as shown.
+async fn tile_order(chrome: &Chrome) -> Vec<String> {
+    let v = chrome
+        .js("return [...document.querySelectorAll('#tiles .tile')].map(t => t.dataset.board);")
+        .await;
+    v.as_array()
+        .map(|a| {
+            a.iter()
+                .filter_map(|x| x.as_str().map(String::from))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Issue 38, items 5 and 7: sorted by time left, no tile moves while the pointer is over
+/// the tiles (the new order waits behind "re-sort"); "4" and "board 4" find board 4, and
+/// "martinez" finds Martínez.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tiles_hold_still_under_the_pointer_and_boards_are_found_by_number_and_plain_name() {
+    let mut rig = Rig::start_with("web-tiles", 6, GameDefaults::default()).await;
+    let pairings: Vec<Value> = (1..=6)
+        .map(|n| {
+            let white = if n == 3 {
+                "Martínez, José".to_string()
+            } else {
+                format!("White {n}")
+            };
+            json!({"board": board_id(n), "white": white, "black": format!("Black {n}")})
+        })
+        .collect();
+    let r = rig
+        .hall_command(
+            json!({"action": "start_round", "round": 1, "time_control": "5400+30",
+            "start": common::now_ms(), "pairings": pairings}),
+        )
+        .await;
+    assert_eq!(r["status"], "ok", "{r}");
+    // Distinct times, in board order: board n has n × 100 s.
+    for n in 1..=6 {
+        let r = rig
+            .board_command(
+                &board_id(n),
+                json!({"action": "set_time", "side": "white", "remaining_ms": n as i64 * 100_000, "reason": "test"}),
+            )
+            .await;
+        assert_eq!(r["status"], "ok", "{r}");
+    }
+    let web = dashboard(&rig).await;
+    let base = format!("http://{}", web.addr);
+    let chrome = Chrome::start("web-tiles", 1366, 768).await;
+    log_in(&chrome, &base, "chief").await;
+    chrome
+        .until(
+            "six tiles",
+            "document.querySelectorAll('#tiles .tile').length === 6",
+        )
+        .await;
+    chrome
+        .js("const s = document.querySelector('select[aria-label=sort]'); s.value = 'time'; s.dispatchEvent(new Event('change')); return true;")
+        .await;
+    let sorted: Vec<String> = (1..=6).map(board_id).collect();
+    chrome
+        .until(
+            "sorted by time left",
+            &format!(
+                "[...document.querySelectorAll('#tiles .tile')].map(t => t.dataset.board).join() === {:?}",
+                sorted.join(",")
+            ),
+        )
+        .await;
+
+    // The pointer on the first tile; board 6 falls to 10 s: it would sort first.
+    let first = chrome
+        .client
+        .find(Locator::Css("#tiles .tile"))
+        .await
+        .expect("a tile");
+    chrome
+        .client
+        .perform_actions(fantoccini::actions::MouseActions::new("mouse".into()).then(
+            fantoccini::actions::PointerAction::MoveToElement {
+                element: first,
+                duration: None,
+                x: 0.0,
+                y: 0.0,
+            },
+        ))
+        .await
+        .expect("the pointer over the tiles");
+    let r = rig
+        .board_command(
+            &board_id(6),
+            json!({"action": "set_time", "side": "white", "remaining_ms": 10_000, "reason": "test"}),
+        )
+        .await;
+    assert_eq!(r["status"], "ok", "{r}");
+    // The feed has brought board 6's time (its clock shows under 0:11)...
+    chrome
+        .until(
+            "board 6's new time",
+            "clockMs(board('board-006').state, 'white') < 11000",
+        )
+        .await;
+    tokio::time::sleep(Duration::from_millis(1000)).await;
+    // ...and no tile moved under the pointer; the new order is offered.
+    assert_eq!(
+        tile_order(&chrome).await,
+        sorted,
+        "no tile moved under the pointer"
+    );
+    chrome
+        .until(
+            "the re-sort offer",
+            "!document.getElementById('resort').hidden",
+        )
+        .await;
+    let _ = chrome
+        .shot_for_docs("hall-resort-laptop", "screenshots/hall-resort-laptop.png")
+        .await;
+    press(&chrome, "#resort", "Re-sort").await;
+    chrome
+        .until(
+            "the new order",
+            "document.querySelector('#tiles .tile').dataset.board === 'board-006'",
+        )
+        .await;
+
+    // Found by number and by name without accents.
+    for (query, want) in [
+        ("4", vec![board_id(4)]),
+        ("board 4", vec![board_id(4)]),
+        ("martinez", vec![board_id(3)]),
+        ("MARTÍNEZ", vec![board_id(3)]),
+    ] {
+        chrome
+            .js(&format!(
+                "const q = document.getElementById('hall-find'); q.value = {query:?}; q.dispatchEvent(new Event('input')); return true;"
+            ))
+            .await;
+        chrome
+            .until(
+                &format!("the boards found by {query:?}"),
+                &format!(
+                    "[...document.querySelectorAll('#tiles .tile')].map(t => t.dataset.board).join() === {:?}",
+                    want.join(",")
+                ),
+            )
+            .await;
+    }
+    chrome.close().await;
+}
+
+/// How many pieces the board page's diagram draws.
+const PIECES: &str = "[...document.querySelectorAll('.diagram text.piece')].filter(t => t.textContent.trim()).length";
+
+/// Issue 38, item 3: after the envelope is opened, the board page asks, in the banner and
+/// in "Now", for the sealed move to be made on the board until play goes on from it; the
+/// diagram keeps the known position (never blank) even when a state comes without one.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn after_the_opening_the_page_asks_for_the_sealed_move_on_the_board() {
+    let mut rig = Rig::start_with("web-resume", 1, GameDefaults::default()).await;
+    let b1 = board_id(1);
+    let r = rig.start_round(1, "5400+30", 0, json!({})).await;
+    assert_eq!(r["status"], "ok", "{r}");
+    rig.watcher.event(&b1, "clock_started").await;
+    for cmd in [
+        json!({"action": "adjourn"}),
+        json!({"action": "seal", "mv": "e4"}),
+        json!({"action": "commit_seal"}),
+        json!({"action": "schedule_resumption", "resumption": {"start": common::now_ms() + 1500, "place": "hall"}}),
+    ] {
+        let r = rig.board_command(&b1, cmd.clone()).await;
+        assert_eq!(r["status"], "ok", "{cmd}: {r}");
+    }
+    rig.watcher.event(&b1, "resumption_started").await;
+    for cmd in [
+        json!({"action": "present", "side": "white"}),
+        json!({"action": "present", "side": "black"}),
+        json!({"action": "open_envelope"}),
+    ] {
+        let r = rig.board_command(&b1, cmd.clone()).await;
+        assert_eq!(r["status"], "ok", "{cmd}: {r}");
+    }
+    let played = rig.watcher.event(&b1, "sealed_move_played").await;
+    assert_eq!(played["san"], "e4", "{played}");
+
+    let web = dashboard(&rig).await;
+    let base = format!("http://{}", web.addr);
+    let chrome = Chrome::start("web-resume", 1366, 768).await;
+    log_in(&chrome, &base, "chief").await;
+    // On every page, the banner says it; on the board page, "Now" too.
+    let banner = chrome
+        .until(
+            "the banner",
+            "!document.getElementById('banner').hidden && document.getElementById('banner').textContent",
+        )
+        .await;
+    assert!(
+        banner.as_str().unwrap_or("").contains(
+            "board-001: play the sealed move e4 on the board (White's move, from the envelope)"
+        ),
+        "{banner}"
+    );
+    chrome
+        .client
+        .goto(&format!("{base}/board/{b1}"))
+        .await
+        .expect("the board page");
+    let now = chrome
+        .until(
+            "the sealed move in Now",
+            "document.getElementById('now-note').textContent.includes('sealed move') && document.getElementById('now-note').textContent",
+        )
+        .await;
+    assert!(
+        now.as_str()
+            .unwrap_or("")
+            .starts_with("Now play the sealed move e4 on the board"),
+        "{now}"
+    );
+    let pieces = chrome.js(&format!("return {PIECES};")).await;
+    assert_eq!(pieces, json!(32), "the position after e4 is drawn");
+    let _ = chrome
+        .shot_for_docs(
+            "board-sealed-move-laptop",
+            "screenshots/board-sealed-move-laptop.png",
+        )
+        .await;
+    chrome
+        .client
+        .set_window_size(390, 844)
+        .await
+        .expect("a phone's window");
+    let _ = chrome
+        .shot_for_docs(
+            "board-sealed-move-phone",
+            "screenshots/board-sealed-move-phone.png",
+        )
+        .await;
+    chrome
+        .client
+        .set_window_size(1366, 768)
+        .await
+        .expect("a laptop's window");
+
+    // A state without a position (a resynchronisation that failed): the diagram keeps
+    // the last known one, dimmed, and says so.
+    chrome
+        .js("const b = board('board-001'); b.state = Object.assign({}, b.state, {fen: null}); dirty.boards.add('board-001'); renderSoon(); return true;")
+        .await;
+    let status = chrome
+        .until(
+            "the stale position said",
+            "document.querySelector('.status').textContent.includes('not read') && document.querySelector('.status').textContent",
+        )
+        .await;
+    assert!(
+        status
+            .as_str()
+            .unwrap_or("")
+            .contains("the last known position is shown"),
+        "{status}"
+    );
+    let pieces = chrome.js(&format!("return {PIECES};")).await;
+    assert_eq!(pieces, json!(32), "never blank while the position is known");
+
+    // The arbiter makes the sealed move on the board; Black replies: play goes on, and
+    // the request is gone from "Now" and the banner.
+    rig.sim.board(1).play_move("e2e4").expect("e4 on the board");
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    rig.sim.board(1).play_move("e7e5").expect("e5 on the board");
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    rig.sim.board(1).press();
+    rig.watcher.event(&b1, "move_made").await;
+    chrome
+        .until(
+            "the request gone",
+            "!document.getElementById('now-note').textContent.includes('sealed move') && (document.getElementById('banner').hidden || !document.getElementById('banner').textContent.includes('sealed move'))",
+        )
+        .await;
+    chrome.close().await;
 }

@@ -210,6 +210,10 @@ pub struct EventDefaults {
     /// Whether the daemon drives the boards' clocks or only reads them (a board's own
     /// `mode` overrides it).
     pub mode: BoardMode,
+    /// How far in the past a round's (or a resumption's) start may be without the
+    /// command's `allow_past_start`: a form's "now" arrives a little late, a start typed
+    /// minutes ago is refused (`past_start`) so nobody starts run down unseen.
+    pub past_start_grace: Millis,
 }
 
 pub use crate::mode::BoardMode;
@@ -225,6 +229,7 @@ impl Default for EventDefaults {
             clock: ClockOptions::default(),
             discrepancy_margin: Millis::from_secs(2),
             mode: BoardMode::Control,
+            past_start_grace: crate::intake::command::DEFAULT_PAST_START_GRACE,
         }
     }
 }

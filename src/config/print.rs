@@ -58,6 +58,7 @@ impl Config {
         t.string("mode", d.mode.name());
         t.raw("pauses_extend_default_time", d.pauses_extend_default_time);
         t.string("discrepancy_margin", &format_duration(d.discrepancy_margin));
+        t.string("past_start_grace", &format_duration(d.past_start_grace));
         t.section("defaults.clock");
         let c = &d.clock;
         t.string(

@@ -354,6 +354,17 @@ impl Config {
                 "under 1 s: DGT clocks report whole seconds, so readings normally differ by up to 1 s and would raise false alerts",
             ));
         }
+        if d.past_start_grace < Millis::ZERO {
+            out.push(Problem::error(
+                "defaults.past_start_grace",
+                "cannot be negative",
+            ));
+        } else if d.past_start_grace > Millis::from_mins(10) {
+            out.push(Problem::error(
+                "defaults.past_start_grace",
+                "at most 0:10:00: a start further in the past than that needs the arbiter's \"allow_past_start\", it is never the network's delay",
+            ));
+        }
     }
 
     fn validate_sync_window(&self, out: &mut Vec<Problem>) {

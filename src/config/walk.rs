@@ -197,6 +197,7 @@ const DEFAULTS_KEYS: &[&str] = &[
     "clock",
     "discrepancy_margin",
     "mode",
+    "past_start_grace",
 ];
 const CLOCK_KEYS: &[&str] = &[
     "period_transition",
@@ -291,6 +292,7 @@ impl Walk {
                 &mut d.discrepancy_margin,
                 duration,
             );
+            self.field(t, s, "past_start_grace", &mut d.past_start_grace, duration);
             if let Some(t) = self.table(t, s, "clock") {
                 let c = &mut d.clock;
                 let s = "defaults.clock";

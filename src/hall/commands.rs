@@ -200,6 +200,8 @@ impl Hall {
                 broadcast_delay_minutes,
                 event,
                 site,
+                // Checked at the intake, on civil time.
+                allow_past_start: _,
             } => {
                 let (pairings, from_trf) = match self.trf_pairings(
                     round,
@@ -282,21 +284,29 @@ impl Hall {
                 }
                 (r, Some(mine))
             }
-            HallAction::SealAll { resumption } => {
+            HallAction::SealAll {
+                resumption,
+                allow_past_start,
+            } => {
                 let boards: Vec<String> = self.boards.keys().cloned().collect();
                 let applied = self
                     .on_boards(&boards, &command, |_| BoardAction::Adjourn {
                         resumption: resumption.clone(),
+                        allow_past_start,
                     })
                     .await;
                 tracing::info!(applied = applied.len(), "seal all");
                 self.applied_somewhere(applied, action)
             }
-            HallAction::ScheduleResumption { resumption } => {
+            HallAction::ScheduleResumption {
+                resumption,
+                allow_past_start,
+            } => {
                 let boards: Vec<String> = self.boards.keys().cloned().collect();
                 let applied = self
                     .on_boards(&boards, &command, |_| BoardAction::ScheduleResumption {
                         resumption: resumption.clone(),
+                        allow_past_start,
                     })
                     .await;
                 tracing::info!(applied = applied.len(), "resumption scheduled");

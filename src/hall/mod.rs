@@ -403,7 +403,8 @@ pub fn start(settings: HallSettings) -> Result<RunningHall, HallError> {
             journal: journal.clone(),
             outbox: Arc::new(publisher.clone()),
         },
-    );
+    )
+    .with_past_start_grace(settings.defaults.past_start_grace);
 
     let (from_boards_tx, from_boards_rx) = mpsc::unbounded_channel();
     if let Some(d) = &damage {

@@ -6,7 +6,7 @@ use serde_json::{Map, Value};
 
 use super::json::StrictError;
 use super::refusal::Refusal;
-pub use super::refusal::{InstantOutOfRange, NeedsSide};
+pub use super::refusal::{InstantOutOfRange, NeedsSide, PastStart};
 use crate::rules::adjournment::{AdjournmentRules, Resumption};
 use crate::rules::game::{ArbiterResult, BothAbsent, FlagMode, Score};
 use crate::rules::millis::parse_instant;
@@ -82,10 +82,20 @@ pub enum BoardAction {
     Adjourn {
         #[serde(default)]
         resumption: Option<ResumptionSpec>,
+        /// A start (`resumption.start`) more than the hall's grace in the past is refused
+        /// (`past_start`) unless this says the arbiter means it: every clock would start
+        /// already run down by the time since.
+        #[serde(default)]
+        allow_past_start: bool,
     },
     /// I.2.7, I.14: date, time and place of the resumption.
     ScheduleResumption {
         resumption: ResumptionSpec,
+        /// A start (`resumption.start`) more than the hall's grace in the past is refused
+        /// (`past_start`) unless this says the arbiter means it: every clock would start
+        /// already run down by the time since.
+        #[serde(default)]
+        allow_past_start: bool,
     },
     /// I.1.1: the move the sealer wrote, as written. The daemon draws the nonce itself and
     /// keeps both encrypted; only the commitment is ever published.
@@ -287,15 +297,30 @@ pub enum HallAction {
         /// The PGN's `Site`, likewise (TRF tag 022, `[broadcast] site`).
         #[serde(default)]
         site: Option<String>,
+        /// A `start` more than the hall's grace in the past is refused (`past_start`)
+        /// unless this says the arbiter means it: every White would start down by the
+        /// time since (6.5 counts from the scheduled start).
+        #[serde(default)]
+        allow_past_start: bool,
     },
     /// I.1.1: adjourn every running game now ("seal all").
     SealAll {
         #[serde(default)]
         resumption: Option<ResumptionSpec>,
+        /// A start (`resumption.start`) more than the hall's grace in the past is refused
+        /// (`past_start`) unless this says the arbiter means it: every clock would start
+        /// already run down by the time since.
+        #[serde(default)]
+        allow_past_start: bool,
     },
     /// I.14: the resumption session of every adjourned game.
     ScheduleResumption {
         resumption: ResumptionSpec,
+        /// A start (`resumption.start`) more than the hall's grace in the past is refused
+        /// (`past_start`) unless this says the arbiter means it: every clock would start
+        /// already run down by the time since.
+        #[serde(default)]
+        allow_past_start: bool,
     },
     /// 6.12a for every board with a running game.
     Pause {},
@@ -508,8 +533,9 @@ impl HallAction {
             }
             HallAction::SealAll {
                 resumption: Some(r),
+                ..
             }
-            | HallAction::ScheduleResumption { resumption: r } => r.instants(&mut out),
+            | HallAction::ScheduleResumption { resumption: r, .. } => r.instants(&mut out),
             _ => {}
         }
         out
@@ -524,11 +550,74 @@ impl BoardAction {
             BoardAction::SetSessionEnd { end: Some(e) } => out.push(("end", *e)),
             BoardAction::Adjourn {
                 resumption: Some(r),
+                ..
             }
-            | BoardAction::ScheduleResumption { resumption: r } => r.instants(&mut out),
+            | BoardAction::ScheduleResumption { resumption: r, .. } => r.instants(&mut out),
             _ => {}
         }
         out
+    }
+}
+
+impl HallAction {
+    /// The start this command schedules that must not lie in the past unseen (6.5: a
+    /// round's clocks count from it; I.14: so do a resumption's), unless the command
+    /// says `allow_past_start`.
+    pub fn start_to_check(&self) -> Option<(&'static str, Instant)> {
+        match self {
+            HallAction::StartRound {
+                start,
+                allow_past_start: false,
+                ..
+            } => Some(("start", *start)),
+            HallAction::SealAll {
+                resumption: Some(r),
+                allow_past_start: false,
+            }
+            | HallAction::ScheduleResumption {
+                resumption: r,
+                allow_past_start: false,
+            } => Some(("resumption.start", r.start)),
+            _ => None,
+        }
+    }
+}
+
+impl BoardAction {
+    /// As [`HallAction::start_to_check`]: a resumption's start.
+    pub fn start_to_check(&self) -> Option<(&'static str, Instant)> {
+        match self {
+            BoardAction::Adjourn {
+                resumption: Some(r),
+                allow_past_start: false,
+            }
+            | BoardAction::ScheduleResumption {
+                resumption: r,
+                allow_past_start: false,
+            } => Some(("resumption.start", r.start)),
+            _ => None,
+        }
+    }
+}
+
+/// How far in the past a start may be without `allow_past_start`: a start of "now" sent
+/// from a form takes some milliseconds to arrive, and a round typed minutes ago does not.
+pub const DEFAULT_PAST_START_GRACE: Millis = Millis(10_000);
+
+/// `Err` when `start` lies more than `grace` before `now` (both civil time).
+pub fn check_past_start(
+    start: Option<(&'static str, Instant)>,
+    now: Millis,
+    grace: Millis,
+) -> Result<(), PastStart> {
+    match start {
+        Some((key, at)) if at.0.0 < now.0.saturating_sub(grace.0) => Err(PastStart {
+            key,
+            at: at.0,
+            now,
+            grace,
+        }),
+        _ => Ok(()),
     }
 }
 
@@ -546,8 +635,9 @@ impl HallAction {
             }
             HallAction::SealAll {
                 resumption: Some(r),
+                ..
             }
-            | HallAction::ScheduleResumption { resumption: r } => r.map_instants(f),
+            | HallAction::ScheduleResumption { resumption: r, .. } => r.map_instants(f),
             _ => {}
         }
     }
@@ -560,8 +650,9 @@ impl BoardAction {
             BoardAction::SetSessionEnd { end: Some(e) } => e.0 = f(e.0),
             BoardAction::Adjourn {
                 resumption: Some(r),
+                ..
             }
-            | BoardAction::ScheduleResumption { resumption: r } => r.map_instants(f),
+            | BoardAction::ScheduleResumption { resumption: r, .. } => r.map_instants(f),
             _ => {}
         }
     }
@@ -850,6 +941,47 @@ mod tests {
                 .contains("1970-01-01T00:00:00.000Z is out of range")
         );
         assert!(check_instants(&at(i64::MIN), now).is_err());
+    }
+
+    #[test]
+    fn a_start_past_by_more_than_the_grace_is_refused_unless_allowed() {
+        let now = Millis(1_796_047_200_000);
+        let grace = DEFAULT_PAST_START_GRACE;
+        let round = |start: i64, allow: bool| {
+            parse::<HallAction>(
+                format!(r#"{{"transaction":"r","arbiter":"CA","action":"start_round","round":1,"start":{start},"allow_past_start":{allow},"pairings":[]}}"#)
+                    .as_bytes(),
+            )
+            .map(|c| c.action)
+        };
+        // "Now" from a form arrives a little late: within the grace.
+        let late = round(now.0 - 300, false).unwrap();
+        assert!(check_past_start(late.start_to_check(), now, grace).is_ok());
+        // Typed 3 min 25 s ago: refused, in words.
+        let stale = round(now.0 - 205_000, false).unwrap();
+        let e = check_past_start(stale.start_to_check(), now, grace).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "start: 2026-11-30T13:56:35.000Z was 3 min 25 s ago by the hall's clock (2026-11-30T14:00:00.000Z): every clock would start 3 min 25 s down. Send a start in the future, or add \"allow_past_start\": true to start it as of then (a start up to 10 s in the past is taken as it is)"
+        );
+        assert_eq!(Refusal::PastStart(e).code(), "past_start");
+        // The arbiter means it.
+        let meant = round(now.0 - 205_000, true).unwrap();
+        assert_eq!(meant.start_to_check(), None);
+        // A resumption likewise, on a board and for the hall.
+        let board = parse::<BoardAction>(
+            format!(r#"{{"transaction":"s","arbiter":"CA","action":"schedule_resumption","resumption":{{"start":{},"place":"hall"}}}}"#, now.0 - 60_000).as_bytes(),
+        )
+        .unwrap()
+        .action;
+        let e = check_past_start(board.start_to_check(), now, grace).unwrap_err();
+        assert_eq!(e.key, "resumption.start");
+        let hall = parse::<HallAction>(
+            format!(r#"{{"transaction":"s","arbiter":"CA","action":"seal_all","allow_past_start":true,"resumption":{{"start":{},"place":"hall"}}}}"#, now.0 - 60_000).as_bytes(),
+        )
+        .unwrap()
+        .action;
+        assert!(check_past_start(hall.start_to_check(), now, grace).is_ok());
     }
 
     #[test]

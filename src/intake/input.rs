@@ -102,11 +102,11 @@ pub fn board_act(command: Command<BoardAction>, board: &str) -> Result<BoardAct,
             arbiter,
         },
         BoardAction::SetAdjournmentRules { rules } => Input::SetAdjournmentRules { rules, arbiter },
-        BoardAction::Adjourn { resumption } => Input::Adjourn {
+        BoardAction::Adjourn { resumption, .. } => Input::Adjourn {
             arbiter,
             resumption: resumption.map(|r| r.to_core()),
         },
-        BoardAction::ScheduleResumption { resumption } => Input::ScheduleResumption {
+        BoardAction::ScheduleResumption { resumption, .. } => Input::ScheduleResumption {
             resumption: resumption.to_core(),
             arbiter,
         },

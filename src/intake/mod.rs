@@ -136,6 +136,8 @@ pub trait Action: DeserializeOwned {
     fn name(&self) -> &'static str;
     fn instants(&self) -> Vec<(&'static str, Instant)>;
     fn map_instants(&mut self, f: &dyn Fn(Millis) -> Millis);
+    /// The start that must not be past (`allow_past_start` not given), if any.
+    fn start_to_check(&self) -> Option<(&'static str, Instant)>;
     fn may(&self, who: &Identity, target: &Target) -> Result<(), Refusal>;
 }
 
@@ -148,6 +150,9 @@ impl Action for BoardAction {
     }
     fn map_instants(&mut self, f: &dyn Fn(Millis) -> Millis) {
         BoardAction::map_instants(self, f)
+    }
+    fn start_to_check(&self) -> Option<(&'static str, Instant)> {
+        BoardAction::start_to_check(self)
     }
     fn may(&self, who: &Identity, target: &Target) -> Result<(), Refusal> {
         if let Target::Board(board) = target {
@@ -170,6 +175,9 @@ impl Action for HallAction {
     }
     fn map_instants(&mut self, f: &dyn Fn(Millis) -> Millis) {
         HallAction::map_instants(self, f)
+    }
+    fn start_to_check(&self) -> Option<(&'static str, Instant)> {
+        HallAction::start_to_check(self)
     }
     fn may(&self, who: &Identity, _: &Target) -> Result<(), Refusal> {
         let reads = matches!(self, HallAction::Replay { .. });
@@ -307,6 +315,8 @@ pub struct Intake {
     /// signed it and by how much their clock was off ours (a server without a real-time
     /// clock is the usual cause). Taken by the hall, which says so.
     far_clock: std::sync::Mutex<Option<(String, Millis)>>,
+    /// How far in the past a scheduled start may be without `allow_past_start`.
+    past_start_grace: Millis,
 }
 
 /// Beyond this a command's `ts` says more of the clocks than of a slow network.
@@ -318,7 +328,14 @@ impl Intake {
             security,
             replier,
             far_clock: std::sync::Mutex::new(None),
+            past_start_grace: command::DEFAULT_PAST_START_GRACE,
         }
+    }
+
+    /// The hall's grace for a past start (`[defaults] past_start_grace`).
+    pub fn with_past_start_grace(mut self, grace: Millis) -> Intake {
+        self.past_start_grace = grace;
+        self
     }
 
     /// The signer and the offset of the last command refused for a clock far from ours.
@@ -440,6 +457,19 @@ impl Intake {
                 &command.transaction,
                 action,
                 Refusal::OutOfRange(why),
+            );
+            return None;
+        }
+        // A start already past: on civil time, as the arbiter typed it, before mapping.
+        if let Err(past) =
+            command::check_past_start(command.action.start_to_check(), now, self.past_start_grace)
+        {
+            tracing::info!(transaction = %log_safe(&command.transaction), action, %past, "command refused: a start in the past");
+            self.refuse(
+                reply_to,
+                &command.transaction,
+                action,
+                Refusal::PastStart(past),
             );
             return None;
         }

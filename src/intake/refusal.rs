@@ -23,6 +23,10 @@ pub enum Refusal {
     DuplicateKey(String),
     #[error(transparent)]
     OutOfRange(InstantOutOfRange),
+    /// A round's (or a resumption's) start already past by more than the grace: the
+    /// clocks would start run down by the time since.
+    #[error(transparent)]
+    PastStart(PastStart),
     /// A command sent to `ask`, which takes only requests that read.
     #[error("'{action}' is a command: send it to the hall's set topic; ask takes only replay")]
     NotARequest { action: &'static str },
@@ -225,6 +229,7 @@ impl Refusal {
             Refusal::TooLarge(_) => "too_large",
             Refusal::DuplicateKey(_) => "duplicate_key",
             Refusal::OutOfRange(_) => "out_of_range",
+            Refusal::PastStart(_) => "past_start",
             Refusal::NotARequest { .. } => "not_a_request",
             Refusal::BadValue(_) | Refusal::Trf(_) => "bad_value",
             Refusal::NoHallBoard(_) => "unknown_board",
@@ -310,4 +315,21 @@ pub struct InstantOutOfRange {
     pub at: Millis,
     pub from: Millis,
     pub to: Millis,
+}
+
+/// A start more than the grace before the hall's clock, without `allow_past_start`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "{key}: {} was {} ago by the hall's clock ({}): every clock would start {} down. Send a start in the future, or add \"allow_past_start\": true to start it as of then (a start up to {} in the past is taken as it is)",
+    crate::rules::millis::format_iso(*at),
+    crate::timebase::words(*now - *at),
+    crate::rules::millis::format_iso(*now),
+    crate::timebase::words(*now - *at),
+    crate::timebase::words(*grace)
+)]
+pub struct PastStart {
+    pub key: &'static str,
+    pub at: Millis,
+    pub now: Millis,
+    pub grace: Millis,
 }

@@ -15,7 +15,8 @@
  *   move_pending?: boolean, pending_side?: "white"|"black", pending_plies?: number, observed?: boolean}} State
  * @typedef {{state: State|null, online: boolean, events: any[], lastSeq: number,
  *   lastMove: string, lastUci: string, moves: {no: number, side: string, san: string, clock: number|null}[],
- *   historyLoaded: boolean, earlyPress: Object<string, number|null>}} BoardData
+ *   historyLoaded: boolean, earlyPress: Object<string, number|null>,
+ *   lastFen?: string | null}} BoardData
  */
 
 const PUBLIC = location.pathname === "/public";
@@ -279,6 +280,7 @@ function noteEvent(boardId, ev) {
   }
   b.events.push(ev);
   if (b.events.length > 3000) b.events.splice(0, b.events.length - 3000);
+  if (typeof ev.fen === "string" && ev.fen) b.lastFen = ev.fen;
   if (ev.event === "move_made" || ev.event === "sealed_move_played") {
     const mine = b.moves.filter((m) => m.side === ev.side).length;
     // An e-board move is published after the press that ended it (the board is read once
@@ -567,6 +569,23 @@ function parseDuration(text) {
   return Math.round((neg ? -s : s) * 1000);
 }
 
+/** @param {number} ms → "YYYY-MM-DDTHH:MM:SS" for a datetime-local field, in local time */
+function localInput(ms) {
+  return new Date(ms - new Date(ms).getTimezoneOffset() * 60000).toISOString().slice(0, 19);
+}
+
+/** A start this far past is said before sending; below the daemon's default grace (10 s),
+ * so the page asks before the daemon would refuse. */
+const PAST_START_SLACK_MS = 5000;
+
+/**
+ * A start that has passed, in words: how long ago and what it costs.
+ * @param {number} agoMs @param {string} who "every White", "the player to move"
+ */
+function pastStartWords(agoMs, who) {
+  return `This start was ${durationWords(agoMs)} ago: ${who} would start ${fmtClock(agoMs)} down.`;
+}
+
 /** @param {string} local "YYYY-MM-DDTHH:MM" in local time → ms */
 function parseLocal(local) {
   const ms = new Date(local).getTime();
@@ -577,9 +596,15 @@ function parseLocal(local) {
  * A command's form, from its description. Field kinds: side, duration (h:mm:ss),
  * seconds (signed), int, text, select, instant (local date-time), bool, board.
  * @typedef {{name: string, label: string, kind: string, optional?: boolean, min?: number,
- *   max?: number, options?: string[], placeholder?: string, path?: string[]}} Field
+ *   max?: number, options?: string[], words?: Record<string, string>, placeholder?: string, path?: string[]}} Field
  * @typedef {{action: string, label: string, rule?: string, fields: Field[], reason?: "required"|"optional"|"none", danger?: boolean}} Spec
  */
+
+/** A result as the arbiter says it; the value is the daemon's. */
+const RESULT_WORDS = {
+  "1-0": "1-0 (White wins)", "0-1": "0-1 (Black wins)", "1/2-1/2": "½-½ (draw)", "0-0": "0-0 (both lose)",
+  agreed_draw: "Draw agreed", resignation: "Resignation (say who)", illegal_moves: "Illegal moves (say who, 7.5.5)", annulled: "Annulled",
+};
 
 /** @type {Record<string, Spec[]>} */
 const BOARD_COMMANDS = {
@@ -596,7 +621,7 @@ const BOARD_COMMANDS = {
   ],
   "Result": [
     { action: "confirm_flag", label: "Confirm flag", rule: "6.8 / 6.9", fields: [], reason: "optional" },
-    { action: "set_result", label: "Set result", rule: "5, 6.9, 7", fields: [{ name: "result", label: "Result", kind: "select", options: ["1-0", "0-1", "1/2-1/2", "0-0", "agreed_draw", "resignation", "illegal_moves", "annulled"] }, { name: "side", label: "Side (resignation, illegal moves)", kind: "side", optional: true }], reason: "required", danger: true },
+    { action: "set_result", label: "Set result", rule: "5, 6.9, 7", fields: [{ name: "result", label: "Result", kind: "select", options: ["1-0", "0-1", "1/2-1/2", "0-0", "agreed_draw", "resignation", "illegal_moves", "annulled"], words: RESULT_WORDS }, { name: "side", label: "Who (resigned, or made the illegal moves)", kind: "side", optional: true }], reason: "required", danger: true },
     { action: "set_position", label: "Set position (FEN)", rule: "clock-only boards", fields: [{ name: "fen", label: "FEN", kind: "text", placeholder: "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1" }], reason: "required" },
   ],
   "Adjournment": [
@@ -656,6 +681,10 @@ function formBody(spec, form) {
       body[f.name] = value;
     }
   }
+  // Said here, before any confirmation: the daemon refuses these without a side.
+  if (spec.action === "set_result" && (body.result === "resignation" || body.result === "illegal_moves") && !body.side) {
+    return { error: `${body.result === "resignation" ? "A resignation" : "Illegal moves"}: say who (White or Black)` };
+  }
   // A resumption needs its place; an adjourn without a start has none.
   if (body.resumption && body.resumption.start === undefined) delete body.resumption;
   if (body.resumption && body.resumption.place === undefined) body.resumption.place = "";
@@ -675,7 +704,7 @@ function fieldInput(f, boards) {
     return h("select", { name: f.name }, [f.optional ? h("option", { value: "", text: "—" }) : null, h("option", { value: "white", text: "White" }), h("option", { value: "black", text: "Black" })]);
   }
   if (f.kind === "select") {
-    return h("select", { name: f.name }, (f.options || []).map((o) => h("option", { value: o, text: o })));
+    return h("select", { name: f.name }, (f.options || []).map((o) => h("option", { value: o, text: (f.words && f.words[o]) || o })));
   }
   if (f.kind === "board") {
     const sel = h("select", { name: f.name }, [h("option", { value: "", text: "—" }), ...boards.map((b) => h("option", { value: b, text: b }))]);
@@ -756,10 +785,20 @@ function commandForm(spec, boardId, boards) {
       if (spec.fields.some((f) => f.kind === "secret")) clearSecrets();
       return;
     }
-    const ask = confirmText(spec, body, boardId);
+    let ask = confirmText(spec, body, boardId);
+    let yesText = "Confirm";
+    // A resumption whose start has passed: said, and sent only as meant (the daemon
+    // refuses it otherwise, past_start).
+    const resumeAt = body.resumption ? body.resumption.start : undefined;
+    const ago = typeof resumeAt === "number" ? serverCivilNow() - resumeAt : 0;
+    if (ago > PAST_START_SLACK_MS) {
+      ask = `${pastStartWords(ago, "the player to move")} Keep this start, or change it above.${ask ? ` ${ask}` : ""}`;
+      body.allow_past_start = true;
+      yesText = "Keep this start";
+    }
     if (!ask) { await send(body); return; }
     // Said back in words, and sent only on a second, deliberate press.
-    const yes = /** @type {HTMLButtonElement} */ (h("button", { type: "button", class: spec.danger ? "danger" : "primary", text: "Confirm" }));
+    const yes = /** @type {HTMLButtonElement} */ (h("button", { type: "button", class: spec.danger ? "danger" : "primary", text: yesText }));
     const no = h("button", { type: "button", text: "Cancel" });
     yes.addEventListener("click", () => { if (!busy) send(body); });
     no.addEventListener("click", () => { confirmBox.hidden = true; if (spec.fields.some((f) => f.kind === "secret")) clearSecrets(); });
@@ -846,6 +885,26 @@ function beep() {
   } catch (_) { /* no audio: the banner still flashes */ }
 }
 
+/**
+ * The sealed move the arbiter must now make on the board, in words, or "" (see noteEvent).
+ * @param {string} id
+ */
+function sealedToPlayText(id) {
+  // After the opening (I.9) the daemon plays the sealed move; the arbiter must make it on
+  // the e-board, whose next move is read only from the position after it. Asked for from
+  // the state (every page has it, history or not) until the responder's reply is made.
+  const st = board(id).state;
+  const adj = st && st.adjournment;
+  if (!st || !adj || adj.stage !== "resumed" || st.phase === "finished" || st.phase === "idle") return "";
+  const env = (adj.envelopes || []).filter((/** @type {any} */ e) => e.status === "opened" && !e.counter_seal).pop();
+  const v = env && env.opened && env.opened.verdict;
+  if (!v || v.verdict !== "legal") return "";
+  const responder = env.sealer === "white" ? "black" : "white";
+  const before = env.sealer === "white" ? env.move_number - 1 : env.move_number;
+  if (!st[responder] || st[responder].moves > before) return "";
+  return `play the sealed move ${v.san} on the board (${colorWord(env.sealer)}'s move, from the envelope)`;
+}
+
 function renderBanner() {
   const el = document.getElementById("banner");
   const count = document.getElementById("alert-count");
@@ -853,9 +912,18 @@ function renderBanner() {
   const done = acked();
   const open = [...store.alerts.values()].filter((a) => isCritical(a) && !done.has(alertKey(a)));
   setText(count, store.alerts.size ? String(store.alerts.size) : "");
-  if (PUBLIC || open.length === 0) { el.hidden = true; return; }
+  // A game resumed from its envelope goes on only once the board shows the sealed move.
+  const toPlay = [...store.boards.keys()].sort().map((id) => [id, sealedToPlayText(id)]).filter(([, t]) => t);
+  const key = JSON.stringify([open.map(alertKey), toPlay]);
+  if (el.dataset.key === key) return;
+  el.dataset.key = key;
+  if (PUBLIC || (open.length === 0 && toPlay.length === 0)) { el.hidden = true; el.replaceChildren(); return; }
   el.hidden = false;
-  el.replaceChildren(`${open.length} critical alert${open.length > 1 ? "s" : ""}: `, ...open.slice(0, 3).map((a, i) => h("span", {}, [i ? "; " : "", h("a", { href: a.board ? `/board/${a.board}` : "/alerts", text: alertText(a) })])), " — ", h("a", { href: "/alerts", text: "resolve or silence" }));
+  /** @type {(Node|string)[]} */
+  const parts = toPlay.map(([id, t], i) => h("span", { class: "to-play" }, [i ? "; " : "", h("a", { href: `/board/${id}`, text: `${id}: ${t}` })]));
+  if (toPlay.length && open.length) parts.push(" · ");
+  if (open.length) parts.push(`${open.length} critical alert${open.length > 1 ? "s" : ""}: `, ...open.slice(0, 3).map((a, i) => h("span", {}, [i ? "; " : "", h("a", { href: a.board ? `/board/${a.board}` : "/alerts", text: alertText(a) })])), " — ", h("a", { href: "/alerts", text: "resolve or silence" }));
+  el.replaceChildren(...parts);
 }
 
 // ---------- views ----------
@@ -869,7 +937,8 @@ function renderSoon() {
   requestAnimationFrame(() => {
     renderQueued = false;
     const t0 = performance.now();
-    if (dirty.all) renderBanner();
+    // Every change: a board's sealed move to play is in the banner on every page.
+    if (dirty.all || dirty.boards.size) renderBanner();
     render();
     dirty.all = false;
     dirty.boards.clear();
@@ -1036,15 +1105,55 @@ function sortKey(id, how) {
   return 0;
 }
 
+/** Text as searched: lower case, accents off ("Martínez" is found by "martinez"). @param {string} t */
+function folded(t) {
+  return t.normalize("NFD").replace(/\p{M}/gu, "").toLowerCase();
+}
+
+/**
+ * Whether a board answers the hall's filter: "4", "board 4", "#4" or "board-004" find
+ * the board numbered 4 (its tournament number, else its id's number), never every board
+ * with a 4 in it; other text is looked for in the id and the players' names, accents off.
+ * @param {string} id @param {string} query
+ */
+function boardMatches(id, query) {
+  const q = folded(query.trim());
+  if (!q) return true;
+  const numbered = /^(?:board\s*-?\s*|#\s*)?0*(\d+)$/.exec(q);
+  if (numbered) {
+    const n = Number(numbered[1]);
+    const info = store.info && store.info.boards ? store.info.boards.find((/** @type {any} */ x) => x.id === id) : null;
+    if (info && typeof info.number === "number") return info.number === n;
+    const digits = /(\d+)$/.exec(id);
+    return !!digits && Number(digits[1]) === n;
+  }
+  const st = board(id).state;
+  return folded([id, st && st.white ? st.white.name : "", st && st.black ? st.black.name : ""].join(" ")).includes(q);
+}
+
 function hallView() {
   const main = /** @type {HTMLElement} */ (document.getElementById("main"));
-  const q = h("input", { type: "search", placeholder: "Filter: board or player", "aria-label": "filter" });
+  const q = h("input", { type: "search", placeholder: "Find: board number or player", "aria-label": "find a board or a player", id: "hall-find" });
   const phase = h("select", { "aria-label": "show" }, ["all", "running", "paused", "scheduled", "finished", "alerts", "offline"].map((p) => h("option", { value: p, text: p })));
   const sort = h("select", { "aria-label": "sort" }, [["board", "by board"], ["time", "by time left"], ["phase", "by phase"]].map(([v, t]) => h("option", { value: v, text: t })));
   const summary = h("span", { class: "summary" });
   const grid = h("div", { class: "tiles", id: "tiles" });
   const pubTitle = h("h1", { class: "pubtitle" });
-  main.replaceChildren(PUBLIC ? pubTitle : h("div", { class: "toolbar" }, [q, phase, sort, summary]), grid);
+  // While the pointer is over the tiles (or a finger on them) a sort never moves one: the
+  // tile under it is the one that opens. The new order waits for "re-sort", or for the
+  // pointer to leave.
+  let pointerOver = false;
+  let resortNow = false;
+  const resort = h("button", { type: "button", id: "resort", hidden: true, text: "Re-sort (order held while the pointer is on the boards)", onclick: () => { resortNow = true; again(); } });
+  let overSince = 0;
+  grid.addEventListener("pointerenter", () => { pointerOver = true; overSince++; });
+  grid.addEventListener("pointerleave", (e) => {
+    // A finger lifted leaves at once: hold a little longer, the arbiter may tap again.
+    const touch = /** @type {PointerEvent} */ (e).pointerType === "touch";
+    const mine = overSince;
+    setTimeout(() => { if (mine === overSince) { pointerOver = false; again(); } }, touch ? 3000 : 0);
+  });
+  main.replaceChildren(PUBLIC ? pubTitle : h("div", { class: "toolbar" }, [q, phase, sort, resort, summary]), grid);
   document.title = PUBLIC ? "hallclock" : "Hall · hallclock";
   // A hall screen shows one round: `?round=N`, or the round started last.
   const askedRound = Number(new URLSearchParams(location.search).get("round")) || null;
@@ -1074,16 +1183,27 @@ function hallView() {
       if (PUBLIC && shownRound && (!st || st.round !== shownRound)) return false;
       if (st && st.phase === "running") running++;
       if (st && st.phase === "finished") finished++;
-      if (text) {
-        const hay = [id, st && st.white ? st.white.name : "", st && st.black ? st.black.name : ""].join(" ").toLowerCase();
-        if (!hay.includes(text)) return false;
-      }
+      if (text && !boardMatches(id, text)) return false;
       if (show === "alerts") return alertsOf(id) > 0;
       if (show === "offline") return !b.online;
       if (show !== "all") return !!st && st.phase === show;
       return true;
     });
     if (how !== "board") visible.sort((a, b) => sortKey(a, how) - sortKey(b, how) || (a < b ? -1 : 1));
+    // Held: the tiles shown keep their places, new ones come after them.
+    const held = pointerOver && !resortNow && how !== "board" && lastOrder !== "";
+    let sortedOrder = visible.join(",");
+    if (held) {
+      const want = new Set(visible);
+      const before = lastOrder.split(",").filter((x) => want.has(x));
+      const kept = new Set(before);
+      visible.splice(0, visible.length, ...before, ...visible.filter((x) => !kept.has(x)));
+    } else {
+      sortedOrder = "";
+    }
+    resortNow = false;
+    const waiting = held && sortedOrder !== visible.join(",");
+    if (resort.hidden === waiting) resort.hidden = !waiting;
     // 200 tiles: redraw only those whose board changed, unless something hall-wide did.
     const all = dirty.all || viewChanged;
     for (const id of visible) {
@@ -1185,6 +1305,64 @@ function actsFor(st) {
   return { note: "Playing.", now: ["pause", "add_time", "set_time", "adjourn"] };
 }
 
+/** The common ends and corrections of a game in play, offered first as one tap each
+ * (and a second, Confirm, for what cannot be undone by the page). @param {State|null} st */
+function quickActsFor(st) {
+  if (!st || st.phase === "finished" || st.phase === "idle" || st.phase === "scheduled") return [];
+  const stage = st.adjournment ? st.adjournment.stage : null;
+  if (stage && stage !== "resumed") return [];
+  const who = (/** @type {"white"|"black"} */ c) => (st[c] ? `${st[c].name} (${colorWord(c)})` : colorWord(c));
+  const other = (/** @type {"white"|"black"} */ c) => (c === "white" ? "black" : "white");
+  /** @type {{id: string, text: string, words: string, body: Record<string, any>, cls?: string}[]} */
+  const acts = [
+    { id: "white-wins", text: "1-0", words: `1-0: ${who("white")} wins`, body: { action: "set_result", result: "1-0", reason: "result reported at the board" } },
+    { id: "draw", text: "½-½", words: "½-½: a draw", body: { action: "set_result", result: "1/2-1/2", reason: "result reported at the board" } },
+    { id: "black-wins", text: "0-1", words: `0-1: ${who("black")} wins`, body: { action: "set_result", result: "0-1", reason: "result reported at the board" } },
+    { id: "white-resigns", text: "White resigns", words: `${who("white")} resigns and loses: 0-1`, body: { action: "set_result", result: "resignation", side: "white", reason: "resignation" } },
+    { id: "black-resigns", text: "Black resigns", words: `${who("black")} resigns and loses: 1-0`, body: { action: "set_result", result: "resignation", side: "black", reason: "resignation" } },
+    { id: "agreed-draw", text: "Draw agreed", words: "The players agreed a draw: ½-½", body: { action: "set_result", result: "agreed_draw", reason: "draw agreed by the players" } },
+  ];
+  for (const c of /** @type {const} */ (["white", "black"])) {
+    acts.push({ id: `plus2-${other(c)}`, text: `+2 min to ${colorWord(other(c))}`, cls: "time",
+      words: `2 minutes added to ${who(other(c))}: ${who(c)} made an illegal move (7.5.5)`,
+      body: { action: "add_time", side: other(c), delta_ms: 120000, reason: `7.5.5: illegal move by ${colorWord(c)}` } });
+  }
+  if (st.pending_flag) acts.unshift({ id: "confirm-flag", text: "Confirm flag", cls: "flag", words: `Confirm ${who(st.pending_flag.side)}'s flag (6.8): ${st.pending_flag.reason}`, body: { action: "confirm_flag", reason: "flag confirmed by the arbiter" } });
+  return acts;
+}
+
+/**
+ * The quick acts as buttons: a tap says the act in words with Confirm and Cancel; Confirm
+ * sends it (one transaction per confirmed act: a second tap is the same command).
+ * @param {string} id @param {ReturnType<typeof quickActsFor>} acts
+ */
+function quickActs(id, acts) {
+  const reply = h("span", { class: "reply", id: "quick-reply", "aria-live": "polite" });
+  const confirmBox = h("div", { class: "confirm", id: "quick-confirm", hidden: true });
+  const ends = acts.filter((a) => !a.cls || a.cls === "flag"), times = acts.filter((a) => a.cls === "time");
+  const button = (/** @type {typeof acts[number]} */ a) => h("button", { type: "button", class: `quick ${a.cls || ""}`, "data-quick": a.id, text: a.text, onclick: () => {
+    const transaction = mintTransaction();
+    let busy = false;
+    const yes = /** @type {HTMLButtonElement} */ (h("button", { type: "button", class: "primary", id: "quick-yes", text: "Confirm" }));
+    yes.addEventListener("click", async () => {
+      if (busy) return;
+      busy = true; yes.disabled = true;
+      const outcome = await post(id, { ...a.body, transaction }, reply);
+      confirmBox.hidden = outcome === "ok";
+      busy = false; yes.disabled = false;
+    });
+    const no = h("button", { type: "button", id: "quick-no", text: "Cancel", onclick: () => { confirmBox.hidden = true; } });
+    confirmBox.replaceChildren(h("p", { text: `${id}: ${a.words}.` }), yes, " ", no);
+    confirmBox.hidden = false;
+    reply.textContent = "";
+  } });
+  return h("div", { id: "quick-acts", class: "quick-acts" }, [
+    h("div", { class: "quick-row" }, ends.map(button)),
+    times.length ? h("div", { class: "quick-row" }, times.map(button)) : null,
+    confirmBox, reply,
+  ]);
+}
+
 /** A key that changes when the acts a game calls for do. @param {State|null} st */
 function actsKey(st) {
   if (!st) return "none";
@@ -1229,6 +1407,7 @@ function boardView(id) {
   const boards = [...store.boards.keys()].sort();
   const canCommand = mayCommand(id);
   const nowNote = h("p", { class: "now-note", id: "now-note" });
+  const quickBox = h("div", { id: "quick-box" });
   const nowForms = h("div", { class: "forms now", id: "acts-now" });
   const allActs = h("div", { id: "acts-all" });
   // Whose board it is, once the hall's info and the nodes' statuses have come (render).
@@ -1237,6 +1416,7 @@ function boardView(id) {
     ? h("div", {}, [
         ownerNote,
         nowNote,
+        quickBox,
         nowForms,
         h("details", { class: "every" }, [h("summary", { text: "Every act on this board" }), allActs]),
       ])
@@ -1245,12 +1425,12 @@ function boardView(id) {
   main.replaceChildren(
     h("p", {}, [h("a", { href: "/", text: "← hall" })]),
     h("div", { class: "boardview" }, [
-      h("div", {}, [
+      h("div", { class: "board-left" }, [
         h("div", { class: "card" }, [h("div", { class: "titlebar" }, [title, flip]), marker, status, clocks, diagramBox, pgn]),
         h("div", { class: "card" }, [h("h3", { text: "Alerts" }), alertsBox]),
       ]),
-      h("div", {}, [
-        h("div", { class: "card" }, [h("h3", { text: "Now" }), commands]),
+      h("div", { class: "board-right" }, [
+        h("div", { class: "card now-card", id: "now-card" }, [h("h3", {}, ["Now ", h("span", { class: "muted", text: `· ${id}` })]), commands]),
         h("div", { class: "card" }, [h("h3", { text: "Moves" }), movesBox]),
         h("div", { class: "card" }, [h("h3", { text: "Event log (newest first)" }), log]),
       ]),
@@ -1259,11 +1439,15 @@ function boardView(id) {
   let shownMoves = -1, shownEvents = -1, seated = "", shownActs = "";
   const renderActs = () => {
     const st = b.state;
-    const key = actsKey(st);
+    const toPlay = sealedToPlayText(id);
+    const key = `${actsKey(st)}|${toPlay}`;
     if (!canCommand || key === shownActs) return;
     shownActs = key;
     const { note, now } = actsFor(st);
-    setText(nowNote, note);
+    setText(nowNote, toPlay ? `Now ${toPlay}: the game goes on from it, and the board's next move is read only once it shows it. ${note}` : note);
+    nowNote.classList.toggle("to-play", !!toPlay);
+    const quick = quickActsFor(st);
+    quickBox.replaceChildren(...(quick.length ? [quickActs(id, quick)] : []));
     // 6.10's move goes only to a board of the same node (its clock and journal are there).
     const others = boards.filter((x) => x !== id && otherNode(x) === otherNode(id));
     nowForms.replaceChildren(...now.map((a) => SPEC_OF.get(a)).filter(Boolean).map((spec) => commandForm(/** @type {Spec} */ (spec), id, others)));
@@ -1301,12 +1485,18 @@ function boardView(id) {
     // known position (dimmed) until the move is read, rather than going blank.
     const pending = !!(st && st.move_pending && st.result === null);
     if (pending && st) bits.push(`${colorWord(st.pending_side || "white")} pressed; waiting for the board to show the move`);
-    diagramBox.classList.toggle("pending", pending);
+    if (st && st.fen) b.lastFen = st.fen;
+    const stale = !!(st && !st.fen && b.lastFen && st.phase !== "idle");
+    if (stale) bits.push("the board's position is not read: the last known position is shown");
     setText(status, bits.filter(Boolean).join(" · "));
     const number = store.info && store.info.boards ? (store.info.boards.find((/** @type {any} */ x) => x.id === id) || {}).number : undefined;
     pgn.hidden = !(st && st.round && number);
     if (st && st.round && number) { const href = `/broadcast/round/${st.round}/game-${number}.pgn`; if (pgn.getAttribute("href") !== href) pgn.setAttribute("href", href); }
-    diagram.update(st ? st.fen : null, b.lastUci);
+    // The diagram never goes blank while the position is known: a state without one (a
+    // resynchronisation that failed, the board not showing the sealed move) keeps the
+    // last known position, dimmed and said.
+    diagramBox.classList.toggle("pending", pending || stale);
+    diagram.update(st ? st.fen || (stale ? b.lastFen : null) : null, b.lastUci);
     if (b.moves.length !== shownMoves || b.moves.some((m) => m.clock !== null && !(/** @type {any} */ (m)).shown)) {
       /** @type {HTMLElement[]} */
       const rows = [];
@@ -1417,10 +1607,18 @@ function roundView() {
   const chief = isChief();
   // --- start a round ---
   const num = /** @type {HTMLInputElement} */ (h("input", { type: "number", name: "round", min: 1, max: 999, value: String(((store.info && store.info.round && store.info.round.round) || 0) + 1) }));
-  const start = /** @type {HTMLInputElement} */ (h("input", { type: "datetime-local", name: "start", step: 1 }));
-  // On the server's clock: the round starts when the server's clock says so.
-  const soon = new Date(serverCivilNow() + 60000 - new Date().getTimezoneOffset() * 60000);
-  start.value = soon.toISOString().slice(0, 19);
+  const start = /** @type {HTMLInputElement} */ (h("input", { type: "datetime-local", name: "start", step: 1, id: "round-start" }));
+  // On the server's clock: the round starts when the server's clock says so. The proposal
+  // follows the clock until the arbiter changes the field (a form typed for five minutes
+  // must not start five minutes in the past); a value that is not the last proposal is
+  // the arbiter's, however it got there.
+  let proposed = "";
+  const propose = () => {
+    if (start.value !== proposed || document.activeElement === start) return;
+    proposed = localInput(serverCivilNow() + 60000);
+    start.value = proposed;
+  };
+  proposed = start.value = localInput(serverCivilNow() + 60000);
   const tc = /** @type {HTMLInputElement} */ (h("input", { type: "text", name: "time_control", value: store.info && store.info.defaults ? store.info.defaults.time_control : "40/5400+30:1800+30" }));
   const tcDesc = h("div", { class: "desc", id: "tc-desc" });
   const sessionEnd = /** @type {HTMLInputElement} */ (h("input", { type: "datetime-local", name: "session_end" }));
@@ -1487,9 +1685,28 @@ function roundView() {
   }, 250);
   tc.addEventListener("input", checkTc);
   checkTc();
+  // A start that has passed (or passes while the form is open), said in words before
+  // anything is sent, with the two honest choices.
+  const pastWords = h("p", { id: "start-past-words" });
+  /** @type {(how: "now"|"keep") => void} */
+  let sendAs = () => {};
+  const pastNote = h("div", { id: "start-past", class: "past-start", role: "alert", hidden: true }, [
+    pastWords,
+    h("button", { type: "button", id: "start-now", class: "primary", text: "Start now", onclick: () => sendAs("now") }),
+    " ",
+    h("button", { type: "button", id: "start-keep", text: "Keep this start (White starts down)", onclick: () => sendAs("keep") }),
+  ]);
+  const showPast = () => {
+    const ms = parseLocal(start.value);
+    const ago = Number.isFinite(ms) ? serverCivilNow() - ms : 0;
+    const past = ago > PAST_START_SLACK_MS;
+    if (past) pastWords.textContent = pastStartWords(ago, "every White");
+    if (pastNote.hidden === past) pastNote.hidden = !past;
+    return past;
+  };
   const startForm = h("form", { id: "start-round" }, [
     h("div", { class: "field" }, [h("label", { text: "Round" }), num]),
-    h("div", { class: "field" }, [h("label", { text: "Scheduled start (the clocks start by themselves, 6.5)" }), start]),
+    h("div", { class: "field" }, [h("label", { text: "Scheduled start (the clocks start by themselves, 6.5)" }), start, pastNote]),
     h("div", { class: "field" }, [h("label", { text: "Time control" }), tc, tcDesc]),
     h("div", { class: "field" }, [h("label", { text: "Session end (optional: games still on are ordered to seal, I.1.1)" }), sessionEnd]),
     h("div", { class: "field" }, [h("label", { text: "Flag mode" }), flagMode]),
@@ -1521,16 +1738,37 @@ function roundView() {
     tr.after(h("tr", { class: "row-error" }, [h("td", { colspan: 6, class: "reply err", text })]));
     reply.textContent = text; reply.className = "reply err";
   };
-  startForm.addEventListener("submit", async (e) => {
-    e.preventDefault();
+  /**
+   * The start to send: the field's (refused here when it has passed and the arbiter has
+   * not chosen), the server's now ("Start now"), or the field's as meant ("Keep").
+   * @param {"typed"|"now"|"keep"} how
+   * @returns {{start?: number, allow?: boolean}}
+   */
+  const chosenStart = (how) => {
+    // Whole ms: the daemon reads instants as integers.
+    if (how === "now") return { start: Math.round(serverCivilNow()) };
+    const ms = parseLocal(start.value);
+    if (!Number.isFinite(ms)) { reply.textContent = "scheduled start: not a date and time"; reply.className = "reply err"; return {}; }
+    if (how === "keep") return { start: ms, allow: true };
+    if (showPast()) {
+      reply.textContent = "not sent: the start has passed; choose Start now or Keep this start";
+      reply.className = "reply err";
+      pastNote.scrollIntoView({ block: "nearest" });
+      return {};
+    }
+    return { start: ms };
+  };
+  /** @param {"typed"|"now"|"keep"} how */
+  const submitRound = async (how) => {
     if (submitBtn.disabled) return;
     /** @type {any[]} */
     let pairings = [];
     if (trfText) {
-      const startMs = parseLocal(start.value);
-      if (!Number.isFinite(startMs)) { reply.textContent = "scheduled start: not a date and time"; reply.className = "reply err"; return; }
+      const chosen = chosenStart(how);
+      if (chosen.start === undefined) return;
       /** @type {any} */
-      const body = { action: "start_round", round: Number(num.value), start: startMs, trf: trfText, only_our_boards: onlyOurs.checked };
+      const body = { action: "start_round", round: Number(num.value), start: chosen.start, trf: trfText, only_our_boards: onlyOurs.checked };
+      if (chosen.allow) body.allow_past_start = true;
       if (tc.value.trim()) body.time_control = tc.value.trim();
       if (sessionEnd.value) body.session_end = parseLocal(sessionEnd.value);
       if (/** @type {HTMLSelectElement} */ (flagMode).value) body.flag_mode = /** @type {HTMLSelectElement} */ (flagMode).value;
@@ -1573,10 +1811,13 @@ function roundView() {
       }
     }
     if (!pairings.length) { reply.textContent = "no pairings"; reply.className = "reply err"; return; }
-    const startMs = parseLocal(start.value);
-    if (!Number.isFinite(startMs)) { reply.textContent = "scheduled start: not a date and time"; reply.className = "reply err"; return; }
+    const chosen = chosenStart(how);
+    if (chosen.start === undefined) return;
+    // "Start now" and "Keep" are other commands than the typed start: their own transaction.
+    if (how !== "typed") roundTxn = null;
     /** @type {any} */
-    const body = { action: "start_round", round: Number(num.value), start: startMs, time_control: tc.value.trim(), pairings };
+    const body = { action: "start_round", round: Number(num.value), start: chosen.start, time_control: tc.value.trim(), pairings };
+    if (chosen.allow) body.allow_past_start = true;
     if (sessionEnd.value) body.session_end = parseLocal(sessionEnd.value);
     if (/** @type {HTMLSelectElement} */ (flagMode).value) body.flag_mode = /** @type {HTMLSelectElement} */ (flagMode).value;
     if (!roundTxn) roundTxn = mintTransaction();
@@ -1598,8 +1839,19 @@ function roundView() {
       } else {
         reply.textContent = arbiterWords(reply.textContent || "");
       }
+    } else if (outcome === "ok") {
+      pastNote.hidden = true;
     }
-  });
+  };
+  sendAs = (how) => { submitRound(how); };
+  startForm.addEventListener("submit", (e) => { e.preventDefault(); submitRound("typed"); });
+  start.addEventListener("input", showPast);
+  // The proposal follows the clock, and a typed start that passes is said at once.
+  const startTimer = setInterval(() => {
+    if (!start.isConnected) { clearInterval(startTimer); return; }
+    propose();
+    showPast();
+  }, 1000);
   for (const b of boards()) addRow(b);
 
   // --- hall-wide ---
