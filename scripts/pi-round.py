@@ -316,9 +316,13 @@ def run(argv):
     return out.stdout
 
 
+PASSED = []
+
+
 def expect(cond, what):
     if not cond:
         raise Failure(what)
+    PASSED.append(what)
     log(f"ok: {what}")
 
 
@@ -527,6 +531,9 @@ def main():
     finally:
         rig.stop()
     took = time.monotonic() - started
+    # The plain closing line CI reads ("N passed, N failed"); test-pi adds these up.
+    print(f"arm64-{'smoke' if args.smoke else 'round'}: {len(PASSED)} passed, "
+          f"{0 if ok else 1} failed", flush=True)
     if ok:
         log(f"passed in {took:.0f} s ({'smoke' if args.smoke else 'full round'})")
         if not args.keep:
