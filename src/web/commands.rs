@@ -279,24 +279,33 @@ pub async fn hall_time(
         ));
     }
     tracing::info!(arbiter = %who.identity.id.escape_debug(), civil_ms = body.civil_ms, "web: set the hall's time");
-    let (reply, answer) = oneshot::channel();
-    state
-        .intake()
-        .send(Incoming::SetHallTime {
-            civil: crate::rules::Millis(body.civil_ms),
-            identity: who.identity.clone(),
-            reply,
-        })
-        .await
-        .map_err(|_| WebError::Unavailable("the hall is stopping"))?;
-    let set = tokio::time::timeout(ANSWER_WITHIN, answer)
-        .await
-        .map_err(|_| WebError::Unavailable("the hall did not answer within 60 s"))?
-        .map_err(|_| WebError::Unavailable("the hall is stopping"))?;
+    let set = ask_hall(state, |reply| Incoming::SetHallTime {
+        civil: crate::rules::Millis(body.civil_ms),
+        identity: who.identity.clone(),
+        reply,
+    })
+    .await?;
     match set {
         Ok(civil) => Ok(Json(json!({ "status": "ok", "civil_ms": civil.0 }))),
         Err(why) => Err(WebError::BadRequest(why)),
     }
+}
+
+/// Hand `message` (made around its reply channel) to the hall and wait for the answer.
+async fn ask_hall<T>(
+    state: AppState,
+    message: impl FnOnce(oneshot::Sender<T>) -> Incoming,
+) -> Result<T, WebError> {
+    let (reply, answer) = oneshot::channel();
+    state
+        .intake()
+        .send(message(reply))
+        .await
+        .map_err(|_| WebError::Unavailable("the hall is stopping"))?;
+    tokio::time::timeout(ANSWER_WITHIN, answer)
+        .await
+        .map_err(|_| WebError::Unavailable("the hall did not answer within 60 s"))?
+        .map_err(|_| WebError::Unavailable("the hall is stopping"))
 }
 
 async fn submit(
@@ -324,28 +333,20 @@ async fn submit(
         );
     }
     let payload = serde_json::to_vec(&value).map_err(|e| WebError::Internal(e.to_string()))?;
-    let (reply, answer) = oneshot::channel();
     tracing::info!(
         arbiter = %who.identity.id.escape_debug(),
         board = %board.as_deref().unwrap_or("(hall)").escape_debug(),
         action = %action.escape_debug(),
         "web command"
     );
-    state
-        .intake()
-        .send(Incoming::Web {
-            board,
-            payload,
-            // Who the journal and the logs record: the session's account, not the body.
-            identity: who.identity.clone(),
-            reply,
-        })
-        .await
-        .map_err(|_| WebError::Unavailable("the hall is stopping"))?;
-    let bytes = tokio::time::timeout(ANSWER_WITHIN, answer)
-        .await
-        .map_err(|_| WebError::Unavailable("the hall did not answer within 60 s"))?
-        .map_err(|_| WebError::Unavailable("the hall is stopping"))?;
+    let bytes = ask_hall(state.clone(), |reply| Incoming::Web {
+        board,
+        payload,
+        // Who the journal and the logs record: the session's account, not the body.
+        identity: who.identity.clone(),
+        reply,
+    })
+    .await?;
     let response: ResponsePayload = serde_json::from_slice(&bytes)
         .map_err(|e| WebError::Internal(format!("the hall's response: {e}")))?;
     match response.status {
