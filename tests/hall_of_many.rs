@@ -682,8 +682,12 @@ async fn a_round_sent_during_a_cut_is_completed_by_its_resend_after_the_heal() {
     let pairings: Vec<Value> = (1..=6)
         .map(|n| json!({"board": board_id(n), "white": format!("White {n}"), "black": format!("Black {n}")}))
         .collect();
+    // Sent where a cut may delay some node: its resend after the heal comes after the
+    // start, so the command says from the first send that a past start is meant (the
+    // resend must be the same command; OPERATIONS, "What happens in a cut").
     let round = json!({
         "action": "start_round", "round": 1, "time_control": "600+5", "start": now_ms(),
+        "allow_past_start": true,
         "pairings": pairings, "transaction": "many-resend-round-1",
     });
     let (code, answers) = hall.command(round.clone()).await;

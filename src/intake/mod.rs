@@ -460,19 +460,12 @@ impl Intake {
             );
             return None;
         }
-        // A start already past: on civil time, as the arbiter typed it, before mapping.
-        if let Err(past) =
+        // A start already past: on civil time, as the arbiter typed it, before mapping;
+        // refused after the claim, so that a transaction applied before (a resend after a
+        // bridge's cut, its start now past) gets its first answer again.
+        let past =
             command::check_past_start(command.action.start_to_check(), now, self.past_start_grace)
-        {
-            tracing::info!(transaction = %log_safe(&command.transaction), action, %past, "command refused: a start in the past");
-            self.refuse(
-                reply_to,
-                &command.transaction,
-                action,
-                Refusal::PastStart(past),
-            );
-            return None;
-        }
+                .err();
         command.action.map_instants(&|t| t - offset);
         // Claim: from here on the transaction's answer is remembered.
         let who = match &admitted.identity {
@@ -507,6 +500,11 @@ impl Intake {
             replier: self.replier.clone(),
             prepared: None,
         };
+        if let Some(past) = past {
+            tracing::info!(transaction = %log_safe(&claim.transaction), action, %past, "command refused: a start in the past");
+            claim.answer_soon(Err(Refusal::PastStart(past)));
+            return None;
+        }
         // Authorize: the sender's role for this command and its target.
         if let Some(id) = &admitted.identity
             && let Err(e) = command.action.may(id, &target)
