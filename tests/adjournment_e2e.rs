@@ -756,3 +756,71 @@ async fn games_ending_together_make_one_session_picture_not_one_each() {
         );
     }
 }
+
+/// I.9.1, docs/ADJOURNMENT.md: after the opening the daemon plays the sealed move, and the
+/// e-board's reader waits for the position after it. Until the arbiter makes the move on
+/// the board nothing played there is recorded: after the documented wait a critical
+/// position alert asks for the sealed move in words, and it is cleared as soon as the
+/// board shows it. (On the old code no alert came at all: the reader waited silently.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rule_i_9_1_a_sealed_move_not_made_on_the_board_raises_a_critical_alert() {
+    let mut rig = Rig::start("sealed-wait", 1).await;
+    let r = rig.start_round(1, "3600", 0, json!({})).await;
+    assert_eq!(r["status"], "ok", "{r}");
+    rig.watcher.event(&board_id(1), "clock_started").await;
+    play(&mut rig, 1, "e2e4").await;
+    ok(&mut rig, 1, json!({"action": "adjourn"})).await;
+    ok(&mut rig, 1, json!({"action": "seal", "mv": "Nb8-c6"})).await;
+    ok(&mut rig, 1, json!({"action": "commit_seal"})).await;
+    rig.watcher.event(&board_id(1), "seal_committed").await;
+    let start = now_ms() + 1000;
+    ok(
+        &mut rig,
+        1,
+        json!({"action": "schedule_resumption", "resumption": {"start": start, "place": "Hall"}}),
+    )
+    .await;
+    ok(&mut rig, 1, json!({"action": "present", "side": "white"})).await;
+    rig.watcher.event(&board_id(1), "resumption_started").await;
+    ok(&mut rig, 1, json!({"action": "open_envelope"})).await;
+    let played = rig.watcher.event(&board_id(1), "sealed_move_played").await;
+    assert_eq!(played["san"], "Nc6");
+    let opened_at = tokio::time::Instant::now();
+
+    let topic = rig.topic(&format!("alert/{}-irregular", board_id(1)));
+    // The watcher waits 15 s at most; the alert's wait is 20 s.
+    tokio::time::sleep(Duration::from_secs(10)).await;
+    let a = rig
+        .watcher
+        .wait("the critical position alert", |m| {
+            m.topic == topic && m.raised()
+        })
+        .await
+        .json();
+    assert_eq!(a["severity"], "critical", "{a}");
+    let message = a["message"].as_str().unwrap_or_default();
+    assert!(
+        message.contains("play the sealed move Nc6") && message.contains("Black's move"),
+        "{a}"
+    );
+    assert!(
+        opened_at.elapsed() >= Duration::from_secs(15),
+        "raised after {:?}, before the documented wait",
+        opened_at.elapsed()
+    );
+
+    // The arbiter makes the sealed move on the board: the alert is cleared, and the next
+    // move on the board is read again.
+    rig.sim
+        .board(1)
+        .play_move("b8c6")
+        .expect("the simulator plays the move");
+    rig.watcher
+        .wait("the position alert cleared", |m| {
+            m.topic == topic && m.cleared()
+        })
+        .await;
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    play(&mut rig, 1, "g1f3").await;
+    rig.stop().await;
+}

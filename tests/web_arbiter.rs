@@ -354,7 +354,8 @@ async fn the_board_page_offers_the_acts_of_each_phase_and_a_click_is_one_command
         .js("return document.querySelector('#acts-all form[data-action=seal] input[name=mv]').value;")
         .await;
     assert_eq!(left, "", "the refused move is not kept in the masked field");
-    // Not a move as written: refused by the page, and cleared too.
+    // Not a move as written: said so before anything is sealed (read as the opening
+    // will read it), and cancelled it leaves nothing behind either.
     let mv = c
         .find(Locator::Css(
             "#acts-all form[data-action=seal] input[name=mv]",
@@ -370,11 +371,22 @@ async fn the_board_page_offers_the_acts_of_each_phase_and_a_click_is_one_command
     .await;
     let said = chrome
         .until(
-            "the form check",
-            "document.querySelector('#acts-all form[data-action=seal] .reply').textContent.includes('not a move')",
+            "the reading of a move that is none",
+            "(b => b && !b.hidden && b.textContent.includes('cannot be read') && b.textContent)(document.querySelector('#acts-all form[data-action=seal] .confirm'))",
         )
         .await;
-    assert_eq!(said, true);
+    assert!(
+        said.as_str()
+            .unwrap_or("")
+            .contains("\"Nh3Nh3\" cannot be read"),
+        "{said}"
+    );
+    press(
+        &chrome,
+        "#acts-all form[data-action=seal] .confirm button:not(.primary)",
+        "cancel",
+    )
+    .await;
     let left = chrome
         .js("return document.querySelector('#acts-all form[data-action=seal] input[name=mv]').value;")
         .await;
@@ -1626,5 +1638,155 @@ async fn after_the_opening_the_page_asks_for_the_sealed_move_on_the_board() {
             "!document.getElementById('now-note').textContent.includes('sealed move') && (document.getElementById('banner').hidden || !document.getElementById('banner').textContent.includes('sealed move'))",
         )
         .await;
+    chrome.close().await;
+}
+
+/// The seal field's text, typed as an arbiter does.
+async fn type_seal(chrome: &Chrome, text: &str) {
+    let mv = chrome
+        .client
+        .find(Locator::Css(
+            "#acts-now form[data-action=seal] input[name=mv]",
+        ))
+        .await
+        .expect("the seal's field");
+    mv.clear().await.expect("clear the field");
+    mv.send_keys(text).await.expect("type the sealed move");
+    press(
+        chrome,
+        "#acts-now form[data-action=seal] button[type=submit]",
+        "seal",
+    )
+    .await;
+}
+
+/// Issue 38 §2: in a Spanish event `Re2` is the king's move (R = rey). The seal field says
+/// which letters are in force; an English letter is refused before anything is sealed; a
+/// move that cannot be played is said so; the confirmation says the move in words and
+/// draws it on the diagram; and the envelope opens to the king's move. (On the old code
+/// `Re2` was read as a rook and the confirmation only repeated "Re2".)
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rule_i_8_a_spanish_re2_is_sealed_as_the_king_and_said_so() {
+    let mut rig = Rig::start_with("web-seal-es", 1, GameDefaults::default()).await;
+    let b1 = board_id(1);
+    let r = rig.start_round(1, "5400+30", 0, json!({})).await;
+    assert_eq!(r["status"], "ok", "{r}");
+    rig.watcher.event(&b1, "clock_started").await;
+    for mv in ["e2e4", "e7e5"] {
+        rig.sim
+            .board(1)
+            .play_move(mv)
+            .expect("the move on the board");
+        tokio::time::sleep(Duration::from_millis(60)).await;
+        rig.sim.board(1).press();
+        rig.watcher.event(&b1, "move_made").await;
+    }
+    for cmd in [
+        json!({"action": "set_adjournment_rules", "rules": {"notation_language": "es"}}),
+        json!({"action": "adjourn"}),
+    ] {
+        let r = rig.board_command(&b1, cmd.clone()).await;
+        assert_eq!(r["status"], "ok", "{cmd}: {r}");
+    }
+
+    let web = dashboard(&rig).await;
+    let base = format!("http://{}", web.addr);
+    let chrome = Chrome::start("web-seal-es", 1366, 768).await;
+    log_in(&chrome, &base, "chief").await;
+    chrome
+        .client
+        .goto(&format!("{base}/board/{b1}"))
+        .await
+        .expect("the board page");
+    until_acts(&chrome, "ordered to seal", &["seal"]).await;
+    let hint = text_of(&chrome, "#acts-now form[data-action=seal] .letters").await;
+    assert!(
+        hint.contains("Spanish letters: R rey (king), D dama, T torre, A alfil, C caballo"),
+        "{hint}"
+    );
+
+    // An English knight in a Spanish event: refused by the page, nothing to confirm.
+    type_seal(&chrome, "Nf3").await;
+    let refused = chrome
+        .until(
+            "the foreign letter refused",
+            "(t => t.includes('not a piece letter') && t)(document.querySelector('#acts-now form[data-action=seal] .reply').textContent)",
+        )
+        .await;
+    assert!(
+        refused.as_str().unwrap_or("").contains("(R D T A C)"),
+        "{refused}"
+    );
+    // A rook (torre) that cannot reach e2: said before it is sealed, sealable only as such.
+    type_seal(&chrome, "Te2").await;
+    let illegal = chrome
+        .until(
+            "the illegal move said",
+            "(b => b && !b.hidden && b.textContent)(document.querySelector('#acts-now form[data-action=seal] .confirm'))",
+        )
+        .await;
+    let illegal = illegal.as_str().unwrap_or("").to_string();
+    assert!(
+        illegal.contains("\"Te2\" cannot be played here") && illegal.contains("Seal it as written"),
+        "{illegal}"
+    );
+    // Re2: the king, in words and as an arrow from e1 to e2.
+    type_seal(&chrome, "Re2").await;
+    let ask = chrome
+        .until(
+            "the king's move said",
+            "(b => b && !b.hidden && b.textContent.includes('king') && b.textContent)(document.querySelector('#acts-now form[data-action=seal] .confirm'))",
+        )
+        .await;
+    assert!(
+        ask.as_str().unwrap_or("").contains(
+            "seals White's king from e1 to e2 — Rey e1–e2 (written \"Re2\", Ke2 in English)"
+        ),
+        "{ask}"
+    );
+    let arrow = chrome
+        .js("const a = document.querySelector('svg.board .arrow'); return a.getAttribute('visibility') + ' ' + a.querySelector('line').getAttribute('x1') + ',' + a.querySelector('line').getAttribute('y1');")
+        .await;
+    // e1's centre: file e (x 45), rank 1 (y 75), White at the bottom.
+    assert_eq!(arrow, "visible 45.00,75.00", "the arrow starts on e1");
+    let _ = chrome
+        .shot_for_docs(
+            "board-seal-es-laptop",
+            "screenshots/board-seal-es-laptop.png",
+        )
+        .await;
+    press(
+        &chrome,
+        "#acts-now form[data-action=seal] .confirm button.primary",
+        "confirm the seal",
+    )
+    .await;
+    rig.watcher.event(&b1, "sealed").await;
+    let gone = chrome
+        .js("return document.querySelector('svg.board .arrow').getAttribute('visibility');")
+        .await;
+    assert_eq!(gone, "hidden", "the arrow goes with the confirmation");
+
+    // The opening reads the same text the same way: the king's move.
+    for cmd in [
+        json!({"action": "commit_seal"}),
+        json!({"action": "schedule_resumption", "resumption": {"start": common::now_ms() + 1500, "place": "hall"}}),
+    ] {
+        let r = rig.board_command(&b1, cmd.clone()).await;
+        assert_eq!(r["status"], "ok", "{cmd}: {r}");
+    }
+    rig.watcher.event(&b1, "resumption_started").await;
+    for cmd in [
+        json!({"action": "present", "side": "white"}),
+        json!({"action": "present", "side": "black"}),
+        json!({"action": "open_envelope"}),
+    ] {
+        let r = rig.board_command(&b1, cmd.clone()).await;
+        assert_eq!(r["status"], "ok", "{cmd}: {r}");
+    }
+    let opened = rig.watcher.event(&b1, "envelope_opened").await;
+    assert_eq!(opened["move_text"], "Re2");
+    let played = rig.watcher.event(&b1, "sealed_move_played").await;
+    assert_eq!(played["san"], "Ke2", "{played}");
     chrome.close().await;
 }

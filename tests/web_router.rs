@@ -335,3 +335,60 @@ async fn a_page_opening_mid_game_gets_the_boards_recent_events() {
     .await;
     assert_eq!(s, StatusCode::NOT_FOUND);
 }
+
+/// Issue 38 §9: what a browser fetches is gzip-compressed when it asks (every browser
+/// does), the assets and the move lists alike; the live feed is not (a compressor would
+/// hold its messages back until a block fills).
+#[tokio::test]
+async fn responses_are_gzipped_for_a_browser_but_the_feed_is_not() {
+    let a = app();
+    let app_js = hallclock::web::assets::url_of("app.js").unwrap();
+    let plain = send(&a.state, Request::get(&app_js).body(Body::empty()).unwrap())
+        .await
+        .2;
+    let gz = router(a.state.clone())
+        .oneshot(
+            Request::get(&app_js)
+                .header(header::ACCEPT_ENCODING, "gzip, deflate, br")
+                .body(Body::empty())
+                .unwrap(),
+        )
+        .await
+        .expect("the router answers");
+    assert_eq!(gz.status(), StatusCode::OK);
+    assert_eq!(
+        gz.headers()
+            .get(header::CONTENT_ENCODING)
+            .and_then(|v| v.to_str().ok()),
+        Some("gzip")
+    );
+    let body = to_bytes(gz.into_body(), 1 << 22).await.unwrap_or_default();
+    assert!(
+        body.len() * 3 < plain.len(),
+        "app.js: {} bytes gzipped, {} plain",
+        body.len(),
+        plain.len()
+    );
+    assert_eq!(&body[..2], &[0x1f, 0x8b], "a gzip stream");
+
+    let feed = router(a.state.clone())
+        .oneshot(
+            Request::get("/api/public/feed")
+                .header(header::ACCEPT_ENCODING, "gzip")
+                .body(Body::empty())
+                .unwrap(),
+        )
+        .await
+        .expect("the router answers");
+    assert_eq!(feed.status(), StatusCode::OK);
+    assert!(
+        feed.headers()
+            .get(header::CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|t| t.starts_with("text/event-stream")),
+        "{:?}",
+        feed.headers()
+    );
+    assert_eq!(feed.headers().get(header::CONTENT_ENCODING), None);
+    drop(a.publisher);
+}

@@ -7,6 +7,7 @@ pub mod commands;
 pub mod error;
 pub mod feed;
 pub mod limiter;
+pub mod seal_read;
 pub mod session;
 
 use std::net::{IpAddr, SocketAddr};
@@ -257,6 +258,7 @@ pub fn router(state: AppState) -> Router {
         .route("/api/me", get(commands::me))
         .route("/api/tc", get(commands::tc_check))
         .route("/api/trf/preview", post(commands::trf_preview))
+        .route("/api/seal/read", post(seal_read::read))
         .route("/api/feed", get(feed::arbiters))
         .route("/api/public/feed", get(feed::public))
         .route("/api/board/{board}/events", get(feed::history))
@@ -274,6 +276,10 @@ pub fn router(state: AppState) -> Router {
         .merge(api)
         // A 1000-board start_round with names and FIDE ids is well under this.
         .layer(axum::extract::DefaultBodyLimit::max(1 << 20))
+        // gzip for whoever asks for it (every browser): the move lists and the assets are
+        // text and shrink five- to tenfold; the feed (text/event-stream) is left as it is,
+        // since a compressor would hold its messages back.
+        .layer(tower_http::compression::CompressionLayer::new())
         .with_state(state);
     // The broadcast feed: public like /public, read-only, with its own state.
     match broadcast {

@@ -81,6 +81,8 @@ pub fn shots_dir() -> PathBuf {
 
 pub struct Chrome {
     pub client: Client,
+    /// chromedriver's port, for its Chromium-only endpoints (network throttling).
+    pub driver_port: u16,
     driver: Child,
     _profile: PathBuf,
 }
@@ -129,9 +131,34 @@ impl Chrome {
             .expect("a WebDriver session with headless chromium");
         Chrome {
             client,
+            driver_port: port,
             driver,
             _profile: profile,
         }
+    }
+
+    /// Chromium's own network throttling (chromedriver's `network_conditions`): every
+    /// request of this browser from now on gets `latency_ms` and `bytes_per_s` each way.
+    pub async fn throttle(&self, latency_ms: u64, bytes_per_s: u64) {
+        let session = self
+            .client
+            .session_id()
+            .await
+            .ok()
+            .flatten()
+            .expect("a WebDriver session id");
+        let body = json!({"network_conditions": {"offline": false, "latency": latency_ms,
+            "download_throughput": bytes_per_s, "upload_throughput": bytes_per_s}})
+        .to_string();
+        let (status, _, answer) = http(
+            ([127, 0, 0, 1], self.driver_port).into(),
+            "POST",
+            &format!("/session/{session}/chromium/network_conditions"),
+            &[("Content-Type", "application/json")],
+            &body,
+        )
+        .await;
+        assert_eq!(status, 200, "chromedriver's network conditions: {answer}");
     }
 
     pub async fn js(&self, script: &str) -> Value {

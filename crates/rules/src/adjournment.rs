@@ -298,6 +298,18 @@ fn piece_role(c: char, lang: NotationLanguage) -> Option<Role> {
     }
 }
 
+/// A figurine (U+2654..U+265F, white or black) names the same piece in every language.
+fn figurine_role(c: char) -> Option<Role> {
+    match c {
+        '\u{2654}' | '\u{265A}' => Some(Role::King),
+        '\u{2655}' | '\u{265B}' => Some(Role::Queen),
+        '\u{2656}' | '\u{265C}' => Some(Role::Rook),
+        '\u{2657}' | '\u{265D}' => Some(Role::Bishop),
+        '\u{2658}' | '\u{265E}' => Some(Role::Knight),
+        _ => None,
+    }
+}
+
 fn english_letter(role: Role) -> char {
     match role {
         Role::King => 'K',
@@ -309,6 +321,11 @@ fn english_letter(role: Role) -> char {
     }
 }
 
+/// The piece letters of `lang`, king first, as the page says them beside a move field.
+pub fn piece_letters(lang: NotationLanguage) -> &'static str {
+    letters(lang)
+}
+
 fn letters(lang: NotationLanguage) -> &'static str {
     match lang {
         NotationLanguage::En => "K Q R B N",
@@ -318,7 +335,8 @@ fn letters(lang: NotationLanguage) -> &'static str {
 
 /// Reads a sealed move as written, in SAN (`Nf3`, `Cf3`; the capture sign is optional,
 /// as FIDE Appendix C allows), long algebraic (`Ng1-f3`, `e2-e4`, `e7-e8=Q`) or UCI
-/// (`e2e4`), with the event's piece letters. Check and annotation marks are ignored.
+/// (`e2e4`), with the event's piece letters or figurines (♔♕♖♗♘, white or black, in
+/// every language). Check and annotation marks are ignored.
 pub fn read_sealed_move(pos: &Chess, text: &str, lang: NotationLanguage) -> SealedVerdict {
     let meaningless = |reason: String| SealedVerdict::Meaningless { reason };
     let mut t = text.trim().to_string();
@@ -338,7 +356,9 @@ pub fn read_sealed_move(pos: &Chess, text: &str, lang: NotationLanguage) -> Seal
     // Translate to English letters, refusing letters that are no piece in this language.
     let mut english = String::new();
     for c in t.chars() {
-        if c.is_ascii_uppercase() {
+        if let Some(role) = figurine_role(c) {
+            english.push(english_letter(role));
+        } else if c.is_ascii_uppercase() {
             match piece_role(c, lang) {
                 Some(role) => english.push(english_letter(role)),
                 None => {
@@ -616,6 +636,41 @@ mod tests {
             reason: "no legal move fits Nf5".into(),
         };
         assert_eq!(illegal.describe(), "illegal (no legal move fits Nf5)");
+    }
+
+    #[test]
+    fn rule_i_8_figurines_and_spanish_letters_name_the_same_pieces() {
+        use NotationLanguage::{En, Es};
+        // Black to move with the king on d1's mirror: Re2 in Spanish is the king (rey).
+        let fen = Some("8/8/8/8/8/8/r7/3k2K1 b - - 0 1");
+        assert_eq!(san(&read(fen, "Re2", Es)), "Ke2");
+        assert_eq!(
+            san(&read(fen, "Re2", En)),
+            "Re2",
+            "in English R is the rook"
+        );
+        assert_eq!(san(&read(fen, "\u{265A}e2", Es)), "Ke2");
+        assert_eq!(san(&read(fen, "\u{2654}e2", En)), "Ke2");
+        assert_eq!(san(&read(fen, "\u{265C}e2", Es)), "Re2");
+        assert_eq!(san(&read(None, "\u{2658}f3", Es)), "Nf3");
+        assert_eq!(san(&read(None, "\u{265E}g1-f3", En)), "Nf3");
+        assert!(matches!(
+            read(None, "\u{2657}b5", En),
+            SealedVerdict::Illegal { .. }
+        ));
+    }
+
+    #[test]
+    fn rule_i_8_spanish_promotion_and_pieces() {
+        use NotationLanguage::Es;
+        let promo = "4k3/P7/8/8/8/8/8/4K3 w - - 0 1";
+        assert_eq!(san(&read(Some(promo), "a8=D", Es)), "a8=Q");
+        assert_eq!(san(&read(Some(promo), "a7-a8=T", Es)), "a8=R");
+        assert_eq!(san(&read(Some(promo), "a8=C", Es)), "a8=N");
+        let open = Some("rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR w KQkq - 0 1");
+        assert_eq!(san(&read(open, "Af1-c4", Es)), "Bc4");
+        assert_eq!(san(&read(open, "Dh5", Es)), "Qh5");
+        assert_eq!(san(&read(open, "Re2", Es)), "Ke2");
     }
 
     #[test]

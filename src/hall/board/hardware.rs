@@ -128,10 +128,12 @@ impl BoardActor {
             LinkEvent::Button(button) => self.on_button(button).await,
             LinkEvent::Game(e) => self.on_board_event(e).await,
             LinkEvent::Field(_) => {
+                self.eboard = true;
                 // Still moving: an owed move is attached once the board is still.
                 self.settling.field_changed(tokio::time::Instant::now());
             }
-            LinkEvent::Board(_) => {}
+            // An e-board is there (its dump at the handshake).
+            LinkEvent::Board(_) => self.eboard = true,
             LinkEvent::Battery(b) => {
                 tracing::info!(board = %self.id, battery = ?b, "battery");
                 self.battery.board(&b);
@@ -540,6 +542,9 @@ impl BoardActor {
         ) {
             self.clear(AlertKind::ResultShown);
         }
+        if matches!(e, BoardEvent::Move { .. } | BoardEvent::Restored { .. }) {
+            self.sealed_move_shown();
+        }
         match e {
             BoardEvent::Move { uci, ply, .. } | BoardEvent::Corrected { uci, ply, .. } => {
                 let Some(slot) = &self.slot else { return };
@@ -633,7 +638,8 @@ impl BoardActor {
                     self.id
                 ),
             ),
-            BoardEvent::Started { .. } => {}
+            // The reader found its start position: after an opening, the sealed move.
+            BoardEvent::Started { .. } => self.sealed_move_shown(),
         }
     }
 }

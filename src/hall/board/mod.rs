@@ -12,6 +12,7 @@ pub mod lever;
 pub mod observe;
 mod publish;
 mod seal;
+mod sealed_wait;
 mod witness;
 
 pub use witness::Doubt;
@@ -254,6 +255,11 @@ struct BoardActor {
     /// The game's time since the journal's last record is unknown (a reboot): until its
     /// clock witnesses it, or the arbiter acts, no deadline of the game is acted on.
     unwitnessed: Option<witness::Unwitnessed>,
+    /// An e-board has spoken on this board's link (a dump or a square): the sealed move
+    /// must then be made on it after an opening (`sealed_wait`).
+    eboard: bool,
+    /// The sealed move the arbiter has still to make on the e-board after an opening.
+    sealed_wait: sealed_wait::SealedWait,
 }
 
 /// Run a board actor until the hall drops its inbox.
@@ -329,6 +335,8 @@ pub fn run(parts: BoardParts) -> impl std::future::Future<Output = ()> + Send {
         pulse,
         turns: 0,
         unwitnessed: None,
+        eboard: false,
+        sealed_wait: sealed_wait::SealedWait::default(),
     };
     // Boxed: an async fn's argument is kept twice in its future (as passed, and as the
     // local it is moved into), and the actor is 2 KB.
@@ -437,6 +445,7 @@ async fn run_actor(
             deadline = None;
         }
         let witness_due = a.witness_due();
+        let sealed_due = a.sealed_wait.due();
         let poll = a.observe_poll_at();
         if deadline != armed {
             if let Some(d) = deadline {
@@ -456,6 +465,9 @@ async fn run_actor(
             () = async {
                 if let Some(at) = witness_due { tokio::time::sleep_until(at).await }
             }, if witness_due.is_some() => Box::pin(a.witness_overdue()).await,
+            () = async {
+                if let Some(at) = sealed_due { tokio::time::sleep_until(at).await }
+            }, if sealed_due.is_some() => a.sealed_move_overdue(),
             () = async {
                 if let Some(at) = retry { tokio::time::sleep_until(at).await }
             }, if retry.is_some() => {

@@ -175,6 +175,9 @@ impl BoardActor {
         let mut finished = None;
         let mut replaced_seals = Vec::new();
         let mut published = Vec::new();
+        // The events the sealed move's wait follows (`sealed_wait`), once the game is
+        // borrowed no longer.
+        let mut followed = Vec::new();
         for event in events {
             slot.game.evolve(&event);
             slot.events.push(event.clone());
@@ -183,6 +186,14 @@ impl BoardActor {
             // so logging them whole is safe (I.3).
             tracing::debug!(board = %self.id, seq = self.seq, ?event, "event");
             shown.after(&event);
+            if matches!(
+                event,
+                Event::SealedMovePlayed { .. }
+                    | Event::GameEnded { .. }
+                    | Event::PositionSet { .. }
+            ) {
+                followed.push(event.clone());
+            }
             match &event {
                 Event::Sealed { commitment, .. } => {
                     if let Some(old) = self.pending_seal.replace(commitment.clone()) {
@@ -198,6 +209,9 @@ impl BoardActor {
             } else {
                 self.unstored.push((self.seq, slot.id, event));
             }
+        }
+        for event in &followed {
+            self.sealed_move_follows(event);
         }
         // The arbiter's times end a hold on the clock's own (outage) times.
         if self.hold_clock

@@ -331,6 +331,10 @@ async function loadHistory(boardId) {
  * queue behind the browser's six connections to a host, and tiles waited for theirs.
  */
 async function loadAllHistory() {
+  // One request at a time: the page asks at its start, and again at the feed's `ready`
+  // for boards it did not have yet.
+  if (allHistoryBusy) return;
+  allHistoryBusy = true;
   const url = PUBLIC ? "/api/public/boards/events" : "/api/boards/events";
   try {
     const r = await fetch(url, { credentials: "same-origin" });
@@ -346,7 +350,11 @@ async function loadAllHistory() {
     }
     renderSoon();
   } catch (_) { /* the feed will bring what follows */ }
+  // (A `ready` that came while the request was out was skipped: the answer had every
+  // board's recent events the daemon holds.)
+  allHistoryBusy = false;
 }
+let allHistoryBusy = false;
 
 /** @type {Set<string>} */
 const gapChecks = new Set();
@@ -634,6 +642,10 @@ const BOARD_COMMANDS = {
     { action: "draw_offer", label: "Draw offer", rule: "9.1 / I.4", fields: [{ name: "side", label: "Offered by", kind: "side" }], reason: "none" },
     { action: "draw_reply", label: "Answer draw offer", rule: "I.6", fields: [{ name: "accept", label: "Accept", kind: "bool" }], reason: "none" },
     { action: "open_envelope", label: "Open envelope", rule: "I.7", fields: [], reason: "none" },
+    { action: "set_adjournment_rules", label: "Adjournment rules and piece letters", rule: "I.8 / I.10", fields: [
+      { name: "notation_language", path: ["rules", "notation_language"], label: "Piece letters of sealed moves", kind: "select", options: ["en", "es"], words: { en: "English: K Q R B N", es: "Spanish: R rey, D dama, T torre, A alfil, C caballo" } },
+      { name: "edition", path: ["rules", "edition"], label: "Rules", kind: "select", options: ["guidelines", "appendix_a"], words: { guidelines: "Guidelines I (current Laws)", appendix_a: "Appendix A (older Laws: one hour of default time)" } },
+    ], reason: "none" },
     { action: "counter_seal", label: "Counter-seal", rule: "I.9.3", fields: [{ name: "mv", label: "Reply as written", kind: "secret" }], reason: "none" },
     { action: "envelope_lost", label: "Envelope lost", rule: "I.12", fields: [], reason: "required", danger: true },
     { action: "correct_time", label: "Correct time", rule: "I.13", fields: [{ name: "side", label: "Side", kind: "side" }, { name: "remaining_ms", label: "Time left (h:mm:ss)", kind: "duration", min: 0, max: 36000 }], reason: "required" },
@@ -717,7 +729,9 @@ function fieldInput(f, boards) {
     return sel;
   }
   if (f.kind === "bool") return h("input", { name: f.name, type: "checkbox" });
-  if (f.kind === "instant") return h("input", { name: f.name, type: "datetime-local" });
+  // step 1: to the second. Without it the browser refuses any time with seconds ("enter
+  // a valid value") and the form is never sent.
+  if (f.kind === "instant") return h("input", { name: f.name, type: "datetime-local", step: 1 });
   if (f.kind === "int") return h("input", { name: f.name, type: "number", min: f.min, max: f.max, step: 1 });
   if (f.kind === "seconds") return h("input", { name: f.name, type: "number", min: f.min, max: f.max, step: 1, placeholder: "e.g. 120" });
   if (f.kind === "duration") return h("input", { name: f.name, type: "text", placeholder: "h:mm:ss", pattern: "-?[0-9:.]+" });
@@ -744,9 +758,12 @@ function commandForm(spec, boardId, boards) {
   const reason = spec.reason === "none" ? null : h("label", {}, [spec.reason === "required" ? "Reason (required)" : "Reason", h("input", { name: "reason", type: "text" })]);
   const button = /** @type {HTMLButtonElement} */ (h("button", { type: "submit", class: spec.danger ? "danger" : "primary", text: spec.label }));
   const confirmBox = h("div", { class: "confirm", hidden: true });
+  const sealing = SEALS.has(spec.action);
+  // A sealed move is taken in the event's piece letters (and figurines): said here.
+  const letters = sealing ? h("p", { class: "hint letters", text: lettersHint(boardId ? board(boardId).state : null) }) : null;
   const form = /** @type {HTMLFormElement} */ (h("form", { class: "cmd", "data-action": spec.action }, [
     h("h4", {}, [spec.label, " ", h("small", { text: spec.rule ? `(${spec.rule})` : "" })]),
-    ...fields, reason, button, confirmBox, reply,
+    ...fields, letters, reason, button, confirmBox, reply,
   ]));
   /** @type {string|null} */
   let transaction = null;
@@ -756,7 +773,7 @@ function commandForm(spec, boardId, boards) {
     for (const f of spec.fields) if (f.kind === "secret") { const el = /** @type {HTMLInputElement} */ (form.elements.namedItem(f.name)); if (el) el.value = ""; }
   };
   // An edited form is another command.
-  form.addEventListener("input", () => { transaction = null; confirmBox.hidden = true; });
+  form.addEventListener("input", () => { transaction = null; confirmBox.hidden = true; if (sealing) showArrow(null); });
   form.addEventListener("change", () => { transaction = null; });
   /** @param {Record<string, any>} body */
   const send = async (body) => {
@@ -767,6 +784,7 @@ function commandForm(spec, boardId, boards) {
     body.transaction = transaction;
     const outcome = await post(boardId, body, reply);
     if (spec.fields.some((f) => f.kind === "secret")) clearSecrets();
+    if (sealing) showArrow(null);
     if (outcome === "ok") doneAt = Date.now();
     // A refusal is an answer: the next click (the state may have changed) is a new try.
     else if (outcome === "refused") transaction = null;
@@ -776,10 +794,7 @@ function commandForm(spec, boardId, boards) {
   form.addEventListener("submit", async (e) => {
     e.preventDefault();
     if (busy) return;
-    const { body, error: bad } = formBody(spec, form);
-    const notAMove = body && (spec.action === "seal" || spec.action === "counter_seal") && !MOVE_TEXT.test(String(body.mv))
-      ? `"${body.mv}" is not a move as written (Nf3, exd5, O-O, e8=Q, or g1f3); type it again` : "";
-    const error = bad || notAMove;
+    const { body, error } = formBody(spec, form);
     if (!body || error) {
       reply.textContent = error || "incomplete"; reply.className = "reply err";
       if (spec.fields.some((f) => f.kind === "secret")) clearSecrets();
@@ -796,21 +811,97 @@ function commandForm(spec, boardId, boards) {
       body.allow_past_start = true;
       yesText = "Keep this start";
     }
+    // A sealed move is read back as the rules will read it at the opening, in words and
+    // as an arrow, before it is sealed (I.8): the page is never why a seal is wrong.
+    if (sealing) {
+      busy = true;
+      const reading = await readSeal(boardId, String(body.mv));
+      busy = false;
+      if (reading && reading.refuse) {
+        reply.textContent = `"${body.mv}": ${reading.refuse}.`; reply.className = "reply err";
+        showArrow(null);
+        return;
+      }
+      ask = sealConfirmText(body, boardId, reading);
+      if (reading && reading.verdict !== "legal") yesText = "Seal it as written";
+      showArrow(reading && reading.verdict === "legal" ? reading : null);
+    }
     if (!ask) { await send(body); return; }
     // Said back in words, and sent only on a second, deliberate press.
     const yes = /** @type {HTMLButtonElement} */ (h("button", { type: "button", class: spec.danger ? "danger" : "primary", text: yesText }));
     const no = h("button", { type: "button", text: "Cancel" });
     yes.addEventListener("click", () => { if (!busy) send(body); });
-    no.addEventListener("click", () => { confirmBox.hidden = true; if (spec.fields.some((f) => f.kind === "secret")) clearSecrets(); });
-    confirmBox.replaceChildren(h("p", { text: ask }), yes, " ", no);
+    no.addEventListener("click", () => { confirmBox.hidden = true; if (spec.fields.some((f) => f.kind === "secret")) clearSecrets(); if (sealing) showArrow(null); });
+    confirmBox.replaceChildren(h("p", { class: sealing ? "seal-confirm" : "", text: ask }), yes, " ", no);
     confirmBox.hidden = false;
     reply.textContent = "";
   });
   return form;
 }
 
-/** A sealed move as written: SAN (Nf3, exd5, e8=Q+, O-O) or coordinates (g1f3, e7e8q). */
-const MOVE_TEXT = /^(?:[KQRBN][a-h]?[1-8]?x?[a-h][1-8]|[a-h](?:x[a-h])?[1-8](?:=?[QRBN])?|[O0]-[O0](?:-[O0])?|[a-h][1-8][a-h][1-8][qrbn]?)[+#]?[!?]{0,2}$/;
+/** The acts that take a sealed move as written. */
+const SEALS = new Set(["seal", "counter_seal"]);
+
+/** The event's piece letters for sealed moves (the board's adjournment rules). @param {State|null} st */
+function eventLetters(st) {
+  const rules = st && st.adjournment && st.adjournment.rules;
+  return (rules && rules.notation_language) || "en";
+}
+
+/** What the seal field takes, in words. @param {State|null} st */
+function lettersHint(st) {
+  const table = eventLetters(st) === "es"
+    ? "Spanish letters: R rey (king), D dama, T torre, A alfil, C caballo"
+    : "English letters: K king, Q queen, R rook, B bishop, N knight";
+  return `Piece letters of this event — ${table}; figurines ♔♕♖♗♘ too. Pawn moves have no letter (e4, exd5, e8=${eventLetters(st) === "es" ? "D" : "Q"}).`;
+}
+
+/**
+ * A sealed move as written, read by the daemon in the position it is sealed in with the
+ * event's letters (`POST /api/seal/read`): the same reading as at the opening. null when
+ * it could not be asked.
+ * @param {string|null} boardId @param {string} mv
+ */
+async function readSeal(boardId, mv) {
+  const b = boardId ? board(boardId) : null;
+  const st = b ? b.state : null;
+  const fen = st && (st.fen || b.lastFen);
+  if (!fen) return null;
+  try {
+    const r = await fetch("/api/seal/read", {
+      method: "POST", credentials: "same-origin",
+      headers: { "content-type": "application/json", "x-csrf-token": store.me ? store.me.csrf : "" },
+      body: JSON.stringify({ fen, mv, letters: eventLetters(st) }),
+    });
+    return r.ok ? await r.json() : null;
+  } catch (_) {
+    return null;
+  }
+}
+
+/** Where the board page draws a confirmed move's arrow (boardView sets it). @type {(shown: {from: string, to: string} | null) => void} */
+let onArrow = () => {};
+
+/** The diagram's arrow for a move being confirmed. @param {any} reading */
+function showArrow(reading) {
+  onArrow(reading ? { from: reading.from, to: reading.to } : null);
+}
+
+/**
+ * A seal's confirmation: the move in words and in the event's letters, or why it cannot
+ * be played (it may still be sealed deliberately: I.8 is the players' rule).
+ * @param {Record<string, any>} body @param {string|null} boardId @param {any} reading
+ */
+function sealConfirmText(body, boardId, reading) {
+  const where = boardId || "this board";
+  const st = boardId ? board(boardId).state : null;
+  const sealer = body.side || (st && st.adjournment && st.adjournment.sealer) || (st && st.turn) || "";
+  const who = sealer && st && st[sealer] ? `${st[sealer].name} (${colorWord(sealer)})` : (sealer ? colorWord(sealer) : "The player to move");
+  const keep = "Check it against the scoresheet: it is not shown again until the envelope is opened (I.3).";
+  if (!reading) return `${who} seals the move "${body.mv}" on ${where}. The page could not read it back: check it yourself against the position. ${keep} A move that cannot be played then loses the game (I.8).`;
+  if (reading.verdict === "legal") return `${who} seals ${reading.words} — ${reading.written} (written "${body.mv}", ${reading.san} in English) on ${where}. ${keep}`;
+  return `"${body.mv}" ${reading.words}. Read the same way at the opening, a sealed move that cannot be played loses the game for ${who} (I.8). Correct it above, or seal it as written only if the player wrote exactly this.`;
+}
 
 /**
  * What a danger act (or a seal) will do, restated for its confirmation; null: no
@@ -822,10 +913,6 @@ function confirmText(spec, body, boardId) {
   const where = boardId || "every board of the hall";
   const st = boardId ? board(boardId).state : null;
   const name = (/** @type {string} */ c) => (st && st[c] ? `${st[c].name} (${c === "white" ? "White" : "Black"})` : (c === "white" ? "White" : "Black"));
-  if (spec.action === "seal" || spec.action === "counter_seal") {
-    const sealer = body.side || (st && st.adjournment && st.adjournment.sealer) || (st && st.turn) || "";
-    return `${sealer ? name(sealer) : "The player to move"} seals the move "${body.mv}" on ${where}. Check it against the scoresheet: it is not shown again until the envelope is opened, and a move that cannot be played then loses the game (I.8).`;
-  }
   if (spec.action === "set_result") {
     const side = body.side ? name(body.side) : "";
     const words = { resignation: `${side || "the side named"} resigns and loses`, illegal_moves: `${side || "the side named"} loses by illegal moves (7.5.5)`, agreed_draw: "the game is drawn by agreement", annulled: "the game is annulled" };
@@ -917,13 +1004,18 @@ function renderBanner() {
   const key = JSON.stringify([open.map(alertKey), toPlay]);
   if (el.dataset.key === key) return;
   el.dataset.key = key;
-  if (PUBLIC || (open.length === 0 && toPlay.length === 0)) { el.hidden = true; el.replaceChildren(); return; }
+  if (PUBLIC || (open.length === 0 && toPlay.length === 0)) { el.hidden = true; el.replaceChildren(); document.body.style.paddingBottom = ""; return; }
   el.hidden = false;
   /** @type {(Node|string)[]} */
   const parts = toPlay.map(([id, t], i) => h("span", { class: "to-play" }, [i ? "; " : "", h("a", { href: `/board/${id}`, text: `${id}: ${t}` })]));
   if (toPlay.length && open.length) parts.push(" · ");
-  if (open.length) parts.push(`${open.length} critical alert${open.length > 1 ? "s" : ""}: `, ...open.slice(0, 3).map((a, i) => h("span", {}, [i ? "; " : "", h("a", { href: a.board ? `/board/${a.board}` : "/alerts", text: alertText(a) })])), " — ", h("a", { href: "/alerts", text: "resolve or silence" }));
+  // The count is said against the badge's (every standing alert), so the two never seem
+  // to disagree.
+  const total = store.alerts.size;
+  if (open.length) parts.push(`${open.length} critical alert${open.length > 1 ? "s" : ""} to act on${total > open.length ? ` (${total} standing in all)` : ""}: `, ...open.slice(0, 3).map((a, i) => h("span", {}, [i ? "; " : "", h("a", { href: a.board ? `/board/${a.board}` : "/alerts", text: alertText(a) })])), " — ", h("a", { href: "/alerts", text: "resolve or silence" }));
   el.replaceChildren(...parts);
+  // Room at the page's end for the fixed banner: nothing above it moves.
+  document.body.style.paddingBottom = `${el.offsetHeight}px`;
 }
 
 // ---------- views ----------
@@ -1371,6 +1463,30 @@ function actsKey(st) {
   return [st.phase, st.round, !!st.pending_flag, adj.stage, adj.sealed, env && !!env.verified, !!adj.resumption, !!st.draw_offer].join("|");
 }
 
+/** The values of a box's forms, by act and field (masked fields left out). @param {Element} box */
+function formValues(box) {
+  /** @type {Map<string, string|boolean>} */
+  const out = new Map();
+  for (const el of box.querySelectorAll("form[data-action] input, form[data-action] select")) {
+    const input = /** @type {HTMLInputElement} */ (el);
+    const form = input.closest("form");
+    if (!form || !input.name || input.type === "password") continue;
+    out.set(`${form.dataset.action}|${input.name}`, input.type === "checkbox" ? input.checked : input.value);
+  }
+  return out;
+}
+
+/** @param {Element} box @param {Map<string, string|boolean>} values */
+function restoreFormValues(box, values) {
+  for (const el of box.querySelectorAll("form[data-action] input, form[data-action] select")) {
+    const input = /** @type {HTMLInputElement} */ (el);
+    const form = input.closest("form");
+    const v = form ? values.get(`${form.dataset.action}|${input.name}`) : undefined;
+    if (v === undefined) continue;
+    if (typeof v === "boolean") input.checked = v; else input.value = v;
+  }
+}
+
 /** @param {string} id */
 function boardView(id) {
   const main = /** @type {HTMLElement} */ (document.getElementById("main"));
@@ -1385,7 +1501,15 @@ function boardView(id) {
     diagram = /** @type {any} */ (window).HallBoard.createBoard({ flipped });
     diagramBox.replaceChildren(diagram.svg);
     diagram.update(b.state ? b.state.fen : null, b.lastUci);
+    if (arrowShown) diagram.arrow(arrowShown.from, arrowShown.to);
   } });
+  // A seal being confirmed shows its move as an arrow (commandForm, showArrow).
+  /** @type {{from: string, to: string} | null} */
+  let arrowShown = null;
+  onArrow = (shown) => {
+    arrowShown = shown;
+    diagram.arrow(arrowShown ? arrowShown.from : null, arrowShown ? arrowShown.to : null);
+  };
   const title = h("h2", { text: id });
   const marker = h("div", { class: "marker", hidden: true });
   const status = h("div", { class: "status" });
@@ -1448,6 +1572,9 @@ function boardView(id) {
     nowNote.classList.toggle("to-play", !!toPlay);
     const quick = quickActsFor(st);
     quickBox.replaceChildren(...(quick.length ? [quickActs(id, quick)] : []));
+    // What the arbiter chose in a form (a side, a mode) survives the forms being drawn
+    // again for a new phase; a masked field (a sealed move) never does.
+    const kept = formValues(commands);
     // 6.10's move goes only to a board of the same node (its clock and journal are there).
     const others = boards.filter((x) => x !== id && otherNode(x) === otherNode(id));
     nowForms.replaceChildren(...now.map((a) => SPEC_OF.get(a)).filter(Boolean).map((spec) => commandForm(/** @type {Spec} */ (spec), id, others)));
@@ -1456,6 +1583,7 @@ function boardView(id) {
       const rest = specs.filter((sp) => !now.includes(sp.action));
       return rest.length ? [h("div", { class: "group-title", text: group }), h("div", { class: "forms" }, rest.map((sp) => commandForm(sp, id, others)))] : [];
     }));
+    restoreFormValues(commands, kept);
     // A link from an alert ("or set the time") opens the act it names.
     const want = location.hash.slice(1);
     if (want && !now.includes(want)) {
@@ -1621,7 +1749,7 @@ function roundView() {
   proposed = start.value = localInput(serverCivilNow() + 60000);
   const tc = /** @type {HTMLInputElement} */ (h("input", { type: "text", name: "time_control", value: store.info && store.info.defaults ? store.info.defaults.time_control : "40/5400+30:1800+30" }));
   const tcDesc = h("div", { class: "desc", id: "tc-desc" });
-  const sessionEnd = /** @type {HTMLInputElement} */ (h("input", { type: "datetime-local", name: "session_end" }));
+  const sessionEnd = /** @type {HTMLInputElement} */ (h("input", { type: "datetime-local", name: "session_end", step: 1 }));
   const flagMode = h("select", { name: "flag_mode" }, [h("option", { value: "", text: "event default" }), h("option", { value: "auto", text: "auto" }), h("option", { value: "claim", text: "claim" })]);
   const rowsBody = h("tbody", { id: "pairing-rows" });
   /** @param {string} [b] @param {string} [w] @param {string} [k] */
@@ -1981,6 +2109,9 @@ async function main() {
   }
   if (path === "/login") { loginView(); return; }
   const asked = Date.now();
+  // On a slow link every round trip counts: the hall's move lists are asked for at once,
+  // beside who is logged in, not after the feed's first picture (one round trip less).
+  if (!currentBoard() && path === "/") loadAllHistory();
   const r = await fetch("/api/me", { credentials: "same-origin" });
   if (r.status === 401) { location.href = "/login"; return; }
   store.me = await r.json();
@@ -2001,13 +2132,51 @@ async function main() {
     location.href = "/login";
   });
   connect();
+  route();
+  requestAnimationFrame(tick);
+}
+
+/** The app's own pages: a link to one is followed without reloading (issue 38 §9). */
+const APP_PATHS = /^\/(?:round|alerts|board\/[a-z0-9-]+)?$/;
+
+/**
+ * Draw the page the address names. A navigation within the app keeps the page, its feed
+ * and everything it already holds (states, move lists): only what it lacks is fetched.
+ */
+function route() {
+  const path = location.pathname;
+  for (const a of document.querySelectorAll("[data-nav]")) {
+    const nav = a.getAttribute("data-nav");
+    a.classList.toggle("active", (nav === "hall" && path === "/") || path === `/${nav}`);
+  }
+  render = () => {};
+  onArrow = () => {};
+  liveClocks = [];
+  document.title = "hallclock";
   const b = currentBoard();
   if (b) boardView(b);
   else if (path === "/round") roundView();
   else if (path === "/alerts") alertsView();
   else hallView();
-  requestAnimationFrame(tick);
+  // Before the feed's first picture the boards are not known yet: `ready` loads them.
+  if (!b && !store.snapshotting && store.boards.size && [...store.boards.values()].some((x) => !x.historyLoaded)) loadAllHistory();
+  dirty.all = true;
+  renderSoon();
 }
+
+document.addEventListener("click", (e) => {
+  if (PUBLIC || e.defaultPrevented || e.button !== 0 || e.metaKey || e.ctrlKey || e.shiftKey || e.altKey) return;
+  const a = /** @type {HTMLAnchorElement|null} */ (e.target instanceof Element ? e.target.closest("a[href]") : null);
+  if (!a || a.target || a.hasAttribute("download")) return;
+  const url = new URL(a.href, location.href);
+  if (url.origin !== location.origin || !APP_PATHS.test(url.pathname)) return;
+  e.preventDefault();
+  const samePage = url.pathname === location.pathname && url.search === location.search;
+  if (url.href !== location.href) history.pushState(null, "", url.href);
+  route();
+  if (!samePage || !url.hash) window.scrollTo(0, 0);
+});
+window.addEventListener("popstate", () => { if (!PUBLIC && store.me) route(); });
 
 // A page left (or kept in the back-forward cache) lets go of its feed: a tab's own feed
 // holds one of the browser's six connections to a host (feeds left open by earlier pages

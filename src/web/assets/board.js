@@ -78,6 +78,13 @@ function createBoard(opts) {
       svg.appendChild(c);
     }
   }
+  // The move a confirmation is about (a sealed move before it is sealed): an arrow from
+  // the moving piece's square to where it goes, hidden otherwise.
+  const arrow = svgEl("g", { class: "arrow", visibility: "hidden" });
+  const shaft = svgEl("line", { x1: 0, y1: 0, x2: 0, y2: 0 });
+  const head = svgEl("polygon", { points: "" });
+  arrow.append(shaft, head);
+  svg.appendChild(arrow);
   /** @type {string[]} */
   let shown = new Array(64).fill("");
   /** @type {number[]} */
@@ -89,8 +96,30 @@ function createBoard(opts) {
     return f >= 0 && f < 8 && r >= 0 && r < 8 ? (7 - r) * 8 + f : -1;
   }
 
+  /** The centre of a square in the diagram's coordinates. @param {string} sq */
+  function centre(sq) {
+    const f = sq.charCodeAt(0) - 97, r = sq.charCodeAt(1) - 49;
+    return { x: (flipped ? 7 - f : f) * 10 + 5, y: (flipped ? r : 7 - r) * 10 + 5 };
+  }
+
   return {
     svg,
+    /**
+     * Show an arrow from `from` to `to` (squares like "d1"), or hide it (null).
+     * @param {string | null} from @param {string | null} [to]
+     */
+    arrow(from, to) {
+      if (!from || !to || index(from) < 0 || index(to) < 0) { arrow.setAttribute("visibility", "hidden"); return; }
+      const a = centre(from), b = centre(to);
+      const len = Math.hypot(b.x - a.x, b.y - a.y) || 1;
+      const ux = (b.x - a.x) / len, uy = (b.y - a.y) / len;
+      // The shaft stops where the head begins; the head's tip is at the target's centre.
+      const bx = b.x - ux * 3.2, by = b.y - uy * 3.2;
+      for (const [k, v] of Object.entries({ x1: a.x, y1: a.y, x2: bx, y2: by })) shaft.setAttribute(k, v.toFixed(2));
+      const px = -uy * 2, py = ux * 2;
+      head.setAttribute("points", [[b.x, b.y], [bx + px, by + py], [bx - px, by - py]].map(([x, y]) => `${x.toFixed(2)},${y.toFixed(2)}`).join(" "));
+      arrow.setAttribute("visibility", "visible");
+    },
     /**
      * @param {string | null | undefined} fen
      * @param {string | null | undefined} lastUci

@@ -1,0 +1,125 @@
+//! After an envelope's opening the daemon plays the sealed move itself (I.9.1) and the
+//! e-board's move reader starts again from the position after it. The board still shows
+//! the position before it until the arbiter makes the move there, and until then no move
+//! made on the board is read (the reader waits for its start position). So the page asks
+//! for the sealed move at once, and if the board does not show it within
+//! [`SEALED_MOVE_WAIT`] a critical position alert says so (docs/ADJOURNMENT.md): moves
+//! played meanwhile are lost to the record. Sans-IO: the actor arms it, tells it when the
+//! board shows the position, and asks it what to raise when it is due.
+
+use std::time::Duration;
+
+use tokio::time::Instant;
+
+use crate::mqtt::payload::{AlertKind, Severity};
+use crate::rules::Color;
+use crate::rules::game::Event;
+
+use super::BoardActor;
+
+/// How long the arbiter has to make the sealed move on the e-board before the critical
+/// alert. Long enough to walk to the board, open the envelope and make one move; short
+/// enough that the responder has rarely moved yet.
+pub const SEALED_MOVE_WAIT: Duration = Duration::from_secs(20);
+
+/// The sealed move still to be made on the board, if any.
+#[derive(Debug, Default)]
+pub struct SealedWait {
+    /// When the alert is due, and the sealed move in words; `due` is `None` once raised.
+    waiting: Option<(Option<Instant>, Box<str>)>,
+}
+
+impl SealedWait {
+    /// The daemon played `words` (the sealed move, in words) at `now`.
+    pub fn arm(&mut self, now: Instant, words: String) {
+        self.waiting = Some((Some(now + SEALED_MOVE_WAIT), words.into_boxed_str()));
+    }
+
+    /// The board shows the position after the sealed move (or the game is over, or has
+    /// another position): nothing to wait for. True when an alert was raised (to clear).
+    pub fn done(&mut self) -> bool {
+        matches!(self.waiting.take(), Some((None, _)))
+    }
+
+    /// When the alert is due, while it is not raised.
+    pub fn due(&self) -> Option<Instant> {
+        self.waiting.as_ref().and_then(|(due, _)| *due)
+    }
+
+    /// Due: the alert's message, once.
+    pub fn overdue(&mut self, board: &str) -> Option<String> {
+        let (due, words) = self.waiting.as_mut()?;
+        due.take()?;
+        Some(format!(
+            "board {board}: play the sealed move {words} on the board — after {} s the e-board still shows the position before it, and no move made on it is recorded until it shows the sealed move",
+            SEALED_MOVE_WAIT.as_secs()
+        ))
+    }
+}
+
+impl BoardActor {
+    /// After each applied event: an opening's sealed move is to be made on the e-board;
+    /// a game over, or a position set by the arbiter, leaves nothing to wait for.
+    pub(super) fn sealed_move_follows(&mut self, event: &Event) {
+        match event {
+            Event::SealedMovePlayed { side, san, .. } if self.eboard => {
+                let who = match side {
+                    Color::White => "White",
+                    Color::Black => "Black",
+                };
+                self.sealed_wait.arm(
+                    Instant::now(),
+                    format!("{san} ({who}'s move, from the envelope)"),
+                );
+            }
+            Event::GameEnded { .. } | Event::PositionSet { .. } => self.sealed_move_shown(),
+            _ => {}
+        }
+    }
+
+    /// The board shows the game's position (its reader started from it, or read a move
+    /// from it): the sealed move is on the board.
+    pub(super) fn sealed_move_shown(&mut self) {
+        if self.sealed_wait.done() {
+            self.clear(AlertKind::Irregular);
+        }
+    }
+
+    /// The wait is over and the board still does not show the sealed move.
+    pub(super) fn sealed_move_overdue(&mut self) {
+        if let Some(message) = self.sealed_wait.overdue(&self.id) {
+            self.raise(AlertKind::Irregular, Severity::Critical, message);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rule_i_9_1_the_alert_comes_once_after_the_wait_and_is_cleared_when_the_board_shows_it() {
+        let t0 = Instant::now();
+        let mut w = SealedWait::default();
+        assert_eq!(w.due(), None);
+        assert!(w.overdue("b1").is_none(), "nothing armed, nothing raised");
+        w.arm(t0, "Kc2 (White's king from d1 to c2)".into());
+        assert_eq!(w.due(), Some(t0 + SEALED_MOVE_WAIT));
+        let m = w.overdue("b1").unwrap_or_default();
+        assert!(m.contains("play the sealed move Kc2"), "{m}");
+        assert_eq!(w.due(), None, "raised: no longer due");
+        assert!(w.overdue("b1").is_none(), "raised once");
+        assert!(w.done(), "raised, so cleared");
+        assert!(!w.done(), "cleared once");
+    }
+
+    #[test]
+    fn rule_i_9_1_a_board_that_shows_the_move_in_time_raises_nothing() {
+        let t0 = Instant::now();
+        let mut w = SealedWait::default();
+        w.arm(t0, "Kc2".into());
+        assert!(!w.done(), "shown in time: nothing to clear");
+        assert_eq!(w.due(), None);
+        assert!(w.overdue("b1").is_none());
+    }
+}
