@@ -1762,10 +1762,13 @@ async fn rule_i_8_a_spanish_re2_is_sealed_as_the_king_and_said_so() {
     )
     .await;
     rig.watcher.event(&b1, "sealed").await;
-    let gone = chrome
-        .js("return document.querySelector('svg.board .arrow').getAttribute('visibility');")
+    // The page's answer may come just after the event: waited for, not raced.
+    chrome
+        .until(
+            "the arrow gone with the confirmation",
+            "document.querySelector('svg.board .arrow').getAttribute('visibility') === 'hidden'",
+        )
         .await;
-    assert_eq!(gone, "hidden", "the arrow goes with the confirmation");
 
     // The opening reads the same text the same way: the king's move.
     for cmd in [
