@@ -17,68 +17,8 @@ use common::{Rig, board_id};
 use fantoccini::Locator;
 use fantoccini::actions::InputSource;
 use hallclock::hall::GameDefaults;
-use hallclock::web::AppState;
 use serde_json::{Value, json};
-use webcommon::{Chrome, PASSWORD};
-
-/// The rig's hall on the dashboard, with the test accounts.
-async fn dashboard(rig: &Rig) -> hallclock::web::RunningWeb {
-    let state = AppState::for_hall(
-        common::HALL,
-        rig.hall.as_ref().expect("the daemon runs"),
-        webcommon::accounts(),
-        false,
-    );
-    webcommon::serve(state).await
-}
-
-/// Log in through the login page, as a person does; the browser keeps the session.
-async fn log_in(chrome: &Chrome, base: &str, id: &str) {
-    let c = &chrome.client;
-    c.goto(&format!("{base}/login"))
-        .await
-        .expect("the login page");
-    chrome
-        .until(
-            "the login form",
-            "document.querySelector('#login input[name=id]')",
-        )
-        .await;
-    c.find(Locator::Css("#login input[name=id]"))
-        .await
-        .expect("the id field")
-        .send_keys(id)
-        .await
-        .expect("type the id");
-    c.find(Locator::Css("#login input[name=password]"))
-        .await
-        .expect("the password field")
-        .send_keys(PASSWORD)
-        .await
-        .expect("type the password");
-    press(chrome, "#login button", "the button").await;
-    chrome
-        .until("the hall after the login", "location.pathname === '/'")
-        .await;
-}
-
-/// Click `css` as a person does (WebDriver's click), once it is scrolled to the middle
-/// of the window: at the top it would sit under the sticky header.
-async fn press(chrome: &Chrome, css: &str, what: &str) {
-    chrome
-        .js(&format!(
-            "document.querySelector({css:?}).scrollIntoView({{block: 'center'}}); return true;"
-        ))
-        .await;
-    chrome
-        .client
-        .find(Locator::Css(css))
-        .await
-        .unwrap_or_else(|e| panic!("{what}: {e}"))
-        .click()
-        .await
-        .unwrap_or_else(|e| panic!("click {what}: {e}"));
-}
+use webcommon::{Chrome, dashboard, log_in, press};
 
 /// How many events of `kind` `board` has published so far.
 fn events(rig: &mut Rig, board: &str, kind: &str) -> usize {
