@@ -1153,7 +1153,9 @@ function hallView() {
     const mine = overSince;
     setTimeout(() => { if (mine === overSince) { pointerOver = false; again(); } }, touch ? 3000 : 0);
   });
-  main.replaceChildren(PUBLIC ? pubTitle : h("div", { class: "toolbar" }, [q, phase, sort, resort, summary]), grid);
+  // One h1 per page: the public screen's is its visible heading; the hall's only names the
+  // page for a screen reader (the tiles are the page).
+  main.replaceChildren(PUBLIC ? pubTitle : h("h1", { class: "vh", text: "Hall" }), ...(PUBLIC ? [] : [h("div", { class: "toolbar" }, [q, phase, sort, resort, summary])]), grid);
   document.title = PUBLIC ? "hallclock" : "Hall · hallclock";
   // A hall screen shows one round: `?round=N`, or the round started last.
   const askedRound = Number(new URLSearchParams(location.search).get("round")) || null;
@@ -1377,16 +1379,17 @@ function boardView(id) {
   const b = board(id);
   if (!b.historyLoaded) loadHistory(id);
   let flipped = localStorage.getItem(`hallclock.flip.${id}`) === "1";
-  let diagram = /** @type {any} */ (window).HallBoard.createBoard({ flipped });
+  const diagramName = `Diagram of ${id}'s position`;
+  let diagram = /** @type {any} */ (window).HallBoard.createBoard({ flipped, label: diagramName });
   const diagramBox = h("div", { class: "diagram" }, [diagram.svg]);
   const flip = h("button", { type: "button", class: "flip", text: "Flip board", onclick: () => {
     flipped = !flipped;
     localStorage.setItem(`hallclock.flip.${id}`, flipped ? "1" : "0");
-    diagram = /** @type {any} */ (window).HallBoard.createBoard({ flipped });
+    diagram = /** @type {any} */ (window).HallBoard.createBoard({ flipped, label: diagramName });
     diagramBox.replaceChildren(diagram.svg);
     diagram.update(b.state ? b.state.fen : null, b.lastUci);
   } });
-  const title = h("h2", { text: id });
+  const title = h("h1", { text: id });
   const marker = h("div", { class: "marker", hidden: true });
   const status = h("div", { class: "status" });
   const clocks = h("div", { class: "bigclocks" });
@@ -1401,8 +1404,9 @@ function boardView(id) {
     liveClocks.push([clock, id, color]);
   }
   const movesBody = h("tbody");
-  const movesBox = h("div", { class: "moves" }, [h("table", { id: "moves" }, [h("thead", {}, [h("tr", {}, ["#", "White", "clock", "Black", "clock"].map((t) => h("th", { text: t })))]), movesBody])]);
-  const log = h("div", { class: "log", id: "log" });
+  // Scrolled boxes take the focus, so a keyboard can scroll them; named for a screen reader.
+  const movesBox = h("div", { class: "moves", tabindex: 0, role: "region", "aria-label": "Moves" }, [h("table", { id: "moves" }, [h("thead", {}, [h("tr", {}, ["#", "White", "clock", "Black", "clock"].map((t) => h("th", { text: t })))]), movesBody])]);
+  const log = h("div", { class: "log", id: "log", tabindex: 0, role: "region", "aria-label": "Event log" });
   const alertsBox = h("div", { class: "alerts" });
   const boards = [...store.boards.keys()].sort();
   const canCommand = mayCommand(id);
@@ -1586,7 +1590,7 @@ function alertsView() {
   const main = /** @type {HTMLElement} */ (document.getElementById("main"));
   document.title = "Alerts · hallclock";
   const list = h("div", { class: "alerts", id: "alerts" });
-  main.replaceChildren(h("h2", { text: "Alerts" }), h("p", { class: "muted", text: "Critical alerts sound once and flash until resolved. Resolving one is acting on it (confirm the flag, resume the clock, keep or set the time, fix the board): the daemon clears it for every arbiter. Silence stops the sound and the banner in this browser only." }), list);
+  main.replaceChildren(h("h1", { text: "Alerts" }), h("p", { class: "muted", text: "Critical alerts sound once and flash until resolved. Resolving one is acting on it (confirm the flag, resume the clock, keep or set the time, fix the board): the daemon clears it for every arbiter. Silence stops the sound and the banner in this browser only." }), list);
   liveClocks = [];
   let shown = "";
   render = () => {
@@ -1606,7 +1610,7 @@ function roundView() {
   const boards = () => [...store.boards.keys()].sort();
   const chief = isChief();
   // --- start a round ---
-  const num = /** @type {HTMLInputElement} */ (h("input", { type: "number", name: "round", min: 1, max: 999, value: String(((store.info && store.info.round && store.info.round.round) || 0) + 1) }));
+  const num = /** @type {HTMLInputElement} */ (h("input", { type: "number", name: "round", id: "round-number", min: 1, max: 999, value: String(((store.info && store.info.round && store.info.round.round) || 0) + 1) }));
   const start = /** @type {HTMLInputElement} */ (h("input", { type: "datetime-local", name: "start", step: 1, id: "round-start" }));
   // On the server's clock: the round starts when the server's clock says so. The proposal
   // follows the clock until the arbiter changes the field (a form typed for five minutes
@@ -1619,17 +1623,26 @@ function roundView() {
     start.value = proposed;
   };
   proposed = start.value = localInput(serverCivilNow() + 60000);
-  const tc = /** @type {HTMLInputElement} */ (h("input", { type: "text", name: "time_control", value: store.info && store.info.defaults ? store.info.defaults.time_control : "40/5400+30:1800+30" }));
+  const tc = /** @type {HTMLInputElement} */ (h("input", { type: "text", name: "time_control", id: "round-tc", value: store.info && store.info.defaults ? store.info.defaults.time_control : "40/5400+30:1800+30" }));
   const tcDesc = h("div", { class: "desc", id: "tc-desc" });
-  const sessionEnd = /** @type {HTMLInputElement} */ (h("input", { type: "datetime-local", name: "session_end" }));
-  const flagMode = h("select", { name: "flag_mode" }, [h("option", { value: "", text: "event default" }), h("option", { value: "auto", text: "auto" }), h("option", { value: "claim", text: "claim" })]);
+  const sessionEnd = /** @type {HTMLInputElement} */ (h("input", { type: "datetime-local", name: "session_end", id: "round-session-end" }));
+  const flagMode = h("select", { name: "flag_mode", id: "round-flag-mode" }, [h("option", { value: "", text: "event default" }), h("option", { value: "auto", text: "auto" }), h("option", { value: "claim", text: "claim" })]);
   const rowsBody = h("tbody", { id: "pairing-rows" });
   /** @param {string} [b] @param {string} [w] @param {string} [k] */
   const addRow = (b, w, k) => {
-    const sel = h("select", { name: "board" }, boards().map((x) => h("option", { value: x, text: x, selected: x === b })));
-    rowsBody.append(h("tr", {}, [h("td", {}, [sel]), h("td", {}, [h("input", { name: "white", value: w || "" })]), h("td", {}, [h("input", { name: "white_fide_id", inputmode: "numeric" })]), h("td", {}, [h("input", { name: "black", value: k || "" })]), h("td", {}, [h("input", { name: "black_fide_id", inputmode: "numeric" })]), h("td", {}, [h("button", { type: "button", text: "✕", onclick: (/** @type {Event} */ e) => /** @type {HTMLElement} */ (/** @type {HTMLElement} */ (e.target).closest("tr")).remove() })])]));
+    // Each box named for a screen reader (the table's head is not a label), and with a
+    // placeholder: on a phone the row is folded into three lines without the head.
+    const sel = h("select", { name: "board", "aria-label": "Board" }, boards().map((x) => h("option", { value: x, text: x, selected: x === b })));
+    const box = (/** @type {string} */ name, /** @type {string} */ says, /** @type {string} */ hint, /** @type {string} */ value, numeric = false) =>
+      h("td", { class: `c-${name}` }, [h("input", { name, value, "aria-label": says, placeholder: hint, inputmode: numeric ? "numeric" : null })]);
+    rowsBody.append(h("tr", {}, [
+      h("td", { class: "c-board" }, [sel]),
+      box("white", "White's name", "White", w || ""), box("white_fide_id", "White's FIDE id", "FIDE id", "", true),
+      box("black", "Black's name", "Black", k || ""), box("black_fide_id", "Black's FIDE id", "FIDE id", "", true),
+      h("td", { class: "c-remove" }, [h("button", { type: "button", text: "✕", "aria-label": "Remove this row", title: "Remove this row", onclick: (/** @type {Event} */ e) => /** @type {HTMLElement} */ (/** @type {HTMLElement} */ (e.currentTarget).closest("tr")).remove() })]),
+    ]));
   };
-  const pasted = /** @type {HTMLTextAreaElement} */ (h("textarea", { name: "pairings_json", placeholder: '[{"board":"board-001","white":"A. Player","black":"B. Player"}, …]' }));
+  const pasted = /** @type {HTMLTextAreaElement} */ (h("textarea", { name: "pairings_json", id: "pairings-json", placeholder: '[{"board":"board-001","white":"A. Player","black":"B. Player"}, …]' }));
   const reply = h("span", { class: "reply", id: "round-reply" });
   // The pairing program's file: read here, reviewed through the server's TRF reader, sent
   // whole with start_round (the hall maps tournament boards to its own boards).
@@ -1705,20 +1718,22 @@ function roundView() {
     return past;
   };
   const startForm = h("form", { id: "start-round" }, [
-    h("div", { class: "field" }, [h("label", { text: "Round" }), num]),
-    h("div", { class: "field" }, [h("label", { text: "Scheduled start (the clocks start by themselves, 6.5)" }), start, pastNote]),
-    h("div", { class: "field" }, [h("label", { text: "Time control" }), tc, tcDesc]),
-    h("div", { class: "field" }, [h("label", { text: "Session end (optional: games still on are ordered to seal, I.1.1)" }), sessionEnd]),
-    h("div", { class: "field" }, [h("label", { text: "Flag mode" }), flagMode]),
+    // Every label names its field (for=): a tap on the words focuses the box, and a
+    // screen reader reads them with it.
+    h("div", { class: "field" }, [h("label", { for: "round-number", text: "Round" }), num]),
+    h("div", { class: "field" }, [h("label", { for: "round-start", text: "Scheduled start (the clocks start by themselves, 6.5)" }), start, pastNote]),
+    h("div", { class: "field" }, [h("label", { for: "round-tc", text: "Time control" }), tc, tcDesc]),
+    h("div", { class: "field" }, [h("label", { for: "round-session-end", text: "Session end (optional: games still on are ordered to seal, I.1.1)" }), sessionEnd]),
+    h("div", { class: "field" }, [h("label", { for: "round-flag-mode", text: "Flag mode" }), flagMode]),
     h("h3", { text: "Pairings" }),
-    h("table", { class: "pairings" }, [h("thead", {}, [h("tr", {}, ["Board", "White", "FIDE id", "Black", "FIDE id", ""].map((t) => h("th", { text: t })))]), rowsBody]),
+    h("table", { class: "pairings edit" }, [h("thead", {}, [h("tr", {}, ["Board", "White", "FIDE id", "Black", "FIDE id", ""].map((t) => h("th", { text: t })))]), rowsBody]),
     h("p", {}, [
       h("button", { type: "button", text: "Add row", onclick: () => addRow(boards()[rowsBody.children.length]) }),
       " ",
       h("button", { type: "button", text: "A row for every board", onclick: () => { rowsBody.replaceChildren(); for (const b of boards()) addRow(b); } }),
     ]),
-    h("div", { class: "field" }, [h("label", { text: "…or paste pairings as JSON (replaces the table)" }), pasted]),
-    h("div", { class: "field" }, [h("label", { text: "…or import the pairing program's file (TRF16/TRF26): review the boards below, then start (replaces the table)" }), trfInput, " ", h("label", {}, [onlyOurs, " only the boards of this hall"])]),
+    h("div", { class: "field" }, [h("label", { for: "pairings-json", text: "…or paste pairings as JSON (replaces the table)" }), pasted]),
+    h("div", { class: "field" }, [h("label", { for: "trf-file", text: "…or import the pairing program's file (TRF16/TRF26): review the boards below, then start (replaces the table)" }), trfInput, " ", h("label", { class: "check" }, [onlyOurs, " only the boards of this hall"])]),
     trfReview,
     h("button", { type: "submit", class: "primary", text: "Start round" }), " ", reply,
   ]);
@@ -1865,6 +1880,7 @@ function roundView() {
   const hallForms = h("div", { class: "forms" }, hallSpecs.map((s) => commandForm(s, null, boards())));
   const summary = h("div", { id: "round-summary" });
   main.replaceChildren(
+    h("h1", { class: "vh", text: "Round" }),
     h("div", { class: "round-grid" }, [
       h("div", {}, [h("div", { class: "card" }, [h("h2", { text: "Start a round" }), chief ? startForm : h("p", { class: "muted", text: "Only the chief arbiter starts rounds." })])]),
       h("div", {}, [
@@ -1931,10 +1947,10 @@ function tcWords(reason) {
 
 function loginView() {
   const main = /** @type {HTMLElement} */ (document.getElementById("main"));
-  const id = /** @type {HTMLInputElement} */ (h("input", { name: "id", autocomplete: "username", placeholder: "arbiter id", required: true }));
-  const pw = /** @type {HTMLInputElement} */ (h("input", { name: "password", type: "password", autocomplete: "current-password", placeholder: "password", required: true }));
+  const id = /** @type {HTMLInputElement} */ (h("input", { name: "id", id: "login-id", autocomplete: "username", required: true }));
+  const pw = /** @type {HTMLInputElement} */ (h("input", { name: "password", id: "login-password", type: "password", autocomplete: "current-password", required: true }));
   const reply = h("span", { class: "reply", id: "login-reply" });
-  const form = h("form", { class: "card login", id: "login" }, [h("h2", { text: "Arbiter login" }), id, pw, h("button", { type: "submit", class: "primary", text: "Log in" }), reply, h("p", { class: "muted" }, ["Spectators: ", h("a", { href: "/public", text: "the public screen" })])]);
+  const form = h("form", { class: "card login", id: "login" }, [h("h1", { text: "Arbiter login" }), h("label", { for: "login-id", text: "Arbiter id" }), id, h("label", { for: "login-password", text: "Password" }), pw, h("button", { type: "submit", class: "primary", text: "Log in" }), reply, h("p", { class: "muted" }, ["Spectators: ", h("a", { href: "/public", text: "the public screen" })])]);
   form.addEventListener("submit", async (e) => {
     e.preventDefault();
     const r = await fetch("/api/login", { method: "POST", credentials: "same-origin", headers: { "content-type": "application/json" }, body: JSON.stringify({ id: id.value, password: pw.value }) });
