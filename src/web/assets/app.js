@@ -1131,6 +1131,33 @@ function boardMatches(id, query) {
   return folded([id, st && st.white ? st.white.name : "", st && st.black ? st.black.name : ""].join(" ")).includes(q);
 }
 
+/** The phases the hall's count line names, in its order; "running" always, the rest when some board is in it. */
+const COUNT_ORDER = ["running", "flag waiting", "paused", "sealing", "adjourned", "scheduled", "finished", "no game", "no data"];
+
+/**
+ * A board's phase for the hall's count line: what its marker says (a flag waiting, sealing,
+ * adjourned, paused) before its plain phase, so each board is counted once.
+ * @param {BoardData} b
+ */
+function countWord(b) {
+  const key = phaseKey(b.state);
+  if (key === "flag") return "flag waiting";
+  if (key === "idle") return "no game";
+  if (key === "none") return "no data";
+  return COUNT_ORDER.includes(key) ? key : key.replace(/_/g, " ");
+}
+
+/**
+ * "30 boards · 0 running · 30 paused · 2 alerts": every board is in one of the numbers.
+ * @param {number} total @param {Map<string, number>} counts @param {number} alerts
+ */
+function hallCounts(total, counts, alerts) {
+  const known = COUNT_ORDER.filter((w) => w === "running" || counts.get(w));
+  const other = [...counts.keys()].filter((w) => !COUNT_ORDER.includes(w)).sort();
+  const parts = [...known, ...other].map((w) => `${counts.get(w) || 0} ${w}`);
+  return [`${total} boards`, ...parts, `${alerts} alert${alerts === 1 ? "" : "s"}`].join(" · ");
+}
+
 function hallView() {
   const main = /** @type {HTMLElement} */ (document.getElementById("main"));
   const q = h("input", { type: "search", placeholder: "Find: board number or player", "aria-label": "find a board or a player", id: "hall-find" });
@@ -1171,7 +1198,9 @@ function hallView() {
     const show = /** @type {HTMLSelectElement} */ (phase).value;
     const how = /** @type {HTMLSelectElement} */ (sort).value;
     const ids = [...store.boards.keys()].sort();
-    let running = 0, finished = 0;
+    /** Every board in one phase word (hallCounts): the line adds up to the boards. */
+    /** @type {Map<string, number>} */
+    const counts = new Map();
     const current = store.info && store.info.round ? store.info.round.round : null;
     const shownRound = askedRound || current;
     if (PUBLIC) {
@@ -1183,8 +1212,8 @@ function hallView() {
     const visible = ids.filter((id) => {
       const b = board(id), st = b.state;
       if (PUBLIC && shownRound && (!st || st.round !== shownRound)) return false;
-      if (st && st.phase === "running") running++;
-      if (st && st.phase === "finished") finished++;
+      const word = countWord(b);
+      counts.set(word, (counts.get(word) || 0) + 1);
       if (text && !boardMatches(id, text)) return false;
       if (show === "alerts") return alertsOf(id) > 0;
       if (show === "offline") return !b.online;
@@ -1219,7 +1248,7 @@ function hallView() {
       grid.replaceChildren(...visible.map((id) => /** @type {any} */ (tiles.get(id)).el));
       lastOrder = order;
     }
-    setText(summary, `${ids.length} boards · ${running} running · ${finished} finished · ${store.alerts.size} alerts`);
+    setText(summary, hallCounts(ids.length, counts, store.alerts.size));
   };
   render();
 }
@@ -1247,15 +1276,35 @@ function eventValue(k, v) {
   if (typeof v === "object") {
     if (v.score) return resultText(v, true);
     if (k === "kind" && typeof v.kind === "string") return arbiterResultWords(v);
-    return Object.entries(v).map(([kk, vv]) => `${kk.replace(/_/g, " ")} ${eventValue(kk, vv)}`).join(", ");
+    // An envelope's verdict is tagged by its own `verdict` ("verdict: verdict legal" was
+    // the key said twice): said as the daemon's log says it, "legal (Nf3)".
+    if (k === "verdict" && typeof v.verdict === "string") return verdictWords(v);
+    // A value tagged by its own key is said once, never "kind: kind …".
+    return Object.entries(v).map(([kk, vv]) => (kk === k ? eventValue(kk, vv) : `${kk.replace(/_/g, " ")} ${eventValue(kk, vv)}`)).join(", ");
   }
   return String(v);
+}
+
+/**
+ * A sealed move's verdict (I.8) in words, as `SealedVerdict::describe` says it.
+ * @param {any} v
+ */
+function verdictWords(v) {
+  if (v.verdict === "legal") return `legal (${v.san})`;
+  if (v.verdict === "ambiguous") return `ambiguous (${(v.candidates || []).join(" or ")})`;
+  return `${String(v.verdict).replace(/_/g, " ")}${v.reason ? ` (${v.reason})` : ""}`;
 }
 
 /** @param {any} ev */
 function eventText(ev) {
   const skip = new Set(["board", "seq", "event", "at", "uci", "fen", "commitment", "nonce", "envelope"]);
-  const words = /** @type {any} */ (EVENT_WORDS)[ev.event] || String(ev.event).replace(/_/g, " ");
+  let words = /** @type {any} */ (EVENT_WORDS)[ev.event] || String(ev.event).replace(/_/g, " ");
+  if (ev.event === "game_ended") {
+    // The result in words with why ("0-1 · White lost on time"); then who decided it
+    // (`arbiter`, or `confirmed by` for a confirmed flag) and what it replaces.
+    words = `game ended: ${resultText(ev, true)}`;
+    for (const k of ["score", "termination", "side", "absent", "kind", "verdict"]) skip.add(k);
+  }
   const rest = Object.entries(ev).filter(([k, v]) => !skip.has(k) && v !== null && v !== "").map(([k, v]) => `${k.replace(/_ms$/, "").replace(/_/g, " ")}: ${eventValue(k, v)}`);
   return { time: fmtTime(ev.at), words, rest: rest.join(" · ") };
 }
@@ -1985,8 +2034,11 @@ async function main() {
     const nav = a.getAttribute("data-nav");
     a.classList.toggle("active", (nav === "hall" && path === "/") || path === `/${nav}`);
   }
+  /** @param {string} el */
+  const show = (el) => { const e = document.getElementById(el); if (e) e.hidden = false; };
   if (PUBLIC) {
     document.body.classList.add("public");
+    show("conn");
     // Nothing to press on a hall screen.
     const out = document.getElementById("logout");
     if (out) out.remove();
@@ -2005,10 +2057,16 @@ async function main() {
     store.civilOffset = store.me.civil_ms - (asked + Date.now()) / 2;
     showClockNote();
   }
+  // The pages and the feed's state are an arbiter's: shown once logged in, never on the
+  // login page (index.html has them hidden).
+  show("nav");
+  show("conn");
   const who = document.getElementById("who");
   if (who && store.me) who.textContent = `${store.me.arbiter.name} · ${store.me.arbiter.role}`;
   const out = /** @type {HTMLButtonElement} */ (document.getElementById("logout"));
   out.hidden = false;
+  // On a phone the name is left out of the one-line header: the button still says whose.
+  if (store.me) out.title = `Log out ${store.me.arbiter.name}`;
   out.addEventListener("click", async () => {
     await fetch("/api/logout", { method: "POST", credentials: "same-origin", headers: { "x-csrf-token": store.me ? store.me.csrf : "" } });
     // The other tabs' shared feed ends with this session: reopened without it, it is
