@@ -717,7 +717,9 @@ function fieldInput(f, boards) {
     return sel;
   }
   if (f.kind === "bool") return h("input", { name: f.name, type: "checkbox" });
-  if (f.kind === "instant") return h("input", { name: f.name, type: "datetime-local" });
+  // step 1: an instant may have seconds, as the Round page's start has. Without it the
+  // browser's own check refuses such a value at submit and the form silently does nothing.
+  if (f.kind === "instant") return h("input", { name: f.name, type: "datetime-local", step: 1 });
   if (f.kind === "int") return h("input", { name: f.name, type: "number", min: f.min, max: f.max, step: 1 });
   if (f.kind === "seconds") return h("input", { name: f.name, type: "number", min: f.min, max: f.max, step: 1, placeholder: "e.g. 120" });
   if (f.kind === "duration") return h("input", { name: f.name, type: "text", placeholder: "h:mm:ss", pattern: "-?[0-9:.]+" });
