@@ -31,9 +31,11 @@ fn axe_path() -> PathBuf {
 
 /// A hall of six boards with a game in each phase an arbiter meets: 1 running, 2 paused,
 /// 3 a flag waiting for the arbiter (claim mode), 4 ordered to seal, 5 adjourned (sealed
-/// and committed), 6 finished.
-async fn hall_in_every_phase(name: &str) -> Rig {
+/// and committed), 6 finished; and its dashboard, up before the round as with the daemon
+/// (the boards' logs have what happened since the dashboard started).
+async fn hall_in_every_phase(name: &str) -> (Rig, hallclock::web::RunningWeb) {
     let mut rig = Rig::start_with(name, 6, GameDefaults::default()).await;
+    let web = dashboard(&rig).await;
     let r = rig
         .start_round(6, "600", 0, json!({"flag_mode": "claim"}))
         .await;
@@ -60,8 +62,19 @@ async fn hall_in_every_phase(name: &str) -> Rig {
         let r = rig.board_command(&board_id(n), cmd.clone()).await;
         assert_eq!(r["status"], "ok", "board {n}, {cmd}: {r}");
     }
+    // Enough of a log on board 1 that its box scrolls: a scrolled box must take the focus
+    // (axe's scrollable-region-focusable).
+    for n in 1..=24 {
+        let r = rig
+            .board_command(
+                &board_id(1),
+                json!({"action": "add_time", "side": "black", "delta_ms": 1000, "reason": format!("test {n}")}),
+            )
+            .await;
+        assert_eq!(r["status"], "ok", "{r}");
+    }
     rig.watcher.event(&board_id(3), "result_pending").await;
-    rig
+    (rig, web)
 }
 
 /// Each board of `hall_in_every_phase` and its phase.
@@ -78,7 +91,9 @@ const PHASES: [(usize, &str); 6] = [
 /// (the forms are drawn again when the state comes, after the page).
 fn drawn_for(phase: &str) -> &'static str {
     match phase {
-        "running" => "document.querySelector('#acts-now form:first-child[data-action=pause]')",
+        "running" => {
+            "document.querySelector('#acts-now form:first-child[data-action=pause]') && document.getElementById('log').scrollHeight > document.getElementById('log').clientHeight"
+        }
         "paused" => "document.querySelector('#acts-now form:first-child[data-action=resume]')",
         "flag" => "document.querySelector('#acts-now form:first-child[data-action=confirm_flag]')",
         "sealing" => "document.querySelector('#acts-now form:first-child[data-action=seal]')",
@@ -171,8 +186,7 @@ async fn axe_finds_no_critical_or_serious_violation_on_any_page() {
             path.display()
         ),
     };
-    let mut rig = hall_in_every_phase("web-axe").await;
-    let web = dashboard(&rig).await;
+    let (mut rig, web) = hall_in_every_phase("web-axe").await;
     let base = format!("http://{}", web.addr);
     let chrome = Chrome::start("web-axe", 1366, 768).await;
     let mut failures = Vec::new();
@@ -273,8 +287,7 @@ async fn small_tile_text(chrome: &Chrome) -> Value {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn on_a_phone_nothing_is_wider_than_the_screen_and_every_act_is_thumb_sized() {
-    let mut rig = hall_in_every_phase("web-phone").await;
-    let web = dashboard(&rig).await;
+    let (mut rig, web) = hall_in_every_phase("web-phone").await;
     let base = format!("http://{}", web.addr);
     let chrome = Chrome::start("web-phone", 1366, 768).await;
     let c = &chrome.client;
