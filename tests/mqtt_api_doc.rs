@@ -415,6 +415,7 @@ fn all_events() -> Vec<Event> {
                 termination: Termination::Checkmate,
             },
             replaces: None,
+            confirmed_by: None,
         },
         Event::SessionEndSet {
             at: T0,

@@ -17,68 +17,8 @@ use common::{Rig, board_id};
 use fantoccini::Locator;
 use fantoccini::actions::InputSource;
 use hallclock::hall::GameDefaults;
-use hallclock::web::AppState;
 use serde_json::{Value, json};
-use webcommon::{Chrome, PASSWORD};
-
-/// The rig's hall on the dashboard, with the test accounts.
-async fn dashboard(rig: &Rig) -> hallclock::web::RunningWeb {
-    let state = AppState::for_hall(
-        common::HALL,
-        rig.hall.as_ref().expect("the daemon runs"),
-        webcommon::accounts(),
-        false,
-    );
-    webcommon::serve(state).await
-}
-
-/// Log in through the login page, as a person does; the browser keeps the session.
-async fn log_in(chrome: &Chrome, base: &str, id: &str) {
-    let c = &chrome.client;
-    c.goto(&format!("{base}/login"))
-        .await
-        .expect("the login page");
-    chrome
-        .until(
-            "the login form",
-            "document.querySelector('#login input[name=id]')",
-        )
-        .await;
-    c.find(Locator::Css("#login input[name=id]"))
-        .await
-        .expect("the id field")
-        .send_keys(id)
-        .await
-        .expect("type the id");
-    c.find(Locator::Css("#login input[name=password]"))
-        .await
-        .expect("the password field")
-        .send_keys(PASSWORD)
-        .await
-        .expect("type the password");
-    press(chrome, "#login button", "the button").await;
-    chrome
-        .until("the hall after the login", "location.pathname === '/'")
-        .await;
-}
-
-/// Click `css` as a person does (WebDriver's click), once it is scrolled to the middle
-/// of the window: at the top it would sit under the sticky header.
-async fn press(chrome: &Chrome, css: &str, what: &str) {
-    chrome
-        .js(&format!(
-            "document.querySelector({css:?}).scrollIntoView({{block: 'center'}}); return true;"
-        ))
-        .await;
-    chrome
-        .client
-        .find(Locator::Css(css))
-        .await
-        .unwrap_or_else(|e| panic!("{what}: {e}"))
-        .click()
-        .await
-        .unwrap_or_else(|e| panic!("click {what}: {e}"));
-}
+use webcommon::{Chrome, dashboard, log_in, press};
 
 /// How many events of `kind` `board` has published so far.
 fn events(rig: &mut Rig, board: &str, kind: &str) -> usize {
@@ -1792,4 +1732,143 @@ async fn rule_i_8_a_spanish_re2_is_sealed_as_the_king_and_said_so() {
     let played = rig.watcher.event(&b1, "sealed_move_played").await;
     assert_eq!(played["san"], "Ke2", "{played}");
     chrome.close().await;
+}
+
+/// The text of the board page's event log.
+async fn log_text(chrome: &Chrome) -> String {
+    text_of(chrome, "#log").await
+}
+
+/// Issue 38, item 11: the page's words. The login page offers no pages and no feed before
+/// the login; the hall's count line counts every board, paused ones included; the board
+/// log says who confirmed a flag (the daemon's `game_ended` carries it) and an envelope's
+/// verdict without saying "verdict" twice.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_pages_words_count_every_board_and_say_who_confirmed_a_flag() {
+    let mut rig = Rig::start_with("web-words-11", 4, GameDefaults::default()).await;
+    let r = rig
+        .start_round(4, "600", 0, json!({"flag_mode": "claim"}))
+        .await;
+    assert_eq!(r["status"], "ok", "{r}");
+    let (b1, b2, b3, b4) = (board_id(1), board_id(2), board_id(3), board_id(4));
+    for b in [&b1, &b2, &b3, &b4] {
+        rig.watcher.event(b, "clock_started").await;
+    }
+    let web = dashboard(&rig).await;
+    let base = format!("http://{}", web.addr);
+    let chrome = Chrome::start("web-words-11", 1366, 768).await;
+    let c = &chrome.client;
+
+    // --- the login page: no navigation, no "connecting…" ---
+    c.goto(&format!("{base}/login")).await.expect("login");
+    chrome
+        .until("the login form", "document.getElementById('login')")
+        .await;
+    let shown = chrome
+        .js("const seen = id => { const e = document.getElementById(id); return !!e && e.getClientRects().length > 0; };
+             return {nav: seen('nav'), conn: seen('conn'), text: document.getElementById('top').innerText};")
+        .await;
+    assert_eq!(shown["nav"], false, "{shown}");
+    assert_eq!(shown["conn"], false, "{shown}");
+    assert!(
+        !shown["text"].as_str().unwrap_or("").contains("connecting"),
+        "{shown}"
+    );
+    log_in(&chrome, &base, "chief").await;
+    chrome
+        .until(
+            "the pages and the feed after the login",
+            "document.getElementById('nav').getClientRects().length && document.querySelector('#conn.live')",
+        )
+        .await;
+
+    // --- every board counted: 1 paused, 1 finished, 1 a flag waiting, 1 running ---
+    for (b, cmd) in [
+        (&b1, json!({"action": "pause", "reason": "noise"})),
+        (
+            &b2,
+            json!({"action": "set_result", "result": "1-0", "reason": "test"}),
+        ),
+        (
+            &b3,
+            json!({"action": "set_time", "side": "white", "remaining_ms": 1000, "reason": "test"}),
+        ),
+    ] {
+        let r = rig.board_command(b, cmd.clone()).await;
+        assert_eq!(r["status"], "ok", "{cmd}: {r}");
+    }
+    rig.watcher.event(&b3, "result_pending").await;
+    let line = chrome
+        .until(
+            "the count line with the flag",
+            "(t => t.includes('flag waiting') && t)(document.querySelector('.summary').textContent)",
+        )
+        .await;
+    let line = line.as_str().unwrap_or("").to_string();
+    println!("the hall's count line: {line}");
+    assert!(
+        line.starts_with("4 boards · 1 running · 1 flag waiting · 1 paused · 1 finished · "),
+        "{line}"
+    );
+
+    // --- the flag confirmed from the board page: who confirmed it is in the log ---
+    c.goto(&format!("{base}/board/{b3}"))
+        .await
+        .expect("board 3");
+    chrome
+        .until(
+            "the confirm flag act",
+            "document.querySelector('[data-quick=confirm-flag]')",
+        )
+        .await;
+    press(&chrome, "[data-quick=confirm-flag]", "Confirm flag").await;
+    press(&chrome, "#quick-yes", "Confirm").await;
+    let ended = rig.watcher.event(&b3, "game_ended").await;
+    assert_eq!(ended["confirmed_by"], "IA Chief Test", "{ended}");
+    let log = chrome
+        .until(
+            "the confirmation in the log",
+            "(t => t.includes('game ended') && t)(document.getElementById('log').textContent)",
+        )
+        .await;
+    let log = log.as_str().unwrap_or("").to_string();
+    assert!(
+        log.contains("game ended: 0-1 · White lost on time — confirmed by: IA Chief Test"),
+        "{log}"
+    );
+
+    // --- an envelope opened: its verdict said once ---
+    for cmd in [
+        json!({"action": "adjourn"}),
+        json!({"action": "seal", "mv": "e4"}),
+        json!({"action": "commit_seal"}),
+        json!({"action": "schedule_resumption", "resumption": {"start": common::now_ms() + 1500, "place": "hall"}}),
+    ] {
+        let r = rig.board_command(&b4, cmd.clone()).await;
+        assert_eq!(r["status"], "ok", "{cmd}: {r}");
+    }
+    rig.watcher.event(&b4, "resumption_started").await;
+    for cmd in [
+        json!({"action": "present", "side": "white"}),
+        json!({"action": "present", "side": "black"}),
+        json!({"action": "open_envelope"}),
+    ] {
+        let r = rig.board_command(&b4, cmd.clone()).await;
+        assert_eq!(r["status"], "ok", "{cmd}: {r}");
+    }
+    rig.watcher.event(&b4, "envelope_opened").await;
+    c.goto(&format!("{base}/board/{b4}"))
+        .await
+        .expect("board 4");
+    chrome
+        .until(
+            "the opening in the log",
+            "document.getElementById('log').textContent.includes('envelope opened')",
+        )
+        .await;
+    let log = log_text(&chrome).await;
+    assert!(log.contains("verdict: legal (e4)"), "{log}");
+    assert!(!log.contains("verdict verdict"), "{log}");
+    chrome.close().await;
+    rig.stop().await;
 }

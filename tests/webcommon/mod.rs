@@ -332,3 +332,62 @@ pub async fn arbiter_feed_until(
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
 }
+
+/// The rig's hall on the dashboard, with the test accounts.
+pub async fn dashboard(rig: &crate::common::Rig) -> hallclock::web::RunningWeb {
+    let state = hallclock::web::AppState::for_hall(
+        crate::common::HALL,
+        rig.hall.as_ref().expect("the daemon runs"),
+        accounts(),
+        false,
+    );
+    serve(state).await
+}
+
+/// Log in through the login page, as a person does; the browser keeps the session.
+pub async fn log_in(chrome: &Chrome, base: &str, id: &str) {
+    let c = &chrome.client;
+    c.goto(&format!("{base}/login"))
+        .await
+        .expect("the login page");
+    chrome
+        .until(
+            "the login form",
+            "document.querySelector('#login input[name=id]')",
+        )
+        .await;
+    c.find(fantoccini::Locator::Css("#login input[name=id]"))
+        .await
+        .expect("the id field")
+        .send_keys(id)
+        .await
+        .expect("type the id");
+    c.find(fantoccini::Locator::Css("#login input[name=password]"))
+        .await
+        .expect("the password field")
+        .send_keys(PASSWORD)
+        .await
+        .expect("type the password");
+    press(chrome, "#login button", "the button").await;
+    chrome
+        .until("the hall after the login", "location.pathname === '/'")
+        .await;
+}
+
+/// Click `css` as a person does (WebDriver's click), once it is scrolled to the middle
+/// of the window: at the top it would sit under the sticky header.
+pub async fn press(chrome: &Chrome, css: &str, what: &str) {
+    chrome
+        .js(&format!(
+            "document.querySelector({css:?}).scrollIntoView({{block: 'center'}}); return true;"
+        ))
+        .await;
+    chrome
+        .client
+        .find(fantoccini::Locator::Css(css))
+        .await
+        .unwrap_or_else(|e| panic!("{what}: {e}"))
+        .click()
+        .await
+        .unwrap_or_else(|e| panic!("click {what}: {e}"));
+}

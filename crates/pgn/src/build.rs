@@ -492,6 +492,7 @@ impl Builder {
                 at,
                 result,
                 replaces,
+                ..
             } => {
                 // The shadow has not seen the end yet: its clock, read at the end's instant,
                 // is the one the end stops.

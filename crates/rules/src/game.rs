@@ -456,6 +456,7 @@ impl Game {
             at,
             result: GameResult { score, termination },
             replaces: self.result.clone(),
+            confirmed_by: None,
         }
     }
 
@@ -564,7 +565,7 @@ impl Game {
                 arbiter,
                 reason,
             } => self.decide_replace_clock(device, *white, *black, arbiter, reason, now),
-            I::ConfirmFlag { .. } => self.decide_confirm_flag(now),
+            I::ConfirmFlag { arbiter } => self.decide_confirm_flag(arbiter, now),
             I::SetResult {
                 result,
                 arbiter,

@@ -782,7 +782,7 @@ fn rule_6_8_claim_mode_waits_for_the_arbiter() {
         }
     ));
     assert_eq!(d.game.result(), None);
-    d.input(
+    let e = d.input(
         Input::ConfirmFlag {
             arbiter: "IA".into(),
         },
@@ -792,6 +792,13 @@ fn rule_6_8_claim_mode_waits_for_the_arbiter() {
         d.result(),
         Some((Score::BlackWins, Termination::Flag { side: Color::White }))
     );
+    // Whose decision the flag's result was is recorded, as for an arbiter's result.
+    match &e[..] {
+        [Event::GameEnded { confirmed_by, .. }] => {
+            assert_eq!(confirmed_by.as_deref(), Some("IA"))
+        }
+        other => panic!("{other:?}"),
+    }
 }
 
 #[test]

@@ -223,6 +223,7 @@ mod tests {
             at,
             result,
             replaces: None,
+            confirmed_by: None,
         }]);
         assert_eq!((d.reprogram, d.text), (true, Some("0-1")));
         // A move made but not pressed changes nothing on the clock.

@@ -729,8 +729,8 @@ function fieldInput(f, boards) {
     return sel;
   }
   if (f.kind === "bool") return h("input", { name: f.name, type: "checkbox" });
-  // step 1: to the second. Without it the browser refuses any time with seconds ("enter
-  // a valid value") and the form is never sent.
+  // step 1: an instant may have seconds, as the Round page's start has. Without it the
+  // browser's own check refuses such a value at submit and the form silently does nothing.
   if (f.kind === "instant") return h("input", { name: f.name, type: "datetime-local", step: 1 });
   if (f.kind === "int") return h("input", { name: f.name, type: "number", min: f.min, max: f.max, step: 1 });
   if (f.kind === "seconds") return h("input", { name: f.name, type: "number", min: f.min, max: f.max, step: 1, placeholder: "e.g. 120" });
@@ -1223,6 +1223,33 @@ function boardMatches(id, query) {
   return folded([id, st && st.white ? st.white.name : "", st && st.black ? st.black.name : ""].join(" ")).includes(q);
 }
 
+/** The phases the hall's count line names, in its order; "running" always, the rest when some board is in it. */
+const COUNT_ORDER = ["running", "flag waiting", "paused", "sealing", "adjourned", "scheduled", "finished", "no game", "no data"];
+
+/**
+ * A board's phase for the hall's count line: what its marker says (a flag waiting, sealing,
+ * adjourned, paused) before its plain phase, so each board is counted once.
+ * @param {BoardData} b
+ */
+function countWord(b) {
+  const key = phaseKey(b.state);
+  if (key === "flag") return "flag waiting";
+  if (key === "idle") return "no game";
+  if (key === "none") return "no data";
+  return COUNT_ORDER.includes(key) ? key : key.replace(/_/g, " ");
+}
+
+/**
+ * "30 boards · 0 running · 30 paused · 2 alerts": every board is in one of the numbers.
+ * @param {number} total @param {Map<string, number>} counts @param {number} alerts
+ */
+function hallCounts(total, counts, alerts) {
+  const known = COUNT_ORDER.filter((w) => w === "running" || counts.get(w));
+  const other = [...counts.keys()].filter((w) => !COUNT_ORDER.includes(w)).sort();
+  const parts = [...known, ...other].map((w) => `${counts.get(w) || 0} ${w}`);
+  return [`${total} boards`, ...parts, `${alerts} alert${alerts === 1 ? "" : "s"}`].join(" · ");
+}
+
 function hallView() {
   const main = /** @type {HTMLElement} */ (document.getElementById("main"));
   const q = h("input", { type: "search", placeholder: "Find: board number or player", "aria-label": "find a board or a player", id: "hall-find" });
@@ -1245,7 +1272,9 @@ function hallView() {
     const mine = overSince;
     setTimeout(() => { if (mine === overSince) { pointerOver = false; again(); } }, touch ? 3000 : 0);
   });
-  main.replaceChildren(PUBLIC ? pubTitle : h("div", { class: "toolbar" }, [q, phase, sort, resort, summary]), grid);
+  // One h1 per page: the public screen's is its visible heading; the hall's only names the
+  // page for a screen reader (the tiles are the page).
+  main.replaceChildren(PUBLIC ? pubTitle : h("h1", { class: "vh", text: "Hall" }), ...(PUBLIC ? [] : [h("div", { class: "toolbar" }, [q, phase, sort, resort, summary])]), grid);
   document.title = PUBLIC ? "hallclock" : "Hall · hallclock";
   // A hall screen shows one round: `?round=N`, or the round started last.
   const askedRound = Number(new URLSearchParams(location.search).get("round")) || null;
@@ -1261,7 +1290,9 @@ function hallView() {
     const show = /** @type {HTMLSelectElement} */ (phase).value;
     const how = /** @type {HTMLSelectElement} */ (sort).value;
     const ids = [...store.boards.keys()].sort();
-    let running = 0, finished = 0;
+    /** Every board in one phase word (hallCounts): the line adds up to the boards. */
+    /** @type {Map<string, number>} */
+    const counts = new Map();
     const current = store.info && store.info.round ? store.info.round.round : null;
     const shownRound = askedRound || current;
     if (PUBLIC) {
@@ -1273,8 +1304,8 @@ function hallView() {
     const visible = ids.filter((id) => {
       const b = board(id), st = b.state;
       if (PUBLIC && shownRound && (!st || st.round !== shownRound)) return false;
-      if (st && st.phase === "running") running++;
-      if (st && st.phase === "finished") finished++;
+      const word = countWord(b);
+      counts.set(word, (counts.get(word) || 0) + 1);
       if (text && !boardMatches(id, text)) return false;
       if (show === "alerts") return alertsOf(id) > 0;
       if (show === "offline") return !b.online;
@@ -1309,7 +1340,7 @@ function hallView() {
       grid.replaceChildren(...visible.map((id) => /** @type {any} */ (tiles.get(id)).el));
       lastOrder = order;
     }
-    setText(summary, `${ids.length} boards · ${running} running · ${finished} finished · ${store.alerts.size} alerts`);
+    setText(summary, hallCounts(ids.length, counts, store.alerts.size));
   };
   render();
 }
@@ -1337,15 +1368,35 @@ function eventValue(k, v) {
   if (typeof v === "object") {
     if (v.score) return resultText(v, true);
     if (k === "kind" && typeof v.kind === "string") return arbiterResultWords(v);
-    return Object.entries(v).map(([kk, vv]) => `${kk.replace(/_/g, " ")} ${eventValue(kk, vv)}`).join(", ");
+    // An envelope's verdict is tagged by its own `verdict` ("verdict: verdict legal" was
+    // the key said twice): said as the daemon's log says it, "legal (Nf3)".
+    if (k === "verdict" && typeof v.verdict === "string") return verdictWords(v);
+    // A value tagged by its own key is said once, never "kind: kind …".
+    return Object.entries(v).map(([kk, vv]) => (kk === k ? eventValue(kk, vv) : `${kk.replace(/_/g, " ")} ${eventValue(kk, vv)}`)).join(", ");
   }
   return String(v);
+}
+
+/**
+ * A sealed move's verdict (I.8) in words, as `SealedVerdict::describe` says it.
+ * @param {any} v
+ */
+function verdictWords(v) {
+  if (v.verdict === "legal") return `legal (${v.san})`;
+  if (v.verdict === "ambiguous") return `ambiguous (${(v.candidates || []).join(" or ")})`;
+  return `${String(v.verdict).replace(/_/g, " ")}${v.reason ? ` (${v.reason})` : ""}`;
 }
 
 /** @param {any} ev */
 function eventText(ev) {
   const skip = new Set(["board", "seq", "event", "at", "uci", "fen", "commitment", "nonce", "envelope"]);
-  const words = /** @type {any} */ (EVENT_WORDS)[ev.event] || String(ev.event).replace(/_/g, " ");
+  let words = /** @type {any} */ (EVENT_WORDS)[ev.event] || String(ev.event).replace(/_/g, " ");
+  if (ev.event === "game_ended") {
+    // The result in words with why ("0-1 · White lost on time"); then who decided it
+    // (`arbiter`, or `confirmed by` for a confirmed flag) and what it replaces.
+    words = `game ended: ${resultText(ev, true)}`;
+    for (const k of ["score", "termination", "side", "absent", "kind", "verdict"]) skip.add(k);
+  }
   const rest = Object.entries(ev).filter(([k, v]) => !skip.has(k) && v !== null && v !== "").map(([k, v]) => `${k.replace(/_ms$/, "").replace(/_/g, " ")}: ${eventValue(k, v)}`);
   return { time: fmtTime(ev.at), words, rest: rest.join(" · ") };
 }
@@ -1493,12 +1544,13 @@ function boardView(id) {
   const b = board(id);
   if (!b.historyLoaded) loadHistory(id);
   let flipped = localStorage.getItem(`hallclock.flip.${id}`) === "1";
-  let diagram = /** @type {any} */ (window).HallBoard.createBoard({ flipped });
+  const diagramName = `Diagram of ${id}'s position`;
+  let diagram = /** @type {any} */ (window).HallBoard.createBoard({ flipped, label: diagramName });
   const diagramBox = h("div", { class: "diagram" }, [diagram.svg]);
   const flip = h("button", { type: "button", class: "flip", text: "Flip board", onclick: () => {
     flipped = !flipped;
     localStorage.setItem(`hallclock.flip.${id}`, flipped ? "1" : "0");
-    diagram = /** @type {any} */ (window).HallBoard.createBoard({ flipped });
+    diagram = /** @type {any} */ (window).HallBoard.createBoard({ flipped, label: diagramName });
     diagramBox.replaceChildren(diagram.svg);
     diagram.update(b.state ? b.state.fen : null, b.lastUci);
     if (arrowShown) diagram.arrow(arrowShown.from, arrowShown.to);
@@ -1510,7 +1562,7 @@ function boardView(id) {
     arrowShown = shown;
     diagram.arrow(arrowShown ? arrowShown.from : null, arrowShown ? arrowShown.to : null);
   };
-  const title = h("h2", { text: id });
+  const title = h("h1", { text: id });
   const marker = h("div", { class: "marker", hidden: true });
   const status = h("div", { class: "status" });
   const clocks = h("div", { class: "bigclocks" });
@@ -1525,8 +1577,9 @@ function boardView(id) {
     liveClocks.push([clock, id, color]);
   }
   const movesBody = h("tbody");
-  const movesBox = h("div", { class: "moves" }, [h("table", { id: "moves" }, [h("thead", {}, [h("tr", {}, ["#", "White", "clock", "Black", "clock"].map((t) => h("th", { text: t })))]), movesBody])]);
-  const log = h("div", { class: "log", id: "log" });
+  // Scrolled boxes take the focus, so a keyboard can scroll them; named for a screen reader.
+  const movesBox = h("div", { class: "moves", tabindex: 0, role: "region", "aria-label": "Moves" }, [h("table", { id: "moves" }, [h("thead", {}, [h("tr", {}, ["#", "White", "clock", "Black", "clock"].map((t) => h("th", { text: t })))]), movesBody])]);
+  const log = h("div", { class: "log", id: "log", tabindex: 0, role: "region", "aria-label": "Event log" });
   const alertsBox = h("div", { class: "alerts" });
   const boards = [...store.boards.keys()].sort();
   const canCommand = mayCommand(id);
@@ -1714,7 +1767,7 @@ function alertsView() {
   const main = /** @type {HTMLElement} */ (document.getElementById("main"));
   document.title = "Alerts · hallclock";
   const list = h("div", { class: "alerts", id: "alerts" });
-  main.replaceChildren(h("h2", { text: "Alerts" }), h("p", { class: "muted", text: "Critical alerts sound once and flash until resolved. Resolving one is acting on it (confirm the flag, resume the clock, keep or set the time, fix the board): the daemon clears it for every arbiter. Silence stops the sound and the banner in this browser only." }), list);
+  main.replaceChildren(h("h1", { text: "Alerts" }), h("p", { class: "muted", text: "Critical alerts sound once and flash until resolved. Resolving one is acting on it (confirm the flag, resume the clock, keep or set the time, fix the board): the daemon clears it for every arbiter. Silence stops the sound and the banner in this browser only." }), list);
   liveClocks = [];
   let shown = "";
   render = () => {
@@ -1734,7 +1787,7 @@ function roundView() {
   const boards = () => [...store.boards.keys()].sort();
   const chief = isChief();
   // --- start a round ---
-  const num = /** @type {HTMLInputElement} */ (h("input", { type: "number", name: "round", min: 1, max: 999, value: String(((store.info && store.info.round && store.info.round.round) || 0) + 1) }));
+  const num = /** @type {HTMLInputElement} */ (h("input", { type: "number", name: "round", id: "round-number", min: 1, max: 999, value: String(((store.info && store.info.round && store.info.round.round) || 0) + 1) }));
   const start = /** @type {HTMLInputElement} */ (h("input", { type: "datetime-local", name: "start", step: 1, id: "round-start" }));
   // On the server's clock: the round starts when the server's clock says so. The proposal
   // follows the clock until the arbiter changes the field (a form typed for five minutes
@@ -1747,17 +1800,26 @@ function roundView() {
     start.value = proposed;
   };
   proposed = start.value = localInput(serverCivilNow() + 60000);
-  const tc = /** @type {HTMLInputElement} */ (h("input", { type: "text", name: "time_control", value: store.info && store.info.defaults ? store.info.defaults.time_control : "40/5400+30:1800+30" }));
+  const tc = /** @type {HTMLInputElement} */ (h("input", { type: "text", name: "time_control", id: "round-tc", value: store.info && store.info.defaults ? store.info.defaults.time_control : "40/5400+30:1800+30" }));
   const tcDesc = h("div", { class: "desc", id: "tc-desc" });
-  const sessionEnd = /** @type {HTMLInputElement} */ (h("input", { type: "datetime-local", name: "session_end", step: 1 }));
-  const flagMode = h("select", { name: "flag_mode" }, [h("option", { value: "", text: "event default" }), h("option", { value: "auto", text: "auto" }), h("option", { value: "claim", text: "claim" })]);
+  const sessionEnd = /** @type {HTMLInputElement} */ (h("input", { type: "datetime-local", name: "session_end", id: "round-session-end", step: 1 }));
+  const flagMode = h("select", { name: "flag_mode", id: "round-flag-mode" }, [h("option", { value: "", text: "event default" }), h("option", { value: "auto", text: "auto" }), h("option", { value: "claim", text: "claim" })]);
   const rowsBody = h("tbody", { id: "pairing-rows" });
   /** @param {string} [b] @param {string} [w] @param {string} [k] */
   const addRow = (b, w, k) => {
-    const sel = h("select", { name: "board" }, boards().map((x) => h("option", { value: x, text: x, selected: x === b })));
-    rowsBody.append(h("tr", {}, [h("td", {}, [sel]), h("td", {}, [h("input", { name: "white", value: w || "" })]), h("td", {}, [h("input", { name: "white_fide_id", inputmode: "numeric" })]), h("td", {}, [h("input", { name: "black", value: k || "" })]), h("td", {}, [h("input", { name: "black_fide_id", inputmode: "numeric" })]), h("td", {}, [h("button", { type: "button", text: "✕", onclick: (/** @type {Event} */ e) => /** @type {HTMLElement} */ (/** @type {HTMLElement} */ (e.target).closest("tr")).remove() })])]));
+    // Each box named for a screen reader (the table's head is not a label), and with a
+    // placeholder: on a phone the row is folded into three lines without the head.
+    const sel = h("select", { name: "board", "aria-label": "Board" }, boards().map((x) => h("option", { value: x, text: x, selected: x === b })));
+    const box = (/** @type {string} */ name, /** @type {string} */ says, /** @type {string} */ hint, /** @type {string} */ value, numeric = false) =>
+      h("td", { class: `c-${name}` }, [h("input", { name, value, "aria-label": says, placeholder: hint, inputmode: numeric ? "numeric" : null })]);
+    rowsBody.append(h("tr", {}, [
+      h("td", { class: "c-board" }, [sel]),
+      box("white", "White's name", "White", w || ""), box("white_fide_id", "White's FIDE id", "FIDE id", "", true),
+      box("black", "Black's name", "Black", k || ""), box("black_fide_id", "Black's FIDE id", "FIDE id", "", true),
+      h("td", { class: "c-remove" }, [h("button", { type: "button", text: "✕", "aria-label": "Remove this row", title: "Remove this row", onclick: (/** @type {Event} */ e) => /** @type {HTMLElement} */ (/** @type {HTMLElement} */ (e.currentTarget).closest("tr")).remove() })]),
+    ]));
   };
-  const pasted = /** @type {HTMLTextAreaElement} */ (h("textarea", { name: "pairings_json", placeholder: '[{"board":"board-001","white":"A. Player","black":"B. Player"}, …]' }));
+  const pasted = /** @type {HTMLTextAreaElement} */ (h("textarea", { name: "pairings_json", id: "pairings-json", placeholder: '[{"board":"board-001","white":"A. Player","black":"B. Player"}, …]' }));
   const reply = h("span", { class: "reply", id: "round-reply" });
   // The pairing program's file: read here, reviewed through the server's TRF reader, sent
   // whole with start_round (the hall maps tournament boards to its own boards).
@@ -1833,20 +1895,22 @@ function roundView() {
     return past;
   };
   const startForm = h("form", { id: "start-round" }, [
-    h("div", { class: "field" }, [h("label", { text: "Round" }), num]),
-    h("div", { class: "field" }, [h("label", { text: "Scheduled start (the clocks start by themselves, 6.5)" }), start, pastNote]),
-    h("div", { class: "field" }, [h("label", { text: "Time control" }), tc, tcDesc]),
-    h("div", { class: "field" }, [h("label", { text: "Session end (optional: games still on are ordered to seal, I.1.1)" }), sessionEnd]),
-    h("div", { class: "field" }, [h("label", { text: "Flag mode" }), flagMode]),
+    // Every label names its field (for=): a tap on the words focuses the box, and a
+    // screen reader reads them with it.
+    h("div", { class: "field" }, [h("label", { for: "round-number", text: "Round" }), num]),
+    h("div", { class: "field" }, [h("label", { for: "round-start", text: "Scheduled start (the clocks start by themselves, 6.5)" }), start, pastNote]),
+    h("div", { class: "field" }, [h("label", { for: "round-tc", text: "Time control" }), tc, tcDesc]),
+    h("div", { class: "field" }, [h("label", { for: "round-session-end", text: "Session end (optional: games still on are ordered to seal, I.1.1)" }), sessionEnd]),
+    h("div", { class: "field" }, [h("label", { for: "round-flag-mode", text: "Flag mode" }), flagMode]),
     h("h3", { text: "Pairings" }),
-    h("table", { class: "pairings" }, [h("thead", {}, [h("tr", {}, ["Board", "White", "FIDE id", "Black", "FIDE id", ""].map((t) => h("th", { text: t })))]), rowsBody]),
+    h("table", { class: "pairings edit" }, [h("thead", {}, [h("tr", {}, ["Board", "White", "FIDE id", "Black", "FIDE id", ""].map((t) => h("th", { text: t })))]), rowsBody]),
     h("p", {}, [
       h("button", { type: "button", text: "Add row", onclick: () => addRow(boards()[rowsBody.children.length]) }),
       " ",
       h("button", { type: "button", text: "A row for every board", onclick: () => { rowsBody.replaceChildren(); for (const b of boards()) addRow(b); } }),
     ]),
-    h("div", { class: "field" }, [h("label", { text: "…or paste pairings as JSON (replaces the table)" }), pasted]),
-    h("div", { class: "field" }, [h("label", { text: "…or import the pairing program's file (TRF16/TRF26): review the boards below, then start (replaces the table)" }), trfInput, " ", h("label", {}, [onlyOurs, " only the boards of this hall"])]),
+    h("div", { class: "field" }, [h("label", { for: "pairings-json", text: "…or paste pairings as JSON (replaces the table)" }), pasted]),
+    h("div", { class: "field" }, [h("label", { for: "trf-file", text: "…or import the pairing program's file (TRF16/TRF26): review the boards below, then start (replaces the table)" }), trfInput, " ", h("label", { class: "check" }, [onlyOurs, " only the boards of this hall"])]),
     trfReview,
     h("button", { type: "submit", class: "primary", text: "Start round" }), " ", reply,
   ]);
@@ -1993,6 +2057,7 @@ function roundView() {
   const hallForms = h("div", { class: "forms" }, hallSpecs.map((s) => commandForm(s, null, boards())));
   const summary = h("div", { id: "round-summary" });
   main.replaceChildren(
+    h("h1", { class: "vh", text: "Round" }),
     h("div", { class: "round-grid" }, [
       h("div", {}, [h("div", { class: "card" }, [h("h2", { text: "Start a round" }), chief ? startForm : h("p", { class: "muted", text: "Only the chief arbiter starts rounds." })])]),
       h("div", {}, [
@@ -2059,10 +2124,10 @@ function tcWords(reason) {
 
 function loginView() {
   const main = /** @type {HTMLElement} */ (document.getElementById("main"));
-  const id = /** @type {HTMLInputElement} */ (h("input", { name: "id", autocomplete: "username", placeholder: "arbiter id", required: true }));
-  const pw = /** @type {HTMLInputElement} */ (h("input", { name: "password", type: "password", autocomplete: "current-password", placeholder: "password", required: true }));
+  const id = /** @type {HTMLInputElement} */ (h("input", { name: "id", id: "login-id", autocomplete: "username", required: true }));
+  const pw = /** @type {HTMLInputElement} */ (h("input", { name: "password", id: "login-password", type: "password", autocomplete: "current-password", required: true }));
   const reply = h("span", { class: "reply", id: "login-reply" });
-  const form = h("form", { class: "card login", id: "login" }, [h("h2", { text: "Arbiter login" }), id, pw, h("button", { type: "submit", class: "primary", text: "Log in" }), reply, h("p", { class: "muted" }, ["Spectators: ", h("a", { href: "/public", text: "the public screen" })])]);
+  const form = h("form", { class: "card login", id: "login" }, [h("h1", { text: "Arbiter login" }), h("label", { for: "login-id", text: "Arbiter id" }), id, h("label", { for: "login-password", text: "Password" }), pw, h("button", { type: "submit", class: "primary", text: "Log in" }), reply, h("p", { class: "muted" }, ["Spectators: ", h("a", { href: "/public", text: "the public screen" })])]);
   form.addEventListener("submit", async (e) => {
     e.preventDefault();
     const r = await fetch("/api/login", { method: "POST", credentials: "same-origin", headers: { "content-type": "application/json" }, body: JSON.stringify({ id: id.value, password: pw.value }) });
@@ -2097,8 +2162,11 @@ async function main() {
     const nav = a.getAttribute("data-nav");
     a.classList.toggle("active", (nav === "hall" && path === "/") || path === `/${nav}`);
   }
+  /** @param {string} el */
+  const show = (el) => { const e = document.getElementById(el); if (e) e.hidden = false; };
   if (PUBLIC) {
     document.body.classList.add("public");
+    show("conn");
     // Nothing to press on a hall screen.
     const out = document.getElementById("logout");
     if (out) out.remove();
@@ -2120,10 +2188,16 @@ async function main() {
     store.civilOffset = store.me.civil_ms - (asked + Date.now()) / 2;
     showClockNote();
   }
+  // The pages and the feed's state are an arbiter's: shown once logged in, never on the
+  // login page (index.html has them hidden).
+  show("nav");
+  show("conn");
   const who = document.getElementById("who");
   if (who && store.me) who.textContent = `${store.me.arbiter.name} · ${store.me.arbiter.role}`;
   const out = /** @type {HTMLButtonElement} */ (document.getElementById("logout"));
   out.hidden = false;
+  // On a phone the name is left out of the one-line header: the button still says whose.
+  if (store.me) out.title = `Log out ${store.me.arbiter.name}`;
   out.addEventListener("click", async () => {
     await fetch("/api/logout", { method: "POST", credentials: "same-origin", headers: { "x-csrf-token": store.me ? store.me.csrf : "" } });
     // The other tabs' shared feed ends with this session: reopened without it, it is

@@ -47,11 +47,12 @@ function svgEl(name, attrs) {
 
 /**
  * A board diagram. `update(fen, lastUci)` redraws what changed.
- * @param {{flipped?: boolean}} [opts]
+ * @param {{flipped?: boolean, label?: string}} [opts]
  */
 function createBoard(opts) {
   const flipped = !!(opts && opts.flipped);
-  const svg = /** @type {SVGSVGElement} */ (svgEl("svg", { viewBox: "0 0 80 80", class: "board", role: "img" }));
+  // An image needs a name for a screen reader; the moves are in the page as text.
+  const svg = /** @type {SVGSVGElement} */ (svgEl("svg", { viewBox: "0 0 80 80", class: "board", role: "img", "aria-label": (opts && opts.label) || "Board diagram" }));
   /** @type {SVGTextElement[]} */
   const pieces = [];
   /** @type {SVGRectElement[]} */

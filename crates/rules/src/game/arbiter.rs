@@ -197,7 +197,11 @@ impl Game {
     }
 
     /// 6.8 in claim mode, or after a flag whose 6.9 verdict was pending.
-    pub(super) fn decide_confirm_flag(&self, now: Millis) -> Result<Vec<Event>, Rejection> {
+    pub(super) fn decide_confirm_flag(
+        &self,
+        arbiter: &str,
+        now: Millis,
+    ) -> Result<Vec<Event>, Rejection> {
         let Some(pending) = &self.pending_flag else {
             return Err(Rejection::NoPendingFlag);
         };
@@ -208,6 +212,7 @@ impl Game {
                 at: now,
                 result,
                 replaces,
+                confirmed_by: Some(arbiter.to_string()),
             }]),
             Event::ResultPending { reason, .. } => Err(Rejection::VerdictUnknown { reason }),
             _ => Err(Rejection::NoPendingFlag),

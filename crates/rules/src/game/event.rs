@@ -289,6 +289,11 @@ pub enum Event {
         /// The result this one replaces, when the arbiter overrules an earlier one.
         #[serde(skip_serializing_if = "Option::is_none", default)]
         replaces: Option<GameResult>,
+        /// The arbiter who confirmed the flag (6.8, `confirm_flag`): a flag result says
+        /// whose decision it was as an arbiter's result does. Not `arbiter`: an arbiter's
+        /// result (`termination: arbiter`) has that field already, flattened beside this.
+        #[serde(skip_serializing_if = "Option::is_none", default)]
+        confirmed_by: Option<String>,
     },
 }
 

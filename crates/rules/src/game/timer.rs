@@ -162,6 +162,7 @@ mod tests {
             at,
             result: GameResult { score, termination },
             replaces: None,
+            confirmed_by: None,
         }
     }
 
