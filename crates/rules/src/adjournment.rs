@@ -671,6 +671,17 @@ mod tests {
         assert_eq!(san(&read(open, "Af1-c4", Es)), "Bc4");
         assert_eq!(san(&read(open, "Dh5", Es)), "Qh5");
         assert_eq!(san(&read(open, "Re2", Es)), "Ke2");
+        assert_eq!(san(&read(open, "\u{2655}h5", Es)), "Qh5");
+        assert_eq!(
+            san(&read(open, "\u{265B}d1-h5", NotationLanguage::En)),
+            "Qh5"
+        );
+    }
+
+    #[test]
+    fn rule_i_8_the_letters_in_force_are_named_king_first() {
+        assert_eq!(piece_letters(NotationLanguage::En), "K Q R B N");
+        assert_eq!(piece_letters(NotationLanguage::Es), "R D T A C");
     }
 
     #[test]
