@@ -84,7 +84,11 @@ fn assert_no_leak(rig: &mut Rig, logs: &LogBuffer, state_dir: &Path, texts: &[&s
         }
         assert!(
             !log.contains(text),
-            "{when}: sealed move {text:?} in the daemon's log"
+            "{when}: sealed move {text:?} in the daemon's log: {}",
+            log.lines()
+                .filter(|l| l.contains(text))
+                .collect::<Vec<_>>()
+                .join("\n")
         );
         for (path, bytes) in files(state_dir) {
             assert!(
@@ -770,7 +774,9 @@ async fn rule_i_9_1_a_sealed_move_not_made_on_the_board_raises_a_critical_alert(
     rig.watcher.event(&board_id(1), "clock_started").await;
     play(&mut rig, 1, "e2e4").await;
     ok(&mut rig, 1, json!({"action": "adjourn"})).await;
-    ok(&mut rig, 1, json!({"action": "seal", "mv": "Nb8-c6"})).await;
+    // Not one of the leak test's texts: the tests of this binary share one log, and this
+    // envelope is opened (its text then public) while that test looks for its own.
+    ok(&mut rig, 1, json!({"action": "seal", "mv": "Nc6"})).await;
     ok(&mut rig, 1, json!({"action": "commit_seal"})).await;
     rig.watcher.event(&board_id(1), "seal_committed").await;
     let start = now_ms() + 1000;
