@@ -81,12 +81,13 @@ pub fn reading(pos: &Chess, text: &str, lang: NotationLanguage) -> Value {
     }
 }
 
-/// A capital letter that is no piece letter of the event (castling's O aside): most
+/// A capital letter that is no piece letter of the event (castling's O and the pawn's P,
+/// optional in both languages, aside): most
 /// likely the move was typed in another language's letters, so the page does not seal it.
 fn foreign_letter(text: &str, lang: NotationLanguage) -> Option<char> {
     let own = piece_letters(lang);
     text.chars()
-        .find(|c| c.is_ascii_uppercase() && *c != 'O' && !own.contains(*c))
+        .find(|c| c.is_ascii_uppercase() && !matches!(c, 'O' | 'P') && !own.contains(*c))
 }
 
 /// The pieces' names in the event's language, king first (for the field's hint).
@@ -237,6 +238,12 @@ mod tests {
             r["words"],
             "cannot be read: 'N' is not a piece letter here (R D T A C) (I.8.2)"
         );
+        let pawn = reading(&start, "Pe4", NotationLanguage::Es);
+        assert_eq!(
+            pawn["verdict"], "legal",
+            "P (peón) is no foreign letter: {pawn}"
+        );
+        assert_eq!(pawn["written"], "Peón e2–e4");
         let junk = reading(&start, "e2e4junk", NotationLanguage::Es);
         assert_eq!(junk["verdict"], "meaningless", "{junk}");
         assert_eq!(junk["refuse"], Value::Null, "{junk}");

@@ -294,6 +294,8 @@ fn piece_role(c: char, lang: NotationLanguage) -> Option<Role> {
         (NotationLanguage::En, 'R') | (NotationLanguage::Es, 'T') => Some(Role::Rook),
         (NotationLanguage::En, 'B') | (NotationLanguage::Es, 'A') => Some(Role::Bishop),
         (NotationLanguage::En, 'N') | (NotationLanguage::Es, 'C') => Some(Role::Knight),
+        // P: pawn, peón (usually left out, sometimes written: Pe4, Pe2-e4).
+        (_, 'P') => Some(Role::Pawn),
         _ => None,
     }
 }
@@ -306,6 +308,7 @@ fn figurine_role(c: char) -> Option<Role> {
         '\u{2656}' | '\u{265C}' => Some(Role::Rook),
         '\u{2657}' | '\u{265D}' => Some(Role::Bishop),
         '\u{2658}' | '\u{265E}' => Some(Role::Knight),
+        '\u{2659}' | '\u{265F}' => Some(Role::Pawn),
         _ => None,
     }
 }
@@ -377,7 +380,12 @@ pub fn read_sealed_move(pos: &Chess, text: &str, lang: NotationLanguage) -> Seal
     if let Some(v) = long_algebraic(pos, &english) {
         return v;
     }
-    from_san(pos, &english.replace(':', "x"))
+    // SAN has no pawn letter: `Pe4`, `Pexd5` are `e4`, `exd5`.
+    let san = match english.strip_prefix('P') {
+        Some(rest) if rest.starts_with(|c: char| c.is_ascii_lowercase()) => rest,
+        _ => english.as_str(),
+    };
+    from_san(pos, &san.replace(':', "x"))
 }
 
 /// `[piece]from[-x:]to[[=]promotion]`, or `None` when the text is not of that form.
@@ -676,6 +684,22 @@ mod tests {
             san(&read(open, "\u{265B}d1-h5", NotationLanguage::En)),
             "Qh5"
         );
+    }
+
+    #[test]
+    fn rule_i_8_a_pawn_may_be_named_p_or_by_its_figurine() {
+        use NotationLanguage::{En, Es};
+        assert_eq!(san(&read(None, "Pe4", Es)), "e4");
+        assert_eq!(san(&read(None, "Pe2-e4", En)), "e4");
+        assert_eq!(san(&read(None, "\u{2659}e4", Es)), "e4");
+        assert_eq!(san(&read(None, "\u{265F}e2-e4", En)), "e4");
+        // A P before a square that holds no pawn names the wrong piece.
+        assert!(matches!(
+            read(None, "Pg1-f3", En),
+            SealedVerdict::Meaningless { .. }
+        ));
+        let take = Some("rnbqkbnr/ppp1pppp/8/3p4/4P3/8/PPPP1PPP/RNBQKBNR w KQkq - 0 2");
+        assert_eq!(san(&read(take, "Pexd5", Es)), "exd5");
     }
 
     #[test]

@@ -851,9 +851,9 @@ function eventLetters(st) {
 /** What the seal field takes, in words. @param {State|null} st */
 function lettersHint(st) {
   const table = eventLetters(st) === "es"
-    ? "Spanish letters: R rey (king), D dama, T torre, A alfil, C caballo"
-    : "English letters: K king, Q queen, R rook, B bishop, N knight";
-  return `Piece letters of this event — ${table}; figurines ♔♕♖♗♘ too. Pawn moves have no letter (e4, exd5, e8=${eventLetters(st) === "es" ? "D" : "Q"}).`;
+    ? "Spanish letters: R rey (king), D dama, T torre, A alfil, C caballo, P peón"
+    : "English letters: K king, Q queen, R rook, B bishop, N knight, P pawn";
+  return `Piece letters of this event — ${table}; figurines ♔♕♖♗♘♙ too. The pawn's letter may be left out (e4, exd5, e8=${eventLetters(st) === "es" ? "D" : "Q"}).`;
 }
 
 /**
