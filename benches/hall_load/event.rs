@@ -21,7 +21,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use hallclock::link::testing::scratch_dir;
-use hallclock::sim::{BoardHandle, Sim, SimConfig};
+use hallclock::sim::{BoardHandle, Side, Sim, SimConfig};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use serde_json::json;
@@ -118,6 +118,10 @@ async fn round(
     notes: &mut Vec<String>,
 ) {
     let n = sim.boards().len();
+    // Between rounds the players set the pieces up again, as the demo's do.
+    for b in sim.boards() {
+        hallclock::demo::player::prepare_board(b, Side::Left, &shakmaty::Board::new());
+    }
     let mark = sub.seen.len();
     super::start_round(sub, n, 1, super::wall_us() / 1000 + 3000, r).await;
     let players: Vec<_> = sim
@@ -148,11 +152,13 @@ async fn round(
                 } else if i % 2 == 0 {
                     results += 1;
                     json!({"transaction": tx, "arbiter": "IA Bench", "action": "set_result",
-                           "result": "resignation", "side": side})
+                           "result": "resignation", "side": side,
+                           "reason": "event benchmark: the game's plies were played"})
                 } else {
                     results += 1;
                     json!({"transaction": tx, "arbiter": "IA Bench", "action": "set_result",
-                           "result": "1/2-1/2"})
+                           "result": "agreed_draw",
+                           "reason": "event benchmark: the game's plies were played"})
                 };
                 sub.publish(topic, body).await;
             }
@@ -168,6 +174,20 @@ async fn round(
         )
         .await;
     let got = ended(&sub.seen[mark..]).len();
+    // A refused command is the bench's mistake or the daemon's: either way, said.
+    let refused: Vec<String> = sub.seen[mark..]
+        .iter()
+        .filter(|m| m.board_topic().is_some_and(|(_, k)| k == "response"))
+        .map(Msg::json)
+        .filter(|v| v["status"] != "ok")
+        .map(|v| v.to_string())
+        .collect();
+    if let Some(first) = refused.first() {
+        notes.push(format!(
+            "round {r}: {} command(s) refused, the first: {first}",
+            refused.len()
+        ));
+    }
     println!(
         "   round {r}: {on_board} ended on the board, {flags} by a flag, {results} by the arbiter's result; {got} of {n} `game_ended`"
     );
