@@ -9,7 +9,9 @@
 //! insufficient material) or after `PLIES` (default 80) half-moves, when the bench's
 //! arbiter ends it: every tenth board by a flag (a `set_time` of 0.5 s to the side on
 //! move, which then does not move), the others by a resignation or a draw (`set_result`).
-//! The next round starts once every game of this one has ended.
+//! The next round starts once every game of this one has ended. `DASHBOARDS` and
+//! `BROADCAST_POLL_MS` work here too (hall_load/web.rs): the feeds and the broadcast of
+//! games with their moves, over the whole event.
 //!
 //! A game here is shorter than a classical one in time, not in what the daemon writes: its
 //! moves, presses, clock states and result are journalled as in the hall, so the card's
@@ -207,7 +209,10 @@ pub async fn run(n: usize, rounds: u32, daemon: &Path) {
     let mut cfg = SimConfig::new(n, dir.join("ports"));
     cfg.serial_base = 10000;
     let sim = Sim::start(cfg).await.expect("the simulator starts");
-    let config = super::daemon_config(&dir, port, sim.boards(), None, None);
+    // DASHBOARDS and BROADCAST_POLL_MS as in a window run: the real games' feeds and PGN.
+    let web_load = super::web::WebLoad::from_env();
+    let web_port = web_load.on().then(super::free_port);
+    let config = super::daemon_config(&dir, port, sim.boards(), None, web_port);
     let mut sub = Subscriber::start(port);
     let log_path = dir.join("daemon.log");
     let log = std::fs::File::create(&log_path).expect("create daemon.log");
@@ -240,6 +245,16 @@ pub async fn run(n: usize, rounds: u32, daemon: &Path) {
         "\n== {n} boards × {rounds} rounds, up to {plies} half-moves a game, a move every {gap:?} + 50–150 ms to the press; load average {}",
         super::loadavg()
     );
+    let web = match web_port {
+        Some(p) => Some(
+            super::web::start(web_load, ([127, 0, 0, 1], p).into(), super::BENCH_ARBITER).await,
+        ),
+        None => None,
+    };
+    let web0 = web.as_ref().map(|w| {
+        super::web::clear_poll_times(&w.counters);
+        w.counters.snapshot()
+    });
     let cpu0 = super::cpu_seconds(pid);
     let syncs = SyncCounter::start(pid);
     let t0 = Instant::now();
@@ -253,6 +268,11 @@ pub async fn run(n: usize, rounds: u32, daemon: &Path) {
         .zip(cpu0)
         .map_or(f64::NAN, |(b, a)| b - a);
     let load_end = super::loadavg();
+    if let (Some(w), Some(a)) = (web, web0) {
+        let (detail, _) = w.report(&a, &w.counters.snapshot(), elapsed);
+        print!("{detail}");
+        w.stop();
+    }
     // The archive of the last round is written when its last game ends; let it land.
     tokio::time::sleep(Duration::from_secs(2)).await;
     let exit = proc.stop(Duration::from_secs(10));
