@@ -35,6 +35,18 @@
 //! shows in the latency tail); `SYNC_WINDOW_MS` sets the daemons' `hall.sync_window_ms`
 //! (default: the daemon's, 0). A board count that fails (e.g. a daemon that cannot keep
 //! its MQTT connection) is reported as a failed row and the next count runs.
+//!
+//! The web side (issue 37; hall_load/web.rs), off by default (the daemon's `[web]` left
+//! out of its configuration, as before): `DASHBOARDS=5` logs that many arbiters'
+//! dashboard sessions in over HTTP and keeps their SSE streams of `/api/feed` open, read
+//! to the end as browsers would; `BROADCAST_POLL_MS=2000` fetches the current round's
+//! `games.pgn` that often with `If-None-Match`, as a lichess broadcast polls. Their bytes,
+//! answers and errors in the window are in the details and a column of the table.
+//!
+//! `ROUNDS=9` (hall_load/event.rs) plays a whole event at speed instead of a window:
+//! real games (the demo's players) of up to `PLIES` half-moves, `MOVE_MS` apart, round
+//! after round, and reports the journal's used bytes, the PGN archives, the log and the
+//! fsyncs after it.
 //! Under `cargo test --all-targets` (no `--bench`) it is a short smoke run.
 
 use std::collections::{BTreeMap, HashMap};
@@ -49,6 +61,11 @@ use hallclock::sim::{BoardHandle, Sim, SimConfig};
 use rumqttc::{AsyncClient, Event, MqttOptions, Packet, QoS};
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
+
+#[path = "hall_load/event.rs"]
+mod event;
+#[path = "hall_load/web.rs"]
+mod web;
 
 const HALL: &str = "load";
 /// Presses on one board are this far apart (both players together: a move every 10 s).
@@ -99,6 +116,18 @@ fn main() {
         "hall_load: boards {counts:?} on {nodes} node(s), {seconds} s window each, a press every {PRESS_EVERY:?} per pressing board, seed {seed:#x}, daemon {}",
         daemon.display()
     );
+    // ROUNDS: a whole event at speed instead of a window (hall_load/event.rs).
+    if let Some(rounds) = env_num::<u32>("ROUNDS").filter(|r| *r > 0) {
+        for &n in &counts {
+            let rt = tokio::runtime::Builder::new_multi_thread()
+                .enable_all()
+                .build()
+                .expect("tokio runtime");
+            rt.block_on(event::run(n, rounds, &daemon));
+            rt.shutdown_timeout(Duration::from_secs(2));
+        }
+        return;
+    }
     let mut rows = Vec::new();
     for &n in &counts {
         let rt = tokio::runtime::Builder::new_multi_thread()
@@ -314,14 +343,20 @@ fn bench_key() -> hallclock::intake::auth::Key {
     hallclock::intake::auth::Key::from_hex(BENCH_KEY).expect("the bench key")
 }
 
-fn daemon_config(dir: &Path, port: u16, boards: &[BoardHandle], node: Option<&str>) -> PathBuf {
+/// `web`: the port of the daemon's web server (dashboard and broadcast), loopback only;
+/// `None` leaves `[web]` out, as the bench always did (the daemon's default).
+fn daemon_config(
+    dir: &Path,
+    port: u16,
+    boards: &[BoardHandle],
+    node: Option<&str>,
+    web: Option<u16>,
+) -> PathBuf {
     std::fs::create_dir_all(dir).expect("the node's directory");
     let arbiters = dir.join("arbiters.toml");
-    hallclock::intake::auth::Arbiters::parse(&format!(
-        "[[arbiter]]\nid = \"{BENCH_ARBITER}\"\nname = \"IA Bench\"\nrole = \"chief\"\nkey = \"{BENCH_KEY}\"\n"
-    ))
-    .and_then(|a| a.save(&arbiters))
-    .expect("write the bench's arbiters file");
+    web::arbiters(BENCH_ARBITER, BENCH_KEY, web.is_some())
+        .save(&arbiters)
+        .expect("write the bench's arbiters file");
     let mut toml = format!(
         "[hall]\nid = \"{HALL}\"\n{}{}state_dir = \"{}\"\n\n[broker]\nhost = \"127.0.0.1\"\nport = {port}\n\n[log]\nlevel = \"info\"\n\n[security]\narbiters = \"{}\"\n",
         node.map(|n| format!("node = \"{n}\"\n"))
@@ -332,6 +367,9 @@ fn daemon_config(dir: &Path, port: u16, boards: &[BoardHandle], node: Option<&st
         dir.join("state").display(),
         arbiters.display()
     );
+    if let Some(p) = web {
+        toml.push_str(&web::config_section(p));
+    }
     for b in boards {
         let _ = write!(
             toml,
@@ -610,6 +648,8 @@ struct Row {
     cpu_pct: f64,
     rss_mb: f64,
     syncs_per_s: Option<f64>,
+    /// The dashboards' and the broadcast poll's cell, when they were on.
+    web: Option<String>,
     details: String,
 }
 
@@ -654,15 +694,19 @@ async fn run(n: usize, nodes: usize, window: Duration, seed: u64, daemon: &Path)
     // (consecutive numbers) behind its own bridged broker.
     let mut local_brokers: Vec<Proc> = Vec::new();
     let mut configs: Vec<PathBuf> = Vec::new();
+    // The web side (DASHBOARDS, BROADCAST_POLL_MS) on the first daemon only.
+    let web_load = web::WebLoad::from_env();
+    let web_port = web_load.on().then(free_port);
     if nodes == 1 {
-        configs.push(daemon_config(&dir, port, sim.boards(), None));
+        configs.push(daemon_config(&dir, port, sim.boards(), None, web_port));
     } else {
         for (i, boards) in sim.boards().chunks(n.div_ceil(nodes)).enumerate() {
             let node = format!("node-{}", i + 1);
             let node_dir = dir.join(&node);
             let (b, local) = start_bridged_mosquitto(&node_dir.join("broker"), &node, port).await;
             local_brokers.push(b);
-            configs.push(daemon_config(&node_dir, local, boards, Some(&node)));
+            let web = if i == 0 { web_port } else { None };
+            configs.push(daemon_config(&node_dir, local, boards, Some(&node), web));
         }
     }
     let config = configs[0].clone();
@@ -719,10 +763,14 @@ async fn run(n: usize, nodes: usize, window: Duration, seed: u64, daemon: &Path)
         notes.push(retained_online(port, n));
     }
     let online_after = t_spawn.elapsed();
+    let web = match web_port {
+        Some(p) => Some(web::start(web_load, ([127, 0, 0, 1], p).into(), BENCH_ARBITER).await),
+        None => None,
+    };
 
     // The round: scheduled 3 s ahead, so every game exists before the clocks start.
     let start_ms = wall_us() / 1000 + 3000;
-    let commands = start_round(&mut sub, n, nodes, start_ms).await;
+    let commands = start_round(&mut sub, n, nodes, start_ms, 1).await;
     let started = |seen: &[Msg]| {
         seen.iter()
             .filter(|m| {
@@ -840,9 +888,20 @@ async fn run(n: usize, nodes: usize, window: Duration, seed: u64, daemon: &Path)
     let me = std::process::id();
     let (bench0, broker0) = (cpu_seconds(me), cpu_seconds(broker.pid()));
     let syncs = SyncCounter::start(pid);
+    let web0 = web.as_ref().map(|w| {
+        web::clear_poll_times(&w.counters);
+        w.counters.snapshot()
+    });
     let t0 = Instant::now();
     tokio::time::sleep_until((window_start + window).into()).await;
     let elapsed = t0.elapsed().as_secs_f64();
+    let web_report = web.as_ref().zip(web0).map(|(w, a)| {
+        let b = w.counters.snapshot();
+        w.report(&a, &b, elapsed)
+    });
+    if let Some(w) = web {
+        w.stop();
+    }
     let syncs_per_s = syncs
         .and_then(SyncCounter::stop)
         .map(|n| n as f64 / elapsed);
@@ -1063,7 +1122,7 @@ async fn run(n: usize, nodes: usize, window: Duration, seed: u64, daemon: &Path)
     drop(sim);
 
     let presses = std::mem::take(&mut *presses.lock().unwrap_or_else(|e| e.into_inner()));
-    analyse(Analysis {
+    let mut row = analyse(Analysis {
         n,
         window,
         presses,
@@ -1085,7 +1144,12 @@ async fn run(n: usize, nodes: usize, window: Duration, seed: u64, daemon: &Path)
         commands,
         notes,
         log_path: &log_path,
-    })
+    });
+    if let Some((detail, cell)) = web_report {
+        row.details.push_str(&detail);
+        row.web = Some(cell);
+    }
+    row
 }
 
 /// What the broker itself holds: a fresh `mosquitto_sub` reads the retained availability
@@ -1122,6 +1186,7 @@ async fn start_round(
     n: usize,
     nodes: usize,
     start_ms: i64,
+    round: u32,
 ) -> (usize, Duration) {
     let began = Instant::now();
     // A daemon that journals each game before answering takes a while for a big hall.
@@ -1137,11 +1202,11 @@ async fn start_round(
             .iter()
             .map(|b| json!({"board": board_id(*b), "white": format!("White {b}"), "black": format!("Black {b}")}))
             .collect();
-        let tx = format!("round-{i}");
+        let tx = format!("round-{round}-{i}");
         sub.publish(
             format!("hallclock/{HALL}/set"),
             json!({"transaction": tx, "arbiter": "IA Bench", "action": "start_round",
-                   "round": 1, "start": start_ms, "pairings": pairings}),
+                   "round": round, "start": start_ms, "pairings": pairings}),
         )
         .await;
         let topic = format!("hallclock/{HALL}/response");
@@ -1400,6 +1465,7 @@ fn analyse(a: Analysis<'_>) -> Row {
         cpu_pct: a.cpu_pct,
         rss_mb: a.rss_mb,
         syncs_per_s: a.syncs_per_s,
+        web: None,
         details: d,
     }
 }
@@ -1451,6 +1517,7 @@ fn failed_row(n: usize, panic: Box<dyn std::any::Any + Send>) -> Row {
         cpu_pct: f64::NAN,
         rss_mb: f64::NAN,
         syncs_per_s: None,
+        web: None,
         details: format!("\n== {n} boards: FAILED: {why}\n{}", log_warnings(&log)),
     }
 }
@@ -1461,11 +1528,18 @@ fn scratch_dir_path(name: &str) -> PathBuf {
 }
 
 fn table(rows: &[Row]) -> String {
+    // The web column only when a run had dashboards or a broadcast poll.
+    let web = rows.iter().any(|r| r.web.is_some());
     let mut t = String::from(
-        "| boards | presses measured | press→state p50 / p99 / max (ms) | flags measured | flag→event p50 / p99 / max (ms) | daemon CPU % of one core | peak RSS (MB) | fsyncs/s |\n|---|---|---|---|---|---|---|---|\n",
+        "| boards | presses measured | press→state p50 / p99 / max (ms) | flags measured | flag→event p50 / p99 / max (ms) | daemon CPU % of one core | peak RSS (MB) | fsyncs/s |",
     );
+    t.push_str(if web {
+        " dashboards (SSE per dashboard), broadcast polls |\n|---|---|---|---|---|---|---|---|---|\n"
+    } else {
+        "\n|---|---|---|---|---|---|---|---|\n"
+    });
     for r in rows {
-        let _ = writeln!(
+        let _ = write!(
             t,
             "| {} | {} | {} | {} | {} | {:.1} | {:.1} | {} |",
             r.boards,
@@ -1477,6 +1551,10 @@ fn table(rows: &[Row]) -> String {
             r.rss_mb,
             fmt_rate(r.syncs_per_s)
         );
+        if web {
+            let _ = write!(t, " {} |", r.web.as_deref().unwrap_or("—"));
+        }
+        t.push('\n');
     }
     t
 }
