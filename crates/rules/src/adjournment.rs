@@ -380,12 +380,8 @@ pub fn read_sealed_move(pos: &Chess, text: &str, lang: NotationLanguage) -> Seal
     if let Some(v) = long_algebraic(pos, &english) {
         return v;
     }
-    // SAN has no pawn letter: `Pe4`, `Pexd5` are `e4`, `exd5`.
-    let san = match english.strip_prefix('P') {
-        Some(rest) if rest.starts_with(|c: char| c.is_ascii_lowercase()) => rest,
-        _ => english.as_str(),
-    };
-    from_san(pos, &san.replace(':', "x"))
+    // A pawn's P (`Pe4`, `Pexd5`) is SAN's own: shakmaty reads it as the pawn.
+    from_san(pos, &english.replace(':', "x"))
 }
 
 /// `[piece]from[-x:]to[[=]promotion]`, or `None` when the text is not of that form.
