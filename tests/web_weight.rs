@@ -16,7 +16,6 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use hallclock::web::AppState;
 use serde_json::json;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use webcommon::{Chrome, PASSWORD};
@@ -136,17 +135,10 @@ const ALL_LAST_MOVES: &str = "document.querySelectorAll('.tile').length === 60 &
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_60_board_hall_on_a_slow_link_is_light_and_navigation_keeps_the_page() {
-    let (publisher, _out) = hallclock::mqtt::client::detached();
-    let (intake, _rx) = tokio::sync::mpsc::channel(8);
-    let state_ = AppState::new(
-        HALL,
-        publisher.feed().clone(),
-        intake,
-        webcommon::accounts(),
-        false,
-    );
+    let hall = webcommon::detached(HALL);
+    let publisher = hall.publisher.clone();
     // The history follows the feed in its own task: it must be running before the round.
-    let web = webcommon::serve(state_).await;
+    let web = webcommon::serve(hall.state.clone()).await;
     tokio::time::sleep(Duration::from_millis(200)).await;
     publish_hall(&publisher);
     tokio::time::sleep(Duration::from_millis(500)).await;

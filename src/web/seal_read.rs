@@ -38,7 +38,7 @@ pub fn reading(pos: &Chess, text: &str, lang: NotationLanguage) -> Value {
     let letters = json!({
         "language": lang,
         "letters": piece_letters(lang),
-        "names": piece_names(lang),
+        "names": names(lang),
     });
     match read_sealed_move(pos, text, lang) {
         SealedVerdict::Legal { uci, san } => {
@@ -90,49 +90,42 @@ fn foreign_letter(text: &str, lang: NotationLanguage) -> Option<char> {
         .find(|c| c.is_ascii_uppercase() && !matches!(c, 'O' | 'P') && !own.contains(*c))
 }
 
-/// The pieces' names in the event's language, king first (for the field's hint).
-fn piece_names(lang: NotationLanguage) -> [&'static str; 5] {
-    match lang {
-        NotationLanguage::En => ["king", "queen", "rook", "bishop", "knight"],
-        NotationLanguage::Es => ["rey", "dama", "torre", "alfil", "caballo"],
-    }
-}
-
-fn role_word(role: Role) -> &'static str {
+/// King, queen, rook, bishop, knight, pawn: the order of [`names`] and of the event's
+/// letters (`piece_letters`, king first).
+fn index(role: Role) -> usize {
     match role {
-        Role::King => "king",
-        Role::Queen => "queen",
-        Role::Rook => "rook",
-        Role::Bishop => "bishop",
-        Role::Knight => "knight",
-        Role::Pawn => "pawn",
+        Role::King => 0,
+        Role::Queen => 1,
+        Role::Rook => 2,
+        Role::Bishop => 3,
+        Role::Knight => 4,
+        Role::Pawn => 5,
     }
 }
 
-fn role_name(role: Role, lang: NotationLanguage) -> &'static str {
-    match (lang, role) {
-        (NotationLanguage::En, _) => match role {
-            Role::King => "King",
-            Role::Queen => "Queen",
-            Role::Rook => "Rook",
-            Role::Bishop => "Bishop",
-            Role::Knight => "Knight",
-            Role::Pawn => "Pawn",
-        },
-        (NotationLanguage::Es, Role::King) => "Rey",
-        (NotationLanguage::Es, Role::Queen) => "Dama",
-        (NotationLanguage::Es, Role::Rook) => "Torre",
-        (NotationLanguage::Es, Role::Bishop) => "Alfil",
-        (NotationLanguage::Es, Role::Knight) => "Caballo",
-        (NotationLanguage::Es, Role::Pawn) => "Peón",
+/// The pieces' names in a language, in [`index`] order.
+fn names(lang: NotationLanguage) -> [&'static str; 6] {
+    match lang {
+        NotationLanguage::En => ["King", "Queen", "Rook", "Bishop", "Knight", "Pawn"],
+        NotationLanguage::Es => ["Rey", "Dama", "Torre", "Alfil", "Caballo", "Peón"],
     }
+}
+
+/// A piece in the page's words (English, lower case).
+fn role_word(role: Role) -> String {
+    names(NotationLanguage::En)[index(role)].to_lowercase()
+}
+
+/// Castling with the rook on the king's right: kingside.
+fn kingside(king: Square, rook: Square) -> bool {
+    rook.file() > king.file()
 }
 
 /// Where the moving piece goes: for castling the king's square, not the rook's.
 fn arrow_to(m: &Move) -> Square {
     match m {
         Move::Castle { king, rook } => {
-            let file = if rook.file() > king.file() {
+            let file = if kingside(*king, *rook) {
                 shakmaty::File::G
             } else {
                 shakmaty::File::C
@@ -150,7 +143,7 @@ fn in_words(side: Color, m: &Move) -> String {
         Color::Black => "Black",
     };
     if let Move::Castle { king, rook } = m {
-        let wing = if rook.file() > king.file() {
+        let wing = if kingside(*king, *rook) {
             "kingside"
         } else {
             "queenside"
@@ -174,7 +167,7 @@ fn in_words(side: Color, m: &Move) -> String {
 /// The move in the event's language, long form: "Rey d1–e2", "Peón a7–a8=D".
 fn as_written(m: &Move, lang: NotationLanguage) -> String {
     if let Move::Castle { king, rook } = m {
-        return if rook.file() > king.file() {
+        return if kingside(*king, *rook) {
             "O-O".into()
         } else {
             "O-O-O".into()
@@ -182,18 +175,9 @@ fn as_written(m: &Move, lang: NotationLanguage) -> String {
     }
     let from = m.from().map(|s| s.to_string()).unwrap_or_default();
     let sep = if m.is_capture() { "x" } else { "–" };
-    let mut text = format!("{} {from}{sep}{}", role_name(m.role(), lang), m.to());
+    let mut text = format!("{} {from}{sep}{}", names(lang)[index(m.role())], m.to());
     if let Some(p) = m.promotion() {
-        let letter = piece_letters(lang)
-            .split(' ')
-            .nth(match p {
-                Role::King => 0,
-                Role::Queen => 1,
-                Role::Rook => 2,
-                Role::Bishop => 3,
-                _ => 4,
-            })
-            .unwrap_or("?");
+        let letter = piece_letters(lang).split(' ').nth(index(p)).unwrap_or("?");
         text.push_str(&format!("={letter}"));
     }
     text
