@@ -422,28 +422,9 @@ async fn run_actor(
         // How the board is as it waits, for the heartbeat (see `hall::pulse`).
         a.turns += 1;
         a.pulse.beat(a.turns, a.summary());
-        let mut deadline = a
-            .slot
-            .as_ref()
-            .and_then(|s| s.game.next_deadline())
-            .map(|d| a.timebase.instant_of(d));
+        let deadline = a.deadline_timer();
         let retry = a.retry_storage;
         let attach = a.settling.attach_at();
-        // A flag due while a pressed move is still settling on the board waits for it
-        // (at most MOVE_SETTLE): the flag's verdict (6.9) needs the position, and the
-        // move, completed before the flag, is the game's. The flag keeps its instant.
-        if let (Some(d), Some(at)) = (deadline, attach)
-            && a.slot
-                .as_ref()
-                .is_some_and(|s| s.game.move_owed().is_some())
-        {
-            deadline = Some(d.max(at));
-        }
-        // Unwitnessed time: no deadline is acted on (nothing flagged, defaulted or
-        // started from a gap that nobody can vouch for).
-        if a.unwitnessed.is_some() {
-            deadline = None;
-        }
         let witness_due = a.witness_due();
         let sealed_due = a.sealed_wait.due();
         let poll = a.observe_poll_at();
@@ -533,6 +514,34 @@ fn test_wedge(board: &str) -> Option<tokio::time::Instant> {
 }
 
 impl BoardActor {
+    /// When the game's next deadline is to be acted on, if at all.
+    fn deadline_timer(&self) -> Option<tokio::time::Instant> {
+        let deadline = self
+            .slot
+            .as_ref()
+            .and_then(|s| s.game.next_deadline())
+            .map(|d| self.timebase.instant_of(d));
+        // Unwitnessed time: no deadline is acted on (nothing flagged, defaulted or
+        // started from a gap that nobody can vouch for).
+        if self.unwitnessed.is_some() {
+            return None;
+        }
+        // A flag due while a pressed move is still settling on the board waits for it
+        // (at most MOVE_SETTLE): the flag's verdict (6.9) needs the position, and the
+        // move, completed before the flag, is the game's. The flag keeps its instant.
+        match (deadline, self.settling.attach_at()) {
+            (Some(d), Some(at))
+                if self
+                    .slot
+                    .as_ref()
+                    .is_some_and(|s| s.game.move_owed().is_some()) =>
+            {
+                Some(d.max(at))
+            }
+            _ => deadline,
+        }
+    }
+
     /// The heartbeat's view of this board.
     fn summary(&self) -> super::pulse::Summary {
         super::pulse::Summary {
