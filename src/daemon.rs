@@ -70,6 +70,7 @@ pub fn settings(config: &Config) -> Result<HallSettings, crate::id::BadId> {
             }
         }),
         broadcast: config.broadcast.clone(),
+        clock_texts: crate::hall::board::clock_texts::ClockTexts::of(&config.web.language),
     })
 }
 
