@@ -13,6 +13,43 @@ pub fn node_alert_id(base: &str, node: &str) -> String {
     format!("{base}-{node}")
 }
 
+/// A message as data (docs/MQTT-API.md, "Message codes", issue 39): the stable code a
+/// page looks its own words up by, the values those words need, and the same message in
+/// English for logs and for subscribers that show it as it is.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Said {
+    /// Empty: no code of its own (the alert's kind stands for it).
+    pub code: &'static str,
+    pub params: serde_json::Map<String, serde_json::Value>,
+    pub message: String,
+}
+
+impl Said {
+    /// `params` is a JSON object (anything else is taken as none).
+    pub fn new(code: &'static str, params: serde_json::Value, message: String) -> Said {
+        let params = match params {
+            serde_json::Value::Object(m) => m,
+            _ => serde_json::Map::new(),
+        };
+        Said {
+            code,
+            params,
+            message,
+        }
+    }
+}
+
+/// A message without a code of its own yet: the English words only.
+impl From<String> for Said {
+    fn from(message: String) -> Said {
+        Said {
+            code: "",
+            params: serde_json::Map::new(),
+            message,
+        }
+    }
+}
+
 /// The base ids of the hall-level alerts, each raised per node by [`node_alert_id`].
 pub const HALL_ALERTS: [&str; 9] = [
     "journal",

@@ -237,6 +237,8 @@ async fn a_command_reaches_the_intake_as_the_session_arbiter_and_gets_its_answer
         status: hallclock::mqtt::payload::ResponseStatus::Error,
         reason: Some("no game on board-002".into()),
         error: Some("no_game".into()),
+        code: None,
+        params: None,
         node: None,
         boards: None,
         nodes: None,

@@ -348,6 +348,8 @@ impl Archives {
                 id: id.clone(),
                 board: None,
                 kind: crate::mqtt::payload::AlertKind::Storage,
+                code: crate::mqtt::payload::AlertKind::Storage.slug().to_string(),
+                params: Default::default(),
                 severity: crate::mqtt::payload::Severity::Warning,
                 message: format!(
                     "the round's PGN archive could not be written ({message}); tried again every {} s. Free space in the state directory; `hallclock pgn --round N` prints a round from the journal meanwhile",

@@ -706,6 +706,8 @@ fn alert(sink: Option<&AlertSink>, message: Option<&str>, now: crate::rules::Mil
                 id: sink.id(),
                 board: None,
                 kind: AlertKind::BroadcastPush,
+                code: AlertKind::BroadcastPush.slug().to_string(),
+                params: Default::default(),
                 severity: Severity::Warning,
                 message: m.to_string(),
                 since: now,

@@ -341,6 +341,8 @@ fn combine(transaction: &str, this: &str, w: &Waiting) -> ResponsePayload {
                 .and_then(|a| a.error.clone())
                 .unwrap_or_else(|| "no_answer".to_string())
         }),
+        code: None,
+        params: None,
         node: Some(this.to_string()),
         boards: Some(boards),
         nodes: Some(w.answers.values().cloned().collect()),

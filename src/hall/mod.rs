@@ -415,6 +415,8 @@ pub fn start(settings: HallSettings) -> Result<RunningHall, HallError> {
             id: crate::alert::node_alert_id("journal", &settings.node),
             board: None,
             kind: crate::mqtt::payload::AlertKind::Storage,
+            code: crate::mqtt::payload::AlertKind::Storage.slug().to_string(),
+            params: Default::default(),
             severity: crate::mqtt::payload::Severity::Critical,
             message: if held.is_empty() {
                 d.words()
@@ -436,6 +438,8 @@ pub fn start(settings: HallSettings) -> Result<RunningHall, HallError> {
             id: crate::alert::node_alert_id("server-clock", &settings.node),
             board: None,
             kind: crate::mqtt::payload::AlertKind::ServerClock,
+            code: crate::mqtt::payload::AlertKind::ServerClock.slug().to_string(),
+            params: Default::default(),
             severity: crate::mqtt::payload::Severity::Warning,
             message: note.message(),
             since: timebase.now(),
@@ -454,6 +458,8 @@ pub fn start(settings: HallSettings) -> Result<RunningHall, HallError> {
                 id: crate::alert::node_alert_id("custody", &settings.node),
                 board: None,
                 kind: crate::mqtt::payload::AlertKind::Storage,
+                code: crate::mqtt::payload::AlertKind::Storage.slug().to_string(),
+                params: Default::default(),
                 severity: crate::mqtt::payload::Severity::Critical,
                 message: format!(
                     "sealed moves cannot be kept or opened ({e}); the games go on, seal and open_envelope are refused until the custody key is restored"
@@ -920,6 +926,8 @@ impl Hall {
             id: crate::alert::node_alert_id("server-clock", &self.settings.node),
             board: None,
             kind: crate::mqtt::payload::AlertKind::ServerClock,
+            code: crate::mqtt::payload::AlertKind::ServerClock.slug().to_string(),
+            params: Default::default(),
             severity: crate::mqtt::payload::Severity::Warning,
             message,
             since: self.timebase.now(),

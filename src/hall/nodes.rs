@@ -208,6 +208,8 @@ impl Nodes {
                 id: self.alert_id(&board),
                 board: Some(board.clone()),
                 kind: AlertKind::BoardClaimedTwice,
+                code: AlertKind::BoardClaimedTwice.slug().to_string(),
+                params: Default::default(),
                 severity: Severity::Critical,
                 message,
                 since: now,

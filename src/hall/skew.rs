@@ -133,6 +133,8 @@ impl Skew {
             id: self.alert_id(),
             board: None,
             kind: AlertKind::ClockSkew,
+            code: AlertKind::ClockSkew.slug().to_string(),
+            params: Default::default(),
             severity: Severity::Critical,
             message,
             since: now,

@@ -204,6 +204,13 @@ pub struct ResponsePayload {
     /// The kind of error, for programs (`unknown_board`, `not_your_turn`, ...).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// The refusal as data (docs/MQTT-API.md, "Message codes"): finer than `error` (which
+    /// stays the kind a program branches on), the code a page shows the refusal's words
+    /// by, in its reader's language, with `params`. Absent on `ok`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub code: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub params: Option<serde_json::Map<String, serde_json::Value>>,
     /// The node (hall server) that answers (issue 23): a hall command is answered by
     /// every node, each for its own boards, so a client tells the answers apart by it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -314,16 +321,24 @@ fn hex(bytes: &[u8]) -> String {
 
 /// The response payload of a command's outcome.
 pub fn response(transaction: &str, action: &str, r: &Result<(), Refusal>) -> ResponsePayload {
-    let (status, reason, error) = match r {
-        Ok(()) => (ResponseStatus::Ok, None, None),
-        Err(e) => (ResponseStatus::Error, Some(e.to_string()), Some(e.code())),
+    let (status, reason, error, said) = match r {
+        Ok(()) => (ResponseStatus::Ok, None, None, None),
+        Err(e) => (
+            ResponseStatus::Error,
+            Some(e.to_string()),
+            Some(e.code()),
+            Some(e.said()),
+        ),
     };
+    let (code, params) = said.unzip();
     ResponsePayload {
         transaction: transaction.to_string(),
         action: action.to_string(),
         status,
         reason,
         error,
+        code,
+        params,
         node: None,
         boards: None,
         nodes: None,

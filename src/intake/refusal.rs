@@ -6,8 +6,10 @@
 use crate::rules::Millis;
 use crate::rules::game::Rejection;
 
-/// A refused command. `Display` is the reason people read.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+/// A refused command. `Display` is the reason people read; [`Refusal::said`] the same as
+/// data (its code and parameters: the variant's name and fields, through serde).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error, serde::Serialize)]
+#[serde(tag = "code", content = "params", rename_all = "snake_case")]
 pub enum Refusal {
     /// The rules core refused the input (its own kind and message).
     #[error("{0}")]
@@ -37,7 +39,7 @@ pub enum Refusal {
     /// A round's TRF does not read: the reader's own error (record, line and columns),
     /// carried as a value to the reply.
     #[error("trf: {0}")]
-    Trf(Box<crate::trf::TrfError>),
+    Trf(#[serde(serialize_with = "as_words")] Box<crate::trf::TrfError>),
     /// A TRF round names a tournament board that no hall board plays.
     #[error("{0}")]
     NoHallBoard(String),
@@ -279,6 +281,35 @@ impl Refusal {
     }
 }
 
+/// A value a page shows as words (the TRF reader's own message, which names the line).
+fn as_words<T: std::fmt::Display, S: serde::Serializer>(v: &T, s: S) -> Result<S::Ok, S::Error> {
+    s.collect_str(v)
+}
+
+impl Refusal {
+    /// The refusal as data (docs/MQTT-API.md, "Message codes"): a rules core rejection by
+    /// its own kind, any other by its variant, with their fields as parameters (a bare
+    /// text as `{"text": …}`).
+    pub fn said(&self) -> (String, serde_json::Map<String, serde_json::Value>) {
+        use serde_json::Value;
+        let mut v = serde_json::to_value(self).unwrap_or(Value::Null);
+        let mut code = v
+            .get("code")
+            .and_then(Value::as_str)
+            .unwrap_or("internal")
+            .to_string();
+        let mut params = match v.get_mut("params").map(Value::take) {
+            Some(Value::Object(m)) => m,
+            Some(Value::Null) | None => serde_json::Map::new(),
+            Some(other) => serde_json::Map::from_iter([("text".to_string(), other)]),
+        };
+        if let Some(Value::String(kind)) = params.remove("rejection") {
+            code = kind;
+        }
+        (code, params)
+    }
+}
+
 /// The rejection's serde tag: the rules core names its kinds once, there.
 fn rejection_code(r: &Rejection) -> String {
     serde_json::to_value(r)
@@ -298,12 +329,12 @@ impl From<Rejection> for Refusal {
 }
 
 /// A result that names a side (`resignation`, `illegal_moves`) sent without one.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error, serde::Serialize)]
 #[error("'{0}' needs \"side\"")]
 pub struct NeedsSide(pub &'static str);
 
 /// An instant of a command outside the range around now.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error, serde::Serialize)]
 #[error(
     "{key}: {} is out of range: allowed from {} to {} (1 day back, 14 days ahead)",
     crate::rules::millis::format_iso(*at),
@@ -318,7 +349,7 @@ pub struct InstantOutOfRange {
 }
 
 /// A start more than the grace before the hall's clock, without `allow_past_start`.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error, serde::Serialize)]
 #[error(
     "{key}: {} was {} ago by the hall's clock ({}): every clock would start {} down. Send a start in the future, or add \"allow_past_start\": true to start it as of then (a start up to {} in the past is taken as it is)",
     crate::rules::millis::format_iso(*at),

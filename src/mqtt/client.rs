@@ -514,6 +514,8 @@ async fn run(
                             id: queue_id.clone(),
                             board: None,
                             kind: super::payload::AlertKind::OutgoingQueue,
+                            code: super::payload::AlertKind::OutgoingQueue.slug().to_string(),
+                            params: Default::default(),
                             severity: super::payload::Severity::Warning,
                             message: format!(
                                 "the broker was unreachable and the outgoing queue ({max_queued} messages) overflowed: {dropped} event(s) were not published; dashboards should ask for a replay (every event is in the journal)"
@@ -938,6 +940,8 @@ fn own_alert(
                 id,
                 board: None,
                 kind: super::payload::AlertKind::Broker,
+                code: super::payload::AlertKind::Broker.slug().to_string(),
+                params: Default::default(),
                 severity: super::payload::Severity::Warning,
                 message,
                 since,

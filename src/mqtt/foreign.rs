@@ -671,6 +671,8 @@ mod tests {
             id: id.into(),
             board: board.map(str::to_string),
             kind: crate::alert::AlertKind::Storage,
+            code: crate::alert::AlertKind::Storage.slug().to_string(),
+            params: Default::default(),
             severity: crate::alert::Severity::Critical,
             message: "m".into(),
             since: Millis(1),

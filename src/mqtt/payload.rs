@@ -597,6 +597,13 @@ pub struct AlertPayload {
     pub board: Option<String>,
     pub kind: AlertKind,
     pub severity: Severity,
+    /// The message as data (docs/MQTT-API.md, "Message codes"): a page shows `code` and
+    /// `params` in its reader's language; `message` is the same in English. The code is
+    /// the alert's kind when the message has no code of its own.
+    #[serde(default)]
+    pub code: String,
+    #[serde(default)]
+    pub params: serde_json::Map<String, serde_json::Value>,
     pub message: String,
     pub since: Millis,
     /// A `stray_press` alert's refusal, as a program reads it: the same code as a

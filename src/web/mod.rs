@@ -217,6 +217,8 @@ impl AppState {
             id: id.clone(),
             board: None,
             kind: crate::alert::AlertKind::AuthFailures,
+            code: crate::alert::AlertKind::AuthFailures.slug().to_string(),
+            params: Default::default(),
             severity: crate::alert::Severity::Warning,
             message,
             since: self.inner.timebase.now(),

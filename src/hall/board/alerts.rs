@@ -5,7 +5,7 @@
 
 use std::collections::{HashMap, HashSet};
 
-use crate::alert::{AlertKind, Severity};
+use crate::alert::{AlertKind, Said, Severity};
 use crate::mqtt::payload::AlertPayload;
 use crate::rules::Millis;
 
@@ -84,10 +84,15 @@ impl Alerts {
         &mut self,
         kind: AlertKind,
         severity: Severity,
-        message: String,
+        said: impl Into<Said>,
         since: Millis,
         error: Option<String>,
     ) -> Option<AlertPayload> {
+        let Said {
+            code,
+            params,
+            message,
+        } = said.into();
         self.resolved.remove(&kind);
         if self.standing.get(&kind) == Some(&message) {
             return None;
@@ -97,6 +102,8 @@ impl Alerts {
             id: self.id(kind),
             board: Some(self.board.clone()),
             kind,
+            code: if code.is_empty() { kind.slug() } else { code }.to_string(),
+            params,
             severity,
             message,
             since,
@@ -149,7 +156,7 @@ mod tests {
     use super::*;
 
     fn raise(a: &mut Alerts, kind: AlertKind, message: &str) -> Option<AlertPayload> {
-        a.raise(kind, Severity::Warning, message.into(), Millis(5), None)
+        a.raise(kind, Severity::Warning, message.to_string(), Millis(5), None)
     }
 
     fn retained(a: &Alerts, kind: AlertKind, message: &str) -> AlertPayload {
@@ -157,6 +164,8 @@ mod tests {
             id: a.id(kind),
             board: Some("b1".into()),
             kind,
+            code: kind.slug().to_string(),
+            params: Default::default(),
             severity: Severity::Info,
             message: message.into(),
             since: Millis(1),

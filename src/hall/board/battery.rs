@@ -45,7 +45,22 @@ impl Battery {
 
     /// The alert's message while a battery is low, `None` when all reported are fine (or
     /// nothing was reported yet).
-    pub fn alert(&self, board: &str) -> Option<String> {
+    pub fn alert(&self, board: &str) -> Option<crate::alert::Said> {
+        use serde_json::json;
+        let clock = self.clock_low == Some(true);
+        let said = |code, message: String| {
+            let percent = self.board_low();
+            crate::alert::Said::new(code, json!({ "board": board, "percent": percent }), message)
+        };
+        let message = self.alert_message(board)?;
+        Some(match (clock, self.board_low()) {
+            (true, None) => said("low_battery.clock", message),
+            (true, Some(_)) => said("low_battery.both", message),
+            _ => said("low_battery.board", message),
+        })
+    }
+
+    fn alert_message(&self, board: &str) -> Option<String> {
         let clock = self.clock_low == Some(true);
         match (clock, self.board_low()) {
             (true, None) => Some(format!(
@@ -77,30 +92,30 @@ mod tests {
     #[test]
     fn the_clock_bit_raises_and_clears_in_words_naming_the_board() {
         let mut b = Battery::default();
-        assert_eq!(b.alert("board-007"), None, "nothing read yet");
+        assert_eq!(b.alert_message("board-007"), None, "nothing read yet");
         b.clock(true);
         assert_eq!(
-            b.alert("board-007").as_deref(),
+            b.alert_message("board-007").as_deref(),
             Some(
                 "board-007: the clock's battery is low: change it before the next round (FIDE C.02: at least 10 h remain after the warning)"
             )
         );
         b.clock(false);
-        assert_eq!(b.alert("board-007"), None);
+        assert_eq!(b.alert_message("board-007"), None);
     }
 
     #[test]
     fn a_bluetooth_board_below_the_threshold_and_not_charging_is_low_too() {
         let mut b = Battery::default();
         b.board(&bt(BOARD_LOW_PERCENT, 0x02));
-        assert_eq!(b.alert("b1"), None, "at the threshold: fine");
+        assert_eq!(b.alert_message("b1"), None, "at the threshold: fine");
         b.board(&bt(15, 0x02));
         assert_eq!(
-            b.alert("b1").as_deref(),
+            b.alert_message("b1").as_deref(),
             Some("b1: the board's battery is at 15 %: charge it before the next round")
         );
         b.clock(true);
-        let both = b.alert("b1").unwrap_or_default();
+        let both = b.alert_message("b1").unwrap_or_default();
         assert!(both.starts_with("b1: the clock's battery is low"), "{both}");
         assert!(
             both.ends_with("the board's battery is at 15 %: charge it too"),
@@ -109,9 +124,9 @@ mod tests {
         // Charging: being dealt with.
         b.clock(false);
         b.board(&bt(15, 0x01));
-        assert_eq!(b.alert("b1"), None);
+        assert_eq!(b.alert_message("b1"), None);
         // 0x7f: no percentage.
         b.board(&bt(0x7f, 0x02));
-        assert_eq!(b.alert("b1"), None);
+        assert_eq!(b.alert_message("b1"), None);
     }
 }

@@ -4,6 +4,8 @@
 //! driver.
 
 use super::*;
+use crate::alert::Said;
+use serde_json::json;
 
 impl BoardActor {
     /// Program the clock with the official times (DESIGN.md §3): SETNRUN (+END by the
@@ -56,10 +58,14 @@ impl BoardActor {
                     self.raise(
                         AlertKind::ClockCommand,
                         Severity::Warning,
-                        format!(
-                            "board {} ({}): no clock answered; connect a DGT3000 in mode 25",
-                            self.id,
-                            identity.path.display()
+                        Said::new(
+                            "clock_command.no_clock",
+                            json!({ "board": self.id, "port": identity.path.display().to_string() }),
+                            format!(
+                                "board {} ({}): no clock answered; connect a DGT3000 in mode 25",
+                                self.id,
+                                identity.path.display()
+                            ),
                         ),
                     );
                 }
@@ -81,14 +87,11 @@ impl BoardActor {
                 } else {
                     Severity::Warning
                 };
-                self.raise(
-                    AlertKind::Offline,
-                    severity,
-                    format!(
-                        "board {} offline: {why} (the clock keeps running by itself)",
-                        self.id
-                    ),
+                let message = format!(
+                    "board {} offline: {why} (the clock keeps running by itself)",
+                    self.id
                 );
+                self.raise(AlertKind::Offline, severity, offline_said(&self.id, &why, message));
                 self.publish_state();
             }
             LinkEvent::Error(e) => {
@@ -111,10 +114,14 @@ impl BoardActor {
                     self.setnrun_pending = self.setnrun_pending.saturating_sub(1);
                 }
                 match e {
-                    ClockCommandError::NotInComputerMode { .. } => self.raise(
+                    ClockCommandError::NotInComputerMode { ref path, .. } => self.raise(
                         AlertKind::ClockMode,
                         Severity::Critical,
-                        format!("{e}: the official time is kept by hallclock, but the clock does not show it"),
+                        Said::new(
+                            "clock_mode",
+                            json!({ "board": self.id, "port": path.display().to_string() }),
+                            format!("{e}: the official time is kept by hallclock, but the clock does not show it"),
+                        ),
                     ),
                     // Offline boards get their times again when they come back.
                     ClockCommandError::Offline { .. } => {}
@@ -176,7 +183,11 @@ impl BoardActor {
             self.raise(
                 AlertKind::StrayPress,
                 Severity::Info,
-                format!("lever pressed on board {} which has no game", self.id),
+                Said::new(
+                    "stray_press.no_game",
+                    json!({ "board": self.id }),
+                    format!("lever pressed on board {} which has no game", self.id),
+                ),
             );
             return;
         };
@@ -309,10 +320,17 @@ impl BoardActor {
         self.raise_with(
             AlertKind::StrayPress,
             Severity::Info,
-            format!(
-                "lever press by {presser} on board {} not accepted: {}",
-                self.id, r
-            ),
+            {
+                let (refusal, refusal_params) = r.said();
+                Said::new(
+                    "stray_press",
+                    json!({ "side": presser, "board": self.id, "refusal": refusal, "refusal_params": refusal_params }),
+                    format!(
+                        "lever press by {presser} on board {} not accepted: {}",
+                        self.id, r
+                    ),
+                )
+            },
             now,
             Some(r.code()),
         );
@@ -378,10 +396,14 @@ impl BoardActor {
             } else {
                 // After a reboot the reckoning's gap is a guess: a reading that
                 // disagrees with it holds the game; it is never a flag or a charge.
-                let why = format!(
-                    "after a reboot its clock shows White {} Black {}, which the journal's time plus the server clock's gap does not explain",
-                    shown(Color::White),
-                    shown(Color::Black)
+                let why = Said::new(
+                    "time_held.clock_disagrees",
+                    json!({ "white_ms": shown(Color::White).0, "black_ms": shown(Color::Black).0 }),
+                    format!(
+                        "after a reboot its clock shows White {} Black {}, which the journal's time plus the server clock's gap does not explain",
+                        shown(Color::White),
+                        shown(Color::Black)
+                    ),
                 );
                 self.hold(why).await;
                 self.align_lever();
@@ -633,13 +655,41 @@ impl BoardActor {
             BoardEvent::ResultShown { score } => self.raise(
                 AlertKind::ResultShown,
                 Severity::Info,
-                format!(
-                    "board {}: the players show {score} with the kings on the centre squares; record it with set_result",
-                    self.id
+                Said::new(
+                    "result_shown",
+                    json!({ "board": self.id, "score": score.to_string() }),
+                    format!(
+                        "board {}: the players show {score} with the kings on the centre squares; record it with set_result",
+                        self.id
+                    ),
                 ),
             ),
             // The reader found its start position: after an opening, the sealed move.
             BoardEvent::Started { .. } => self.sealed_move_shown(),
         }
     }
+}
+
+/// Why a board went offline, as data: `offline.<cause>` with the port and the measure.
+fn offline_said(board: &str, why: &crate::link::Offline, message: String) -> Said {
+    use crate::link::Offline;
+    let ms = |d: &std::time::Duration| u64::try_from(d.as_millis()).unwrap_or(u64::MAX);
+    let (code, params) = match why {
+        Offline::Unplugged { path } => ("offline.unplugged", json!({ "port": path.display().to_string() })),
+        Offline::Silent { path, silent } => (
+            "offline.silent",
+            json!({ "port": path.display().to_string(), "silent_ms": ms(silent) }),
+        ),
+        Offline::WriteStalled { path, waited } => (
+            "offline.write_stalled",
+            json!({ "port": path.display().to_string(), "waited_ms": ms(waited) }),
+        ),
+        Offline::Io { path, message } => (
+            "offline.io",
+            json!({ "port": path.display().to_string(), "why": message }),
+        ),
+    };
+    let mut params = params;
+    params["board"] = json!(board);
+    Said::new(code, params, message)
 }

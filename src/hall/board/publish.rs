@@ -3,13 +3,15 @@
 //! are applied, journaled and then published.
 
 use super::*;
+use crate::alert::Said;
+use serde_json::json;
 
 impl BoardActor {
     pub(super) fn now(&self) -> Millis {
         self.timebase.now()
     }
 
-    pub(super) fn raise(&mut self, kind: AlertKind, severity: Severity, message: String) {
+    pub(super) fn raise(&mut self, kind: AlertKind, severity: Severity, message: impl Into<Said>) {
         let now = self.now();
         self.raise_since(kind, severity, message, now);
     }
@@ -20,7 +22,7 @@ impl BoardActor {
         &mut self,
         kind: AlertKind,
         severity: Severity,
-        message: String,
+        message: impl Into<Said>,
         since: Millis,
     ) {
         self.raise_with(kind, severity, message, since, None);
@@ -31,7 +33,7 @@ impl BoardActor {
         &mut self,
         kind: AlertKind,
         severity: Severity,
-        message: String,
+        message: impl Into<Said>,
         since: Millis,
         error: Option<String>,
     ) {
@@ -342,7 +344,7 @@ impl BoardActor {
         let both = view.both_flags_order_unknown;
         match discrepancy {
             Some(d) => {
-                let message = discrepancy_message(&d);
+                let message = discrepancy_said(&d);
                 self.raise_since(
                     AlertKind::ClockDiscrepancy,
                     Severity::Warning,
@@ -356,7 +358,7 @@ impl BoardActor {
             Some(p) => self.raise_since(
                 AlertKind::ResultPending,
                 Severity::Critical,
-                format!("{}'s flag fell: {}", p.side, p.reason),
+                pending_said(&p),
                 p.at,
             ),
             None => self.clear(AlertKind::ResultPending),
@@ -365,7 +367,11 @@ impl BoardActor {
             Some(side) => self.raise(
                 AlertKind::PlayerPause,
                 Severity::Critical,
-                format!("{side} stopped the clocks and asks for the arbiter (6.12b)"),
+                Said::new(
+                    "player_pause",
+                    json!({ "side": side }),
+                    format!("{side} stopped the clocks and asks for the arbiter (6.12b)"),
+                ),
             ),
             None => self.clear(AlertKind::PlayerPause),
         }
@@ -373,7 +379,11 @@ impl BoardActor {
             self.raise(
                 AlertKind::BothFlags,
                 Severity::Critical,
-                "both flags are down and which fell first cannot be established (6.11): the game continues until the arbiter acts".into(),
+                Said::new(
+                    "both_flags",
+                    json!({}),
+                    "both flags are down and which fell first cannot be established (6.11): the game continues until the arbiter acts".into(),
+                ),
             );
         } else {
             self.clear(AlertKind::BothFlags);
@@ -412,6 +422,49 @@ impl BoardActor {
 
 /// The clock_discrepancy alert's text, from the journaled event alone (so the alert
 /// rebuilt after a restart says the same).
+/// A flag's result that waits for the arbiter, by why it waits: the core's reason is
+/// journaled as words, and these are its three forms (`Game::flag_fell`).
+fn pending_said(p: &crate::rules::game::PendingFlag) -> Said {
+    let message = format!("{}'s flag fell: {}", p.side, p.reason);
+    if p.reason.starts_with("claim mode") {
+        Said::new("result_pending.claim", json!({ "side": p.side }), message)
+    } else if p.reason.ends_with("the position is not known") {
+        Said::new("result_pending.position_unknown", json!({ "side": p.side }), message)
+    } else {
+        // The dead-position search's own words (it gave up): shown as they are.
+        let why = p
+            .reason
+            .strip_prefix("flag fell, result pending arbiter: ")
+            .unwrap_or(&p.reason);
+        Said::new(
+            "result_pending.undecided",
+            json!({ "side": p.side, "why": why }),
+            message,
+        )
+    }
+}
+
+/// A clock's reading that disagrees with the official time (6.10), as data: the four
+/// times, and whether both clocks moved (several presses unseen) or one.
+pub(super) fn discrepancy_said(d: &crate::rules::game::Discrepancy) -> Said {
+    let both = (d.white_ms - d.reckoned_white_ms).0.abs() > CLOCK_RESOLUTION.0
+        && (d.black_ms - d.reckoned_black_ms).0.abs() > CLOCK_RESOLUTION.0;
+    Said::new(
+        if both {
+            "clock_discrepancy.both_ran"
+        } else {
+            "clock_discrepancy"
+        },
+        json!({
+            "white_ms": d.white_ms.0,
+            "black_ms": d.black_ms.0,
+            "official_white_ms": d.reckoned_white_ms.0,
+            "official_black_ms": d.reckoned_black_ms.0,
+        }),
+        discrepancy_message(d),
+    )
+}
+
 pub(super) fn discrepancy_message(d: &crate::rules::game::Discrepancy) -> String {
     let diff = |shown: Millis, official: Millis| {
         let s = (shown - official).0 / 1000;

@@ -11,7 +11,9 @@ use std::time::Duration;
 
 use tokio::time::Instant;
 
+use crate::alert::Said;
 use crate::mqtt::payload::{AlertKind, Severity};
+use serde_json::json;
 use crate::rules::Color;
 use crate::rules::game::Event;
 
@@ -25,34 +27,43 @@ pub const SEALED_MOVE_WAIT: Duration = Duration::from_secs(20);
 /// The sealed move still to be made on the board, if any.
 #[derive(Debug, Default)]
 pub struct SealedWait {
-    /// When the alert is due, and the sealed move in words; `due` is `None` once raised.
-    waiting: Option<(Option<Instant>, Box<str>)>,
+    /// When the alert is due, the sealed move (SAN) and who made it; `due` is `None`
+    /// once raised.
+    waiting: Option<(Option<Instant>, Box<str>, Color)>,
 }
 
 impl SealedWait {
-    /// The daemon played `words` (the sealed move, in words) at `now`.
-    pub fn arm(&mut self, now: Instant, words: String) {
-        self.waiting = Some((Some(now + SEALED_MOVE_WAIT), words.into_boxed_str()));
+    /// The daemon played `san`, `side`'s sealed move, at `now`.
+    pub fn arm(&mut self, now: Instant, san: &str, side: Color) {
+        self.waiting = Some((Some(now + SEALED_MOVE_WAIT), san.into(), side));
     }
 
     /// The board shows the position after the sealed move (or the game is over, or has
     /// another position): nothing to wait for. True when an alert was raised (to clear).
     pub fn done(&mut self) -> bool {
-        matches!(self.waiting.take(), Some((None, _)))
+        matches!(self.waiting.take(), Some((None, _, _)))
     }
 
     /// When the alert is due, while it is not raised.
     pub fn due(&self) -> Option<Instant> {
-        self.waiting.as_ref().and_then(|(due, _)| *due)
+        self.waiting.as_ref().and_then(|(due, _, _)| *due)
     }
 
     /// Due: the alert's message, once.
-    pub fn overdue(&mut self, board: &str) -> Option<String> {
-        let (due, words) = self.waiting.as_mut()?;
+    pub fn overdue(&mut self, board: &str) -> Option<Said> {
+        let (due, san, side) = self.waiting.as_mut()?;
         due.take()?;
-        Some(format!(
-            "board {board}: play the sealed move {words} on the board — after {} s the e-board still shows the position before it, and no move made on it is recorded until it shows the sealed move",
-            SEALED_MOVE_WAIT.as_secs()
+        let who = match side {
+            Color::White => "White",
+            Color::Black => "Black",
+        };
+        Some(Said::new(
+            "irregular.sealed_move_not_shown",
+            json!({ "board": board, "san": san, "side": side, "wait_ms": SEALED_MOVE_WAIT.as_millis() as u64 }),
+            format!(
+                "board {board}: play the sealed move {san} ({who}'s move, from the envelope) on the board — after {} s the e-board still shows the position before it, and no move made on it is recorded until it shows the sealed move",
+                SEALED_MOVE_WAIT.as_secs()
+            ),
         ))
     }
 }
@@ -63,14 +74,7 @@ impl BoardActor {
     pub(super) fn sealed_move_follows(&mut self, event: &Event) {
         match event {
             Event::SealedMovePlayed { side, san, .. } if self.eboard => {
-                let who = match side {
-                    Color::White => "White",
-                    Color::Black => "Black",
-                };
-                self.sealed_wait.arm(
-                    Instant::now(),
-                    format!("{san} ({who}'s move, from the envelope)"),
-                );
+                self.sealed_wait.arm(Instant::now(), san, *side);
             }
             Event::GameEnded { .. } | Event::PositionSet { .. } => self.sealed_move_shown(),
             _ => {}
@@ -103,10 +107,11 @@ mod tests {
         let mut w = SealedWait::default();
         assert_eq!(w.due(), None);
         assert!(w.overdue("b1").is_none(), "nothing armed, nothing raised");
-        w.arm(t0, "Kc2 (White's king from d1 to c2)".into());
+        w.arm(t0, "Kc2", Color::White);
         assert_eq!(w.due(), Some(t0 + SEALED_MOVE_WAIT));
-        let m = w.overdue("b1").unwrap_or_default();
-        assert!(m.contains("play the sealed move Kc2"), "{m}");
+        let m = w.overdue("b1").map(|s| (s.code, s.message)).unwrap_or_default();
+        assert!(m.1.contains("play the sealed move Kc2 (White's move"), "{m:?}");
+        assert_eq!(m.0, "irregular.sealed_move_not_shown");
         assert_eq!(w.due(), None, "raised: no longer due");
         assert!(w.overdue("b1").is_none(), "raised once");
         assert!(w.done(), "raised, so cleared");
@@ -117,7 +122,7 @@ mod tests {
     fn rule_i_9_1_a_board_that_shows_the_move_in_time_raises_nothing() {
         let t0 = Instant::now();
         let mut w = SealedWait::default();
-        w.arm(t0, "Kc2".into());
+        w.arm(t0, "Kc2", Color::White);
         assert!(!w.done(), "shown in time: nothing to clear");
         assert_eq!(w.due(), None);
         assert!(w.overdue("b1").is_none());

@@ -12,7 +12,9 @@
 
 use std::time::Duration;
 
+use crate::alert::Said;
 use crate::mqtt::payload::{AlertKind, Severity};
+use serde_json::json;
 use crate::rules::Millis;
 use crate::rules::game::{Game, Input};
 
@@ -85,7 +87,11 @@ impl BoardActor {
                 due: tokio::time::Instant::now(),
             });
             return self
-                .hold("some of its events were lost in a damaged part of the journal (see the journal alert), so what happened after them is not known".into())
+                .hold(Said::new(
+                    "time_held.journal_damaged",
+                    json!({}),
+                    "some of its events were lost in a damaged part of the journal (see the journal alert), so what happened after them is not known".into(),
+                ))
                 .await;
         }
         let Some(since) = doubt.unwitnessed else {
@@ -106,9 +112,13 @@ impl BoardActor {
             due: tokio::time::Instant::now() + WITNESS_WAIT,
         });
         if let Need::Arbiter { deadline } = need {
-            let why = format!(
-                "its scheduled instant {} fell in the time the server was down after a reboot, which cannot be checked",
-                deadline.utc()
+            let why = Said::new(
+                "time_held.deadline",
+                json!({ "deadline": deadline.0 }),
+                format!(
+                    "its scheduled instant {} fell in the time the server was down after a reboot, which cannot be checked",
+                    deadline.utc()
+                ),
             );
             self.hold(why).await;
         }
@@ -123,7 +133,7 @@ impl BoardActor {
 
     /// Nothing witnesses the gap: pause a running game as of the journal's last record
     /// (charging nothing of the gap), keep the clock's display, and tell the arbiter.
-    pub(super) async fn hold(&mut self, why: String) {
+    pub(super) async fn hold(&mut self, why: Said) {
         let Some(u) = self.unwitnessed.as_mut() else {
             return;
         };
@@ -152,12 +162,22 @@ impl BoardActor {
             "nothing is started, flagged or defaulted from that time: check the game, then act (any command on this board ends the hold)"
         };
         let message = format!(
-            "{}: {why}; {what} (6.13). The last known time is {}",
+            "{}: {}; {what} (6.13). The last known time is {}",
             self.id,
+            why.message,
             since.utc()
         );
         tracing::error!("{message}");
-        self.raise(AlertKind::TimeHeld, Severity::Critical, message);
+        let mut params = why.params;
+        params.insert("board".into(), json!(self.id));
+        params.insert("paused".into(), json!(paused));
+        params.insert("last_known".into(), json!(since.0));
+        let said = Said {
+            code: why.code,
+            params,
+            message,
+        };
+        self.raise(AlertKind::TimeHeld, Severity::Critical, said);
     }
 
     /// An arbiter acted on the board: the hold is theirs now, and the clock shows the
@@ -178,9 +198,13 @@ impl BoardActor {
 
     /// No clock reading came in time.
     pub(super) async fn witness_overdue(&mut self) {
-        self.hold(format!(
-            "the server restarted after a reboot and no clock answered within {} s to witness the time since the journal's last record",
-            WITNESS_WAIT.as_secs()
+        self.hold(Said::new(
+            "time_held.no_clock",
+            json!({ "wait_ms": WITNESS_WAIT.as_millis() as u64 }),
+            format!(
+                "the server restarted after a reboot and no clock answered within {} s to witness the time since the journal's last record",
+                WITNESS_WAIT.as_secs()
+            ),
         ))
         .await;
     }
