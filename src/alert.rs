@@ -24,9 +24,57 @@ pub struct Said {
     pub message: String,
 }
 
+/// Every alert code the daemon gives, with its parameters (docs/MQTT-API.md, "Message
+/// codes"): one list, so that a test holds each shipped catalogue and the docs to it, and
+/// a raise anywhere else is caught ([`Said::new`] checks it in debug builds). An alert
+/// with no code of its own here has its kind as its code and no parameters.
+pub const ALERT_CODES: &[(&str, &[&str])] = &[
+    ("both_flags", &[]),
+    ("clock_command.no_clock", &["board", "port"]),
+    ("clock_discrepancy", DISCREPANCY),
+    ("clock_discrepancy.both_ran", DISCREPANCY),
+    ("clock_flag", &["board", "side"]),
+    ("clock_flag.undecided", &["board", "side", "result"]),
+    ("clock_flag.verdict", &["board", "side", "result"]),
+    ("clock_increment", &["board", "clock_ms", "round_ms"]),
+    ("clock_jump", &["board", "white_ms", "black_ms", "reckoned_white_ms", "reckoned_black_ms"]),
+    ("clock_mode", &["board", "port"]),
+    ("clock_stopped", &["board", "white_ms", "black_ms"]),
+    ("irregular.sealed_move_not_shown", &["board", "san", "side", "wait_ms"]),
+    ("low_battery.board", &["board", "percent"]),
+    ("low_battery.both", &["board", "percent"]),
+    ("low_battery.clock", &["board", "percent"]),
+    ("offline.io", &["board", "port", "why"]),
+    ("offline.silent", &["board", "port", "silent_ms"]),
+    ("offline.unplugged", &["board", "port"]),
+    ("offline.write_stalled", &["board", "port", "waited_ms"]),
+    ("player_pause", &["side"]),
+    ("result_pending.claim", &["side"]),
+    ("result_pending.position_unknown", &["side"]),
+    ("result_pending.undecided", &["side", "why"]),
+    ("result_shown", &["board", "score"]),
+    ("stray_press", &["side", "board", "refusal", "refusal_params"]),
+    ("stray_press.no_game", &["board"]),
+    ("time_held.clock_disagrees", &["board", "paused", "last_known", "white_ms", "black_ms"]),
+    ("time_held.deadline", &["board", "paused", "last_known", "deadline"]),
+    ("time_held.journal_damaged", &["board", "paused", "last_known"]),
+    ("time_held.no_clock", &["board", "paused", "last_known", "wait_ms"]),
+];
+
+const DISCREPANCY: &[&str] = &["white_ms", "black_ms", "official_white_ms", "official_black_ms"];
+
+/// The parameters alert `code` is listed with.
+pub fn alert_params(code: &str) -> Option<&'static [&'static str]> {
+    ALERT_CODES.iter().find(|(c, _)| *c == code).map(|(_, p)| *p)
+}
+
 impl Said {
     /// `params` is a JSON object (anything else is taken as none).
     pub fn new(code: &'static str, params: serde_json::Value, message: String) -> Said {
+        debug_assert!(
+            alert_params(code).is_some(),
+            "alert code '{code}' is not in ALERT_CODES"
+        );
         let params = match params {
             serde_json::Value::Object(m) => m,
             _ => serde_json::Map::new(),
@@ -36,6 +84,14 @@ impl Said {
             params,
             message,
         }
+    }
+
+    /// Whether the parameters are those `ALERT_CODES` lists for the code (a hold adds its
+    /// own to its cause's: checked where the alert is raised, in debug builds).
+    pub fn listed(&self) -> bool {
+        alert_params(self.code).is_some_and(|listed| {
+            self.params.len() == listed.len() && listed.iter().all(|k| self.params.contains_key(*k))
+        })
     }
 }
 

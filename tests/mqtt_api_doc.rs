@@ -2451,3 +2451,161 @@ fn the_documented_signature_is_the_daemons() {
     .unwrap();
     assert_eq!(c.arbiter, "IA Schmid");
 }
+
+// ---------------------------------------------------------------------------------------
+// Message codes (issue 39): every refusal and every coded alert has its words in each
+// shipped language, with no placeholder its parameters do not fill
+// ---------------------------------------------------------------------------------------
+
+const MESSAGE_CATALOGUES: [(&str, &str); 2] = [
+    ("en", include_str!("../src/web/assets/i18n/messages.en.json")),
+    ("es", include_str!("../src/web/assets/i18n/messages.es.json")),
+];
+
+fn message_catalogue(text: &str) -> BTreeMap<String, Value> {
+    serde_json::from_str(text).expect("a message catalogue is a JSON object")
+}
+
+/// `{name}` placeholders of a text, or of every branch of a plural.
+fn placeholders(v: &Value) -> BTreeSet<String> {
+    let texts: Vec<&str> = match v {
+        Value::String(s) => vec![s.as_str()],
+        Value::Object(o) => o.values().filter_map(Value::as_str).collect(),
+        _ => vec![],
+    };
+    texts
+        .iter()
+        .flat_map(|t| t.split('{').skip(1))
+        .filter_map(|s| s.split('}').next())
+        .map(str::to_string)
+        .collect()
+}
+
+/// Every refusal the daemon can give, rules core rejections included, one of each.
+fn every_refusal() -> Vec<Refusal> {
+    let mut all = all_refusals();
+    all.extend(all_rejections().into_iter().map(Refusal::Rejected));
+    all
+}
+
+/// The alert codes the daemon gives: its one list, which `Said::new` holds every raise to.
+fn alert_codes_in_source() -> BTreeSet<String> {
+    hallclock::alert::ALERT_CODES
+        .iter()
+        .map(|(c, _)| c.to_string())
+        .collect()
+}
+
+/// Every code written as `Said::new("…"` in the source is in the list (a raise that no
+/// test reaches is caught here, not in a hall).
+#[test]
+fn every_alert_code_in_the_source_is_listed() {
+    fn walk(dir: &std::path::Path, out: &mut Vec<String>) {
+        for e in std::fs::read_dir(dir).expect("src readable").flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                walk(&p, out);
+            } else if p.extension().is_some_and(|x| x == "rs") {
+                let text = std::fs::read_to_string(&p).unwrap_or_default();
+                for part in text.split("Said::new(").skip(1) {
+                    let part = part.trim_start();
+                    // The literal, or the literals of an `if … { "a" } else { "b" }`.
+                    let head: &str = part.split(",\n").next().unwrap_or("");
+                    let head = if part.starts_with('"') { part.split(',').next().unwrap_or("") } else if part.starts_with("if ") { head } else { "" };
+                    out.extend(head.split('"').skip(1).step_by(2).map(str::to_string));
+                }
+            }
+        }
+    }
+    let mut found = Vec::new();
+    walk(&std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src"), &mut found);
+    let listed = alert_codes_in_source();
+    assert!(found.len() > 20, "{found:?}");
+    let missing: Vec<&String> = found.iter().filter(|c| !listed.contains(*c)).collect();
+    assert!(missing.is_empty(), "alert codes raised but not in ALERT_CODES: {missing:?}");
+}
+
+#[test]
+fn every_refusal_has_its_words_in_every_shipped_language() {
+    let mut problems = Vec::new();
+    for (lang, text) in MESSAGE_CATALOGUES {
+        let cat = message_catalogue(text);
+        for r in every_refusal() {
+            let (code, params) = r.said();
+            let key = format!("error.{code}");
+            match cat.get(&key) {
+                None => problems.push(format!(
+                    "messages.{lang}.json: no \"{key}\" (params {:?}; English: {r})",
+                    params.keys().collect::<Vec<_>>()
+                )),
+                Some(v) => {
+                    for p in placeholders(v) {
+                        if !params.contains_key(p.split(',').next().unwrap_or("")) {
+                            problems.push(format!(
+                                "messages.{lang}.json: \"{key}\" uses {{{p}}}, which this refusal does not give (it gives {:?})",
+                                params.keys().collect::<Vec<_>>()
+                            ));
+                        }
+                    }
+                }
+            }
+        }
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
+#[test]
+fn every_message_key_is_a_code_the_daemon_gives_and_every_language_has_the_same() {
+    let refusals: BTreeSet<String> = every_refusal().iter().map(|r| r.said().0).collect();
+    let alerts = alert_codes_in_source();
+    assert!(alerts.contains("clock_increment") && alerts.contains("time_held.no_clock"), "{alerts:?}");
+    let (_, en) = MESSAGE_CATALOGUES[0];
+    let en = message_catalogue(en);
+    let mut problems = Vec::new();
+    for key in en.keys().filter(|k| *k != "_meta") {
+        let used = match key.split_once('.') {
+            Some(("error", code)) => refusals.contains(code),
+            Some(("alert", code)) => alerts.contains(code),
+            _ => false,
+        };
+        if !used {
+            problems.push(format!("messages.en.json: \"{key}\" is no code the daemon gives (alert.<code> or error.<code>)"));
+        }
+    }
+    for code in &alerts {
+        if !en.contains_key(&format!("alert.{code}")) {
+            problems.push(format!("messages.en.json: no \"alert.{code}\" (the daemon raises it)"));
+        }
+    }
+    for (lang, text) in MESSAGE_CATALOGUES {
+        for (key, v) in message_catalogue(text) {
+            let Some(code) = key.strip_prefix("alert.") else { continue };
+            let listed = hallclock::alert::alert_params(code).unwrap_or(&[]);
+            for p in placeholders(&v) {
+                if !listed.contains(&p.as_str()) {
+                    problems.push(format!("messages.{lang}.json: \"{key}\" uses {{{p}}}, which the alert does not give (it gives {listed:?})"));
+                }
+            }
+        }
+    }
+    for (lang, text) in MESSAGE_CATALOGUES.iter().skip(1) {
+        let other = message_catalogue(text);
+        for (key, v) in &en {
+            match other.get(key) {
+                None => problems.push(format!("messages.{lang}.json: no \"{key}\" (English has it)")),
+                Some(o) if placeholders(o) != placeholders(v) => problems.push(format!(
+                    "messages.{lang}.json: \"{key}\" has placeholders {:?}, English {:?}",
+                    placeholders(o),
+                    placeholders(v)
+                )),
+                _ => {}
+            }
+        }
+        for key in other.keys() {
+            if !en.contains_key(key) {
+                problems.push(format!("messages.{lang}.json: \"{key}\" is not in English"));
+            }
+        }
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}

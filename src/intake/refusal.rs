@@ -24,6 +24,7 @@ pub enum Refusal {
     #[error("{0}")]
     DuplicateKey(String),
     #[error(transparent)]
+    #[serde(rename = "instant_out_of_range")]
     OutOfRange(InstantOutOfRange),
     /// A round's (or a resumption's) start already past by more than the grace: the
     /// clocks would start run down by the time since.

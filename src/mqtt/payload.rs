@@ -599,10 +599,11 @@ pub struct AlertPayload {
     pub severity: Severity,
     /// The message as data (docs/MQTT-API.md, "Message codes"): a page shows `code` and
     /// `params` in its reader's language; `message` is the same in English. The code is
-    /// the alert's kind when the message has no code of its own.
-    #[serde(default)]
+    /// the alert's kind when the message has no code of its own. (Empty only in an alert
+    /// retained by an older hallclock.)
+    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub code: String,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "serde_json::Map::is_empty")]
     pub params: serde_json::Map<String, serde_json::Value>,
     pub message: String,
     pub since: Millis,

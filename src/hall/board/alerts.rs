@@ -88,11 +88,18 @@ impl Alerts {
         since: Millis,
         error: Option<String>,
     ) -> Option<AlertPayload> {
+        let said = said.into();
+        debug_assert!(
+            said.code.is_empty() || said.listed(),
+            "alert {} raised with {:?}, not the parameters ALERT_CODES lists",
+            said.code,
+            said.params.keys().collect::<Vec<_>>()
+        );
         let Said {
             code,
             params,
             message,
-        } = said.into();
+        } = said;
         self.resolved.remove(&kind);
         if self.standing.get(&kind) == Some(&message) {
             return None;

@@ -6,6 +6,8 @@
 //! `jump`, `increment`); the driver below feeds them and raises the alerts.
 
 use super::*;
+use crate::alert::Said;
+use serde_json::json;
 
 /// One clock reading, in the game's colours.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -196,11 +198,15 @@ impl BoardActor {
             self.raise(
                 AlertKind::ClockStopped,
                 Severity::Warning,
-                format!(
-                    "board {}: the clock is not running while the game is (stopped by hand, or never started); it stands at White {}, Black {}",
-                    self.id,
-                    crate::pgn::clock(reading.white),
-                    crate::pgn::clock(reading.black)
+                Said::new(
+                    "clock_stopped",
+                    json!({ "board": self.id, "white_ms": reading.white.0, "black_ms": reading.black.0 }),
+                    format!(
+                        "board {}: the clock is not running while the game is (stopped by hand, or never started); it stands at White {}, Black {}",
+                        self.id,
+                        crate::pgn::clock(reading.white),
+                        crate::pgn::clock(reading.black)
+                    ),
                 ),
             );
             // The clock is the official time, and it stands still: so does the game
@@ -225,13 +231,23 @@ impl BoardActor {
             self.raise(
                 AlertKind::ClockJump,
                 Severity::Warning,
-                format!(
-                    "board {}: the clock shows White {}, Black {} where the round's control and the presses reckon White {}, Black {}; the clock's times are taken as official",
-                    self.id,
-                    crate::pgn::clock(reading.white),
-                    crate::pgn::clock(reading.black),
-                    crate::pgn::clock(white),
-                    crate::pgn::clock(black)
+                Said::new(
+                    "clock_jump",
+                    json!({
+                        "board": self.id,
+                        "white_ms": reading.white.0,
+                        "black_ms": reading.black.0,
+                        "reckoned_white_ms": white.0,
+                        "reckoned_black_ms": black.0,
+                    }),
+                    format!(
+                        "board {}: the clock shows White {}, Black {} where the round's control and the presses reckon White {}, Black {}; the clock's times are taken as official",
+                        self.id,
+                        crate::pgn::clock(reading.white),
+                        crate::pgn::clock(reading.black),
+                        crate::pgn::clock(white),
+                        crate::pgn::clock(black)
+                    ),
                 ),
             );
         }
@@ -291,7 +307,11 @@ impl BoardActor {
             self.raise(
                 AlertKind::ClockFlag,
                 Severity::Critical,
-                format!("board {}: the clock shows {side}'s flag", self.id),
+                Said::new(
+                    "clock_flag",
+                    json!({ "board": self.id, "side": side }),
+                    format!("board {}: the clock shows {side}'s flag", self.id),
+                ),
             );
             return;
         };
@@ -309,17 +329,18 @@ impl BoardActor {
             )
         })
         .await;
+        let ended = match &preview {
+            Ok(Ok(events)) => events.iter().find_map(|e| match e {
+                Event::GameEnded { result, .. } => Some(result.clone()),
+                _ => None,
+            }),
+            _ => None,
+        };
         let verdict = match preview {
-            Ok(Ok(events)) => events
-                .iter()
-                .find_map(|e| match e {
-                    Event::GameEnded { result, .. } => Some(describe_result(result)),
-                    _ => None,
-                })
-                .map_or_else(
-                    || "the arbiter decides".to_string(),
-                    |r| format!("confirm_flag records {r}"),
-                ),
+            Ok(Ok(_)) => ended.as_ref().map_or_else(
+                || "the arbiter decides".to_string(),
+                |r| format!("confirm_flag records {}", describe_result(r)),
+            ),
             Ok(Err(r)) => format!("the arbiter decides: {r}"),
             Err(_) => "the arbiter decides: the 6.9 search failed".to_string(),
         };
@@ -327,9 +348,17 @@ impl BoardActor {
         self.raise_since(
             AlertKind::ClockFlag,
             Severity::Critical,
-            format!(
-                "board {}: the clock shows {}'s flag; 6.9 from the board's position: {verdict}; the result waits for the arbiter's confirmation (hand-set clock)",
-                self.id, pending.side
+            Said::new(
+                if ended.is_some() {
+                    "clock_flag.verdict"
+                } else {
+                    "clock_flag.undecided"
+                },
+                json!({ "board": self.id, "side": pending.side, "result": ended }),
+                format!(
+                    "board {}: the clock shows {}'s flag; 6.9 from the board's position: {verdict}; the result waits for the arbiter's confirmation (hand-set clock)",
+                    self.id, pending.side
+                ),
             ),
             pending.at,
         );
@@ -371,9 +400,13 @@ impl BoardActor {
             self.raise(
                 AlertKind::ClockIncrement,
                 Severity::Warning,
-                format!(
-                    "board {}: the clock adds {applied} s per move, the round's control adds {round} s",
-                    self.id
+                Said::new(
+                    "clock_increment",
+                    json!({ "board": self.id, "clock_ms": applied * 1000, "round_ms": round * 1000 }),
+                    format!(
+                        "board {}: the clock adds {applied} s per move, the round's control adds {round} s",
+                        self.id
+                    ),
                 ),
             );
         }
