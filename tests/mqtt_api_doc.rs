@@ -2609,3 +2609,49 @@ fn every_message_key_is_a_code_the_daemon_gives_and_every_language_has_the_same(
     }
     assert!(problems.is_empty(), "{}", problems.join("\n"));
 }
+
+/// The table of message codes in MQTT-API.md, as the daemon has them: every alert code
+/// and every refusal code with its parameters, between the markers
+/// `<!-- message-codes -->` and `<!-- /message-codes -->`.
+fn message_codes_table() -> String {
+    let mut rows = vec![
+        "| code | on | parameters |".to_string(),
+        "|---|---|---|".to_string(),
+    ];
+    for (code, params) in hallclock::alert::ALERT_CODES {
+        rows.push(format!("| `{code}` | alert | {} |", param_list(params.iter().copied())));
+    }
+    let mut refusals: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for r in every_refusal() {
+        let (code, params) = r.said();
+        refusals.entry(code).or_default().extend(params.keys().cloned());
+    }
+    for (code, params) in refusals {
+        rows.push(format!(
+            "| `{code}` | response | {} |",
+            param_list(params.iter().map(String::as_str))
+        ));
+    }
+    rows.join("\n")
+}
+
+fn param_list<'a>(params: impl Iterator<Item = &'a str>) -> String {
+    let v: Vec<String> = params.map(|p| format!("`{p}`")).collect();
+    if v.is_empty() { "—".into() } else { v.join(", ") }
+}
+
+#[test]
+fn mqtt_api_lists_every_message_code_with_its_parameters() {
+    let doc = include_str!("../docs/MQTT-API.md");
+    let table = message_codes_table();
+    let between = doc
+        .split("<!-- message-codes -->")
+        .nth(1)
+        .and_then(|s| s.split("<!-- /message-codes -->").next())
+        .map(str::trim);
+    assert_eq!(
+        between,
+        Some(table.as_str()),
+        "MQTT-API.md's table of message codes is not the daemon's; put this between <!-- message-codes --> and <!-- /message-codes -->:\n{table}"
+    );
+}
