@@ -225,6 +225,9 @@ pub struct EventDefaults {
     /// command's `allow_past_start`: a form's "now" arrives a little late, a start typed
     /// minutes ago is refused (`past_start`) so nobody starts run down unseen.
     pub past_start_grace: Millis,
+    /// The event's piece letters (issue 39): sealed moves are read in them and the page
+    /// shows moves in them. English SAN stays the wire and PGN format.
+    pub piece_letters: crate::rules::adjournment::NotationLanguage,
 }
 
 pub use crate::mode::BoardMode;
@@ -241,6 +244,7 @@ impl Default for EventDefaults {
             discrepancy_margin: Millis::from_secs(2),
             mode: BoardMode::Control,
             past_start_grace: crate::intake::command::DEFAULT_PAST_START_GRACE,
+            piece_letters: crate::rules::adjournment::NotationLanguage::En,
         }
     }
 }
@@ -250,14 +254,15 @@ impl EventDefaults {
     /// statuses carry it) and for saying what differs.
     pub fn summary(&self) -> String {
         format!(
-            "time_control={} default_time_ms={} flag_mode={:?} both_absent={:?} pauses_extend_default_time={} clock={:?} discrepancy_margin_ms={}",
+            "time_control={} default_time_ms={} flag_mode={:?} both_absent={:?} pauses_extend_default_time={} clock={:?} discrepancy_margin_ms={} piece_letters={:?}",
             self.time_control,
             self.default_time.0,
             self.flag_mode,
             self.both_absent,
             self.pauses_extend_default_time,
             self.clock,
-            self.discrepancy_margin.0
+            self.discrepancy_margin.0,
+            self.piece_letters
         )
     }
 
@@ -270,6 +275,7 @@ impl EventDefaults {
             pauses_extend_default_time: self.pauses_extend_default_time,
             clock: self.clock,
             discrepancy_margin: self.discrepancy_margin,
+            piece_letters: self.piece_letters,
             ..Setup::new(white, black, self.time_control.clone(), start)
         }
     }
@@ -574,6 +580,10 @@ impl Config {
 
 /// Enum spellings, the same as the rules core's serde names (a test checks).
 const FLAG_MODES: &[(&str, FlagMode)] = &[("auto", FlagMode::Auto), ("claim", FlagMode::Claim)];
+const PIECE_LETTERS: &[(&str, crate::rules::adjournment::NotationLanguage)] = &[
+    ("en", crate::rules::adjournment::NotationLanguage::En),
+    ("es", crate::rules::adjournment::NotationLanguage::Es),
+];
 const BOTH_ABSENT: &[(&str, BothAbsent)] = &[
     ("both_lose", BothAbsent::BothLose),
     ("arbiter", BothAbsent::Arbiter),
@@ -767,6 +777,7 @@ mod tests {
             }
         }
         check(FLAG_MODES);
+        check(PIECE_LETTERS);
         check(BOTH_ABSENT);
         check(PERIOD_TRANSITIONS);
         check(INCREMENT_CREDITS);

@@ -5,7 +5,7 @@ use std::fmt;
 use std::path::Path;
 
 use super::{
-    BOTH_ABSENT, COMMANDS, Config, DELAY_DISPLAYS, FLAG_MODES, INCREMENT_CREDITS,
+    BOTH_ABSENT, COMMANDS, Config, PIECE_LETTERS, DELAY_DISPLAYS, FLAG_MODES, INCREMENT_CREDITS,
     PERIOD_TRANSITIONS, SIDES, format_duration,
 };
 
@@ -59,6 +59,7 @@ impl Config {
         t.raw("pauses_extend_default_time", d.pauses_extend_default_time);
         t.string("discrepancy_margin", &format_duration(d.discrepancy_margin));
         t.string("past_start_grace", &format_duration(d.past_start_grace));
+        t.string("piece_letters", name_of(PIECE_LETTERS, d.piece_letters));
         t.section("defaults.clock");
         let c = &d.clock;
         t.string(

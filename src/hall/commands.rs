@@ -196,6 +196,7 @@ impl Hall {
                 default_time_ms,
                 flag_mode,
                 both_absent,
+                piece_letters,
                 session_end,
                 broadcast_delay_minutes,
                 event,
@@ -229,6 +230,7 @@ impl Hall {
                 template.default_time = default_time_ms.unwrap_or(d.default_time);
                 template.both_absent = both_absent.unwrap_or(d.both_absent);
                 template.flag_mode = flag_mode.unwrap_or(d.flag_mode);
+                template.piece_letters = piece_letters.unwrap_or(d.piece_letters);
                 // The round's own tags, else its TRF's, else (in the feed) the event's.
                 let file_tags = from_trf
                     .as_ref()

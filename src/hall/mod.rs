@@ -672,6 +672,7 @@ impl Hall {
                 != self.settings.defaults.pauses_extend_default_time
             || defaults.clock != self.settings.defaults.clock
             || defaults.discrepancy_margin != self.settings.defaults.discrepancy_margin
+            || defaults.piece_letters != self.settings.defaults.piece_letters
         {
             self.settings.defaults = defaults;
             done.push("event defaults: applied to the next rounds".into());

@@ -283,6 +283,10 @@ pub enum HallAction {
         flag_mode: Option<FlagMode>,
         #[serde(default)]
         both_absent: Option<BothAbsent>,
+        /// The round's piece letters (`en`, `es`), instead of `[defaults] piece_letters`:
+        /// sealed moves are read in them and the page shows moves in them.
+        #[serde(default)]
+        piece_letters: Option<crate::rules::adjournment::NotationLanguage>,
         /// I.1.1: the session's nominal end; every unfinished game is ordered to seal then.
         #[serde(default)]
         session_end: Option<Instant>,

@@ -625,6 +625,7 @@ impl Parser {
                     fen: s.fen,
                     discrepancy_margin: s.discrepancy_margin.0,
                     observed: false,
+                    piece_letters: Default::default(),
                 };
                 Game::new(game_setup.clone()).map_err(|e| err(line, format!("setup: {e}")))?;
                 self.setup = Some((game_setup, date));

@@ -198,7 +198,15 @@ impl Game {
             result: None,
             default_base: setup.start,
             default_len: setup.default_time,
-            adj: AdjState::default(),
+            // The event's letters are the game's from the start (I.8 reads the sealed
+            // move in them); `set_adjournment_rules` may still change them.
+            adj: AdjState {
+                rules: crate::adjournment::AdjournmentRules {
+                    notation_language: setup.piece_letters,
+                    ..Default::default()
+                },
+                ..AdjState::default()
+            },
             last_at: Millis(i64::MIN),
             discrepancy: None,
             setup,

@@ -63,6 +63,15 @@ pub struct Setup {
     /// the game, so a restart, the journal's PGN and the broadcast know it.
     #[serde(default, skip_serializing_if = "is_false")]
     pub observed: bool,
+    /// The event's piece letters (`[defaults] piece_letters`): sealed moves are read in
+    /// them (I.8) unless the arbiter sets the game's adjournment rules otherwise. English
+    /// (the default) is not written, so older journals read the same.
+    #[serde(default, skip_serializing_if = "is_english")]
+    pub piece_letters: crate::adjournment::NotationLanguage,
+}
+
+fn is_english(l: &crate::adjournment::NotationLanguage) -> bool {
+    *l == crate::adjournment::NotationLanguage::En
 }
 
 fn is_false(b: &bool) -> bool {
@@ -87,6 +96,7 @@ impl Setup {
             fen: None,
             discrepancy_margin: Millis(2000),
             observed: false,
+            piece_letters: crate::adjournment::NotationLanguage::En,
         }
     }
 }
