@@ -189,7 +189,7 @@ fn the_shipped_file_documents_every_key() {
             "{section} {key} is not in config/hallclock.toml"
         );
     }
-    assert_eq!(keys, 51);
+    assert_eq!(keys, 54);
 }
 
 #[test]
