@@ -37,10 +37,22 @@ pub const ALERT_CODES: &[(&str, &[&str])] = &[
     ("clock_flag.undecided", &["board", "side", "result"]),
     ("clock_flag.verdict", &["board", "side", "result"]),
     ("clock_increment", &["board", "clock_ms", "round_ms"]),
-    ("clock_jump", &["board", "white_ms", "black_ms", "reckoned_white_ms", "reckoned_black_ms"]),
+    (
+        "clock_jump",
+        &[
+            "board",
+            "white_ms",
+            "black_ms",
+            "reckoned_white_ms",
+            "reckoned_black_ms",
+        ],
+    ),
     ("clock_mode", &["board", "port"]),
     ("clock_stopped", &["board", "white_ms", "black_ms"]),
-    ("irregular.sealed_move_not_shown", &["board", "san", "side", "wait_ms"]),
+    (
+        "irregular.sealed_move_not_shown",
+        &["board", "san", "side", "wait_ms"],
+    ),
     ("low_battery.board", &["board", "percent"]),
     ("low_battery.both", &["board", "percent"]),
     ("low_battery.clock", &["board", "percent"]),
@@ -53,19 +65,42 @@ pub const ALERT_CODES: &[(&str, &[&str])] = &[
     ("result_pending.position_unknown", &["side"]),
     ("result_pending.undecided", &["side", "why"]),
     ("result_shown", &["board", "score"]),
-    ("stray_press", &["side", "board", "refusal", "refusal_params"]),
+    (
+        "stray_press",
+        &["side", "board", "refusal", "refusal_params"],
+    ),
     ("stray_press.no_game", &["board"]),
-    ("time_held.clock_disagrees", &["board", "paused", "last_known", "white_ms", "black_ms"]),
-    ("time_held.deadline", &["board", "paused", "last_known", "deadline"]),
-    ("time_held.journal_damaged", &["board", "paused", "last_known"]),
-    ("time_held.no_clock", &["board", "paused", "last_known", "wait_ms"]),
+    (
+        "time_held.clock_disagrees",
+        &["board", "paused", "last_known", "white_ms", "black_ms"],
+    ),
+    (
+        "time_held.deadline",
+        &["board", "paused", "last_known", "deadline"],
+    ),
+    (
+        "time_held.journal_damaged",
+        &["board", "paused", "last_known"],
+    ),
+    (
+        "time_held.no_clock",
+        &["board", "paused", "last_known", "wait_ms"],
+    ),
 ];
 
-const DISCREPANCY: &[&str] = &["white_ms", "black_ms", "official_white_ms", "official_black_ms"];
+const DISCREPANCY: &[&str] = &[
+    "white_ms",
+    "black_ms",
+    "official_white_ms",
+    "official_black_ms",
+];
 
 /// The parameters alert `code` is listed with.
 pub fn alert_params(code: &str) -> Option<&'static [&'static str]> {
-    ALERT_CODES.iter().find(|(c, _)| *c == code).map(|(_, p)| *p)
+    ALERT_CODES
+        .iter()
+        .find(|(c, _)| *c == code)
+        .map(|(_, p)| *p)
 }
 
 impl Said {

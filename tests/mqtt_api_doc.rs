@@ -2458,8 +2458,14 @@ fn the_documented_signature_is_the_daemons() {
 // ---------------------------------------------------------------------------------------
 
 const MESSAGE_CATALOGUES: [(&str, &str); 2] = [
-    ("en", include_str!("../src/web/assets/i18n/messages.en.json")),
-    ("es", include_str!("../src/web/assets/i18n/messages.es.json")),
+    (
+        "en",
+        include_str!("../src/web/assets/i18n/messages.en.json"),
+    ),
+    (
+        "es",
+        include_str!("../src/web/assets/i18n/messages.es.json"),
+    ),
 ];
 
 fn message_catalogue(text: &str) -> BTreeMap<String, Value> {
@@ -2511,18 +2517,30 @@ fn every_alert_code_in_the_source_is_listed() {
                     let part = part.trim_start();
                     // The literal, or the literals of an `if … { "a" } else { "b" }`.
                     let head: &str = part.split(",\n").next().unwrap_or("");
-                    let head = if part.starts_with('"') { part.split(',').next().unwrap_or("") } else if part.starts_with("if ") { head } else { "" };
+                    let head = if part.starts_with('"') {
+                        part.split(',').next().unwrap_or("")
+                    } else if part.starts_with("if ") {
+                        head
+                    } else {
+                        ""
+                    };
                     out.extend(head.split('"').skip(1).step_by(2).map(str::to_string));
                 }
             }
         }
     }
     let mut found = Vec::new();
-    walk(&std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src"), &mut found);
+    walk(
+        &std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src"),
+        &mut found,
+    );
     let listed = alert_codes_in_source();
     assert!(found.len() > 20, "{found:?}");
     let missing: Vec<&String> = found.iter().filter(|c| !listed.contains(*c)).collect();
-    assert!(missing.is_empty(), "alert codes raised but not in ALERT_CODES: {missing:?}");
+    assert!(
+        missing.is_empty(),
+        "alert codes raised but not in ALERT_CODES: {missing:?}"
+    );
 }
 
 #[test]
@@ -2558,7 +2576,10 @@ fn every_refusal_has_its_words_in_every_shipped_language() {
 fn every_message_key_is_a_code_the_daemon_gives_and_every_language_has_the_same() {
     let refusals: BTreeSet<String> = every_refusal().iter().map(|r| r.said().0).collect();
     let alerts = alert_codes_in_source();
-    assert!(alerts.contains("clock_increment") && alerts.contains("time_held.no_clock"), "{alerts:?}");
+    assert!(
+        alerts.contains("clock_increment") && alerts.contains("time_held.no_clock"),
+        "{alerts:?}"
+    );
     let (_, en) = MESSAGE_CATALOGUES[0];
     let en = message_catalogue(en);
     let mut problems = Vec::new();
@@ -2574,12 +2595,16 @@ fn every_message_key_is_a_code_the_daemon_gives_and_every_language_has_the_same(
     }
     for code in &alerts {
         if !en.contains_key(&format!("alert.{code}")) {
-            problems.push(format!("messages.en.json: no \"alert.{code}\" (the daemon raises it)"));
+            problems.push(format!(
+                "messages.en.json: no \"alert.{code}\" (the daemon raises it)"
+            ));
         }
     }
     for (lang, text) in MESSAGE_CATALOGUES {
         for (key, v) in message_catalogue(text) {
-            let Some(code) = key.strip_prefix("alert.") else { continue };
+            let Some(code) = key.strip_prefix("alert.") else {
+                continue;
+            };
             let listed = hallclock::alert::alert_params(code).unwrap_or(&[]);
             for p in placeholders(&v) {
                 if !listed.contains(&p.as_str()) {
@@ -2592,7 +2617,9 @@ fn every_message_key_is_a_code_the_daemon_gives_and_every_language_has_the_same(
         let other = message_catalogue(text);
         for (key, v) in &en {
             match other.get(key) {
-                None => problems.push(format!("messages.{lang}.json: no \"{key}\" (English has it)")),
+                None => problems.push(format!(
+                    "messages.{lang}.json: no \"{key}\" (English has it)"
+                )),
                 Some(o) if placeholders(o) != placeholders(v) => problems.push(format!(
                     "messages.{lang}.json: \"{key}\" has placeholders {:?}, English {:?}",
                     placeholders(o),
@@ -2619,12 +2646,18 @@ fn message_codes_table() -> String {
         "|---|---|---|".to_string(),
     ];
     for (code, params) in hallclock::alert::ALERT_CODES {
-        rows.push(format!("| `{code}` | alert | {} |", param_list(params.iter().copied())));
+        rows.push(format!(
+            "| `{code}` | alert | {} |",
+            param_list(params.iter().copied())
+        ));
     }
     let mut refusals: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
     for r in every_refusal() {
         let (code, params) = r.said();
-        refusals.entry(code).or_default().extend(params.keys().cloned());
+        refusals
+            .entry(code)
+            .or_default()
+            .extend(params.keys().cloned());
     }
     for (code, params) in refusals {
         rows.push(format!(
@@ -2637,7 +2670,11 @@ fn message_codes_table() -> String {
 
 fn param_list<'a>(params: impl Iterator<Item = &'a str>) -> String {
     let v: Vec<String> = params.map(|p| format!("`{p}`")).collect();
-    if v.is_empty() { "—".into() } else { v.join(", ") }
+    if v.is_empty() {
+        "—".into()
+    } else {
+        v.join(", ")
+    }
 }
 
 #[test]

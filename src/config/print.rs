@@ -5,8 +5,8 @@ use std::fmt;
 use std::path::Path;
 
 use super::{
-    BOTH_ABSENT, COMMANDS, Config, PIECE_LETTERS, DELAY_DISPLAYS, FLAG_MODES, INCREMENT_CREDITS,
-    PERIOD_TRANSITIONS, SIDES, format_duration,
+    BOTH_ABSENT, COMMANDS, Config, DELAY_DISPLAYS, FLAG_MODES, INCREMENT_CREDITS,
+    PERIOD_TRANSITIONS, PIECE_LETTERS, SIDES, format_duration,
 };
 
 impl Config {

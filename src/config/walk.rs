@@ -16,8 +16,8 @@ use crate::rules::time_control::{self, TimeControl};
 use super::print::toml_string;
 use super::{
     BOTH_ABSENT, BoardConfig, COMMANDS, Config, DELAY_DISPLAYS, DurationError, ENV_PREFIX,
-    ENV_SEPARATOR, FLAG_MODES, PIECE_LETTERS, INCREMENT_CREDITS, MAX_DURATION_SECS, MODES, PERIOD_TRANSITIONS,
-    Problem, SIDES, did_you_mean, parse_duration, quoted_list,
+    ENV_SEPARATOR, FLAG_MODES, INCREMENT_CREDITS, MAX_DURATION_SECS, MODES, PERIOD_TRANSITIONS,
+    PIECE_LETTERS, Problem, SIDES, did_you_mean, parse_duration, quoted_list,
 };
 
 /// The `config` crate's origin for values that came from the environment.
@@ -301,7 +301,13 @@ impl Walk {
                 duration,
             );
             self.field(t, s, "past_start_grace", &mut d.past_start_grace, duration);
-            self.field(t, s, "piece_letters", &mut d.piece_letters, one_of(PIECE_LETTERS));
+            self.field(
+                t,
+                s,
+                "piece_letters",
+                &mut d.piece_letters,
+                one_of(PIECE_LETTERS),
+            );
             if let Some(t) = self.table(t, s, "clock") {
                 let c = &mut d.clock;
                 let s = "defaults.clock";

@@ -438,7 +438,9 @@ pub fn start(settings: HallSettings) -> Result<RunningHall, HallError> {
             id: crate::alert::node_alert_id("server-clock", &settings.node),
             board: None,
             kind: crate::mqtt::payload::AlertKind::ServerClock,
-            code: crate::mqtt::payload::AlertKind::ServerClock.slug().to_string(),
+            code: crate::mqtt::payload::AlertKind::ServerClock
+                .slug()
+                .to_string(),
             params: Default::default(),
             severity: crate::mqtt::payload::Severity::Warning,
             message: note.message(),
@@ -927,7 +929,9 @@ impl Hall {
             id: crate::alert::node_alert_id("server-clock", &self.settings.node),
             board: None,
             kind: crate::mqtt::payload::AlertKind::ServerClock,
-            code: crate::mqtt::payload::AlertKind::ServerClock.slug().to_string(),
+            code: crate::mqtt::payload::AlertKind::ServerClock
+                .slug()
+                .to_string(),
             params: Default::default(),
             severity: crate::mqtt::payload::Severity::Warning,
             message,

@@ -195,7 +195,9 @@ impl Hall {
             id: format!("{board}-board-moved"),
             board: Some(board.clone()),
             kind: crate::mqtt::payload::AlertKind::BoardMoved,
-            code: crate::mqtt::payload::AlertKind::BoardMoved.slug().to_string(),
+            code: crate::mqtt::payload::AlertKind::BoardMoved
+                .slug()
+                .to_string(),
             params: Default::default(),
             severity: crate::mqtt::payload::Severity::Warning,
             message,

@@ -284,6 +284,14 @@ pub struct StatePayload {
     /// times are the official ones. Absent (false) on a board the daemon drives.
     #[serde(default, skip_serializing_if = "is_false")]
     pub observed: bool,
+    /// The game's piece letters (`[defaults] piece_letters`, a round's, or the
+    /// arbiter's): a display shows moves in them. Absent for English.
+    #[serde(default, skip_serializing_if = "is_english")]
+    pub piece_letters: crate::rules::adjournment::NotationLanguage,
+}
+
+fn is_english(l: &crate::rules::adjournment::NotationLanguage) -> bool {
+    *l == crate::rules::adjournment::NotationLanguage::En
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -329,6 +337,7 @@ impl StatePayload {
             session_end: None,
             adjournment: None,
             observed: false,
+            piece_letters: Default::default(),
         }
     }
 
@@ -393,6 +402,7 @@ impl StatePayload {
                 .as_ref()
                 .and_then(|a| serde_json::to_value(a).ok()),
             observed: false,
+            piece_letters: view.piece_letters,
         }
     }
 }

@@ -55,7 +55,7 @@ pub use phase::{PausedBy, Phase};
 pub use rejection::{MoveError, Rejection};
 pub use setup::{BothAbsent, FlagMode, Setup, SetupError};
 pub use timer::Timer;
-pub use view::{AdjournmentView, PendingFlag, SideView, View};
+pub use view::{AdjournmentView, PendingFlag, SideView, View, pending_code};
 
 use input::Who;
 use phase::describe_pause;

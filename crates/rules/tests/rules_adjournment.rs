@@ -945,6 +945,18 @@ fn open_sealed(fen: &str, text: &str, lang: NotationLanguage) -> Driver {
         },
         at(-100),
     );
+    seal_and_open(d, text)
+}
+
+/// As [`open_sealed`], with the letters the event's (`Setup::piece_letters`, from
+/// `[defaults] piece_letters` or the round's) and no act of the arbiter.
+fn open_sealed_in_event(fen: &str, text: &str, lang: NotationLanguage) -> Driver {
+    let mut s = setup(Some(fen));
+    s.piece_letters = lang;
+    seal_and_open(Driver::new(s), text)
+}
+
+fn seal_and_open(mut d: Driver, text: &str) -> Driver {
     d.present(Color::White, at(-30));
     d.present(Color::Black, at(-30));
     d.advance(at(0));
@@ -1034,6 +1046,23 @@ fn rule_i_8_invalid_sealed_move_is_a_draw_when_the_opponent_cannot_mate() {
                 ..
             }
         ))
+    ));
+}
+
+#[test]
+fn rule_i_8_in_a_spanish_event_re7_is_the_kings_move_without_any_act_of_the_arbiter() {
+    let d = open_sealed_in_event(TWO_KNIGHTS, "Re7", NotationLanguage::Es);
+    assert_eq!(d.result(), None, "R is the rey");
+    assert_eq!(
+        d.game.view(rat(10)).fen.as_deref(),
+        Some("8/4k3/8/1n3n2/8/8/4P3/R3K3 w - - 1 41")
+    );
+    assert_eq!(d.game.view(rat(10)).piece_letters, NotationLanguage::Es);
+    // The same text in an English event is a rook's move Black has no rook for.
+    let d = open_sealed_in_event(TWO_KNIGHTS, "Re7", NotationLanguage::En);
+    assert!(matches!(
+        d.result(),
+        Some((_, Termination::InvalidSealedMove { .. }))
     ));
 }
 

@@ -186,6 +186,7 @@ fn setup() -> impl Strategy<Value = Setup> {
             fen: None,
             discrepancy_margin: Millis(2000),
             observed: b[6],
+            piece_letters: Default::default(),
         })
 }
 

@@ -163,7 +163,13 @@ mod tests {
     use super::*;
 
     fn raise(a: &mut Alerts, kind: AlertKind, message: &str) -> Option<AlertPayload> {
-        a.raise(kind, Severity::Warning, message.to_string(), Millis(5), None)
+        a.raise(
+            kind,
+            Severity::Warning,
+            message.to_string(),
+            Millis(5),
+            None,
+        )
     }
 
     fn retained(a: &Alerts, kind: AlertKind, message: &str) -> AlertPayload {

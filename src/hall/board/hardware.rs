@@ -91,7 +91,11 @@ impl BoardActor {
                     "board {} offline: {why} (the clock keeps running by itself)",
                     self.id
                 );
-                self.raise(AlertKind::Offline, severity, offline_said(&self.id, &why, message));
+                self.raise(
+                    AlertKind::Offline,
+                    severity,
+                    offline_said(&self.id, &why, message),
+                );
                 self.publish_state();
             }
             LinkEvent::Error(e) => {
@@ -675,7 +679,10 @@ fn offline_said(board: &str, why: &crate::link::Offline, message: String) -> Sai
     use crate::link::Offline;
     let ms = |d: &std::time::Duration| u64::try_from(d.as_millis()).unwrap_or(u64::MAX);
     let (code, params) = match why {
-        Offline::Unplugged { path } => ("offline.unplugged", json!({ "port": path.display().to_string() })),
+        Offline::Unplugged { path } => (
+            "offline.unplugged",
+            json!({ "port": path.display().to_string() }),
+        ),
         Offline::Silent { path, silent } => (
             "offline.silent",
             json!({ "port": path.display().to_string(), "silent_ms": ms(silent) }),

@@ -426,10 +426,15 @@ impl BoardActor {
 /// journaled as words, and these are its three forms (`Game::flag_fell`).
 fn pending_said(p: &crate::rules::game::PendingFlag) -> Said {
     let message = format!("{}'s flag fell: {}", p.side, p.reason);
-    if p.reason.starts_with("claim mode") {
+    let code = crate::rules::game::pending_code(&p.reason);
+    if code == "claim" {
         Said::new("result_pending.claim", json!({ "side": p.side }), message)
-    } else if p.reason.ends_with("the position is not known") {
-        Said::new("result_pending.position_unknown", json!({ "side": p.side }), message)
+    } else if code == "position_unknown" {
+        Said::new(
+            "result_pending.position_unknown",
+            json!({ "side": p.side }),
+            message,
+        )
     } else {
         // The dead-position search's own words (it gave up): shown as they are.
         let why = p

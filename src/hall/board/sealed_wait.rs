@@ -13,9 +13,9 @@ use tokio::time::Instant;
 
 use crate::alert::Said;
 use crate::mqtt::payload::{AlertKind, Severity};
-use serde_json::json;
 use crate::rules::Color;
 use crate::rules::game::Event;
+use serde_json::json;
 
 use super::BoardActor;
 
@@ -109,8 +109,14 @@ mod tests {
         assert!(w.overdue("b1").is_none(), "nothing armed, nothing raised");
         w.arm(t0, "Kc2", Color::White);
         assert_eq!(w.due(), Some(t0 + SEALED_MOVE_WAIT));
-        let m = w.overdue("b1").map(|s| (s.code, s.message)).unwrap_or_default();
-        assert!(m.1.contains("play the sealed move Kc2 (White's move"), "{m:?}");
+        let m = w
+            .overdue("b1")
+            .map(|s| (s.code, s.message))
+            .unwrap_or_default();
+        assert!(
+            m.1.contains("play the sealed move Kc2 (White's move"),
+            "{m:?}"
+        );
         assert_eq!(m.0, "irregular.sealed_move_not_shown");
         assert_eq!(w.due(), None, "raised: no longer due");
         assert!(w.overdue("b1").is_none(), "raised once");

@@ -14,9 +14,9 @@ use std::time::Duration;
 
 use crate::alert::Said;
 use crate::mqtt::payload::{AlertKind, Severity};
-use serde_json::json;
 use crate::rules::Millis;
 use crate::rules::game::{Game, Input};
+use serde_json::json;
 
 use super::BoardActor;
 

@@ -143,6 +143,7 @@ impl Game {
                 self.pending_flag = Some(PendingFlag {
                     side: *side,
                     at: *at,
+                    code: super::view::pending_code(reason).to_string(),
                     reason: reason.clone(),
                 });
             }

@@ -16,6 +16,23 @@ pub struct PendingFlag {
     pub side: Color,
     pub at: Millis,
     pub reason: String,
+    /// Why it waits, as a code a page says in its own words (issue 39): `claim` (claim
+    /// mode, 6.8), `position_unknown`, or `undecided` (the 6.9 search gave up; `reason`
+    /// says why). Absent in states written before codes.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub code: String,
+}
+
+/// The code of a pending flag's reason: the core's three forms of it (`Game::flag_fell`,
+/// `Game::flag_verdict_on`), which the journal keeps as words.
+pub fn pending_code(reason: &str) -> &'static str {
+    if reason.starts_with("claim mode") {
+        "claim"
+    } else if reason.ends_with("the position is not known") {
+        "position_unknown"
+    } else {
+        "undecided"
+    }
 }
 
 /// The serialisable view of a game at an instant, for displays and dashboards.
@@ -55,6 +72,9 @@ pub struct View {
     /// Guidelines I: where the game is in sealing and resumption, and its envelopes
     /// (never a sealed move before its opening). `None` for a game never adjourned.
     pub adjournment: Option<AdjournmentView>,
+    /// The game's piece letters (the event's, or what the arbiter set): sealed moves
+    /// are read in them, and displays show moves in them.
+    pub piece_letters: crate::adjournment::NotationLanguage,
 }
 
 /// The adjournment part of the view.
@@ -139,6 +159,7 @@ impl Game {
             draw_offer: self.adj.draw_offer.clone(),
             session_end: self.adj.session_end,
             adjournment: self.adjournment_view(),
+            piece_letters: self.adj.rules.notation_language,
         }
     }
 }
