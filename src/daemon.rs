@@ -70,6 +70,7 @@ pub fn settings(config: &Config) -> Result<HallSettings, crate::id::BadId> {
             }
         }),
         broadcast: config.broadcast.clone(),
+        clock_texts: crate::hall::board::clock_texts::ClockTexts::of(&config.web.language),
     })
 }
 
@@ -115,6 +116,13 @@ pub async fn start_web(
     };
     let state =
         crate::web::AppState::for_hall(&config.hall.id, running, arbiters.into(), w.secure_cookies);
+    let screens = Some(w.language.as_str()).filter(|l| !l.is_empty());
+    let (languages, errors) = crate::web::i18n::Languages::load(&w.languages_dir, screens);
+    for e in errors {
+        // check-config says it too; the page is served without the file.
+        tracing::error!("web.languages_dir: {e}; left out");
+    }
+    state.set_languages(languages);
     if !w.trusted_proxy.is_empty() {
         match w.trusted_proxy.parse() {
             Ok(proxy) => state.trust_proxy(proxy),

@@ -94,7 +94,16 @@ pub struct WebConfig {
     /// logins from it are counted under the client its `X-Forwarded-For` names. Empty:
     /// the header is never read, every client is its TCP peer.
     pub trusted_proxy: String,
+    /// The hall screens' language (`/public`), and the dashboard's when the browser asks
+    /// for none the hall has (docs/DASHBOARD.md, "Languages"). Empty: the browser's.
+    pub language: String,
+    /// The operator's catalogues, `<code>.json`: a file overrides a shipped language's
+    /// texts or adds a language, read at start (no rebuild).
+    pub languages_dir: PathBuf,
 }
+
+/// Where the operator's catalogues are looked for unless `web.languages_dir` says.
+pub const DEFAULT_LANGUAGES_DIR: &str = "/etc/hallclock/i18n";
 
 impl Default for WebConfig {
     fn default() -> Self {
@@ -103,6 +112,8 @@ impl Default for WebConfig {
             listen: "0.0.0.0:8080".into(),
             secure_cookies: false,
             trusted_proxy: String::new(),
+            language: String::new(),
+            languages_dir: PathBuf::from(DEFAULT_LANGUAGES_DIR),
         }
     }
 }

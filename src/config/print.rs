@@ -88,6 +88,8 @@ impl Config {
         t.string("listen", &w.listen);
         t.raw("secure_cookies", w.secure_cookies);
         t.string("trusted_proxy", &w.trusted_proxy);
+        t.string("language", &w.language);
+        t.string("languages_dir", &w.languages_dir.display().to_string());
         t.section("security");
         t.string("commands", name_of(COMMANDS, self.security.commands));
         t.path("arbiters", &self.security.arbiters);

@@ -435,6 +435,30 @@ impl Config {
                 ),
             ));
         }
+        self.validate_languages(out);
+    }
+
+    /// `web.language` must be served, and every operator catalogue must read: a bad file
+    /// is left out at start, so say it here first.
+    fn validate_languages(&self, out: &mut Vec<Problem>) {
+        let w = &self.web;
+        let (languages, errors) = crate::web::i18n::Languages::load(&w.languages_dir, None);
+        for e in errors {
+            out.push(Problem::error("web.languages_dir", e.to_string()));
+        }
+        if !w.language.is_empty() && languages.get(&w.language).is_none() {
+            let served: Vec<&str> = languages.codes().collect();
+            out.push(Problem::error(
+                "web.language",
+                format!(
+                    "'{}' is not a language this hall serves ({}); add {}/{}.json to serve it",
+                    w.language.escape_debug(),
+                    served.join(", "),
+                    w.languages_dir.display(),
+                    w.language.escape_debug()
+                ),
+            ));
+        }
     }
 
     fn validate_boards(&self, out: &mut Vec<Problem>) {

@@ -173,7 +173,14 @@ const BROADCAST_KEYS: &[&str] = &["delay_minutes", "event", "site", "lichess"];
 const LICHESS_KEYS: &[&str] = &["base_url", "round_id", "rounds", "token_file"];
 const LICHESS_ROUND_KEYS: &[&str] = &["boards", "round_id"];
 const SECURITY_KEYS: &[&str] = &["commands", "arbiters", "window_secs"];
-const WEB_KEYS: &[&str] = &["enabled", "listen", "secure_cookies", "trusted_proxy"];
+const WEB_KEYS: &[&str] = &[
+    "enabled",
+    "listen",
+    "secure_cookies",
+    "trusted_proxy",
+    "language",
+    "languages_dir",
+];
 const HALL_KEYS: &[&str] = &["id", "node", "state_dir", "sync_window_ms"];
 pub(super) const BROKER_KEYS: &[&str] = &[
     "host",
@@ -371,6 +378,8 @@ impl Walk {
             self.field(t, "web", "listen", &mut w.listen, string);
             self.field(t, "web", "secure_cookies", &mut w.secure_cookies, boolean);
             self.field(t, "web", "trusted_proxy", &mut w.trusted_proxy, string);
+            self.field(t, "web", "language", &mut w.language, string);
+            self.field(t, "web", "languages_dir", &mut w.languages_dir, path);
         }
 
         if let Some(t) = self.table(root, "", "broadcast") {

@@ -85,6 +85,9 @@ pub struct HallSettings {
     pub security: Security,
     /// The broadcast feed's delay and push (`[broadcast]`).
     pub broadcast: crate::broadcast::BroadcastSettings,
+    /// What the clocks say in words (PAUSE, FLAG…), in the hall's language
+    /// (`[web] language`).
+    pub clock_texts: board::clock_texts::ClockTexts,
 }
 
 /// Errors that stop the daemon from starting.
@@ -591,6 +594,7 @@ impl Hall {
             mode: b.mode,
             pulse: pulse.clone(),
             doubt,
+            clock_texts: self.settings.clock_texts,
         };
         let actor = tokio::spawn(board::run(parts));
         self.boards.insert(

@@ -4,10 +4,12 @@
 
 use std::sync::LazyLock;
 
-use axum::extract::Path;
-use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::extract::{Path, State};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, Uri, header};
 use axum::response::{IntoResponse, Response};
 use sha2::{Digest, Sha256};
+
+use super::AppState;
 
 struct Asset {
     /// As written in index.html: `/assets/app.js`.
@@ -74,7 +76,8 @@ static ASSETS: LazyLock<Vec<Asset>> = LazyLock::new(|| {
 });
 
 /// index.html with every asset reference pointing at its hashed URL.
-static INDEX: LazyLock<(String, String)> = LazyLock::new(|| {
+/// The page with the assets' hashed names; the language goes in per request.
+static INDEX: LazyLock<String> = LazyLock::new(|| {
     let mut html = String::from_utf8_lossy(include_bytes!("assets/index.html")).into_owned();
     for a in ASSETS.iter() {
         html = html.replace(
@@ -82,9 +85,48 @@ static INDEX: LazyLock<(String, String)> = LazyLock::new(|| {
             &format!("/assets/{}", a.hashed),
         );
     }
+    html
+});
+
+/// The page in `lang`: `<html lang>` set, and the language's catalogue, the language menu
+/// and the piece letters put in the page as data (`<script type="application/json">` is
+/// never run, so the CSP allows it); (html, etag).
+pub fn render_index(languages: &super::i18n::Languages, lang: &str) -> (String, String) {
+    let messages = languages
+        .get(lang)
+        .map(|l| serde_json::Value::Object(l.messages.clone()))
+        .unwrap_or_default();
+    let letters: serde_json::Map<String, serde_json::Value> = [
+        crate::rules::adjournment::NotationLanguage::En,
+        crate::rules::adjournment::NotationLanguage::Es,
+    ]
+    .into_iter()
+    .map(|l| {
+        let code = serde_json::to_value(l)
+            .ok()
+            .and_then(|v| v.as_str().map(str::to_string))
+            .unwrap_or_default();
+        (code, crate::rules::adjournment::piece_letters(l).into())
+    })
+    .collect();
+    let data = serde_json::json!({
+        "lang": lang,
+        "languages": languages.menu(),
+        "messages": messages,
+        "letters": letters,
+    });
+    // `</` would end the script element early: `<\/` is the same JSON string.
+    let data = data.to_string().replace("</", "<\\/").replace("<!--", "<\\u0021--");
+    let html = INDEX
+        .replacen("<html lang=\"en\">", &format!("<html lang=\"{lang}\">"), 1)
+        .replacen(
+            "</head>",
+            &format!("<script type=\"application/json\" id=\"i18n\">{data}</script>\n</head>"),
+            1,
+        );
     let etag = hash(html.as_bytes());
     (html, etag)
-});
+}
 
 fn matches(headers: &HeaderMap, etag: &str) -> bool {
     headers
@@ -99,11 +141,22 @@ fn etag_value(etag: &str) -> HeaderValue {
 
 /// Every page (`/`, `/board/…`, `/round`, `/alerts`, `/public`, `/login`): one document,
 /// the script draws the view the path names.
-pub async fn index(headers: HeaderMap) -> Response {
-    let (html, etag) = &*INDEX;
+pub async fn index(
+    State(state): State<AppState>,
+    uri: Uri,
+    headers: HeaderMap,
+) -> Response {
+    let lang = language_of(&state, &uri, &headers);
+    let page = state.page(&lang);
+    let (html, etag) = &*page;
     let mut h = HeaderMap::new();
     h.insert(header::ETAG, etag_value(etag));
     h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+    // The same URL is another page in another language.
+    h.insert(
+        header::VARY,
+        HeaderValue::from_static("Accept-Language, Cookie"),
+    );
     if matches(&headers, etag) {
         return (StatusCode::NOT_MODIFIED, h).into_response();
     }
@@ -166,4 +219,24 @@ pub fn url_of(name: &str) -> Option<String> {
         .iter()
         .find(|a| a.name == name)
         .map(|a| format!("/assets/{}", a.hashed))
+}
+
+/// The language of a page request: the session's choice, `?lang=`, the hall screens'
+/// language on `/public…`, the browser's (`web::i18n::Languages::choose`).
+pub fn language_of(state: &AppState, uri: &Uri, headers: &HeaderMap) -> String {
+    let chosen = super::session::cookie(headers).and_then(|c| state.sessions().language(&c));
+    let query = uri.query().and_then(|q| {
+        q.split('&')
+            .filter_map(|kv| kv.split_once('='))
+            .find(|(k, _)| *k == "lang")
+            .map(|(_, v)| v.to_string())
+    });
+    let accept = headers
+        .get(header::ACCEPT_LANGUAGE)
+        .and_then(|v| v.to_str().ok());
+    let screen = uri.path().starts_with("/public");
+    state
+        .languages()
+        .choose(chosen.as_deref(), query.as_deref(), accept, screen)
+        .to_string()
 }

@@ -185,7 +185,37 @@ pub async fn logout(State(state): State<AppState>, who: Arbiter, headers: Header
 
 /// `GET /api/me`: who is logged in, and the CSRF token the page sends with its POSTs.
 pub async fn me(State(state): State<AppState>, who: Arbiter) -> Json<Value> {
-    Json(me_body(&who.identity, &who.csrf, &state))
+    let mut body = me_body(&who.identity, &who.csrf, &state);
+    body["language"] = json!(who.language);
+    Json(body)
+}
+
+#[derive(Debug, Deserialize)]
+pub struct LanguageChoice {
+    /// A served language's code, or `null` to go back to the browser's.
+    language: Option<String>,
+}
+
+/// `POST /api/language`: the arbiter's own language for the page, kept in the session
+/// (docs/DASHBOARD.md, "Languages"). The page reloads in it.
+pub async fn language(
+    State(state): State<AppState>,
+    who: Arbiter,
+    Json(choice): Json<LanguageChoice>,
+) -> Result<Json<Value>, WebError> {
+    let language = choice.language.filter(|l| !l.is_empty());
+    if let Some(l) = &language
+        && state.languages().get(l).is_none()
+    {
+        let served: Vec<&str> = state.languages().codes().collect();
+        return Err(WebError::BadRequest(format!(
+            "language: '{}' is not served here; these are: {}",
+            l.escape_debug(),
+            served.join(", ")
+        )));
+    }
+    state.sessions().set_language(&who.session, language.clone());
+    Ok(Json(json!({ "language": language })))
 }
 
 #[derive(Debug, Deserialize)]

@@ -6,6 +6,7 @@ pub mod assets;
 pub mod commands;
 pub mod error;
 pub mod feed;
+pub mod i18n;
 pub mod limiter;
 pub mod seal_read;
 pub mod session;
@@ -60,6 +61,11 @@ struct Inner {
     /// `web.trusted_proxy`: requests from this address are counted under the client
     /// their `X-Forwarded-For` names. Set once, before serving.
     trusted_proxy: OnceLock<IpAddr>,
+    /// The page's languages (`web::i18n`): the shipped ones unless the daemon set the
+    /// operator's before serving.
+    languages: OnceLock<i18n::Languages>,
+    /// The page as served in each language, built on first use: (html, etag).
+    pages: Mutex<std::collections::HashMap<String, Arc<(String, String)>>>,
 }
 
 /// What every handler shares; cheap to clone.
@@ -129,6 +135,8 @@ impl AppState {
                 alerts,
                 alert_generation: std::sync::atomic::AtomicU64::new(0),
                 trusted_proxy: OnceLock::new(),
+                languages: OnceLock::new(),
+                pages: Mutex::new(std::collections::HashMap::new()),
             }),
         }
     }
@@ -156,6 +164,29 @@ impl AppState {
     /// serving; a second call changes nothing.
     pub fn trust_proxy(&self, proxy: IpAddr) {
         let _ = self.inner.trusted_proxy.set(proxy);
+    }
+
+    /// Serve these languages (`[web] language` and the operator's catalogues), before
+    /// serving; a second call changes nothing.
+    pub fn set_languages(&self, languages: i18n::Languages) {
+        let _ = self.inner.languages.set(languages);
+    }
+
+    pub fn languages(&self) -> &i18n::Languages {
+        self.inner.languages.get_or_init(i18n::Languages::default)
+    }
+
+    /// The page in `lang`, rendered once per language.
+    pub fn page(&self, lang: &str) -> Arc<(String, String)> {
+        let mut pages = self
+            .inner
+            .pages
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        pages
+            .entry(lang.to_string())
+            .or_insert_with(|| Arc::new(assets::render_index(self.languages(), lang)))
+            .clone()
     }
 
     pub fn trusted_proxy(&self) -> Option<IpAddr> {
@@ -256,6 +287,7 @@ pub fn router(state: AppState) -> Router {
         .route("/api/login", post(commands::login))
         .route("/api/logout", post(commands::logout))
         .route("/api/me", get(commands::me))
+        .route("/api/language", post(commands::language))
         .route("/api/tc", get(commands::tc_check))
         .route("/api/trf/preview", post(commands::trf_preview))
         .route("/api/seal/read", post(seal_read::read))

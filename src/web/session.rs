@@ -45,6 +45,9 @@ struct Login {
     identity: Identity,
     csrf: String,
     last_seen: Instant,
+    /// The language this arbiter chose on the page (`POST /api/language`); `None`: the
+    /// browser's.
+    language: Option<String>,
 }
 
 /// Server-side sessions, in memory: a restart logs everyone out, and a logout or an
@@ -73,6 +76,7 @@ impl Sessions {
                 identity,
                 csrf: csrf.clone(),
                 last_seen: now,
+                language: None,
             },
         );
         (id, csrf)
@@ -88,6 +92,18 @@ impl Sessions {
         }
         s.last_seen = now;
         Some(s.clone())
+    }
+
+    /// The language session `id` chose, if it is a live session that chose one.
+    pub fn language(&self, id: &str) -> Option<String> {
+        self.get(id)?.language
+    }
+
+    /// Keep `language` as session `id`'s choice (`None`: back to the browser's).
+    pub fn set_language(&self, id: &str, language: Option<String>) {
+        if let Some(s) = self.lock().get_mut(id) {
+            s.language = language;
+        }
     }
 
     pub fn remove(&self, id: &str) {
@@ -194,6 +210,8 @@ pub struct Arbiter {
     pub identity: Identity,
     pub csrf: String,
     pub session: String,
+    /// The language the arbiter chose on the page, if any.
+    pub language: Option<String>,
 }
 
 impl FromRequestParts<AppState> for Arbiter {
@@ -219,6 +237,7 @@ impl FromRequestParts<AppState> for Arbiter {
             identity: session.identity,
             csrf: session.csrf,
             session: id,
+            language: session.language,
         })
     }
 }

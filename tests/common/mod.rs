@@ -328,6 +328,7 @@ impl Rig {
             heartbeat: Duration::from_secs(1),
             security: test_security(),
             broadcast: Default::default(),
+            clock_texts: Default::default(),
         };
         let mut settings = settings;
         adjust(&mut settings);

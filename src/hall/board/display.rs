@@ -119,7 +119,12 @@ pub fn after_refused_press(phase: Option<&Phase>) -> Option<&'static str> {
 /// The clock's program for `view` (DESIGN.md §3): SETNRUN with the times the core
 /// computed, then a short text when there is one. An adjourned game's clock always says
 /// so (also after a reconnection).
-pub fn program(view: &View, placement: Placement, text: Option<&str>) -> Vec<LinkCommand> {
+pub fn program(
+    view: &View,
+    placement: Placement,
+    text: Option<&str>,
+    texts: super::clock_texts::ClockTexts,
+) -> Vec<LinkCommand> {
     let text = match (&view.phase, text) {
         (Phase::Paused(PausedBy::Adjourned), None) => Some("SEALED"),
         (_, t) => t,
@@ -165,7 +170,7 @@ pub fn program(view: &View, placement: Placement, text: Option<&str>) -> Vec<Lin
     }
     if let Some(text) = text {
         out.push(LinkCommand::Text {
-            text: text.to_string(),
+            text: texts.say(text).to_string(),
             beep: false,
         });
     }
@@ -284,7 +289,7 @@ mod tests {
         // LinkCommand has no PartialEq: compared as its Debug text.
         let debug = |c: Vec<LinkCommand>| format!("{c:?}");
         assert_eq!(
-            debug(program(&view, right_white, Some("LEVER"))),
+            debug(program(&view, right_white, Some("LEVER"), Default::default())),
             debug(vec![
                 LinkCommand::SetAndRun {
                     left: Duration::from_secs(600),
@@ -298,7 +303,7 @@ mod tests {
             ])
         );
         assert_eq!(
-            program(&view, Placement { white: Side::Left }, None).len(),
+            program(&view, Placement { white: Side::Left }, None, Default::default()).len(),
             1
         );
     }

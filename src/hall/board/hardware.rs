@@ -16,7 +16,7 @@ impl BoardActor {
         let Some(slot) = &self.slot else { return };
         let view = slot.game.view(self.now());
         self.display_synced = false;
-        for command in display::program(&view, self.placement, text) {
+        for command in display::program(&view, self.placement, text, self.clock_texts) {
             let setnrun = matches!(command, LinkCommand::SetAndRun { .. });
             if self.link.send(command).await.is_err() {
                 return;

@@ -4,6 +4,7 @@
 
 pub mod alerts;
 pub mod battery;
+pub mod clock_texts;
 mod command;
 pub mod display;
 pub mod eboard;
@@ -168,6 +169,8 @@ pub struct BoardParts {
     /// What is not known of the recovered game: its time since a reboot, or events lost
     /// in a damaged journal (`witness`).
     pub doubt: Doubt,
+    /// The clock's words in the hall's language.
+    pub clock_texts: clock_texts::ClockTexts,
 }
 
 struct BoardActor {
@@ -260,6 +263,8 @@ struct BoardActor {
     eboard: bool,
     /// The sealed move the arbiter has still to make on the e-board after an opening.
     sealed_wait: sealed_wait::SealedWait,
+    /// The clock's words in the hall's language (`clock_texts.rs`).
+    clock_texts: clock_texts::ClockTexts,
 }
 
 /// Run a board actor until the hall drops its inbox.
@@ -289,6 +294,7 @@ pub fn run(parts: BoardParts) -> impl std::future::Future<Output = ()> + Send {
         mode,
         pulse,
         doubt,
+        clock_texts,
     } = parts;
     // An unfinished game goes on in the mode it was started in, whatever the
     // configuration says now: the official time cannot change hands mid-game.
@@ -337,6 +343,7 @@ pub fn run(parts: BoardParts) -> impl std::future::Future<Output = ()> + Send {
         unwitnessed: None,
         eboard: false,
         sealed_wait: sealed_wait::SealedWait::default(),
+        clock_texts,
     };
     // Boxed: an async fn's argument is kept twice in its future (as passed, and as the
     // local it is moved into), and the actor is 2 KB.
