@@ -20,8 +20,9 @@ fn catalogues() -> BTreeMap<String, BTreeMap<String, Value>> {
     let mut out = BTreeMap::new();
     for entry in std::fs::read_dir(assets().join("i18n")).expect("src/web/assets/i18n") {
         let path = entry.expect("a catalogue").path();
-        if path.extension().is_some_and(|e| e == "json") {
-            let lang = path.file_stem().unwrap().to_string_lossy().into_owned();
+        let lang = path.file_stem().unwrap().to_string_lossy().into_owned();
+        // messages.<lang>.json are the daemon's codes (the server side's own files).
+        if path.extension().is_some_and(|e| e == "json") && !lang.contains('.') {
             let text = std::fs::read_to_string(&path).unwrap();
             let map: BTreeMap<String, Value> = serde_json::from_str(&text)
                 .unwrap_or_else(|e| panic!("{}: not a JSON object: {e}", path.display()));

@@ -116,7 +116,10 @@ pub fn render_index(languages: &super::i18n::Languages, lang: &str) -> (String, 
         "letters": letters,
     });
     // `</` would end the script element early: `<\/` is the same JSON string.
-    let data = data.to_string().replace("</", "<\\/").replace("<!--", "<\\u0021--");
+    let data = data
+        .to_string()
+        .replace("</", "<\\/")
+        .replace("<!--", "<\\u0021--");
     let html = INDEX
         .replacen("<html lang=\"en\">", &format!("<html lang=\"{lang}\">"), 1)
         .replacen(
@@ -141,11 +144,7 @@ fn etag_value(etag: &str) -> HeaderValue {
 
 /// Every page (`/`, `/board/…`, `/round`, `/alerts`, `/public`, `/login`): one document,
 /// the script draws the view the path names.
-pub async fn index(
-    State(state): State<AppState>,
-    uri: Uri,
-    headers: HeaderMap,
-) -> Response {
+pub async fn index(State(state): State<AppState>, uri: Uri, headers: HeaderMap) -> Response {
     let lang = language_of(&state, &uri, &headers);
     let page = state.page(&lang);
     let (html, etag) = &*page;

@@ -214,7 +214,9 @@ pub async fn language(
             served.join(", ")
         )));
     }
-    state.sessions().set_language(&who.session, language.clone());
+    state
+        .sessions()
+        .set_language(&who.session, language.clone());
     Ok(Json(json!({ "language": language })))
 }
 

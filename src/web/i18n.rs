@@ -88,7 +88,10 @@ fn parse(path: &str, text: &str) -> Result<Map<String, Value>, CatalogueError> {
         if !ok {
             return Err(CatalogueError::Shape {
                 path: path.into(),
-                why: format!("\"{}\" is neither a text nor a plural's texts", k.escape_debug()),
+                why: format!(
+                    "\"{}\" is neither a text nor a plural's texts",
+                    k.escape_debug()
+                ),
             });
         }
     }
@@ -167,12 +170,23 @@ impl Languages {
                 .get("_meta")
                 .and_then(|m| m.get("name"))
                 .and_then(Value::as_str)
-                .filter(|_| code == FALLBACK || shipped(&code).is_some() || has_meta(overrides, &code))
+                .filter(|_| {
+                    code == FALLBACK || shipped(&code).is_some() || has_meta(overrides, &code)
+                })
                 .unwrap_or(&code)
                 .to_string();
-            langs.insert(code.clone(), Language { code, name, messages });
+            langs.insert(
+                code.clone(),
+                Language {
+                    code,
+                    name,
+                    messages,
+                },
+            );
         }
-        let screens = screens.filter(|s| langs.contains_key(*s)).map(str::to_string);
+        let screens = screens
+            .filter(|s| langs.contains_key(*s))
+            .map(str::to_string);
         Languages { langs, screens }
     }
 
@@ -203,9 +217,18 @@ impl Languages {
     /// The language a request gets. An arbiter's own choice (kept in the session) first,
     /// then `?lang=`; then, for a hall screen, `[web] language`; then the browser's
     /// `Accept-Language`; then `[web] language` for the dashboard too; then English.
-    pub fn choose(&self, chosen: Option<&str>, query: Option<&str>, accept: Option<&str>, screen: bool) -> &str {
+    pub fn choose(
+        &self,
+        chosen: Option<&str>,
+        query: Option<&str>,
+        accept: Option<&str>,
+        screen: bool,
+    ) -> &str {
         let known = |c: &str| self.langs.get_key_value(c).map(|(k, _)| k.as_str());
-        if let Some(c) = chosen.and_then(known).or_else(|| query.and_then(|q| self.closest(q))) {
+        if let Some(c) = chosen
+            .and_then(known)
+            .or_else(|| query.and_then(|q| self.closest(q)))
+        {
             return c;
         }
         if screen && let Some(s) = self.screens.as_deref() {
@@ -267,11 +290,20 @@ mod tests {
     #[test]
     fn accept_language_picks_the_best_weighted_language_we_have() {
         let l = langs();
-        assert_eq!(l.choose(None, None, Some("es-ES,es;q=0.9,en;q=0.8"), false), "es");
-        assert_eq!(l.choose(None, None, Some("fr-FR, es;q=0.5, en;q=0.4"), false), "es");
+        assert_eq!(
+            l.choose(None, None, Some("es-ES,es;q=0.9,en;q=0.8"), false),
+            "es"
+        );
+        assert_eq!(
+            l.choose(None, None, Some("fr-FR, es;q=0.5, en;q=0.4"), false),
+            "es"
+        );
         assert_eq!(l.choose(None, None, Some("fr-FR, de"), false), "en");
         assert_eq!(l.choose(None, None, Some("es;q=0, en"), false), "en");
-        assert_eq!(l.choose(None, None, Some("en;q=0.2, es;q=0.9"), false), "es");
+        assert_eq!(
+            l.choose(None, None, Some("en;q=0.2, es;q=0.9"), false),
+            "es"
+        );
         assert_eq!(l.choose(None, None, Some(""), false), "en");
     }
 
@@ -302,7 +334,10 @@ mod tests {
         pt.insert("_meta".into(), serde_json::json!({"name": "Português"}));
         pt.insert("nav.hall".into(), Value::String("Sala".into()));
         let l = Languages::build(&[("es".into(), es), ("pt".into(), pt)], None);
-        assert_eq!(l.get("es").and_then(|x| x.messages.get("nav.hall")), Some(&Value::String("Sala de juego".into())));
+        assert_eq!(
+            l.get("es").and_then(|x| x.messages.get("nav.hall")),
+            Some(&Value::String("Sala de juego".into()))
+        );
         let pt = l.get("pt").map(|x| (x.name.clone(), x.messages.len()));
         let en_len = l.get("en").map(|x| x.messages.len()).unwrap_or(0);
         assert_eq!(pt.as_ref().map(|p| p.0.as_str()), Some("Português"));
@@ -322,9 +357,20 @@ mod tests {
         let (l, errors) = Languages::load(&dir, None);
         let said: Vec<String> = errors.iter().map(ToString::to_string).collect();
         assert_eq!(said.len(), 3, "{said:?}");
-        assert!(said.iter().any(|s| s.contains("es.json") && s.contains("\"a\" is neither a text")), "{said:?}");
-        assert!(said.iter().any(|s| s.contains("'Spanish' is not a language code")), "{said:?}");
-        assert!(said.iter().any(|s| s.contains("fr.json: not JSON")), "{said:?}");
+        assert!(
+            said.iter()
+                .any(|s| s.contains("es.json") && s.contains("\"a\" is neither a text")),
+            "{said:?}"
+        );
+        assert!(
+            said.iter()
+                .any(|s| s.contains("'Spanish' is not a language code")),
+            "{said:?}"
+        );
+        assert!(
+            said.iter().any(|s| s.contains("fr.json: not JSON")),
+            "{said:?}"
+        );
         assert!(l.get("de").is_some() && l.get("fr").is_none());
         let _ = std::fs::remove_dir_all(&dir);
     }

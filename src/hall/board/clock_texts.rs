@@ -93,7 +93,10 @@ mod tests {
                 );
             }
             for (k, _) in *table {
-                assert!(KEYS.contains(k), "{lang}: '{k}' is no text the daemon shows");
+                assert!(
+                    KEYS.contains(k),
+                    "{lang}: '{k}' is no text the daemon shows"
+                );
             }
         }
     }
@@ -118,7 +121,10 @@ mod tests {
             .collect();
         written.push(super::super::display::LEVER_TEXT);
         for w in written {
-            assert!(KEYS.contains(&w), "display.rs shows '{w}', which is not in KEYS");
+            assert!(
+                KEYS.contains(&w),
+                "display.rs shows '{w}', which is not in KEYS"
+            );
         }
     }
 }

@@ -289,7 +289,12 @@ mod tests {
         // LinkCommand has no PartialEq: compared as its Debug text.
         let debug = |c: Vec<LinkCommand>| format!("{c:?}");
         assert_eq!(
-            debug(program(&view, right_white, Some("LEVER"), Default::default())),
+            debug(program(
+                &view,
+                right_white,
+                Some("LEVER"),
+                Default::default()
+            )),
             debug(vec![
                 LinkCommand::SetAndRun {
                     left: Duration::from_secs(600),
@@ -303,7 +308,13 @@ mod tests {
             ])
         );
         assert_eq!(
-            program(&view, Placement { white: Side::Left }, None, Default::default()).len(),
+            program(
+                &view,
+                Placement { white: Side::Left },
+                None,
+                Default::default()
+            )
+            .len(),
             1
         );
     }

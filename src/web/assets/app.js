@@ -54,7 +54,8 @@ const DECIMAL = (NUMBER.formatToParts(1.5).find((p) => p.type === "decimal") || 
 
 /**
  * A parameter as the language writes it: a number through Intl, a `…_ms` number as a
- * duration in words, a `side` as the language's word for the colour; text as it is.
+ * duration in words, a `side` ("white") as the language's word for the colour; text as
+ * it is.
  * @param {string} name @param {any} v
  */
 function paramText(name, v) {
@@ -62,7 +63,7 @@ function paramText(name, v) {
     if (/_ms$/.test(name)) return durationWords(v);
     return NUMBER.format(v);
   }
-  if ((name === "side" || name === "sealer" || name === "responder") && typeof v === "string" && v) return t(`side.${v}`);
+  if (name === "side" && typeof v === "string" && v) return t(`side.${v}`);
   return v === null || v === undefined ? "" : String(v);
 }
 
