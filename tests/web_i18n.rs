@@ -217,7 +217,7 @@ async fn hall(name: &str) -> (Rig, hallclock::web::RunningWeb) {
     let mut rig = Rig::start_with(name, 7, GameDefaults::default()).await;
     let web = dashboard(&rig).await;
     let r = rig
-        .start_round(6, "600", 20_000, json!({"flag_mode": "claim"}))
+        .start_round(6, "600", 15_000, json!({"flag_mode": "claim"}))
         .await;
     assert_eq!(r["status"], "ok", "{r}");
     (rig, web)
@@ -334,6 +334,16 @@ async fn every_page_is_spanish_in_a_spanish_browser() {
         .until("board 1 waiting for its start", &waiting)
         .await;
     look(&chrome, &en, "board waiting", &mut failures).await;
+    // The round's start (the rig waits for each board's clock_started from here).
+    chrome
+        .until(
+            "the round's start",
+            &format!(
+                "store.boards.get('{}').state.phase === 'running'",
+                board_id(6)
+            ),
+        )
+        .await;
     every_phase(&mut rig).await;
     for (name, path, ready) in pages() {
         chrome.client.goto(&format!("{base}{path}")).await.unwrap();
@@ -480,6 +490,15 @@ async fn the_language_selector_keeps_the_choice_in_the_session() {
             "document.documentElement.lang === 'es' && document.querySelector('[data-nav=hall]').textContent === 'Sala'",
         )
         .await;
+    // Moves in a Spanish event's letters, from the server's table: the English SAN the
+    // feed carries, said with R D T A C ("Ke2" is "Re2", the king's move).
+    let moves = chrome
+        .js("return ['Ke2', 'Re2', 'Nxf3+', 'exd8=Q#', 'O-O-O', 'Bb5'].map(m => sanIn(m, 'es')).concat([sanIn('Qh5', 'en')]);")
+        .await;
+    assert_eq!(
+        moves,
+        json!(["Re2", "Te2", "Cxf3+", "exd8=D#", "O-O-O", "Ab5", "Qh5"])
+    );
     chrome.client.goto(&format!("{base}/round")).await.unwrap();
     chrome
         .until(

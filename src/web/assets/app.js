@@ -714,13 +714,14 @@ function parseLocal(local) {
 
 /**
  * A command's form, from its description. Field kinds: side, duration (h:mm:ss),
- * seconds (signed), int, text, select, instant (local date-time), bool, board.
+ * seconds (signed), int, text, select, instant (local date-time), bool, board. Labels,
+ * option words (`words`) and a rule that is words (`rule.…`) are catalogue keys.
  * @typedef {{name: string, label: string, kind: string, optional?: boolean, min?: number,
  *   max?: number, options?: string[], words?: Record<string, string>, placeholder?: string, path?: string[]}} Field
  * @typedef {{action: string, label: string, rule?: string, fields: Field[], reason?: "required"|"optional"|"none", danger?: boolean}} Spec
  */
 
-/** A result as the arbiter says it; the value is the daemon's. */
+/** A result as the arbiter says it (catalogue keys); the value is the daemon's. */
 const RESULT_WORDS = {
   "1-0": "opt.result.white_wins", "0-1": "opt.result.black_wins", "1/2-1/2": "opt.result.draw", "0-0": "opt.result.both_lose",
   agreed_draw: "opt.result.agreed_draw", resignation: "opt.result.resignation", illegal_moves: "opt.result.illegal_moves", annulled: "opt.result.annulled",
