@@ -122,7 +122,7 @@ const store = {
   nodes: new Map(),
   /** @type {Map<string, any>} */ alerts: new Map(),
   /** @type {any[]} */ hallEvents: [],
-  /** @type {{arbiter: {id: string, name: string, role: string, boards: string[]}, csrf: string, hall: string, node: string | null} | null} */ me: null,
+  /** @type {{arbiter: {id: string, name: string, role: string, boards: string[]}, csrf: string, hall: string, node: string | null, civil_ms?: number, language?: string} | null} */ me: null,
   base: "",
   /** Server time minus local time, as far as live states show it. */
   offset: 0,
@@ -1131,14 +1131,14 @@ function renderBanner() {
   const open = [...store.alerts.values()].filter((a) => isCritical(a) && !done.has(alertKey(a)));
   setText(count, store.alerts.size ? String(store.alerts.size) : "");
   // A game resumed from its envelope goes on only once the board shows the sealed move.
-  const toPlay = [...store.boards.keys()].sort().map((id) => [id, sealedToPlayText(id)]).filter(([, t]) => t);
+  const toPlay = [...store.boards.keys()].sort().map((id) => [id, sealedToPlayText(id)]).filter(([, words]) => words);
   const key = JSON.stringify([open.map(alertKey), toPlay]);
   if (el.dataset.key === key) return;
   el.dataset.key = key;
   if (PUBLIC || (open.length === 0 && toPlay.length === 0)) { el.hidden = true; el.replaceChildren(); document.body.style.paddingBottom = ""; return; }
   el.hidden = false;
   /** @type {(Node|string)[]} */
-  const parts = toPlay.map(([id, t], i) => h("span", { class: "to-play" }, [i ? "; " : "", h("a", { href: `/board/${id}`, text: `${id}: ${t}` })]));
+  const parts = toPlay.map(([id, words], i) => h("span", { class: "to-play" }, [i ? "; " : "", h("a", { href: `/board/${id}`, text: `${id}: ${words}` })]));
   if (toPlay.length && open.length) parts.push(" · ");
   // The count is said against the badge's (every standing alert), so the two never seem
   // to disagree.
