@@ -2386,9 +2386,12 @@ async function main() {
   if (PUBLIC) {
     document.body.classList.add("public");
     show("conn");
-    // Nothing to press on a hall screen.
-    const out = document.getElementById("logout");
-    if (out) out.remove();
+    // Nothing to press on a hall screen (its language is the address's ?lang= or the
+    // hall's [web] language).
+    for (const id of ["logout", "lang-box"]) {
+      const el = document.getElementById(id);
+      if (el) el.remove();
+    }
     connect();
     hallView();
     requestAnimationFrame(tick);
