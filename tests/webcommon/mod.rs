@@ -90,6 +90,34 @@ pub struct Chrome {
 impl Chrome {
     /// A fresh headless Chromium (its own profile) at `width`×`height`.
     pub async fn start(name: &str, width: u32, height: u32) -> Chrome {
+        Self::start_args(name, width, height, &[], json!({})).await
+    }
+
+    /// As `start`, with the browser in `lang` (as "es-ES"): `navigator.language` and the
+    /// `Accept-Language` it sends ("es-ES,es"), as a browser set up in that language.
+    pub async fn start_with_lang(name: &str, width: u32, height: u32, lang: &str) -> Chrome {
+        let primary = lang.split('-').next().unwrap_or(lang);
+        let accept = format!("{lang},{primary}");
+        // Headless Chromium takes --lang for navigator.language and --accept-lang (or the
+        // profile's preference) for the header.
+        let args = [format!("--lang={lang}"), format!("--accept-lang={accept}")];
+        Self::start_args(
+            name,
+            width,
+            height,
+            &args,
+            json!({"intl": {"accept_languages": accept}}),
+        )
+        .await
+    }
+
+    async fn start_args(
+        name: &str,
+        width: u32,
+        height: u32,
+        extra: &[String],
+        prefs: Value,
+    ) -> Chrome {
         let port = free_port();
         let driver = Command::new("chromedriver")
             .arg(format!("--port={port}"))
@@ -104,21 +132,33 @@ impl Chrome {
             tokio::time::sleep(Duration::from_millis(50)).await;
         }
         let profile = hallclock::link::testing::scratch_dir(&format!("chrome-{name}"));
-        let caps = json!({
+        let mut args: Vec<String> = [
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-quic",
+            "--no-first-run",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--disable-dev-shm-usage",
+            "--autoplay-policy=no-user-gesture-required",
+        ]
+        .map(String::from)
+        .to_vec();
+        args.push(format!("--user-data-dir={}", profile.display()));
+        args.push(format!("--window-size={width},{height}"));
+        args.extend(extra.iter().cloned());
+        let mut caps = json!({
             "browserName": "chrome",
             "goog:chromeOptions": {
                 "binary": "/usr/bin/chromium",
-                "args": [
-                    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
-                    "--no-first-run", "--disable-background-networking",
-                    "--disable-component-update", "--disable-sync",
-                    "--disable-dev-shm-usage",
-                    "--autoplay-policy=no-user-gesture-required",
-                    format!("--user-data-dir={}", profile.display()),
-                    format!("--window-size={width},{height}"),
-                ]
+                "args": args,
             }
         });
+        if prefs.as_object().is_some_and(|p| !p.is_empty()) {
+            caps["goog:chromeOptions"]["prefs"] = prefs;
+        }
         let Value::Object(caps) = caps else {
             unreachable!()
         };

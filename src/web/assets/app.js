@@ -23,6 +23,96 @@ const PUBLIC = location.pathname === "/public";
 /** Alert kinds that need the arbiter now: sound and a flashing banner. */
 const CRITICAL = new Set(["result_pending", "both_flags", "player_pause", "clock_mode", "clock_command", "clock_discrepancy", "storage"]);
 
+// ---------- words (docs/DASHBOARD.md, "Languages") ----------
+
+/**
+ * The page's words, as the server put them in the page (`#i18n`): the chosen language,
+ * the languages offered, every message (English under the chosen language, under the
+ * operator's file: merged by the server) and each language's piece letters.
+ * @typedef {{lang: string, languages: {code: string, name: string}[],
+ *   messages: Record<string, string|Record<string, string>>, letters: Record<string, string>}} I18n
+ * @returns {I18n}
+ */
+function readI18n() {
+  const el = document.getElementById("i18n");
+  /** @type {any} */
+  let v = {};
+  try { v = el ? JSON.parse(el.textContent || "{}") : {}; } catch (_) { v = {}; }
+  return {
+    lang: typeof v.lang === "string" && v.lang ? v.lang : (document.documentElement.lang || "en"),
+    languages: Array.isArray(v.languages) ? v.languages : [],
+    messages: v.messages && typeof v.messages === "object" ? v.messages : {},
+    letters: v.letters && typeof v.letters === "object" ? v.letters : {},
+  };
+}
+const I18N = readI18n();
+const LANG = I18N.lang;
+const NUMBER = new Intl.NumberFormat(LANG);
+const PLURAL = new Intl.PluralRules(LANG);
+/** The language's decimal separator, for a clock's tenths ("0:09,5" in Spanish). */
+const DECIMAL = (NUMBER.formatToParts(1.5).find((p) => p.type === "decimal") || { value: "." }).value;
+
+/**
+ * A parameter as the language writes it: a number through Intl, a `…_ms` number as a
+ * duration in words, a `side` ("white") as the language's word for the colour; text as
+ * it is.
+ * @param {string} name @param {any} v
+ */
+function paramText(name, v) {
+  if (typeof v === "number") {
+    if (/_ms$/.test(name)) return durationWords(v);
+    return NUMBER.format(v);
+  }
+  if (name === "side" && typeof v === "string" && v) return t(`side.${v}`);
+  return v === null || v === undefined ? "" : String(v);
+}
+
+/**
+ * The message `key` in the page's language with `{name}` placeholders filled; a plural
+ * message is chosen by `params.count`. A key the catalogues lack says so on the page
+ * (`!es: key`, owlcms's way), where a walk through the pages finds it.
+ * @param {string} key @param {Record<string, any>} [params]
+ * @returns {string}
+ */
+function t(key, params) {
+  let m = I18N.messages[key];
+  if (m && typeof m === "object") {
+    const n = params && typeof params.count === "number" ? params.count : 0;
+    m = m[PLURAL.select(n)] || m.other;
+  }
+  if (typeof m !== "string") return `!${LANG}: ${key}`;
+  if (!params) return m;
+  return m.replace(/\{(\w+)\}/g, (all, name) => (name in params ? paramText(name, params[name]) : all));
+}
+
+/** Whether the catalogue has `key` (codes of the daemon it may not know yet). @param {string} key */
+function hasText(key) {
+  return Object.prototype.hasOwnProperty.call(I18N.messages, key);
+}
+
+/**
+ * English SAN in a language's piece letters ("Re2" is the king's move in Spanish). The
+ * server's table lists every language's letters in one order, K Q R B N P; only piece
+ * letters are upper case in SAN (files are lower case, castling is O).
+ * @param {string|null|undefined} san @param {string} lang
+ */
+function sanIn(san, lang) {
+  if (!san || lang === "en") return san || "";
+  const en = (I18N.letters.en || "K Q R B N P").split(" ");
+  const to = (I18N.letters[lang] || "").split(" ");
+  if (to.length !== en.length) return san;
+  return san.replace(/[KQRBN]/g, (c) => to[en.indexOf(c)] || c);
+}
+
+/** Fill the page's fixed words (index.html's `data-i18n…` attributes). */
+function translateStatic() {
+  document.documentElement.lang = LANG;
+  for (const el of document.querySelectorAll("[data-i18n]")) el.textContent = t(el.getAttribute("data-i18n") || "");
+  for (const attr of ["aria-label", "title", "placeholder"]) {
+    for (const el of document.querySelectorAll(`[data-i18n-${attr}]`)) el.setAttribute(attr, t(el.getAttribute(`data-i18n-${attr}`) || ""));
+  }
+}
+
 const store = {
   /** @type {Map<string, BoardData>} */ boards: new Map(),
   /** @type {any} */ info: null,
@@ -32,7 +122,7 @@ const store = {
   nodes: new Map(),
   /** @type {Map<string, any>} */ alerts: new Map(),
   /** @type {any[]} */ hallEvents: [],
-  /** @type {{arbiter: {id: string, name: string, role: string, boards: string[]}, csrf: string, hall: string, node: string | null} | null} */ me: null,
+  /** @type {{arbiter: {id: string, name: string, role: string, boards: string[]}, csrf: string, hall: string, node: string | null, civil_ms?: number, language?: string} | null} */ me: null,
   base: "",
   /** Server time minus local time, as far as live states show it. */
   offset: 0,
@@ -82,7 +172,7 @@ function fmtClock(ms) {
   if (ms < 0) ms = 0;
   if (ms < 10000) {
     const tenths = Math.floor(ms / 100);
-    return `0:0${Math.floor(tenths / 10)}.${tenths % 10}`;
+    return `0:0${Math.floor(tenths / 10)}${DECIMAL}${tenths % 10}`;
   }
   const s = Math.floor(ms / 1000);
   const hh = Math.floor(s / 3600), mm = Math.floor((s % 3600) / 60), ss = s % 60;
@@ -94,7 +184,7 @@ function fmtClock(ms) {
 function fmtTime(ms) {
   if (!ms) return "";
   const d = new Date(ms);
-  return d.toLocaleTimeString([], { hour: "2-digit", minute: "2-digit", second: "2-digit" });
+  return d.toLocaleTimeString(LANG, { hour: "2-digit", minute: "2-digit", second: "2-digit" });
 }
 
 function serverNow() {
@@ -113,14 +203,14 @@ const CLOCKS_DIFFER_MS = 60000;
 function durationWords(ms) {
   const s = Math.round(Math.abs(ms) / 1000);
   const hh = Math.floor(s / 3600), mm = Math.floor(s / 60) % 60, ss = s % 60;
-  return hh > 0 ? `${hh} h ${mm} min ${ss} s` : mm > 0 ? `${mm} min ${ss} s` : `${ss} s`;
+  return hh > 0 ? t("dur.hms", { h: hh, m: mm, s: ss }) : mm > 0 ? t("dur.ms", { m: mm, s: ss }) : t("dur.s", { s: ss });
 }
 
 /** The words for a server clock that differs from this device's, or "" when it does not. */
 function clockDifference() {
   const d = store.civilOffset;
   if (Math.abs(d) < CLOCKS_DIFFER_MS) return "";
-  return `The hall server's clock is ${durationWords(d)} ${d > 0 ? "ahead of" : "behind"} this device's: the times you schedule here are read on the server's clock (game clocks are not affected). Set the server's clock (chrony, timedatectl) or this device's, whichever is wrong.`;
+  return t(d > 0 ? "clock.ahead" : "clock.behind", { diff_ms: Math.abs(d) });
 }
 
 function showClockNote() {
@@ -134,9 +224,9 @@ function showClockNote() {
   // real-time clock and no NTP): game clocks do not move; the server's own clock is left
   // for its operator (docs/OPERATIONS.md, "Time in a hall without internet").
   const reply = h("span", { class: "reply", id: "hall-time-reply" });
-  const set = h("button", { type: "button", id: "set-hall-time", text: "Set the hall's time to this device's", onclick: async () => {
+  const set = h("button", { type: "button", id: "set-hall-time", text: t("clock.set_hall_time"), onclick: async () => {
     const mine = new Date();
-    if (!confirm(`Set the hall's time to ${mine.toLocaleString()} (this device's clock)? No game clock moves; signed commands and scheduled starts follow the new time.`)) return;
+    if (!confirm(t("clock.set_hall_time.confirm", { time: mine.toLocaleString(LANG) }))) return;
     const r = await fetch("/api/hall/time", {
       method: "POST", credentials: "same-origin",
       headers: { "content-type": "application/json", "x-csrf-token": store.me ? store.me.csrf : "" },
@@ -147,7 +237,7 @@ function showClockNote() {
       store.civilOffset = body.civil_ms - Date.now();
       showClockNote();
     } else {
-      reply.textContent = `refused: ${body.reason || body.error || r.status}`;
+      reply.textContent = t("reply.refused", { why: refusalText(body, String(r.status)) });
     }
   } });
   note.append(" ", set, " ", reply);
@@ -169,21 +259,34 @@ function clockMs(st, color) {
   return side.display_ms;
 }
 
-const COLOR_WORD = { white: "White", black: "Black" };
 /** @param {any} c */
-function colorWord(c) { return /** @type {any} */ (COLOR_WORD)[c] || String(c || ""); }
+function colorWord(c) { return c === "white" || c === "black" ? t(`side.${c}`) : String(c || ""); }
 
-/** Why a game ended, in words (the state's `termination`). */
-const TERMINATION_WORDS = {
-  checkmate: () => "checkmate", stalemate: () => "stalemate", dead_position: () => "dead position",
-  seventy_five_moves: () => "75-move rule", fivefold_repetition: () => "fivefold repetition",
-  flag: (/** @type {any} */ r) => `${colorWord(r.side)} lost on time`,
-  flag_opponent_cannot_mate: (/** @type {any} */ r) => `${colorWord(r.side)}'s flag fell, but the opponent cannot mate`,
-  default: (/** @type {any} */ r) => `${(r.absent || []).map(colorWord).join(" and ")} absent at default time`,
-  invalid_sealed_move: (/** @type {any} */ r) => `${colorWord(r.side)}'s sealed move was not valid (I.8)`,
-  invalid_sealed_move_opponent_cannot_mate: (/** @type {any} */ r) => `${colorWord(r.side)}'s sealed move was not valid, but the opponent cannot mate`,
-  arbiter: (/** @type {any} */ r) => arbiterResultWords(r.kind && typeof r.kind === "object" ? r.kind : { kind: r.kind }),
-};
+/**
+ * A refusal's words: the daemon's code in the page's language when the catalogue has it
+ * (`error.<code>`, the server's messages), else the daemon's English reason.
+ * @param {any} a the reply's body @param {string} fallback
+ */
+function refusalText(a, fallback) {
+  if (a && typeof a.error === "string" && hasText(`error.${a.error}`)) return t(`error.${a.error}`, a.params || {});
+  return (a && (a.reason || a.error)) || fallback;
+}
+
+/** Sides as a list in the language ("White and Black"). @param {any[]} sides */
+function sidesList(sides) {
+  return new Intl.ListFormat(LANG, { type: "conjunction" }).format(sides.map(colorWord));
+}
+
+/**
+ * Why a game ended, in words (the state's `termination`, the rules' `Termination`).
+ * @param {any} r @returns {string}
+ */
+function terminationWords(r) {
+  if (r.termination === "arbiter") return arbiterResultWords(r.kind && typeof r.kind === "object" ? r.kind : { kind: r.kind });
+  const key = `term.${r.termination}`;
+  if (!hasText(key)) return String(r.termination).replace(/_/g, " ");
+  return t(key, { side: r.side || "", who: sidesList(r.absent || []) });
+}
 
 /**
  * A result the arbiter set, in words (the state's `kind`: an object tagged by its own
@@ -191,11 +294,11 @@ const TERMINATION_WORDS = {
  * @param {any} k
  */
 function arbiterResultWords(k) {
-  if (k.kind === "agreed_draw") return "draw agreed";
-  if (k.kind === "resignation") return `${colorWord(k.side)} resigned`;
-  if (k.kind === "illegal_moves") return `${colorWord(k.side)}'s illegal moves (7.5.5)`;
-  if (k.kind === "annulled") return "annulled by the arbiter";
-  return "set by the arbiter";
+  if (k.kind === "agreed_draw") return t("res.agreed_draw");
+  if (k.kind === "resignation") return t("res.resignation", { side: k.side });
+  if (k.kind === "illegal_moves") return t("res.illegal_moves", { side: k.side });
+  if (k.kind === "annulled") return t("res.annulled");
+  return t("res.other");
 }
 
 /**
@@ -206,8 +309,7 @@ function resultText(result, withReason) {
   if (!result) return "";
   const score = result.score || result.text || (typeof result === "string" ? result : "");
   if (!withReason || !result.termination) return score;
-  const why = /** @type {any} */ (TERMINATION_WORDS)[result.termination];
-  return `${score} · ${why ? why(result) : String(result.termination).replace(/_/g, " ")}`;
+  return `${score} · ${terminationWords(result)}`;
 }
 
 /** @param {string} id */
@@ -218,6 +320,11 @@ function board(id) {
     store.boards.set(id, b);
   }
   return b;
+}
+
+/** An arbiter's role in words (`role.<role>`: chief, arbiter, viewer). @param {string} role */
+function roleWords(role) {
+  return hasText(`role.${role}`) ? t(`role.${role}`) : role;
 }
 
 function isChief() {
@@ -449,7 +556,7 @@ function onFeed(m) {
   } else if (m.t === "ready") {
     store.snapshotting = false;
     dirty.all = true;
-    if (conn) { conn.textContent = "live"; conn.className = "conn live"; }
+    if (conn) { conn.textContent = t("conn.live"); conn.className = "conn live"; }
     renderSoon();
     // Move lists for boards the page shows (a page that opened mid-game).
     const view = currentBoard();
@@ -465,9 +572,9 @@ function onFeed(m) {
     if (!store.snapshotting) renderSoon();
     perf.scriptMs += performance.now() - t0;
   } else if (m.t === "open") {
-    if (conn) { conn.textContent = "live"; conn.className = "conn live"; }
+    if (conn) { conn.textContent = t("conn.live"); conn.className = "conn live"; }
   } else if (m.t === "error") {
-    if (conn) { conn.textContent = "reconnecting…"; conn.className = "conn down"; }
+    if (conn) { conn.textContent = t("conn.reconnecting"); conn.className = "conn down"; }
     // EventSource retries by itself (sending Last-Event-ID); a lost session does not heal.
     if (!PUBLIC && m.closed) {
       fetch("/api/me", { credentials: "same-origin" }).then((r) => {
@@ -541,16 +648,21 @@ async function post(boardId, body, replyEl) {
     const ok = r.ok && answer.status === "ok";
     if (replyEl) {
       // The daemon's reason is written for the arbiter; the code is for programs.
-      const why = answer.reason || r.statusText || String(r.status);
-      replyEl.textContent = ok ? `done: ${String(body.action).replace(/_/g, " ")}` : `refused: ${why}`;
+      const why = refusalText(answer, r.statusText || String(r.status));
+      replyEl.textContent = ok ? t("reply.done", { act: doneWords(String(body.action)) }) : t("reply.refused", { why });
       replyEl.className = ok ? "reply ok" : "reply err";
     }
     if (r.status === 401) location.href = "/login";
     return ok ? "ok" : (r.status >= 500 && !answer.status ? "lost" : "refused");
   } catch (e) {
-    if (replyEl) { replyEl.textContent = `no answer (${e}); sending again repeats nothing`; replyEl.className = "reply err"; }
+    if (replyEl) { replyEl.textContent = t("reply.no_answer", { error: String(e) }); replyEl.className = "reply err"; }
     return "lost";
   }
+}
+
+/** A command done, in words ("add time"): `done.<action>`, the daemon's action names. @param {string} action */
+function doneWords(action) {
+  return hasText(`done.${action}`) ? t(`done.${action}`) : action.replace(/_/g, " ");
 }
 
 /**
@@ -588,10 +700,10 @@ const PAST_START_SLACK_MS = 5000;
 
 /**
  * A start that has passed, in words: how long ago and what it costs.
- * @param {number} agoMs @param {string} who "every White", "the player to move"
+ * @param {number} agoMs @param {string} whoKey "past.who.every_white", "past.who.to_move"
  */
-function pastStartWords(agoMs, who) {
-  return `This start was ${durationWords(agoMs)} ago: ${who} would start ${fmtClock(agoMs)} down.`;
+function pastStartWords(agoMs, whoKey) {
+  return t("past.start", { ago_ms: agoMs, who: t(whoKey), clock: fmtClock(agoMs) });
 }
 
 /** @param {string} local "YYYY-MM-DDTHH:MM" in local time → ms */
@@ -602,53 +714,54 @@ function parseLocal(local) {
 
 /**
  * A command's form, from its description. Field kinds: side, duration (h:mm:ss),
- * seconds (signed), int, text, select, instant (local date-time), bool, board.
+ * seconds (signed), int, text, select, instant (local date-time), bool, board. Labels,
+ * option words (`words`) and a rule that is words (`rule.…`) are catalogue keys.
  * @typedef {{name: string, label: string, kind: string, optional?: boolean, min?: number,
  *   max?: number, options?: string[], words?: Record<string, string>, placeholder?: string, path?: string[]}} Field
  * @typedef {{action: string, label: string, rule?: string, fields: Field[], reason?: "required"|"optional"|"none", danger?: boolean}} Spec
  */
 
-/** A result as the arbiter says it; the value is the daemon's. */
+/** A result as the arbiter says it (catalogue keys); the value is the daemon's. */
 const RESULT_WORDS = {
-  "1-0": "1-0 (White wins)", "0-1": "0-1 (Black wins)", "1/2-1/2": "½-½ (draw)", "0-0": "0-0 (both lose)",
-  agreed_draw: "Draw agreed", resignation: "Resignation (say who)", illegal_moves: "Illegal moves (say who, 7.5.5)", annulled: "Annulled",
+  "1-0": "opt.result.white_wins", "0-1": "opt.result.black_wins", "1/2-1/2": "opt.result.draw", "0-0": "opt.result.both_lose",
+  agreed_draw: "opt.result.agreed_draw", resignation: "opt.result.resignation", illegal_moves: "opt.result.illegal_moves", annulled: "opt.result.annulled",
 };
 
 /** @type {Record<string, Spec[]>} */
 const BOARD_COMMANDS = {
-  "Clock": [
-    { action: "pause", label: "Pause", rule: "6.12a", fields: [], reason: "optional" },
-    { action: "resume", label: "Resume", rule: "6.12a", fields: [], reason: "optional" },
-    { action: "present", label: "Player present", rule: "6.6", fields: [{ name: "side", label: "Side", kind: "side" }], reason: "none" },
-    { action: "add_time", label: "Add time", rule: "6.13 / 7.5.5", fields: [{ name: "side", label: "Side", kind: "side" }, { name: "delta_ms", label: "Seconds (−36000 … 36000)", kind: "seconds", min: -36000, max: 36000 }], reason: "required" },
-    { action: "set_time", label: "Set time", rule: "6.10 / 6.13", fields: [{ name: "side", label: "Side", kind: "side" }, { name: "remaining_ms", label: "Time left (h:mm:ss, up to 10:00:00)", kind: "duration", min: 0, max: 36000 }], reason: "required" },
-    { action: "set_moves", label: "Set move count", rule: "6.10", fields: [{ name: "side", label: "Side", kind: "side" }, { name: "moves", label: "Moves completed (0 … 500)", kind: "int", min: 0, max: 500 }, { name: "period", label: "Period (1 … 10, optional)", kind: "int", min: 1, max: 10, optional: true }], reason: "required" },
-    { action: "replace_clock", label: "Replace clock / move board", rule: "6.10", fields: [{ name: "to", label: "To board (empty: this board's new clock)", kind: "board", optional: true }, { name: "white_ms", label: "White's time (h:mm:ss, optional)", kind: "duration", min: 0, max: 36000, optional: true }, { name: "black_ms", label: "Black's time (h:mm:ss, optional)", kind: "duration", min: 0, max: 36000, optional: true }], reason: "required" },
-    { action: "swap_sides", label: "Clock turned round", rule: "6.4", fields: [], reason: "optional" },
-    { action: "set_mode", label: "Clock mode (between games)", rule: "control / observe", fields: [{ name: "mode", label: "Mode", kind: "select", options: ["control", "observe"] }], reason: "none" },
+  "grp.clock": [
+    { action: "pause", label: "act.pause", rule: "6.12a", fields: [], reason: "optional" },
+    { action: "resume", label: "act.resume", rule: "6.12a", fields: [], reason: "optional" },
+    { action: "present", label: "act.present", rule: "6.6", fields: [{ name: "side", label: "fld.side", kind: "side" }], reason: "none" },
+    { action: "add_time", label: "act.add_time", rule: "6.13 / 7.5.5", fields: [{ name: "side", label: "fld.side", kind: "side" }, { name: "delta_ms", label: "fld.seconds", kind: "seconds", min: -36000, max: 36000 }], reason: "required" },
+    { action: "set_time", label: "act.set_time", rule: "6.10 / 6.13", fields: [{ name: "side", label: "fld.side", kind: "side" }, { name: "remaining_ms", label: "fld.time_left_max", kind: "duration", min: 0, max: 36000 }], reason: "required" },
+    { action: "set_moves", label: "act.set_moves", rule: "6.10", fields: [{ name: "side", label: "fld.side", kind: "side" }, { name: "moves", label: "fld.moves_completed", kind: "int", min: 0, max: 500 }, { name: "period", label: "fld.period_optional", kind: "int", min: 1, max: 10, optional: true }], reason: "required" },
+    { action: "replace_clock", label: "act.replace_clock", rule: "6.10", fields: [{ name: "to", label: "fld.to_board", kind: "board", optional: true }, { name: "white_ms", label: "fld.white_time", kind: "duration", min: 0, max: 36000, optional: true }, { name: "black_ms", label: "fld.black_time", kind: "duration", min: 0, max: 36000, optional: true }], reason: "required" },
+    { action: "swap_sides", label: "act.swap_sides", rule: "6.4", fields: [], reason: "optional" },
+    { action: "set_mode", label: "act.set_mode", rule: "rule.set_mode", fields: [{ name: "mode", label: "fld.mode", kind: "select", options: ["control", "observe"], words: { control: "opt.mode.control", observe: "opt.mode.observe" } }], reason: "none" },
   ],
-  "Result": [
-    { action: "confirm_flag", label: "Confirm flag", rule: "6.8 / 6.9", fields: [], reason: "optional" },
-    { action: "set_result", label: "Set result", rule: "5, 6.9, 7", fields: [{ name: "result", label: "Result", kind: "select", options: ["1-0", "0-1", "1/2-1/2", "0-0", "agreed_draw", "resignation", "illegal_moves", "annulled"], words: RESULT_WORDS }, { name: "side", label: "Who (resigned, or made the illegal moves)", kind: "side", optional: true }], reason: "required", danger: true },
-    { action: "set_position", label: "Set position (FEN)", rule: "clock-only boards", fields: [{ name: "fen", label: "FEN", kind: "text", placeholder: "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1" }], reason: "required" },
+  "grp.result": [
+    { action: "confirm_flag", label: "act.confirm_flag", rule: "6.8 / 6.9", fields: [], reason: "optional" },
+    { action: "set_result", label: "act.set_result", rule: "5, 6.9, 7", fields: [{ name: "result", label: "fld.result", kind: "select", options: ["1-0", "0-1", "1/2-1/2", "0-0", "agreed_draw", "resignation", "illegal_moves", "annulled"], words: RESULT_WORDS }, { name: "side", label: "fld.who", kind: "side", optional: true }], reason: "required", danger: true },
+    { action: "set_position", label: "act.set_position", rule: "rule.set_position", fields: [{ name: "fen", label: "fld.fen", kind: "text", placeholder: "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1" }], reason: "required" },
   ],
-  "Adjournment": [
-    { action: "adjourn", label: "Adjourn", rule: "I.1.1", fields: [{ name: "start", path: ["resumption", "start"], label: "Resumption (optional)", kind: "instant", optional: true }, { name: "place", path: ["resumption", "place"], label: "Place", kind: "text", optional: true }], reason: "optional" },
-    { action: "seal", label: "Seal move", rule: "I.1.1", fields: [{ name: "side", label: "Sealer (optional)", kind: "side", optional: true }, { name: "mv", label: "Move as written (never shown again)", kind: "secret" }], reason: "none" },
-    { action: "commit_seal", label: "Commit seal (stop clock)", rule: "I.1.1 / A1a", fields: [], reason: "none" },
-    { action: "verify_envelope", label: "Envelope verified", rule: "I.3", fields: [], reason: "none" },
-    { action: "schedule_resumption", label: "Schedule resumption", rule: "I.2.7 / I.14", fields: [{ name: "start", path: ["resumption", "start"], label: "Start", kind: "instant" }, { name: "end", path: ["resumption", "end"], label: "End (optional)", kind: "instant", optional: true }, { name: "place", path: ["resumption", "place"], label: "Place", kind: "text" }], reason: "none" },
-    { action: "set_session_end", label: "Session end", rule: "I.1.1", fields: [{ name: "end", label: "Nominal end (empty clears)", kind: "instant", optional: true }], reason: "none" },
-    { action: "draw_offer", label: "Draw offer", rule: "9.1 / I.4", fields: [{ name: "side", label: "Offered by", kind: "side" }], reason: "none" },
-    { action: "draw_reply", label: "Answer draw offer", rule: "I.6", fields: [{ name: "accept", label: "Accept", kind: "bool" }], reason: "none" },
-    { action: "open_envelope", label: "Open envelope", rule: "I.7", fields: [], reason: "none" },
-    { action: "set_adjournment_rules", label: "Adjournment rules and piece letters", rule: "I.8 / I.10", fields: [
-      { name: "notation_language", path: ["rules", "notation_language"], label: "Piece letters of sealed moves", kind: "select", options: ["en", "es"], words: { en: "English: K Q R B N", es: "Spanish: R rey, D dama, T torre, A alfil, C caballo" } },
-      { name: "edition", path: ["rules", "edition"], label: "Rules", kind: "select", options: ["guidelines", "appendix_a"], words: { guidelines: "Guidelines I (current Laws)", appendix_a: "Appendix A (older Laws: one hour of default time)" } },
+  "grp.adjournment": [
+    { action: "adjourn", label: "act.adjourn", rule: "I.1.1", fields: [{ name: "start", path: ["resumption", "start"], label: "fld.resumption_optional", kind: "instant", optional: true }, { name: "place", path: ["resumption", "place"], label: "fld.place", kind: "text", optional: true }], reason: "optional" },
+    { action: "seal", label: "act.seal", rule: "I.1.1", fields: [{ name: "side", label: "fld.sealer_optional", kind: "side", optional: true }, { name: "mv", label: "fld.sealed_move", kind: "secret" }], reason: "none" },
+    { action: "commit_seal", label: "act.commit_seal", rule: "I.1.1 / A1a", fields: [], reason: "none" },
+    { action: "verify_envelope", label: "act.verify_envelope", rule: "I.3", fields: [], reason: "none" },
+    { action: "schedule_resumption", label: "act.schedule_resumption", rule: "I.2.7 / I.14", fields: [{ name: "start", path: ["resumption", "start"], label: "fld.start", kind: "instant" }, { name: "end", path: ["resumption", "end"], label: "fld.end_optional", kind: "instant", optional: true }, { name: "place", path: ["resumption", "place"], label: "fld.place", kind: "text" }], reason: "none" },
+    { action: "set_session_end", label: "act.set_session_end", rule: "I.1.1", fields: [{ name: "end", label: "fld.session_end", kind: "instant", optional: true }], reason: "none" },
+    { action: "draw_offer", label: "act.draw_offer", rule: "9.1 / I.4", fields: [{ name: "side", label: "fld.offered_by", kind: "side" }], reason: "none" },
+    { action: "draw_reply", label: "act.draw_reply", rule: "I.6", fields: [{ name: "accept", label: "fld.accept", kind: "bool" }], reason: "none" },
+    { action: "open_envelope", label: "act.open_envelope", rule: "I.7", fields: [], reason: "none" },
+    { action: "set_adjournment_rules", label: "act.set_adjournment_rules", rule: "I.8 / I.10", fields: [
+      { name: "notation_language", path: ["rules", "notation_language"], label: "fld.notation_language", kind: "select", options: ["en", "es"], words: { en: "opt.letters.en", es: "opt.letters.es" } },
+      { name: "edition", path: ["rules", "edition"], label: "fld.edition", kind: "select", options: ["guidelines", "appendix_a"], words: { guidelines: "opt.edition.guidelines", appendix_a: "opt.edition.appendix_a" } },
     ], reason: "none" },
-    { action: "counter_seal", label: "Counter-seal", rule: "I.9.3", fields: [{ name: "mv", label: "Reply as written", kind: "secret" }], reason: "none" },
-    { action: "envelope_lost", label: "Envelope lost", rule: "I.12", fields: [], reason: "required", danger: true },
-    { action: "correct_time", label: "Correct time", rule: "I.13", fields: [{ name: "side", label: "Side", kind: "side" }, { name: "remaining_ms", label: "Time left (h:mm:ss)", kind: "duration", min: 0, max: 36000 }], reason: "required" },
+    { action: "counter_seal", label: "act.counter_seal", rule: "I.9.3", fields: [{ name: "mv", label: "fld.reply_written", kind: "secret" }], reason: "none" },
+    { action: "envelope_lost", label: "act.envelope_lost", rule: "I.12", fields: [], reason: "required", danger: true },
+    { action: "correct_time", label: "act.correct_time", rule: "I.13", fields: [{ name: "side", label: "fld.side", kind: "side" }, { name: "remaining_ms", label: "fld.time_left", kind: "duration", min: 0, max: 36000 }], reason: "required" },
   ],
 };
 
@@ -665,23 +778,24 @@ function formBody(spec, form) {
     const raw = el ? (f.kind === "bool" ? (el.checked ? "true" : "false") : el.value.trim()) : "";
     if (!raw) {
       if (f.optional || f.kind === "bool") continue;
-      return { error: `${f.label}: required` };
+      return { error: t("form.required", { field: t(f.label) }) };
     }
     /** @type {any} */
     let value = raw;
     if (f.kind === "duration" || f.kind === "seconds") {
       const ms = f.kind === "seconds" ? Math.round(Number(raw) * 1000) : parseDuration(raw);
-      if (!Number.isFinite(ms)) return { error: `${f.label}: '${raw}' is not a time (h:mm:ss, m:ss, 90s, 500ms or seconds)` };
-      if (f.min !== undefined && ms < f.min * 1000) return { error: `${f.label}: at least ${f.min} s` };
-      if (f.max !== undefined && ms > f.max * 1000) return { error: `${f.label}: at most ${f.max} s` };
+      if (!Number.isFinite(ms)) return { error: t("form.not_time", { field: t(f.label), value: raw }) };
+      // Limits as the field's label writes them (no grouping: "36000", as typed).
+      if (f.min !== undefined && ms < f.min * 1000) return { error: t("form.at_least_s", { field: t(f.label), min: String(f.min) }) };
+      if (f.max !== undefined && ms > f.max * 1000) return { error: t("form.at_most_s", { field: t(f.label), max: String(f.max) }) };
       value = ms;
     } else if (f.kind === "int") {
-      if (!/^\d+$/.test(raw)) return { error: `${f.label}: '${raw}' is not a whole number` };
+      if (!/^\d+$/.test(raw)) return { error: t("form.not_int", { field: t(f.label), value: raw }) };
       value = Number(raw);
-      if ((f.min !== undefined && value < f.min) || (f.max !== undefined && value > f.max)) return { error: `${f.label}: ${f.min} … ${f.max}` };
+      if ((f.min !== undefined && value < f.min) || (f.max !== undefined && value > f.max)) return { error: `${t(f.label)}: ${f.min} … ${f.max}` };
     } else if (f.kind === "instant") {
       value = parseLocal(raw);
-      if (!Number.isFinite(value)) return { error: `${f.label}: not a date and time` };
+      if (!Number.isFinite(value)) return { error: t("form.not_instant", { field: t(f.label) }) };
     } else if (f.kind === "bool") {
       value = raw === "true";
     }
@@ -695,14 +809,14 @@ function formBody(spec, form) {
   }
   // Said here, before any confirmation: the daemon refuses these without a side.
   if (spec.action === "set_result" && (body.result === "resignation" || body.result === "illegal_moves") && !body.side) {
-    return { error: `${body.result === "resignation" ? "A resignation" : "Illegal moves"}: say who (White or Black)` };
+    return { error: t(body.result === "resignation" ? "form.say_who.resignation" : "form.say_who.illegal_moves") };
   }
   // A resumption needs its place; an adjourn without a start has none.
   if (body.resumption && body.resumption.start === undefined) delete body.resumption;
   if (body.resumption && body.resumption.place === undefined) body.resumption.place = "";
   const reasonEl = /** @type {HTMLInputElement|null} */ (form.elements.namedItem("reason"));
   const reason = reasonEl ? reasonEl.value.trim() : "";
-  if (spec.reason === "required" && !reason) return { error: "Reason: required (6.13: every correction is logged with its reason)" };
+  if (spec.reason === "required" && !reason) return { error: t("form.reason_required") };
   if (reason) body.reason = reason;
   return { body };
 }
@@ -713,10 +827,10 @@ function formBody(spec, form) {
  */
 function fieldInput(f, boards) {
   if (f.kind === "side") {
-    return h("select", { name: f.name }, [f.optional ? h("option", { value: "", text: "—" }) : null, h("option", { value: "white", text: "White" }), h("option", { value: "black", text: "Black" })]);
+    return h("select", { name: f.name }, [f.optional ? h("option", { value: "", text: "—" }) : null, h("option", { value: "white", text: t("side.white") }), h("option", { value: "black", text: t("side.black") })]);
   }
   if (f.kind === "select") {
-    return h("select", { name: f.name }, (f.options || []).map((o) => h("option", { value: o, text: (f.words && f.words[o]) || o })));
+    return h("select", { name: f.name }, (f.options || []).map((o) => h("option", { value: o, text: f.words && f.words[o] ? t(f.words[o]) : o })));
   }
   if (f.kind === "board") {
     const sel = h("select", { name: f.name }, [h("option", { value: "", text: "—" }), ...boards.map((b) => h("option", { value: b, text: b }))]);
@@ -733,7 +847,7 @@ function fieldInput(f, boards) {
   // browser's own check refuses such a value at submit and the form silently does nothing.
   if (f.kind === "instant") return h("input", { name: f.name, type: "datetime-local", step: 1 });
   if (f.kind === "int") return h("input", { name: f.name, type: "number", min: f.min, max: f.max, step: 1 });
-  if (f.kind === "seconds") return h("input", { name: f.name, type: "number", min: f.min, max: f.max, step: 1, placeholder: "e.g. 120" });
+  if (f.kind === "seconds") return h("input", { name: f.name, type: "number", min: f.min, max: f.max, step: 1, placeholder: t("form.eg_seconds") });
   if (f.kind === "duration") return h("input", { name: f.name, type: "text", placeholder: "h:mm:ss", pattern: "-?[0-9:.]+" });
   if (f.kind === "secret") return h("input", { name: f.name, type: "password", autocomplete: "off" });
   return h("input", { name: f.name, type: "text", placeholder: f.placeholder || "" });
@@ -754,15 +868,15 @@ const SAME_CLICK_MS = 3000;
  */
 function commandForm(spec, boardId, boards) {
   const reply = h("span", { class: "reply", "aria-live": "polite" });
-  const fields = spec.fields.map((f) => h("label", {}, [f.label, fieldInput(f, boards)]));
-  const reason = spec.reason === "none" ? null : h("label", {}, [spec.reason === "required" ? "Reason (required)" : "Reason", h("input", { name: "reason", type: "text" })]);
-  const button = /** @type {HTMLButtonElement} */ (h("button", { type: "submit", class: spec.danger ? "danger" : "primary", text: spec.label }));
+  const fields = spec.fields.map((f) => h("label", {}, [t(f.label), fieldInput(f, boards)]));
+  const reason = spec.reason === "none" ? null : h("label", {}, [t(spec.reason === "required" ? "form.reason_required_label" : "form.reason"), h("input", { name: "reason", type: "text" })]);
+  const button = /** @type {HTMLButtonElement} */ (h("button", { type: "submit", class: spec.danger ? "danger" : "primary", text: t(spec.label) }));
   const confirmBox = h("div", { class: "confirm", hidden: true });
   const sealing = SEALS.has(spec.action);
   // A sealed move is taken in the event's piece letters (and figurines): said here.
   const letters = sealing ? h("p", { class: "hint letters", text: lettersHint(boardId ? board(boardId).state : null) }) : null;
   const form = /** @type {HTMLFormElement} */ (h("form", { class: "cmd", "data-action": spec.action }, [
-    h("h4", {}, [spec.label, " ", h("small", { text: spec.rule ? `(${spec.rule})` : "" })]),
+    h("h4", {}, [t(spec.label), " ", h("small", { text: spec.rule ? `(${spec.rule.startsWith("rule.") ? t(spec.rule) : spec.rule})` : "" })]),
     ...fields, letters, reason, button, confirmBox, reply,
   ]));
   /** @type {string|null} */
@@ -796,20 +910,20 @@ function commandForm(spec, boardId, boards) {
     if (busy) return;
     const { body, error } = formBody(spec, form);
     if (!body || error) {
-      reply.textContent = error || "incomplete"; reply.className = "reply err";
+      reply.textContent = error || t("form.incomplete"); reply.className = "reply err";
       if (spec.fields.some((f) => f.kind === "secret")) clearSecrets();
       return;
     }
     let ask = confirmText(spec, body, boardId);
-    let yesText = "Confirm";
+    let yesText = t("btn.confirm");
     // A resumption whose start has passed: said, and sent only as meant (the daemon
     // refuses it otherwise, past_start).
     const resumeAt = body.resumption ? body.resumption.start : undefined;
     const ago = typeof resumeAt === "number" ? serverCivilNow() - resumeAt : 0;
     if (ago > PAST_START_SLACK_MS) {
-      ask = `${pastStartWords(ago, "the player to move")} Keep this start, or change it above.${ask ? ` ${ask}` : ""}`;
+      ask = `${pastStartWords(ago, "past.who.to_move")} ${t("past.keep_or_change")}${ask ? ` ${ask}` : ""}`;
       body.allow_past_start = true;
-      yesText = "Keep this start";
+      yesText = t("past.keep");
     }
     // A sealed move is read back as the rules will read it at the opening, in words and
     // as an arrow, before it is sealed (I.8): the page is never why a seal is wrong.
@@ -818,18 +932,18 @@ function commandForm(spec, boardId, boards) {
       const reading = await readSeal(boardId, String(body.mv));
       busy = false;
       if (reading && reading.refuse) {
-        reply.textContent = `"${body.mv}": ${reading.refuse}.`; reply.className = "reply err";
+        reply.textContent = t("seal.refused", { mv: String(body.mv), why: reading.refuse }); reply.className = "reply err";
         showArrow(null);
         return;
       }
       ask = sealConfirmText(body, boardId, reading);
-      if (reading && reading.verdict !== "legal") yesText = "Seal it as written";
+      if (reading && reading.verdict !== "legal") yesText = t("seal.as_written");
       showArrow(reading && reading.verdict === "legal" ? reading : null);
     }
     if (!ask) { await send(body); return; }
     // Said back in words, and sent only on a second, deliberate press.
     const yes = /** @type {HTMLButtonElement} */ (h("button", { type: "button", class: spec.danger ? "danger" : "primary", text: yesText }));
-    const no = h("button", { type: "button", text: "Cancel" });
+    const no = h("button", { type: "button", text: t("btn.cancel") });
     yes.addEventListener("click", () => { if (!busy) send(body); });
     no.addEventListener("click", () => { confirmBox.hidden = true; if (spec.fields.some((f) => f.kind === "secret")) clearSecrets(); if (sealing) showArrow(null); });
     confirmBox.replaceChildren(h("p", { class: sealing ? "seal-confirm" : "", text: ask }), yes, " ", no);
@@ -848,12 +962,19 @@ function eventLetters(st) {
   return (rules && rules.notation_language) || "en";
 }
 
-/** What the seal field takes, in words. @param {State|null} st */
+/**
+ * What the seal field takes, in words: the event's letters from the server's table (the
+ * rules core reads the same one), each with its piece's name.
+ * @param {State|null} st
+ */
 function lettersHint(st) {
-  const table = eventLetters(st) === "es"
-    ? "Spanish letters: R rey (king), D dama, T torre, A alfil, C caballo, P peón"
-    : "English letters: K king, Q queen, R rook, B bishop, N knight, P pawn";
-  return `Piece letters of this event — ${table}; figurines ♔♕♖♗♘♙ too. The pawn's letter may be left out (e4, exd5, e8=${eventLetters(st) === "es" ? "D" : "Q"}).`;
+  const lang = eventLetters(st);
+  const letters = (I18N.letters[lang] || I18N.letters.en || "K Q R B N P").split(" ");
+  /** @type {Record<string, string>} */
+  const p = {};
+  ["K", "Q", "R", "B", "N", "P"].forEach((role, i) => { p[role] = letters[i] || role; });
+  const table = hasText(`letters.table.${lang}`) ? t(`letters.table.${lang}`, p) : letters.join(" ");
+  return t("letters.hint", { table, Q: p.Q });
 }
 
 /**
@@ -893,14 +1014,15 @@ function showArrow(reading) {
  * @param {Record<string, any>} body @param {string|null} boardId @param {any} reading
  */
 function sealConfirmText(body, boardId, reading) {
-  const where = boardId || "this board";
+  const where = boardId || t("seal.this_board");
   const st = boardId ? board(boardId).state : null;
   const sealer = body.side || (st && st.adjournment && st.adjournment.sealer) || (st && st.turn) || "";
-  const who = sealer && st && st[sealer] ? `${st[sealer].name} (${colorWord(sealer)})` : (sealer ? colorWord(sealer) : "The player to move");
-  const keep = "Check it against the scoresheet: it is not shown again until the envelope is opened (I.3).";
-  if (!reading) return `${who} seals the move "${body.mv}" on ${where}. The page could not read it back: check it yourself against the position. ${keep} A move that cannot be played then loses the game (I.8).`;
-  if (reading.verdict === "legal") return `${who} seals ${reading.words} — ${reading.written} (written "${body.mv}", ${reading.san} in English) on ${where}. ${keep}`;
-  return `"${body.mv}" ${reading.words}. Read the same way at the opening, a sealed move that cannot be played loses the game for ${who} (I.8). Correct it above, or seal it as written only if the player wrote exactly this.`;
+  const who = sealer && st && st[sealer] ? `${st[sealer].name} (${colorWord(sealer)})` : (sealer ? colorWord(sealer) : t("seal.player_to_move"));
+  const keep = t("seal.keep");
+  const mv = String(body.mv);
+  if (!reading) return t("seal.confirm.unread", { who, mv, where, keep });
+  if (reading.verdict === "legal") return t("seal.confirm.legal", { who, words: reading.words, written: reading.written, mv, san: reading.san, where, keep });
+  return t("seal.confirm.invalid", { mv, words: reading.words, who });
 }
 
 /**
@@ -910,18 +1032,18 @@ function sealConfirmText(body, boardId, reading) {
  * @returns {string|null}
  */
 function confirmText(spec, body, boardId) {
-  const where = boardId || "every board of the hall";
+  const where = boardId || t("confirm.every_board");
   const st = boardId ? board(boardId).state : null;
-  const name = (/** @type {string} */ c) => (st && st[c] ? `${st[c].name} (${c === "white" ? "White" : "Black"})` : (c === "white" ? "White" : "Black"));
+  const name = (/** @type {string} */ c) => (st && st[c] ? `${st[c].name} (${colorWord(c)})` : colorWord(c));
   if (spec.action === "set_result") {
-    const side = body.side ? name(body.side) : "";
-    const words = { resignation: `${side || "the side named"} resigns and loses`, illegal_moves: `${side || "the side named"} loses by illegal moves (7.5.5)`, agreed_draw: "the game is drawn by agreement", annulled: "the game is annulled" };
-    return `Set the result of ${where}: ${/** @type {any} */ (words)[body.result] || body.result}. The game ends now; the clocks stop.`;
+    const who = body.side ? name(body.side) : t("confirm.side_named");
+    const key = { resignation: "confirm.what.resignation", illegal_moves: "confirm.what.illegal_moves", agreed_draw: "confirm.what.agreed_draw", annulled: "confirm.what.annulled" }[String(body.result)];
+    return t("confirm.set_result", { where, what: key ? t(key, { who }) : body.result });
   }
-  if (spec.action === "envelope_lost") return `The envelope of ${where} is declared lost (I.12): the game is replayed from the position before the sealed move, with the times recorded at the adjournment.`;
-  if (spec.action === "pause" && !boardId) return "Pause every running clock of the hall (6.12a).";
-  if (spec.action === "seal_all") return "Order every game still playing to seal (I.1.1): each player to move writes a sealed move; their clocks run until it is committed.";
-  return spec.danger ? `${spec.label} on ${where}?` : null;
+  if (spec.action === "envelope_lost") return t("confirm.envelope_lost", { where });
+  if (spec.action === "pause" && !boardId) return t("confirm.pause_hall");
+  if (spec.action === "seal_all") return t("confirm.seal_all");
+  return spec.danger ? t("confirm.danger", { act: t(spec.label), where }) : null;
 }
 
 // ---------- alerts: sound and banner ----------
@@ -936,8 +1058,17 @@ function isCritical(a) {
  * @param {any} a
  */
 function alertText(a) {
-  return `${a.board || "hall"}: ${String(a.message)
-    .replace(/set_time to correct the official time, or acknowledge_alert to keep it/, "Set time to correct the official time, or Keep the official times")}`;
+  return `${a.board || t("alerts.hall_wide")}: ${alertMessage(a)}`;
+}
+/**
+ * The alert in the page's language from its code and parameters (`alert.<code>`, the
+ * server's messages), else the daemon's English message.
+ * @param {any} a
+ */
+function alertMessage(a) {
+  if (typeof a.code === "string" && hasText(`alert.${a.code}`)) return t(`alert.${a.code}`, a.params || {});
+  return String(a.message)
+    .replace(/set_time to correct the official time, or acknowledge_alert to keep it/, "Set time to correct the official time, or Keep the official times");
 }
 /** @param {any} a */
 function alertKey(a) {
@@ -989,7 +1120,7 @@ function sealedToPlayText(id) {
   const responder = env.sealer === "white" ? "black" : "white";
   const before = env.sealer === "white" ? env.move_number - 1 : env.move_number;
   if (!st[responder] || st[responder].moves > before) return "";
-  return `play the sealed move ${v.san} on the board (${colorWord(env.sealer)}'s move, from the envelope)`;
+  return t("banner.to_play", { san: sanIn(v.san, eventLetters(st)), side: env.sealer });
 }
 
 function renderBanner() {
@@ -1000,19 +1131,19 @@ function renderBanner() {
   const open = [...store.alerts.values()].filter((a) => isCritical(a) && !done.has(alertKey(a)));
   setText(count, store.alerts.size ? String(store.alerts.size) : "");
   // A game resumed from its envelope goes on only once the board shows the sealed move.
-  const toPlay = [...store.boards.keys()].sort().map((id) => [id, sealedToPlayText(id)]).filter(([, t]) => t);
+  const toPlay = [...store.boards.keys()].sort().map((id) => [id, sealedToPlayText(id)]).filter(([, words]) => words);
   const key = JSON.stringify([open.map(alertKey), toPlay]);
   if (el.dataset.key === key) return;
   el.dataset.key = key;
   if (PUBLIC || (open.length === 0 && toPlay.length === 0)) { el.hidden = true; el.replaceChildren(); document.body.style.paddingBottom = ""; return; }
   el.hidden = false;
   /** @type {(Node|string)[]} */
-  const parts = toPlay.map(([id, t], i) => h("span", { class: "to-play" }, [i ? "; " : "", h("a", { href: `/board/${id}`, text: `${id}: ${t}` })]));
+  const parts = toPlay.map(([id, words], i) => h("span", { class: "to-play" }, [i ? "; " : "", h("a", { href: `/board/${id}`, text: `${id}: ${words}` })]));
   if (toPlay.length && open.length) parts.push(" · ");
   // The count is said against the badge's (every standing alert), so the two never seem
   // to disagree.
   const total = store.alerts.size;
-  if (open.length) parts.push(`${open.length} critical alert${open.length > 1 ? "s" : ""} to act on${total > open.length ? ` (${total} standing in all)` : ""}: `, ...open.slice(0, 3).map((a, i) => h("span", {}, [i ? "; " : "", h("a", { href: a.board ? `/board/${a.board}` : "/alerts", text: alertText(a) })])), " — ", h("a", { href: "/alerts", text: "resolve or silence" }));
+  if (open.length) parts.push(`${t("banner.critical", { count: open.length })}${total > open.length ? ` ${t("banner.standing", { count: total })}` : ""}: `, ...open.slice(0, 3).map((a, i) => h("span", {}, [i ? "; " : "", h("a", { href: a.board ? `/board/${a.board}` : "/alerts", text: alertText(a) })])), " — ", h("a", { href: "/alerts", text: t("banner.resolve") }));
   el.replaceChildren(...parts);
   // Room at the page's end for the fixed banner: nothing above it moves.
   document.body.style.paddingBottom = `${el.offsetHeight}px`;
@@ -1076,7 +1207,7 @@ function seating(st) {
 function moveNumber(id) {
   const st = board(id).state;
   if (!st || !st.white || !st.black) return "";
-  return `move ${Math.min(st.white.moves, st.black.moves) + 1}`;
+  return t("tile.move", { n: Math.min(st.white.moves, st.black.moves) + 1 });
 }
 
 /**
@@ -1098,20 +1229,21 @@ function phaseKey(st) {
  */
 function phaseText(b, id, short) {
   const st = b.state;
-  if (!st) return "no data";
+  if (!st) return t("phase.none");
   const key = phaseKey(st);
-  if (key === "flag") return short ? "FLAG" : "FLAG — arbiter";
-  if (key === "sealing") return "SEALING";
-  if (key === "adjourned") return short ? "ADJOURNED" : String(st.adjournment.stage).replace(/_/g, " ").toUpperCase();
-  if (key === "paused") return "PAUSED";
-  return st.phase;
+  if (key === "flag") return t(short ? "mark.flag_short" : "mark.flag");
+  if (key === "sealing") return t("mark.sealing");
+  if (key === "adjourned") return short ? t("mark.adjourned") : t(`stage.${st.adjournment.stage}`);
+  if (key === "paused") return t("mark.paused");
+  return hasText(`phase.${st.phase}`) ? t(`phase.${st.phase}`) : st.phase;
 }
 
-/** The last move with its number ("12. Nf3", "12… Nf6"). @param {BoardData} b */
+/** The last move with its number ("12. Nf3", "12… Nf6"), in the event's letters. @param {BoardData} b */
 function lastMoveText(b) {
+  const letters = eventLetters(b.state);
   const m = b.moves[b.moves.length - 1];
-  if (!m) return b.lastMove;
-  return `${m.no}${m.side === "white" ? "." : "…"} ${m.san}`;
+  if (!m) return sanIn(b.lastMove, letters);
+  return `${m.no}${m.side === "white" ? "." : "…"} ${sanIn(m.san, letters)}`;
 }
 
 /**
@@ -1125,9 +1257,9 @@ function makeTile(id) {
     id: h("span", { class: "id", text: id }),
     round: h("span", { class: "round" }),
     phase: h("span", { class: "badge phase" }),
-    off: h("span", { class: "badge off", text: "offline", hidden: true }),
+    off: h("span", { class: "badge off", text: t("tile.offline"), hidden: true }),
     // Observe mode: the clock is set by hand and only read; its times are official.
-    observed: h("span", { class: "badge observed", text: "hand-set", title: "observe mode: the clock is set by hand and only read; its times are the official ones", hidden: true }),
+    observed: h("span", { class: "badge observed", text: t("tile.hand_set"), title: t("tile.hand_set.title"), hidden: true }),
     alert: h("span", { class: "badge alert", hidden: true }),
     sides: h("div", { class: "sides" }),
     move: h("span", { class: "move" }),
@@ -1150,27 +1282,27 @@ function makeTile(id) {
   return { el, parts, sides, seated: "" };
 }
 
-/** @param {ReturnType<typeof makeTile>} t @param {string} id */
-function renderTile(t, id) {
+/** @param {ReturnType<typeof makeTile>} tile @param {string} id */
+function renderTile(tile, id) {
   const b = board(id);
   const st = b.state;
-  setText(t.parts.round, st && st.round ? `round ${st.round}` : "");
-  setText(t.parts.phase, phaseText(b, id, true));
-  t.parts.phase.className = `badge phase phase-${phaseKey(st)}`;
-  t.parts.off.hidden = b.online;
-  t.el.classList.toggle("offline", !b.online);
-  t.parts.observed.hidden = !(st && st.observed);
+  setText(tile.parts.round, st && st.round ? t("tile.round", { n: st.round }) : "");
+  setText(tile.parts.phase, phaseText(b, id, true));
+  tile.parts.phase.className = `badge phase phase-${phaseKey(st)}`;
+  tile.parts.off.hidden = b.online;
+  tile.el.classList.toggle("offline", !b.online);
+  tile.parts.observed.hidden = !(st && st.observed);
   const n = PUBLIC ? 0 : alertsOf(id);
-  t.parts.alert.hidden = n === 0;
-  setText(t.parts.alert, n ? `⚠ ${n}` : "");
-  t.el.classList.toggle("alerting", n > 0);
+  tile.parts.alert.hidden = n === 0;
+  setText(tile.parts.alert, n ? `⚠ ${n}` : "");
+  tile.el.classList.toggle("alerting", n > 0);
   const order = seating(st);
-  if (t.seated !== order.join()) {
-    t.parts.sides.replaceChildren(t.sides[order[0]].box, t.sides[order[1]].box);
-    t.seated = order.join();
+  if (tile.seated !== order.join()) {
+    tile.parts.sides.replaceChildren(tile.sides[order[0]].box, tile.sides[order[1]].box);
+    tile.seated = order.join();
   }
   for (const color of order) {
-    const s = t.sides[color];
+    const s = tile.sides[color];
     setText(s.name, st && st[color] ? st[color].name : "");
     // A long name is cut on a tile; the whole of it is one hover away.
     if (st && st[color] && s.name.title !== st[color].name) s.name.title = st[color].name;
@@ -1178,11 +1310,11 @@ function renderTile(t, id) {
     const cls = sideClass(st, color) + (s.box.classList.contains("low") ? " low" : "");
     if (s.box.className !== cls) s.box.className = cls;
   }
-  setText(t.parts.move, moveNumber(id));
-  setText(t.parts.last, b.lastMove ? `last ${lastMoveText(b)}` : "");
-  setText(t.parts.result, st ? resultText(st.result) : "");
+  setText(tile.parts.move, moveNumber(id));
+  setText(tile.parts.last, b.lastMove ? t("tile.last", { move: lastMoveText(b) }) : "");
+  setText(tile.parts.result, st ? resultText(st.result) : "");
   const why = st ? resultText(st.result, true) : "";
-  if (t.parts.result.title !== why) t.parts.result.title = why;
+  if (tile.parts.result.title !== why) tile.parts.result.title = why;
 }
 
 /** @param {string} id */
@@ -1224,7 +1356,7 @@ function boardMatches(id, query) {
 }
 
 /** The phases the hall's count line names, in its order; "running" always, the rest when some board is in it. */
-const COUNT_ORDER = ["running", "flag waiting", "paused", "sealing", "adjourned", "scheduled", "finished", "no game", "no data"];
+const COUNT_ORDER = ["running", "flag", "paused", "sealing", "adjourned", "scheduled", "finished", "idle", "none"];
 
 /**
  * A board's phase for the hall's count line: what its marker says (a flag waiting, sealing,
@@ -1232,11 +1364,7 @@ const COUNT_ORDER = ["running", "flag waiting", "paused", "sealing", "adjourned"
  * @param {BoardData} b
  */
 function countWord(b) {
-  const key = phaseKey(b.state);
-  if (key === "flag") return "flag waiting";
-  if (key === "idle") return "no game";
-  if (key === "none") return "no data";
-  return COUNT_ORDER.includes(key) ? key : key.replace(/_/g, " ");
+  return phaseKey(b.state);
 }
 
 /**
@@ -1246,15 +1374,18 @@ function countWord(b) {
 function hallCounts(total, counts, alerts) {
   const known = COUNT_ORDER.filter((w) => w === "running" || counts.get(w));
   const other = [...counts.keys()].filter((w) => !COUNT_ORDER.includes(w)).sort();
-  const parts = [...known, ...other].map((w) => `${counts.get(w) || 0} ${w}`);
-  return [`${total} boards`, ...parts, `${alerts} alert${alerts === 1 ? "" : "s"}`].join(" · ");
+  const parts = [...known, ...other].map((w) => {
+    const count = counts.get(w) || 0;
+    return hasText(`count.${w}`) ? t(`count.${w}`, { count }) : `${count} ${w.replace(/_/g, " ")}`;
+  });
+  return [t("count.boards", { count: total }), ...parts, t("count.alerts", { count: alerts })].join(" · ");
 }
 
 function hallView() {
   const main = /** @type {HTMLElement} */ (document.getElementById("main"));
-  const q = h("input", { type: "search", placeholder: "Find: board number or player", "aria-label": "find a board or a player", id: "hall-find" });
-  const phase = h("select", { "aria-label": "show" }, ["all", "running", "paused", "scheduled", "finished", "alerts", "offline"].map((p) => h("option", { value: p, text: p })));
-  const sort = h("select", { "aria-label": "sort" }, [["board", "by board"], ["time", "by time left"], ["phase", "by phase"]].map(([v, t]) => h("option", { value: v, text: t })));
+  const q = h("input", { type: "search", placeholder: t("hall.find.placeholder"), "aria-label": t("hall.find.label"), id: "hall-find" });
+  const phase = h("select", { "aria-label": t("hall.show.label") }, ["all", "running", "paused", "scheduled", "finished", "alerts", "offline"].map((p) => h("option", { value: p, text: t(`show.${p}`) })));
+  const sort = h("select", { "aria-label": t("hall.sort.label") }, [["board", "sort.board"], ["time", "sort.time"], ["phase", "sort.phase"]].map(([v, k]) => h("option", { value: v, text: t(k) })));
   const summary = h("span", { class: "summary" });
   const grid = h("div", { class: "tiles", id: "tiles" });
   const pubTitle = h("h1", { class: "pubtitle" });
@@ -1263,7 +1394,7 @@ function hallView() {
   // pointer to leave.
   let pointerOver = false;
   let resortNow = false;
-  const resort = h("button", { type: "button", id: "resort", hidden: true, text: "Re-sort (order held while the pointer is on the boards)", onclick: () => { resortNow = true; again(); } });
+  const resort = h("button", { type: "button", id: "resort", hidden: true, text: t("hall.resort"), onclick: () => { resortNow = true; again(); } });
   let overSince = 0;
   grid.addEventListener("pointerenter", () => { pointerOver = true; overSince++; });
   grid.addEventListener("pointerleave", (e) => {
@@ -1274,8 +1405,8 @@ function hallView() {
   });
   // One h1 per page: the public screen's is its visible heading; the hall's only names the
   // page for a screen reader (the tiles are the page).
-  main.replaceChildren(PUBLIC ? pubTitle : h("h1", { class: "vh", text: "Hall" }), ...(PUBLIC ? [] : [h("div", { class: "toolbar" }, [q, phase, sort, resort, summary])]), grid);
-  document.title = PUBLIC ? "hallclock" : "Hall · hallclock";
+  main.replaceChildren(PUBLIC ? pubTitle : h("h1", { class: "vh", text: t("nav.hall") }), ...(PUBLIC ? [] : [h("div", { class: "toolbar" }, [q, phase, sort, resort, summary])]), grid);
+  document.title = PUBLIC ? "hallclock" : t("title.hall");
   // A hall screen shows one round: `?round=N`, or the round started last.
   const askedRound = Number(new URLSearchParams(location.search).get("round")) || null;
   /** @type {Map<string, ReturnType<typeof makeTile>>} */
@@ -1297,7 +1428,7 @@ function hallView() {
     const shownRound = askedRound || current;
     if (PUBLIC) {
       const event = store.info && (store.info.event || (store.info.round && store.info.round.event));
-      const heading = [event || (store.info ? store.info.hall : ""), shownRound ? `Round ${shownRound}` : ""].filter(Boolean).join(" — ");
+      const heading = [event || (store.info ? store.info.hall : ""), shownRound ? t("public.round", { n: shownRound }) : ""].filter(Boolean).join(" — ");
       setText(pubTitle, heading);
       if (heading && document.title !== heading) document.title = heading;
     }
@@ -1330,9 +1461,9 @@ function hallView() {
     // 200 tiles: redraw only those whose board changed, unless something hall-wide did.
     const all = dirty.all || viewChanged;
     for (const id of visible) {
-      let t = tiles.get(id);
-      if (!t) { t = makeTile(id); tiles.set(id, t); renderTile(t, id); continue; }
-      if (all || dirty.boards.has(id)) renderTile(t, id);
+      let tile = tiles.get(id);
+      if (!tile) { tile = makeTile(id); tiles.set(id, tile); renderTile(tile, id); continue; }
+      if (all || dirty.boards.has(id)) renderTile(tile, id);
     }
     viewChanged = false;
     const order = visible.join(",");
@@ -1345,60 +1476,74 @@ function hallView() {
   render();
 }
 
-/** Event names in words; the rest are their names with spaces. */
-const EVENT_WORDS = {
-  clock_started: "clock started", move_made: "move", pressed: "clock pressed", time_added: "time added", time_set: "time set",
-  flag_fell: "flag fell", game_ended: "game ended", paused: "clock paused", resumed: "clock resumed", player_present: "player present",
-  adjournment_ordered: "ordered to seal", sealed: "sealed move written", seal_committed: "sealed move committed (clock stopped)",
-  default_time_passed: "default time passed", result_pending: "result waits for the arbiter", paused_by_player: "paused by a player",
-  discrepancy_acknowledged: "official times kept", moves_set: "move count set", position_set: "position set",
-  envelope_verified: "envelope verified", resumption_scheduled: "resumption scheduled", envelope_opened: "envelope opened",
-  sealed_move_played: "sealed move played", clock_discrepancy: "clock differs from the official time",
-};
-
 /**
- * A value of an event in words: sides capitalised, times as clocks, instants local.
- * @param {string} k @param {any} v
+ * A value of an event in words: sides in the language, times as clocks, instants local,
+ * moves in the event's letters, the daemon's value words (`evv.<field>.<value>`).
+ * @param {string} k @param {any} v @param {string} letters
+ * @returns {string}
  */
-function eventValue(k, v) {
+function eventValue(k, v, letters) {
   if (v === null || v === undefined) return "";
-  if ((k === "side" || k === "sealer" || k === "running") && typeof v === "string") return colorWord(v);
+  if ((k === "side" || k === "sealer" || k === "running" || k === "responder") && typeof v === "string") return colorWord(v);
   if (/_ms$/.test(k) && typeof v === "number") return `${v < 0 ? "−" : ""}${fmtClock(Math.abs(v))}`;
-  if ((k === "start" || k === "end" || k === "charged_to" || /_at$/.test(k)) && typeof v === "number" && v > 1e12) return new Date(v).toLocaleString();
+  if ((k === "start" || k === "end" || k === "charged_to" || /_at$/.test(k)) && typeof v === "number" && v > 1e12) return new Date(v).toLocaleString(LANG);
+  if (typeof v === "boolean") return t(v ? "val.true" : "val.false");
+  if (k === "san" && typeof v === "string") return sanIn(v, letters);
+  if (Array.isArray(v)) return v.every((x) => x === "white" || x === "black") ? sidesList(v) : v.map((x) => eventValue(k, x, letters)).join(", ");
   if (typeof v === "object") {
     if (v.score) return resultText(v, true);
     if (k === "kind" && typeof v.kind === "string") return arbiterResultWords(v);
     // An envelope's verdict is tagged by its own `verdict` ("verdict: verdict legal" was
     // the key said twice): said as the daemon's log says it, "legal (Nf3)".
-    if (k === "verdict" && typeof v.verdict === "string") return verdictWords(v);
+    if (k === "verdict" && typeof v.verdict === "string") return verdictWords(v, letters);
     // A value tagged by its own key is said once, never "kind: kind …".
-    return Object.entries(v).map(([kk, vv]) => (kk === k ? eventValue(kk, vv) : `${kk.replace(/_/g, " ")} ${eventValue(kk, vv)}`)).join(", ");
+    return Object.entries(v).map(([kk, vv]) => (kk === k ? eventValue(kk, vv, letters) : `${fieldWords(kk)} ${eventValue(kk, vv, letters)}`)).join(", ");
   }
-  return String(v);
+  if (typeof v === "string" && hasText(`evv.${k}.${v}`)) return t(`evv.${k}.${v}`);
+  return typeof v === "number" ? NUMBER.format(v) : String(v);
+}
+
+/** An event's field name in words (`evf.<field>`, the rules' event fields). @param {string} k */
+function fieldWords(k) {
+  return hasText(`evf.${k}`) ? t(`evf.${k}`) : k.replace(/_ms$/, "").replace(/_/g, " ");
 }
 
 /**
  * A sealed move's verdict (I.8) in words, as `SealedVerdict::describe` says it.
- * @param {any} v
+ * @param {any} v @param {string} letters
  */
-function verdictWords(v) {
-  if (v.verdict === "legal") return `legal (${v.san})`;
-  if (v.verdict === "ambiguous") return `ambiguous (${(v.candidates || []).join(" or ")})`;
-  return `${String(v.verdict).replace(/_/g, " ")}${v.reason ? ` (${v.reason})` : ""}`;
+function verdictWords(v, letters) {
+  if (v.verdict === "legal") return t("verdict.legal", { san: sanIn(v.san, letters) });
+  if (v.verdict === "ambiguous") return t("verdict.ambiguous", { candidates: new Intl.ListFormat(LANG, { type: "disjunction" }).format((v.candidates || []).map((/** @type {string} */ c) => sanIn(c, letters))) });
+  const word = hasText(`verdict.${v.verdict}`) ? t(`verdict.${v.verdict}`) : String(v.verdict).replace(/_/g, " ");
+  return `${word}${v.reason ? ` (${v.reason})` : ""}`;
 }
 
-/** @param {any} ev */
-function eventText(ev) {
+/**
+ * One line of a board's log, from the event's fields (`ev.<event>`, `evf.<field>`).
+ * @param {any} ev @param {string} letters the event's piece letters
+ */
+function eventText(ev, letters) {
   const skip = new Set(["board", "seq", "event", "at", "uci", "fen", "commitment", "nonce", "envelope"]);
-  let words = /** @type {any} */ (EVENT_WORDS)[ev.event] || String(ev.event).replace(/_/g, " ");
+  let words = hasText(`ev.${ev.event}`) ? t(`ev.${ev.event}`) : String(ev.event).replace(/_/g, " ");
   if (ev.event === "game_ended") {
     // The result in words with why ("0-1 · White lost on time"); then who decided it
     // (`arbiter`, or `confirmed by` for a confirmed flag) and what it replaces.
-    words = `game ended: ${resultText(ev, true)}`;
+    words = t("ev.game_ended.with", { result: resultText(ev, true) });
     for (const k of ["score", "termination", "side", "absent", "kind", "verdict"]) skip.add(k);
   }
-  const rest = Object.entries(ev).filter(([k, v]) => !skip.has(k) && v !== null && v !== "").map(([k, v]) => `${k.replace(/_ms$/, "").replace(/_/g, " ")}: ${eventValue(k, v)}`);
+  const rest = Object.entries(ev).filter(([k, v]) => !skip.has(k) && v !== null && v !== "").map(([k, v]) => `${fieldWords(k)}: ${eventValue(k, v, letters)}`);
   return { time: fmtTime(ev.at), words, rest: rest.join(" · ") };
+}
+
+/**
+ * Why a flag waits for the arbiter: the daemon's code in the language when it sends one
+ * (`flag.<code>`, the server's messages), else its English reason.
+ * @param {any} f the state's `pending_flag`
+ */
+function flagReason(f) {
+  if (typeof f.code === "string" && hasText(`flag.${f.code}`)) return t(`flag.${f.code}`, f.params || {});
+  return String(f.reason || "");
 }
 
 /** Every board act, by its action. */
@@ -1412,21 +1557,21 @@ const SPEC_OF = new Map(Object.values(BOARD_COMMANDS).flat().map((s) => [s.actio
  */
 function actsFor(st) {
   // Between games the clock's mode can be switched (observe: a hand-set clock, only read).
-  const mode = st && st.observed ? " Its clock is hand-set (observe mode)." : "";
-  if (!st || st.phase === "idle") return { note: `No game on this board. Start a round on the Round page.${mode}`, now: ["set_position", "set_mode"] };
+  const mode = st && st.observed ? ` ${t("now.observed")}` : "";
+  if (!st || st.phase === "idle") return { note: `${t("now.idle")}${mode}`, now: ["set_position", "set_mode"] };
   const adj = st.adjournment;
   const stage = adj && st.phase !== "finished" ? adj.stage : null;
   const name = (/** @type {any} */ c) => (st[c] ? `${st[c].name} (${colorWord(c)})` : colorWord(c));
-  if (st.phase === "finished") return { note: `Finished: ${resultText(st.result, true)}. A wrong result is corrected with Set result.${mode}`, now: ["set_result", "set_mode"] };
+  if (st.phase === "finished") return { note: `${t("now.finished", { result: resultText(st.result, true) })}${mode}`, now: ["set_result", "set_mode"] };
   if (st.pending_flag) {
     const f = st.pending_flag;
-    return { note: `${name(f.side)}'s flag fell at ${fmtTime(f.at)}: ${f.reason}. Confirm the flag, or set another result.`, now: ["confirm_flag", "set_result"] };
+    return { note: t("now.flag", { who: name(f.side), time: fmtTime(f.at), why: flagReason(f) }), now: ["confirm_flag", "set_result"] };
   }
   if (stage === "sealing") {
-    const sealer = adj.sealer ? name(adj.sealer) : "the player to move";
+    const sealer = adj.sealer ? name(adj.sealer) : t("past.who.to_move");
     return adj.sealed
-      ? { note: `${sealer} has written the sealed move. Commit it: the clock stops and the envelope is made.`, now: ["commit_seal"] }
-      : { note: `Ordered to seal: ${sealer} writes the sealed move (their clock runs), then the arbiter types it here.`, now: ["seal"] };
+      ? { note: t("now.sealed", { sealer }), now: ["commit_seal"] }
+      : { note: t("now.sealing", { sealer }), now: ["seal"] };
   }
   if (stage === "adjourned") {
     const env = adj.envelopes && adj.envelopes[adj.envelopes.length - 1];
@@ -1434,18 +1579,18 @@ function actsFor(st) {
     if (env && !env.verified) now.push("verify_envelope");
     if (!adj.resumption) now.push("schedule_resumption");
     if (st.draw_offer) now.push("draw_reply"); else now.push("draw_offer");
-    const when = adj.resumption ? ` Resumes ${new Date(adj.resumption.start).toLocaleString()}${adj.resumption.place ? `, ${adj.resumption.place}` : ""}.` : "";
-    return { note: `Adjourned: the envelope is sealed${env && env.verified ? " and verified" : ""}.${when}`, now };
+    const when = adj.resumption ? ` ${t(adj.resumption.place ? "now.resumes_at" : "now.resumes", { time: new Date(adj.resumption.start).toLocaleString(LANG), place: adj.resumption.place })}` : "";
+    return { note: `${t(env && env.verified ? "now.adjourned_verified" : "now.adjourned")}${when}`, now };
   }
   if (stage === "awaiting_opening" || stage === "awaiting_counter_opening") {
-    return { note: "The resumption has begun. Mark the players present, then open the envelope in front of them.", now: ["present", "open_envelope"] };
+    return { note: t("now.awaiting_opening"), now: ["present", "open_envelope"] };
   }
-  if (st.draw_offer) return { note: `${name(st.draw_offer.side)} offered a draw.`, now: ["draw_reply", "pause"] };
-  if (st.phase === "scheduled") return { note: "The round has not started on this board: the clock starts at the scheduled time (6.5).", now: ["present", "set_position"] };
-  if (st.phase === "paused") return { note: "The clock is paused.", now: ["resume", "add_time", "set_time"] };
+  if (st.draw_offer) return { note: t("now.draw_offer", { who: name(st.draw_offer.side) }), now: ["draw_reply", "pause"] };
+  if (st.phase === "scheduled") return { note: t("now.scheduled"), now: ["present", "set_position"] };
+  if (st.phase === "paused") return { note: t("now.paused"), now: ["resume", "add_time", "set_time"] };
   // No move number: the note is drawn again only when the acts change (actsKey), and it
   // stood at "move 1" all game; the status line above has the number.
-  return { note: "Playing.", now: ["pause", "add_time", "set_time", "adjourn"] };
+  return { note: t("now.playing"), now: ["pause", "add_time", "set_time", "adjourn"] };
 }
 
 /** The common ends and corrections of a game in play, offered first as one tap each
@@ -1456,21 +1601,23 @@ function quickActsFor(st) {
   if (stage && stage !== "resumed") return [];
   const who = (/** @type {"white"|"black"} */ c) => (st[c] ? `${st[c].name} (${colorWord(c)})` : colorWord(c));
   const other = (/** @type {"white"|"black"} */ c) => (c === "white" ? "black" : "white");
+  // The reasons go into the journal as the arbiter's words, in the arbiter's language.
+  const reported = t("quick.reason.reported");
   /** @type {{id: string, text: string, words: string, body: Record<string, any>, cls?: string}[]} */
   const acts = [
-    { id: "white-wins", text: "1-0", words: `1-0: ${who("white")} wins`, body: { action: "set_result", result: "1-0", reason: "result reported at the board" } },
-    { id: "draw", text: "½-½", words: "½-½: a draw", body: { action: "set_result", result: "1/2-1/2", reason: "result reported at the board" } },
-    { id: "black-wins", text: "0-1", words: `0-1: ${who("black")} wins`, body: { action: "set_result", result: "0-1", reason: "result reported at the board" } },
-    { id: "white-resigns", text: "White resigns", words: `${who("white")} resigns and loses: 0-1`, body: { action: "set_result", result: "resignation", side: "white", reason: "resignation" } },
-    { id: "black-resigns", text: "Black resigns", words: `${who("black")} resigns and loses: 1-0`, body: { action: "set_result", result: "resignation", side: "black", reason: "resignation" } },
-    { id: "agreed-draw", text: "Draw agreed", words: "The players agreed a draw: ½-½", body: { action: "set_result", result: "agreed_draw", reason: "draw agreed by the players" } },
+    { id: "white-wins", text: "1-0", words: t("quick.wins", { score: "1-0", who: who("white") }), body: { action: "set_result", result: "1-0", reason: reported } },
+    { id: "draw", text: "½-½", words: t("quick.draw"), body: { action: "set_result", result: "1/2-1/2", reason: reported } },
+    { id: "black-wins", text: "0-1", words: t("quick.wins", { score: "0-1", who: who("black") }), body: { action: "set_result", result: "0-1", reason: reported } },
+    { id: "white-resigns", text: t("quick.white_resigns"), words: t("quick.resigns", { who: who("white"), score: "0-1" }), body: { action: "set_result", result: "resignation", side: "white", reason: t("quick.reason.resignation") } },
+    { id: "black-resigns", text: t("quick.black_resigns"), words: t("quick.resigns", { who: who("black"), score: "1-0" }), body: { action: "set_result", result: "resignation", side: "black", reason: t("quick.reason.resignation") } },
+    { id: "agreed-draw", text: t("quick.agreed_draw"), words: t("quick.agreed_draw.words"), body: { action: "set_result", result: "agreed_draw", reason: t("quick.reason.agreed_draw") } },
   ];
   for (const c of /** @type {const} */ (["white", "black"])) {
-    acts.push({ id: `plus2-${other(c)}`, text: `+2 min to ${colorWord(other(c))}`, cls: "time",
-      words: `2 minutes added to ${who(other(c))}: ${who(c)} made an illegal move (7.5.5)`,
-      body: { action: "add_time", side: other(c), delta_ms: 120000, reason: `7.5.5: illegal move by ${colorWord(c)}` } });
+    acts.push({ id: `plus2-${other(c)}`, text: t("quick.plus2", { side: other(c) }), cls: "time",
+      words: t("quick.plus2.words", { to: who(other(c)), by: who(c) }),
+      body: { action: "add_time", side: other(c), delta_ms: 120000, reason: t("quick.reason.illegal_move", { side: c }) } });
   }
-  if (st.pending_flag) acts.unshift({ id: "confirm-flag", text: "Confirm flag", cls: "flag", words: `Confirm ${who(st.pending_flag.side)}'s flag (6.8): ${st.pending_flag.reason}`, body: { action: "confirm_flag", reason: "flag confirmed by the arbiter" } });
+  if (st.pending_flag) acts.unshift({ id: "confirm-flag", text: t("act.confirm_flag"), cls: "flag", words: t("quick.confirm_flag.words", { who: who(st.pending_flag.side), why: flagReason(st.pending_flag) }), body: { action: "confirm_flag", reason: t("quick.reason.flag") } });
   return acts;
 }
 
@@ -1486,7 +1633,7 @@ function quickActs(id, acts) {
   const button = (/** @type {typeof acts[number]} */ a) => h("button", { type: "button", class: `quick ${a.cls || ""}`, "data-quick": a.id, text: a.text, onclick: () => {
     const transaction = mintTransaction();
     let busy = false;
-    const yes = /** @type {HTMLButtonElement} */ (h("button", { type: "button", class: "primary", id: "quick-yes", text: "Confirm" }));
+    const yes = /** @type {HTMLButtonElement} */ (h("button", { type: "button", class: "primary", id: "quick-yes", text: t("btn.confirm") }));
     yes.addEventListener("click", async () => {
       if (busy) return;
       busy = true; yes.disabled = true;
@@ -1494,7 +1641,7 @@ function quickActs(id, acts) {
       confirmBox.hidden = outcome === "ok";
       busy = false; yes.disabled = false;
     });
-    const no = h("button", { type: "button", id: "quick-no", text: "Cancel", onclick: () => { confirmBox.hidden = true; } });
+    const no = h("button", { type: "button", id: "quick-no", text: t("btn.cancel"), onclick: () => { confirmBox.hidden = true; } });
     confirmBox.replaceChildren(h("p", { text: `${id}: ${a.words}.` }), yes, " ", no);
     confirmBox.hidden = false;
     reply.textContent = "";
@@ -1544,10 +1691,10 @@ function boardView(id) {
   const b = board(id);
   if (!b.historyLoaded) loadHistory(id);
   let flipped = localStorage.getItem(`hallclock.flip.${id}`) === "1";
-  const diagramName = `Diagram of ${id}'s position`;
+  const diagramName = t("board.diagram_of", { board: id });
   let diagram = /** @type {any} */ (window).HallBoard.createBoard({ flipped, label: diagramName });
   const diagramBox = h("div", { class: "diagram" }, [diagram.svg]);
-  const flip = h("button", { type: "button", class: "flip", text: "Flip board", onclick: () => {
+  const flip = h("button", { type: "button", class: "flip", text: t("board.flip"), onclick: () => {
     flipped = !flipped;
     localStorage.setItem(`hallclock.flip.${id}`, flipped ? "1" : "0");
     diagram = /** @type {any} */ (window).HallBoard.createBoard({ flipped, label: diagramName });
@@ -1566,7 +1713,7 @@ function boardView(id) {
   const marker = h("div", { class: "marker", hidden: true });
   const status = h("div", { class: "status" });
   const clocks = h("div", { class: "bigclocks" });
-  const pgn = h("a", { class: "pgn", hidden: true, text: "PGN (broadcast)" });
+  const pgn = h("a", { class: "pgn", hidden: true, text: t("board.pgn") });
   /** @type {Record<string, {box: HTMLElement, name: HTMLElement, clock: HTMLElement}>} */
   const sides = {};
   liveClocks = [];
@@ -1578,8 +1725,8 @@ function boardView(id) {
   }
   const movesBody = h("tbody");
   // Scrolled boxes take the focus, so a keyboard can scroll them; named for a screen reader.
-  const movesBox = h("div", { class: "moves", tabindex: 0, role: "region", "aria-label": "Moves" }, [h("table", { id: "moves" }, [h("thead", {}, [h("tr", {}, ["#", "White", "clock", "Black", "clock"].map((t) => h("th", { text: t })))]), movesBody])]);
-  const log = h("div", { class: "log", id: "log", tabindex: 0, role: "region", "aria-label": "Event log" });
+  const movesBox = h("div", { class: "moves", tabindex: 0, role: "region", "aria-label": t("board.moves") }, [h("table", { id: "moves" }, [h("thead", {}, [h("tr", {}, ["#", t("side.white"), t("board.clock"), t("side.black"), t("board.clock")].map((text) => h("th", { text })))]), movesBody])]);
+  const log = h("div", { class: "log", id: "log", tabindex: 0, role: "region", "aria-label": t("board.log") });
   const alertsBox = h("div", { class: "alerts" });
   const boards = [...store.boards.keys()].sort();
   const canCommand = mayCommand(id);
@@ -1595,21 +1742,21 @@ function boardView(id) {
         nowNote,
         quickBox,
         nowForms,
-        h("details", { class: "every" }, [h("summary", { text: "Every act on this board" }), allActs]),
+        h("details", { class: "every" }, [h("summary", { text: t("board.every_act") }), allActs]),
       ])
-    : h("p", { class: "muted", text: store.me ? `${store.me.arbiter.name} (${store.me.arbiter.role}) cannot command ${id}: read only.` : "read only" });
+    : h("p", { class: "muted", text: store.me ? t("board.read_only_named", { name: store.me.arbiter.name, role: roleWords(store.me.arbiter.role), board: id }) : t("board.read_only") });
   document.title = `${id} · hallclock`;
   main.replaceChildren(
-    h("p", {}, [h("a", { href: "/", text: "← hall" })]),
+    h("p", {}, [h("a", { href: "/", text: t("board.back") })]),
     h("div", { class: "boardview" }, [
       h("div", { class: "board-left" }, [
         h("div", { class: "card" }, [h("div", { class: "titlebar" }, [title, flip]), marker, status, clocks, diagramBox, pgn]),
-        h("div", { class: "card" }, [h("h3", { text: "Alerts" }), alertsBox]),
+        h("div", { class: "card" }, [h("h3", { text: t("nav.alerts") }), alertsBox]),
       ]),
       h("div", { class: "board-right" }, [
-        h("div", { class: "card now-card", id: "now-card" }, [h("h3", {}, ["Now ", h("span", { class: "muted", text: `· ${id}` })]), commands]),
-        h("div", { class: "card" }, [h("h3", { text: "Moves" }), movesBox]),
-        h("div", { class: "card" }, [h("h3", { text: "Event log (newest first)" }), log]),
+        h("div", { class: "card now-card", id: "now-card" }, [h("h3", {}, [t("board.now"), " ", h("span", { class: "muted", text: `· ${id}` })]), commands]),
+        h("div", { class: "card" }, [h("h3", { text: t("board.moves") }), movesBox]),
+        h("div", { class: "card" }, [h("h3", { text: t("board.log_newest") }), log]),
       ]),
     ]),
   );
@@ -1621,7 +1768,7 @@ function boardView(id) {
     if (!canCommand || key === shownActs) return;
     shownActs = key;
     const { note, now } = actsFor(st);
-    setText(nowNote, toPlay ? `Now ${toPlay}: the game goes on from it, and the board's next move is read only once it shows it. ${note}` : note);
+    setText(nowNote, toPlay ? t("now.to_play", { what: toPlay, note }) : note);
     nowNote.classList.toggle("to-play", !!toPlay);
     const quick = quickActsFor(st);
     quickBox.replaceChildren(...(quick.length ? [quickActs(id, quick)] : []));
@@ -1634,7 +1781,7 @@ function boardView(id) {
     // The rest, grouped as before; danger acts only here and behind their confirmation.
     allActs.replaceChildren(...Object.entries(BOARD_COMMANDS).flatMap(([group, specs]) => {
       const rest = specs.filter((sp) => !now.includes(sp.action));
-      return rest.length ? [h("div", { class: "group-title", text: group }), h("div", { class: "forms" }, rest.map((sp) => commandForm(sp, id, others)))] : [];
+      return rest.length ? [h("div", { class: "group-title", text: t(group) }), h("div", { class: "forms" }, rest.map((sp) => commandForm(sp, id, others)))] : [];
     }));
     restoreFormValues(commands, kept);
     // A link from an alert ("or set the time") opens the act it names.
@@ -1651,7 +1798,7 @@ function boardView(id) {
     if (seated !== order.join()) { clocks.replaceChildren(sides[order[0]].box, sides[order[1]].box); seated = order.join(); }
     for (const color of order) {
       setText(sides[color].clock, st && st[color] ? fmtClock(clockMs(st, color)) : "–");
-      setText(sides[color].name, st && st[color] ? `${st[color].name} · ${st[color].moves} move${st[color].moves === 1 ? "" : "s"}${st[color].present ? "" : " · absent"}` : colorWord(color));
+      setText(sides[color].name, st && st[color] ? `${st[color].name} · ${t("board.side_moves", { count: st[color].moves })}${st[color].present ? "" : ` · ${t("board.absent")}`}` : colorWord(color));
       const cls = sideClass(st, color);
       if (sides[color].box.className.replace(" low", "") !== cls) sides[color].box.className = cls;
     }
@@ -1660,15 +1807,17 @@ function boardView(id) {
     marker.hidden = !big;
     if (big) { setText(marker, phaseText(b, id)); marker.className = `marker phase-${key}`; }
     // No-break spaces: the line wraps between its parts, never inside "move 12".
-    const bits = [b.online ? "online" : "OFFLINE", st && !big ? phaseText(b, id) : "", st && st.round ? `round\u00a0${st.round}` : "", st && st.time_control ? `time\u00a0control\u00a0${st.time_control}` : "", moveNumber(id).replace(" ", "\u00a0"), st ? resultText(st.result, true) : ""];
-    if (st && st.draw_offer) bits.push(`draw offered by ${colorWord(st.draw_offer.side)}`);
+    // No-break spaces in each part's own words too ("ronda 3").
+    const nb = (/** @type {string} */ s) => s.replace(/ /g, "\u00a0");
+    const bits = [t(b.online ? "status.online" : "status.offline"), st && !big ? phaseText(b, id) : "", st && st.round ? nb(t("tile.round", { n: st.round })) : "", st && st.time_control ? nb(t("status.time_control", { tc: st.time_control })) : "", nb(moveNumber(id)), st ? resultText(st.result, true) : ""];
+    if (st && st.draw_offer) bits.push(t("status.draw_offered", { side: st.draw_offer.side }));
     // 6.7a: a press came before the board showed its move; the diagram keeps the last
     // known position (dimmed) until the move is read, rather than going blank.
     const pending = !!(st && st.move_pending && st.result === null);
-    if (pending && st) bits.push(`${colorWord(st.pending_side || "white")} pressed; waiting for the board to show the move`);
+    if (pending && st) bits.push(t("status.pressed_waiting", { side: st.pending_side || "white" }));
     if (st && st.fen) b.lastFen = st.fen;
     const stale = !!(st && !st.fen && b.lastFen && st.phase !== "idle");
-    if (stale) bits.push("the board's position is not read: the last known position is shown");
+    if (stale) bits.push(t("status.stale"));
     setText(status, bits.filter(Boolean).join(" · "));
     const number = store.info && store.info.boards ? (store.info.boards.find((/** @type {any} */ x) => x.id === id) || {}).number : undefined;
     pgn.hidden = !(st && st.round && number);
@@ -1682,9 +1831,10 @@ function boardView(id) {
       /** @type {HTMLElement[]} */
       const rows = [];
       const whites = b.moves.filter((m) => m.side === "white"), blacks = b.moves.filter((m) => m.side === "black");
+      const letters = eventLetters(st);
       for (let i = 0; i < Math.max(whites.length, blacks.length); i++) {
         const w = whites[i], k = blacks[i];
-        rows.push(h("tr", {}, [h("td", { text: String(i + 1) }), h("td", { text: w ? w.san : "" }), h("td", { class: "t", text: w && w.clock !== null ? fmtClock(w.clock) : "" }), h("td", { text: k ? k.san : "" }), h("td", { class: "t", text: k && k.clock !== null ? fmtClock(k.clock) : "" })]));
+        rows.push(h("tr", {}, [h("td", { text: String(i + 1) }), h("td", { text: w ? sanIn(w.san, letters) : "" }), h("td", { class: "t", text: w && w.clock !== null ? fmtClock(w.clock) : "" }), h("td", { text: k ? sanIn(k.san, letters) : "" }), h("td", { class: "t", text: k && k.clock !== null ? fmtClock(k.clock) : "" })]));
         if (w && w.clock !== null) /** @type {any} */ (w).shown = true;
         if (k && k.clock !== null) /** @type {any} */ (k).shown = true;
       }
@@ -1696,16 +1846,16 @@ function boardView(id) {
     }
     if (b.events.length !== shownEvents) {
       log.replaceChildren(...b.events.slice(-300).reverse().map((ev) => {
-        const t = eventText(ev);
-        return h("div", { class: "ev" }, [h("span", { class: "at", text: t.time }), " ", h("b", { text: t.words }), t.rest ? ` — ${t.rest}` : ""]);
+        const line = eventText(ev, eventLetters(st));
+        return h("div", { class: "ev" }, [h("span", { class: "at", text: line.time }), " ", h("b", { text: line.words }), line.rest ? ` — ${line.rest}` : ""]);
       }));
       shownEvents = b.events.length;
     }
     const mine = [...store.alerts.values()].filter((a) => a.board === id);
-    alertsBox.replaceChildren(...(mine.length ? mine.map(alertRow) : [h("span", { class: "muted", text: "none" })]));
+    alertsBox.replaceChildren(...(mine.length ? mine.map(alertRow) : [h("span", { class: "muted", text: t("board.no_alerts") })]));
     const owner = otherNode(id);
     ownerNote.hidden = !owner;
-    setText(ownerNote, owner ? `${id} is a board of ${owner}: its commands are sent on to that node, which answers them.` : "");
+    setText(ownerNote, owner ? t("board.other_node", { board: id, node: owner }) : "");
     renderActs();
   };
   render();
@@ -1744,30 +1894,40 @@ function alertRow(a) {
   };
   let resolvable = false;
   if (a.board && mayCommand(a.board)) {
-    if (a.kind === "result_pending") { actions.push(act("Confirm flag", { action: "confirm_flag" })); resolvable = true; }
-    if (a.kind === "player_pause") { actions.push(act("Resume clock", { action: "resume", reason: "6.12b: arbiter attended" })); resolvable = true; }
+    if (a.kind === "result_pending") { actions.push(act(t("act.confirm_flag"), { action: "confirm_flag" })); resolvable = true; }
+    if (a.kind === "player_pause") { actions.push(act(t("alerts.resume_clock"), { action: "resume", reason: t("alerts.reason.attended") })); resolvable = true; }
     if (a.kind === "clock_discrepancy") {
-      actions.push(act("Keep the official times", { action: "acknowledge_alert", alert: "clock_discrepancy" }));
-      actions.push(h("a", { href: `/board/${a.board}#set_time`, text: "or set the time" }));
+      actions.push(act(t("alerts.keep_official"), { action: "acknowledge_alert", alert: "clock_discrepancy" }));
+      actions.push(h("a", { href: `/board/${a.board}#set_time`, text: t("alerts.or_set_time") }));
       resolvable = true;
     }
   }
-  if (a.board && !resolvable) actions.push(h("a", { href: `/board/${a.board}`, text: "open board" }));
-  if (!resolvable) actions.push(done ? h("span", { class: "muted", text: "silenced here" }) : h("button", { type: "button", class: "ack", text: "Silence", title: "stop the sound and the banner in this browser; the alert stays until its cause is gone", onclick: () => ack(a) }));
+  if (a.board && !resolvable) actions.push(h("a", { href: `/board/${a.board}`, text: t("alerts.open_board") }));
+  if (!resolvable) actions.push(done ? h("span", { class: "muted", text: t("alerts.silenced") }) : h("button", { type: "button", class: "ack", text: t("alerts.silence"), title: t("alerts.silence.title"), onclick: () => ack(a) }));
   return h("div", { class: `alert ${isCritical(a) ? "critical" : ""} ${done ? "acked" : ""}`, "data-alert": a.id, "data-kind": a.kind }, [
     // The kinds the page sounds for are critical here, whatever the daemon's severity.
-    h("span", { class: "kind", text: `${isCritical(a) ? "critical" : a.severity} · ${String(a.kind).replace(/_/g, " ")}` }),
+    h("span", { class: "kind", text: `${severityWords(isCritical(a) ? "critical" : a.severity)} · ${kindWords(String(a.kind))}` }),
     h("span", { class: "msg", text: alertText(a) }),
     h("span", { class: "muted", text: fmtTime(a.since) }),
     ...actions, reply,
   ]);
 }
 
+/** An alert's severity in words (`sev.<severity>`, alert::Severity). @param {string} s */
+function severityWords(s) {
+  return hasText(`sev.${s}`) ? t(`sev.${s}`) : s;
+}
+
+/** An alert's kind in words (`kind.<kind>`, alert::AlertKind). @param {string} k */
+function kindWords(k) {
+  return hasText(`kind.${k}`) ? t(`kind.${k}`) : k.replace(/_/g, " ");
+}
+
 function alertsView() {
   const main = /** @type {HTMLElement} */ (document.getElementById("main"));
-  document.title = "Alerts · hallclock";
+  document.title = t("title.alerts");
   const list = h("div", { class: "alerts", id: "alerts" });
-  main.replaceChildren(h("h1", { text: "Alerts" }), h("p", { class: "muted", text: "Critical alerts sound once and flash until resolved. Resolving one is acting on it (confirm the flag, resume the clock, keep or set the time, fix the board): the daemon clears it for every arbiter. Silence stops the sound and the banner in this browser only." }), list);
+  main.replaceChildren(h("h1", { text: t("nav.alerts") }), h("p", { class: "muted", text: t("alerts.intro") }), list);
   liveClocks = [];
   let shown = "";
   render = () => {
@@ -1775,14 +1935,14 @@ function alertsView() {
     const key = all.map(alertKey).join() + "|" + [...acked()].length;
     if (key === shown) return;
     shown = key;
-    list.replaceChildren(...(all.length ? all.map(alertRow) : [h("p", { class: "muted", text: "No alerts." })]));
+    list.replaceChildren(...(all.length ? all.map(alertRow) : [h("p", { class: "muted", text: t("alerts.none") })]));
   };
   render();
 }
 
 function roundView() {
   const main = /** @type {HTMLElement} */ (document.getElementById("main"));
-  document.title = "Round · hallclock";
+  document.title = t("title.round");
   liveClocks = [];
   const boards = () => [...store.boards.keys()].sort();
   const chief = isChief();
@@ -1803,23 +1963,23 @@ function roundView() {
   const tc = /** @type {HTMLInputElement} */ (h("input", { type: "text", name: "time_control", id: "round-tc", value: store.info && store.info.defaults ? store.info.defaults.time_control : "40/5400+30:1800+30" }));
   const tcDesc = h("div", { class: "desc", id: "tc-desc" });
   const sessionEnd = /** @type {HTMLInputElement} */ (h("input", { type: "datetime-local", name: "session_end", id: "round-session-end", step: 1 }));
-  const flagMode = h("select", { name: "flag_mode", id: "round-flag-mode" }, [h("option", { value: "", text: "event default" }), h("option", { value: "auto", text: "auto" }), h("option", { value: "claim", text: "claim" })]);
+  const flagMode = h("select", { name: "flag_mode", id: "round-flag-mode" }, [h("option", { value: "", text: t("round.flag_mode.default") }), h("option", { value: "auto", text: t("round.flag_mode.auto") }), h("option", { value: "claim", text: t("round.flag_mode.claim") })]);
   const rowsBody = h("tbody", { id: "pairing-rows" });
   /** @param {string} [b] @param {string} [w] @param {string} [k] */
   const addRow = (b, w, k) => {
     // Each box named for a screen reader (the table's head is not a label), and with a
     // placeholder: on a phone the row is folded into three lines without the head.
-    const sel = h("select", { name: "board", "aria-label": "Board" }, boards().map((x) => h("option", { value: x, text: x, selected: x === b })));
+    const sel = h("select", { name: "board", "aria-label": t("round.board") }, boards().map((x) => h("option", { value: x, text: x, selected: x === b })));
     const box = (/** @type {string} */ name, /** @type {string} */ says, /** @type {string} */ hint, /** @type {string} */ value, numeric = false) =>
       h("td", { class: `c-${name}` }, [h("input", { name, value, "aria-label": says, placeholder: hint, inputmode: numeric ? "numeric" : null })]);
     rowsBody.append(h("tr", {}, [
       h("td", { class: "c-board" }, [sel]),
-      box("white", "White's name", "White", w || ""), box("white_fide_id", "White's FIDE id", "FIDE id", "", true),
-      box("black", "Black's name", "Black", k || ""), box("black_fide_id", "Black's FIDE id", "FIDE id", "", true),
-      h("td", { class: "c-remove" }, [h("button", { type: "button", text: "✕", "aria-label": "Remove this row", title: "Remove this row", onclick: (/** @type {Event} */ e) => /** @type {HTMLElement} */ (/** @type {HTMLElement} */ (e.currentTarget).closest("tr")).remove() })]),
+      box("white", t("round.white_name"), t("side.white"), w || ""), box("white_fide_id", t("round.white_fide"), t("round.fide_id"), "", true),
+      box("black", t("round.black_name"), t("side.black"), k || ""), box("black_fide_id", t("round.black_fide"), t("round.fide_id"), "", true),
+      h("td", { class: "c-remove" }, [h("button", { type: "button", text: "✕", "aria-label": t("round.remove_row"), title: t("round.remove_row"), onclick: (/** @type {Event} */ e) => /** @type {HTMLElement} */ (/** @type {HTMLElement} */ (e.currentTarget).closest("tr")).remove() })]),
     ]));
   };
-  const pasted = /** @type {HTMLTextAreaElement} */ (h("textarea", { name: "pairings_json", id: "pairings-json", placeholder: '[{"board":"board-001","white":"A. Player","black":"B. Player"}, …]' }));
+  const pasted = /** @type {HTMLTextAreaElement} */ (h("textarea", { name: "pairings_json", id: "pairings-json", placeholder: t("round.json.placeholder") }));
   const reply = h("span", { class: "reply", id: "round-reply" });
   // The pairing program's file: read here, reviewed through the server's TRF reader, sent
   // whole with start_round (the hall maps tournament boards to its own boards).
@@ -1840,21 +2000,21 @@ function roundView() {
     });
     /** @type {any} */
     const a = await r.json().catch(() => ({}));
-    if (!r.ok) { trfReview.replaceChildren(h("p", { class: "reply err", text: `${f.name}: ${a.reason || a.error || r.status}` })); return; }
+    if (!r.ok) { trfReview.replaceChildren(h("p", { class: "reply err", text: `${f.name}: ${refusalText(a, String(r.status))}` })); return; }
     trfText = text;
     const who = (/** @type {any} */ p) => `${p.name || "?"}${p.rating ? ` (${p.rating})` : ""}`;
     const rows = a.boards.map((/** @type {any} */ b) => b.bye
-      ? h("tr", {}, [h("td", { text: "bye" }), h("td", { text: who(b.bye) }), h("td", { text: b.code || "" })])
-      : h("tr", { class: "trf-board" }, [h("td", { text: String(b.board) }), h("td", { text: who(b.white) }), h("td", { text: who(b.black) }), h("td", { text: b.forfeit ? "forfeit" : b.result ? "decided" : "" })]));
+      ? h("tr", {}, [h("td", { text: t("round.trf.bye") }), h("td", { text: who(b.bye) }), h("td", { text: b.code || "" })])
+      : h("tr", { class: "trf-board" }, [h("td", { text: String(b.board) }), h("td", { text: who(b.white) }), h("td", { text: who(b.black) }), h("td", { text: b.forfeit ? t("round.trf.forfeit") : b.result ? t("round.trf.decided") : "" })]));
     trfReview.replaceChildren(
-      h("p", { class: "muted", text: `${a.tournament || f.name}: round ${num.value}, ${a.boards.filter((/** @type {any} */ b) => !b.bye).length} boards in board order${a.time_control ? `, time control ${a.time_control}${a.time_control_black ? ` / ${a.time_control_black}` : ""} (used when the field above is empty)` : ""}` }),
-      h("table", { class: "pairings" }, [h("thead", {}, [h("tr", {}, ["Board", "White", "Black", ""].map((t) => h("th", { text: t })))]), h("tbody", {}, rows)]),
+      h("p", { class: "muted", text: trfSummary(a, f.name, Number(num.value)) }),
+      h("table", { class: "pairings" }, [h("thead", {}, [h("tr", {}, [t("round.board"), t("side.white"), t("side.black"), ""].map((text) => h("th", { text })))]), h("tbody", {}, rows)]),
     );
     // Lines the reader skipped (as a pairing program would), each with its line number.
     const warnings = /** @type {string[]} */ (a.warnings || []);
     if (warnings.length) {
       trfReview.append(h("details", { class: "trf-warnings" }, [
-        h("summary", { text: `${warnings.length} line${warnings.length === 1 ? "" : "s"} of the file skipped (kept in the file)` }),
+        h("summary", { text: t("round.trf.skipped", { count: warnings.length }) }),
         h("ul", {}, warnings.map((w) => h("li", { text: w }))),
       ]));
     }
@@ -1864,12 +2024,13 @@ function roundView() {
   const checkTc = debounce(async () => {
     const r = await fetch(`/api/tc?tc=${encodeURIComponent(tc.value)}`, { credentials: "same-origin" });
     const a = await r.json().catch(() => ({}));
-    if (r.ok) { tcDesc.textContent = a.description + (a.note ? ` (note: ${a.note})` : ""); tcDesc.className = "desc"; }
+    if (r.ok) { tcDesc.textContent = a.note ? t("round.tc.with_note", { description: a.description, note: a.note }) : a.description; tcDesc.className = "desc"; }
     else {
       // The reader's words, and examples in the hall's notation, where times are seconds:
       // "90+30" would be a minute and a half for the game.
-      const ours = store.info && store.info.defaults ? `; this hall's default is ${store.info.defaults.time_control}` : "";
-      tcDesc.textContent = `${tcWords(a.reason || "not a time control")}. Times are in seconds: for example 5400+30 (90 min, +30 s a move), 40/5400+30:1800+30 (90 min for 40 moves, then 30 min, +30 s a move from move 1) or 5400+5d (90 min, 5 s delay a move)${ours}`;
+      const why = a && typeof a.error === "string" && hasText(`error.${a.error}`) ? refusalText(a, "") : tcWords(a.reason || t("round.tc.not_tc"));
+      const help = store.info && store.info.defaults ? t("round.tc.help_default", { tc: store.info.defaults.time_control }) : t("round.tc.help");
+      tcDesc.textContent = `${why}. ${help}`;
       tcDesc.className = "desc err";
     }
   }, 250);
@@ -1882,37 +2043,37 @@ function roundView() {
   let sendAs = () => {};
   const pastNote = h("div", { id: "start-past", class: "past-start", role: "alert", hidden: true }, [
     pastWords,
-    h("button", { type: "button", id: "start-now", class: "primary", text: "Start now", onclick: () => sendAs("now") }),
+    h("button", { type: "button", id: "start-now", class: "primary", text: t("round.start_now"), onclick: () => sendAs("now") }),
     " ",
-    h("button", { type: "button", id: "start-keep", text: "Keep this start (White starts down)", onclick: () => sendAs("keep") }),
+    h("button", { type: "button", id: "start-keep", text: t("round.keep_start"), onclick: () => sendAs("keep") }),
   ]);
   const showPast = () => {
     const ms = parseLocal(start.value);
     const ago = Number.isFinite(ms) ? serverCivilNow() - ms : 0;
     const past = ago > PAST_START_SLACK_MS;
-    if (past) pastWords.textContent = pastStartWords(ago, "every White");
+    if (past) pastWords.textContent = pastStartWords(ago, "past.who.every_white");
     if (pastNote.hidden === past) pastNote.hidden = !past;
     return past;
   };
   const startForm = h("form", { id: "start-round" }, [
     // Every label names its field (for=): a tap on the words focuses the box, and a
     // screen reader reads them with it.
-    h("div", { class: "field" }, [h("label", { for: "round-number", text: "Round" }), num]),
-    h("div", { class: "field" }, [h("label", { for: "round-start", text: "Scheduled start (the clocks start by themselves, 6.5)" }), start, pastNote]),
-    h("div", { class: "field" }, [h("label", { for: "round-tc", text: "Time control" }), tc, tcDesc]),
-    h("div", { class: "field" }, [h("label", { for: "round-session-end", text: "Session end (optional: games still on are ordered to seal, I.1.1)" }), sessionEnd]),
-    h("div", { class: "field" }, [h("label", { for: "round-flag-mode", text: "Flag mode" }), flagMode]),
-    h("h3", { text: "Pairings" }),
-    h("table", { class: "pairings edit" }, [h("thead", {}, [h("tr", {}, ["Board", "White", "FIDE id", "Black", "FIDE id", ""].map((t) => h("th", { text: t })))]), rowsBody]),
+    h("div", { class: "field" }, [h("label", { for: "round-number", text: t("nav.round") }), num]),
+    h("div", { class: "field" }, [h("label", { for: "round-start", text: t("round.scheduled_start") }), start, pastNote]),
+    h("div", { class: "field" }, [h("label", { for: "round-tc", text: t("round.time_control") }), tc, tcDesc]),
+    h("div", { class: "field" }, [h("label", { for: "round-session-end", text: t("round.session_end") }), sessionEnd]),
+    h("div", { class: "field" }, [h("label", { for: "round-flag-mode", text: t("round.flag_mode") }), flagMode]),
+    h("h3", { text: t("round.pairings") }),
+    h("table", { class: "pairings edit" }, [h("thead", {}, [h("tr", {}, [t("round.board"), t("side.white"), t("round.fide_id"), t("side.black"), t("round.fide_id"), ""].map((text) => h("th", { text })))]), rowsBody]),
     h("p", {}, [
-      h("button", { type: "button", text: "Add row", onclick: () => addRow(boards()[rowsBody.children.length]) }),
+      h("button", { type: "button", text: t("round.add_row"), onclick: () => addRow(boards()[rowsBody.children.length]) }),
       " ",
-      h("button", { type: "button", text: "A row for every board", onclick: () => { rowsBody.replaceChildren(); for (const b of boards()) addRow(b); } }),
+      h("button", { type: "button", text: t("round.row_every_board"), onclick: () => { rowsBody.replaceChildren(); for (const b of boards()) addRow(b); } }),
     ]),
-    h("div", { class: "field" }, [h("label", { for: "pairings-json", text: "…or paste pairings as JSON (replaces the table)" }), pasted]),
-    h("div", { class: "field" }, [h("label", { for: "trf-file", text: "…or import the pairing program's file (TRF16/TRF26): review the boards below, then start (replaces the table)" }), trfInput, " ", h("label", { class: "check" }, [onlyOurs, " only the boards of this hall"])]),
+    h("div", { class: "field" }, [h("label", { for: "pairings-json", text: t("round.paste_json") }), pasted]),
+    h("div", { class: "field" }, [h("label", { for: "trf-file", text: t("round.import_trf") }), trfInput, " ", h("label", { class: "check" }, [onlyOurs, " ", t("round.only_ours")])]),
     trfReview,
-    h("button", { type: "submit", class: "primary", text: "Start round" }), " ", reply,
+    h("button", { type: "submit", class: "primary", text: t("round.start_round") }), " ", reply,
   ]);
   /** One filled round form, one transaction (a second click is the same start). */
   /** @type {string|null} */
@@ -1940,10 +2101,10 @@ function roundView() {
     // Whole ms: the daemon reads instants as integers.
     if (how === "now") return { start: Math.round(serverCivilNow()) };
     const ms = parseLocal(start.value);
-    if (!Number.isFinite(ms)) { reply.textContent = "scheduled start: not a date and time"; reply.className = "reply err"; return {}; }
+    if (!Number.isFinite(ms)) { reply.textContent = t("round.err.start_not_instant"); reply.className = "reply err"; return {}; }
     if (how === "keep") return { start: ms, allow: true };
     if (showPast()) {
-      reply.textContent = "not sent: the start has passed; choose Start now or Keep this start";
+      reply.textContent = t("round.err.start_passed");
       reply.className = "reply err";
       pastNote.scrollIntoView({ block: "nearest" });
       return {};
@@ -1973,15 +2134,15 @@ function roundView() {
       try {
         const v = JSON.parse(pasted.value);
         pairings = Array.isArray(v) ? v : v.pairings;
-        if (!Array.isArray(pairings)) throw new Error("expected an array of pairings, or an object with \"pairings\"");
-      } catch (err) { reply.textContent = `pasted JSON: ${err}`; reply.className = "reply err"; return; }
+        if (!Array.isArray(pairings)) throw new Error(t("round.err.json_shape"));
+      } catch (err) { reply.textContent = t("round.err.json", { error: String(err) }); reply.className = "reply err"; return; }
       // Said here with the pairing's number: the daemon's reader would name the missing
       // field but not which of the pairings lacks it.
       const bad = pairings.findIndex((p) => !p || typeof p !== "object" || !p.board || !p.white || !p.black);
       if (bad >= 0) {
         const p = pairings[bad];
-        const what = !p || typeof p !== "object" ? 'not a pairing ({"board": …, "white": …, "black": …})' : `${!p.board ? "the board" : !p.white ? "White" : "Black"} is missing`;
-        reply.textContent = `pasted JSON, pairing ${bad + 1}${p && p.board ? ` (${p.board})` : ""}: ${what}`;
+        const what = !p || typeof p !== "object" ? t("round.err.not_pairing") : t(!p.board ? "round.err.board_missing" : !p.white ? "round.err.white_missing" : "round.err.black_missing");
+        reply.textContent = t("round.err.json_pairing", { n: bad + 1, board: p && p.board ? ` (${p.board})` : "", what });
         reply.className = "reply err";
         return;
       }
@@ -1993,16 +2154,16 @@ function roundView() {
         if (!val("white") && !val("black")) continue;
         /** @type {any} */
         const p = { board: val("board"), white: val("white"), black: val("black") };
-        const missing = !p.white ? "White" : !p.black ? "Black" : "";
-        if (missing) { rowError(tr, `${missing} is missing on row ${n} (${p.board})`); return; }
+        const missing = !p.white ? "white" : !p.black ? "black" : "";
+        if (missing) { rowError(tr, t("round.err.row_missing", { side: missing, n, board: p.board })); return; }
         for (const f of ["white_fide_id", "black_fide_id"]) if (val(f)) {
-          if (!/^\d+$/.test(val(f))) { rowError(tr, `row ${n} (${p.board}): ${f.startsWith("white") ? "White" : "Black"}'s FIDE id '${val(f)}' is not a number`); return; }
+          if (!/^\d+$/.test(val(f))) { rowError(tr, t("round.err.fide_id", { n, board: p.board, side: f.startsWith("white") ? "white" : "black", value: val(f) })); return; }
           p[f] = Number(val(f));
         }
         pairings.push(p);
       }
     }
-    if (!pairings.length) { reply.textContent = "no pairings"; reply.className = "reply err"; return; }
+    if (!pairings.length) { reply.textContent = t("round.err.no_pairings"); reply.className = "reply err"; return; }
     const chosen = chosenStart(how);
     if (chosen.start === undefined) return;
     // "Start now" and "Keep" are other commands than the typed start: their own transaction.
@@ -2027,7 +2188,7 @@ function roundView() {
         const i = Number(m[1]);
         const field = m[2] ? `${m[2].replace(/_/g, " ")}: ` : "";
         const tr = rows[i];
-        if (tr) rowError(tr, `row ${i + 1} (${pairings[i] ? pairings[i].board : "?"}): ${field}${arbiterWords(m[3])}`);
+        if (tr) rowError(tr, t("round.err.row", { n: i + 1, board: pairings[i] ? pairings[i].board : "?", what: `${field}${arbiterWords(m[3])}` }));
       } else {
         reply.textContent = arbiterWords(reply.textContent || "");
       }
@@ -2049,20 +2210,20 @@ function roundView() {
   // --- hall-wide ---
   /** @type {Spec[]} */
   const hallSpecs = [
-    { action: "pause", label: "Pause every game", rule: "6.12a", fields: [], reason: "optional", danger: true },
-    { action: "resume", label: "Resume every game", rule: "6.12a", fields: [], reason: "optional" },
-    { action: "seal_all", label: "Seal all (adjourn every game)", rule: "I.1.1", fields: [{ name: "start", path: ["resumption", "start"], label: "Resumption (optional)", kind: "instant", optional: true }, { name: "place", path: ["resumption", "place"], label: "Place", kind: "text", optional: true }], reason: "optional", danger: true },
-    { action: "schedule_resumption", label: "Schedule resumption", rule: "I.14", fields: [{ name: "start", path: ["resumption", "start"], label: "Start", kind: "instant" }, { name: "end", path: ["resumption", "end"], label: "End (optional)", kind: "instant", optional: true }, { name: "place", path: ["resumption", "place"], label: "Place", kind: "text" }], reason: "none" },
+    { action: "pause", label: "hall.act.pause", rule: "6.12a", fields: [], reason: "optional", danger: true },
+    { action: "resume", label: "hall.act.resume", rule: "6.12a", fields: [], reason: "optional" },
+    { action: "seal_all", label: "hall.act.seal_all", rule: "I.1.1", fields: [{ name: "start", path: ["resumption", "start"], label: "fld.resumption_optional", kind: "instant", optional: true }, { name: "place", path: ["resumption", "place"], label: "fld.place", kind: "text", optional: true }], reason: "optional", danger: true },
+    { action: "schedule_resumption", label: "act.schedule_resumption", rule: "I.14", fields: [{ name: "start", path: ["resumption", "start"], label: "fld.start", kind: "instant" }, { name: "end", path: ["resumption", "end"], label: "fld.end_optional", kind: "instant", optional: true }, { name: "place", path: ["resumption", "place"], label: "fld.place", kind: "text" }], reason: "none" },
   ];
   const hallForms = h("div", { class: "forms" }, hallSpecs.map((s) => commandForm(s, null, boards())));
   const summary = h("div", { id: "round-summary" });
   main.replaceChildren(
-    h("h1", { class: "vh", text: "Round" }),
+    h("h1", { class: "vh", text: t("nav.round") }),
     h("div", { class: "round-grid" }, [
-      h("div", {}, [h("div", { class: "card" }, [h("h2", { text: "Start a round" }), chief ? startForm : h("p", { class: "muted", text: "Only the chief arbiter starts rounds." })])]),
+      h("div", {}, [h("div", { class: "card" }, [h("h2", { text: t("round.start_a_round") }), chief ? startForm : h("p", { class: "muted", text: t("round.only_chief") })])]),
       h("div", {}, [
-        h("div", { class: "card" }, [h("h2", { text: "The whole hall" }), chief ? hallForms : h("p", { class: "muted", text: "Hall-wide commands need the chief role." })]),
-        h("div", { class: "card" }, [h("h2", { text: "Round summary" }), summary]),
+        h("div", { class: "card" }, [h("h2", { text: t("round.whole_hall") }), chief ? hallForms : h("p", { class: "muted", text: t("round.hall_needs_chief") })]),
+        h("div", { class: "card" }, [h("h2", { text: t("round.summary") }), summary]),
       ]),
     ]),
   );
@@ -2085,17 +2246,29 @@ function roundView() {
       const earlier = st.round < r.round && st.phase !== "finished";
       if (st.round !== r.round && !earlier) continue;
       if (st.round === r.round) { if (st.phase === "finished") done++; else playing++; }
-      const phase = `${phaseText(board(id), id)}${earlier ? ` (round ${st.round})` : ""}`;
+      const phase = `${phaseText(board(id), id)}${earlier ? ` (${t("tile.round", { n: st.round })})` : ""}`;
       rows.push(h("tr", { "data-board": id, class: earlier ? "earlier" : null }, [h("td", {}, [h("a", { href: `/board/${id}`, text: id })]), h("td", { text: st.white ? st.white.name : "" }), h("td", { text: st.black ? st.black.name : "" }), h("td", { text: phase }), h("td", { text: resultText(st.result, true) })]));
     }
     const s = store.session;
     summary.replaceChildren(...[
-      h("p", { text: r ? `Round ${r.round} · ${r.time_control} · start ${new Date(r.start).toLocaleString()} · ${playing} playing · ${done} finished` : "No round yet." }),
-      s && (s.sealed.length || s.sealing.length) ? h("p", { text: `Adjournment: ${s.sealing.length} sealing, ${s.sealed.length} sealed, ${s.awaiting_opening.length} awaiting opening${s.all_sealed ? " · all sealed" : ""}${s.resumption ? ` · resumes ${new Date(s.resumption.start).toLocaleString()} ${s.resumption.place}` : ""}` }) : null,
-      h("table", {}, [h("thead", {}, [h("tr", {}, ["Board", "White", "Black", "Phase", "Result"].map((t) => h("th", { text: t })))]), h("tbody", {}, rows)]),
+      h("p", { text: r ? t("round.summary.line", { round: r.round, tc: r.time_control, start: new Date(r.start).toLocaleString(LANG), playing, done }) : t("round.summary.none") }),
+      s && (s.sealed.length || s.sealing.length) ? h("p", { text: `${t("round.summary.adjournment", { sealing: s.sealing.length, sealed: s.sealed.length, awaiting: s.awaiting_opening.length })}${s.all_sealed ? ` · ${t("round.summary.all_sealed")}` : ""}${s.resumption ? ` · ${t("round.summary.resumes", { time: new Date(s.resumption.start).toLocaleString(LANG), place: s.resumption.place })}` : ""}` }) : null,
+      h("table", {}, [h("thead", {}, [h("tr", {}, [t("round.board"), t("side.white"), t("side.black"), t("round.phase"), t("fld.result")].map((text) => h("th", { text })))]), h("tbody", {}, rows)]),
     ].filter((x) => x !== null));
   };
   render();
+}
+
+/**
+ * The TRF preview's first line: the tournament, the round, the boards and the file's
+ * time control (used when the form's field is empty).
+ * @param {any} a the preview @param {string} file @param {number} round
+ */
+function trfSummary(a, file, round) {
+  const boards = a.boards.filter((/** @type {any} */ b) => !b.bye).length;
+  const head = t("round.trf.summary", { name: a.tournament || file, round, count: boards });
+  if (!a.time_control) return head;
+  return `${head}${t("round.trf.tc", { tc: `${a.time_control}${a.time_control_black ? ` / ${a.time_control_black}` : ""}` })}`;
 }
 
 /**
@@ -2127,13 +2300,19 @@ function loginView() {
   const id = /** @type {HTMLInputElement} */ (h("input", { name: "id", id: "login-id", autocomplete: "username", required: true }));
   const pw = /** @type {HTMLInputElement} */ (h("input", { name: "password", id: "login-password", type: "password", autocomplete: "current-password", required: true }));
   const reply = h("span", { class: "reply", id: "login-reply" });
-  const form = h("form", { class: "card login", id: "login" }, [h("h1", { text: "Arbiter login" }), h("label", { for: "login-id", text: "Arbiter id" }), id, h("label", { for: "login-password", text: "Password" }), pw, h("button", { type: "submit", class: "primary", text: "Log in" }), reply, h("p", { class: "muted" }, ["Spectators: ", h("a", { href: "/public", text: "the public screen" })])]);
+  const form = h("form", { class: "card login", id: "login" }, [h("h1", { text: t("login.title") }), h("label", { for: "login-id", text: t("login.id") }), id, h("label", { for: "login-password", text: t("login.password") }), pw, h("button", { type: "submit", class: "primary", text: t("login.button") }), reply, h("p", { class: "muted" }, [t("login.spectators"), " ", h("a", { href: "/public", text: t("login.public") })])]);
   form.addEventListener("submit", async (e) => {
     e.preventDefault();
     const r = await fetch("/api/login", { method: "POST", credentials: "same-origin", headers: { "content-type": "application/json" }, body: JSON.stringify({ id: id.value, password: pw.value }) });
     const a = await r.json().catch(() => ({}));
-    if (r.ok) { location.href = "/"; return; }
-    reply.textContent = a.reason || `refused (${r.status})`;
+    if (r.ok) {
+      // A language chosen on the login page (?lang=) becomes the new session's.
+      const chosen = new URLSearchParams(location.search).get("lang");
+      if (chosen && typeof a.csrf === "string") await saveLanguage(chosen, a.csrf);
+      location.href = "/";
+      return;
+    }
+    reply.textContent = refusalText(a, t("login.refused", { status: String(r.status) }));
     reply.className = "reply err";
   });
   main.replaceChildren(form);
@@ -2156,7 +2335,47 @@ function currentBoard() {
   return m ? m[1] : null;
 }
 
+/**
+ * The header's language selector. A logged-in arbiter's choice is kept in the session
+ * (`POST /api/language`); before a login it is the address's `?lang=`, which the server
+ * honours on every page (and which the login then keeps in the new session).
+ * @param {boolean} loggedIn
+ */
+function languageChooser(loggedIn) {
+  const box = document.getElementById("lang-box");
+  const sel = /** @type {HTMLSelectElement|null} */ (document.getElementById("lang"));
+  if (!box || !sel || I18N.languages.length < 2) return;
+  sel.replaceChildren(...I18N.languages.map((l) => h("option", { value: l.code, text: l.name, lang: l.code })));
+  sel.value = LANG;
+  box.hidden = false;
+  sel.addEventListener("change", async () => {
+    const language = sel.value;
+    if (loggedIn && await saveLanguage(language, store.me ? store.me.csrf : "")) { location.reload(); return; }
+    const url = new URL(location.href);
+    url.searchParams.set("lang", language);
+    location.replace(url.href);
+  });
+}
+
+/**
+ * Keep `language` as this session's (the CSRF header as every POST has it).
+ * @param {string} language @param {string} csrf @returns {Promise<boolean>}
+ */
+async function saveLanguage(language, csrf) {
+  try {
+    const r = await fetch("/api/language", {
+      method: "POST", credentials: "same-origin",
+      headers: { "content-type": "application/json", "x-csrf-token": csrf },
+      body: JSON.stringify({ language }),
+    });
+    return r.ok;
+  } catch (_) {
+    return false;
+  }
+}
+
 async function main() {
+  translateStatic();
   const path = location.pathname;
   for (const a of document.querySelectorAll("[data-nav]")) {
     const nav = a.getAttribute("data-nav");
@@ -2167,15 +2386,18 @@ async function main() {
   if (PUBLIC) {
     document.body.classList.add("public");
     show("conn");
-    // Nothing to press on a hall screen.
-    const out = document.getElementById("logout");
-    if (out) out.remove();
+    // Nothing to press on a hall screen (its language is the address's ?lang= or the
+    // hall's [web] language).
+    for (const id of ["logout", "lang-box"]) {
+      const el = document.getElementById(id);
+      if (el) el.remove();
+    }
     connect();
     hallView();
     requestAnimationFrame(tick);
     return;
   }
-  if (path === "/login") { loginView(); return; }
+  if (path === "/login") { languageChooser(false); loginView(); return; }
   const asked = Date.now();
   // On a slow link every round trip counts: the hall's move lists are asked for at once,
   // beside who is logged in, not after the feed's first picture (one round trip less).
@@ -2192,12 +2414,13 @@ async function main() {
   // login page (index.html has them hidden).
   show("nav");
   show("conn");
+  languageChooser(true);
   const who = document.getElementById("who");
-  if (who && store.me) who.textContent = `${store.me.arbiter.name} · ${store.me.arbiter.role}`;
+  if (who && store.me) who.textContent = `${store.me.arbiter.name} · ${roleWords(store.me.arbiter.role)}`;
   const out = /** @type {HTMLButtonElement} */ (document.getElementById("logout"));
   out.hidden = false;
   // On a phone the name is left out of the one-line header: the button still says whose.
-  if (store.me) out.title = `Log out ${store.me.arbiter.name}`;
+  if (store.me) out.title = t("header.logout_who", { name: store.me.arbiter.name });
   out.addEventListener("click", async () => {
     await fetch("/api/logout", { method: "POST", credentials: "same-origin", headers: { "x-csrf-token": store.me ? store.me.csrf : "" } });
     // The other tabs' shared feed ends with this session: reopened without it, it is

@@ -45,6 +45,12 @@ function svgEl(name, attrs) {
   return el;
 }
 
+/** The diagram's name in the page's language (app.js's `t`, loaded after this file). */
+function defaultLabel() {
+  const t = /** @type {any} */ (window).t;
+  return typeof t === "function" ? t("board.diagram") : "Board diagram";
+}
+
 /**
  * A board diagram. `update(fen, lastUci)` redraws what changed.
  * @param {{flipped?: boolean, label?: string}} [opts]
@@ -52,7 +58,7 @@ function svgEl(name, attrs) {
 function createBoard(opts) {
   const flipped = !!(opts && opts.flipped);
   // An image needs a name for a screen reader; the moves are in the page as text.
-  const svg = /** @type {SVGSVGElement} */ (svgEl("svg", { viewBox: "0 0 80 80", class: "board", role: "img", "aria-label": (opts && opts.label) || "Board diagram" }));
+  const svg = /** @type {SVGSVGElement} */ (svgEl("svg", { viewBox: "0 0 80 80", class: "board", role: "img", "aria-label": (opts && opts.label) || defaultLabel() }));
   /** @type {SVGTextElement[]} */
   const pieces = [];
   /** @type {SVGRectElement[]} */
