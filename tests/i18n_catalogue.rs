@@ -319,6 +319,21 @@ fn families() -> Vec<Family> {
             source: "the hall's filter (app.js, hallView)",
             complete: true,
         },
+        Family {
+            prefix: "tc.",
+            values: vec![
+                "game",
+                "rest",
+                "moves",
+                "every",
+                "hourglass",
+                "untimed",
+                "unknown",
+            ],
+            check: None,
+            source: "/api/tc's parts (web/commands.rs, tc_parts)",
+            complete: true,
+        },
     ]
 }
 

@@ -2585,8 +2585,12 @@ fn every_message_key_is_a_code_the_daemon_gives_and_every_language_has_the_same(
     let mut problems = Vec::new();
     for key in en.keys().filter(|k| *k != "_meta") {
         let used = match key.split_once('.') {
-            Some(("error", code)) => refusals.contains(code),
+            Some(("error", code)) => {
+                refusals.contains(code) || hallclock::web::error::WEB_ERROR_CODES.contains(&code)
+            }
             Some(("alert", code)) => alerts.contains(code),
+            // A pending flag's reason (the state's `pending_flag.code`, `pending_code`).
+            Some(("flag", code)) => ["claim", "position_unknown", "undecided"].contains(&code),
             _ => false,
         };
         if !used {

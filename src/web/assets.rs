@@ -88,6 +88,45 @@ static INDEX: LazyLock<String> = LazyLock::new(|| {
     html
 });
 
+/// The page's fixed words (`data-i18n="key">text<`) in the language, so the first paint
+/// and `<noscript>` (which no script fills) are in it already; the page fills the same
+/// keys again at start.
+fn fill_static(html: &str, messages: &serde_json::Value) -> String {
+    const MARK: &str = "data-i18n=\"";
+    let mut out = String::with_capacity(html.len());
+    let mut rest = html;
+    while let Some(i) = rest.find(MARK) {
+        let (head, tail) = rest.split_at(i + MARK.len());
+        out.push_str(head);
+        let Some((key, after)) = tail.split_once('"') else {
+            rest = tail;
+            continue;
+        };
+        let text = messages.get(key).and_then(serde_json::Value::as_str);
+        match (text, after.find('>'), after.find('<')) {
+            (Some(text), Some(open), Some(close)) if open < close => {
+                out.push_str(key);
+                out.push('"');
+                out.push_str(&after[..=open]);
+                out.push_str(
+                    &text
+                        .replace('&', "&amp;")
+                        .replace('<', "&lt;")
+                        .replace('>', "&gt;"),
+                );
+                rest = &after[close..];
+            }
+            _ => {
+                out.push_str(key);
+                out.push('"');
+                rest = after;
+            }
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
 /// The page in `lang`: `<html lang>` set, and the language's catalogue, the language menu
 /// and the piece letters put in the page as data (`<script type="application/json">` is
 /// never run, so the CSP allows it); (html, etag).
@@ -120,7 +159,7 @@ pub fn render_index(languages: &super::i18n::Languages, lang: &str) -> (String, 
         .to_string()
         .replace("</", "<\\/")
         .replace("<!--", "<\\u0021--");
-    let html = INDEX
+    let html = fill_static(&INDEX, &messages)
         .replacen("<html lang=\"en\">", &format!("<html lang=\"{lang}\">"), 1)
         .replacen(
             "</head>",

@@ -231,9 +231,45 @@ pub async fn tc_check(Query(q): Query<TcQuery>) -> Result<Json<Value>, WebError>
         Ok(tc) => Ok(Json(json!({
             "canonical": tc.to_string(),
             "description": tc.describe(),
+            "parts": tc_parts(&tc),
             "note": tc.periods().err().map(|e| e.to_string()),
         }))),
         Err(e) => Err(WebError::BadRequest(format!("'{}': {e}", q.tc))),
+    }
+}
+
+/// A time control as data, part by part, for the page to say in its language what
+/// `describe` says in English: `{part: game|rest|moves|every|hourglass|untimed|unknown,
+/// time_ms, moves, increment_ms, delay_ms, from_move}`.
+fn tc_parts(tc: &time_control::TimeControl) -> Value {
+    use time_control::{Bonus, TimeControl};
+    let ms = |s: u32| u64::from(s) * 1000;
+    match tc {
+        TimeControl::Unknown => json!([{ "part": "unknown" }]),
+        TimeControl::Untimed => json!([{ "part": "untimed" }]),
+        TimeControl::Hourglass(s) => json!([{ "part": "hourglass", "time_ms": ms(*s) }]),
+        TimeControl::Periods(periods) => {
+            let mut first_move = 1u32;
+            let mut parts = Vec::new();
+            for (i, p) in periods.iter().enumerate() {
+                let last = i + 1 == periods.len();
+                let part = match (p.moves, last) {
+                    (Some(_), true) => "every",
+                    (Some(_), false) => "moves",
+                    (None, _) if i == 0 => "game",
+                    (None, _) => "rest",
+                };
+                let mut v = json!({ "part": part, "time_ms": ms(p.secs), "moves": p.moves, "from_move": first_move });
+                match p.bonus {
+                    Bonus::None => {}
+                    Bonus::Increment(s) => v["increment_ms"] = json!(ms(s)),
+                    Bonus::Delay(s) => v["delay_ms"] = json!(ms(s)),
+                }
+                parts.push(v);
+                first_move = first_move.saturating_add(p.moves.unwrap_or(0));
+            }
+            Value::Array(parts)
+        }
     }
 }
 

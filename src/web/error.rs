@@ -91,6 +91,8 @@ impl IntoResponse for WebError {
                 let body = json!({
                     "status": "error",
                     "error": "too_many_attempts",
+                    "code": "too_many_attempts",
+                    "params": { "retry_after_ms": retry_after_secs.saturating_mul(1000) },
                     "reason": self.to_string(),
                     "retry_after_secs": retry_after_secs,
                 });
@@ -111,15 +113,36 @@ impl IntoResponse for WebError {
                     WebError::NotFound(_) => "not_found",
                     _ => "unavailable",
                 };
+                // The words a code cannot carry (a parser's message naming the place),
+                // as a parameter; the others say all in their code.
+                let params = match &other {
+                    WebError::BadRequest(text)
+                    | WebError::Forbidden(text)
+                    | WebError::NotFound(text) => json!({ "text": text }),
+                    _ => json!({}),
+                };
                 (
                     status,
-                    Json(json!({ "status": "error", "error": code, "reason": other.to_string() })),
+                    Json(json!({ "status": "error", "error": code, "code": code, "params": params, "reason": other.to_string() })),
                 )
                     .into_response()
             }
         }
     }
 }
+
+/// Every code the dashboard's own refusals carry (`error` and `code` alike), for the
+/// catalogues' test: `error.<code>` has words in every shipped language.
+pub const WEB_ERROR_CODES: &[&str] = &[
+    "bad_request",
+    "unauthenticated",
+    "bad_login",
+    "too_many_attempts",
+    "csrf",
+    "forbidden",
+    "not_found",
+    "unavailable",
+];
 
 /// A wait as the arbiter reads it on the login page: seconds for a back-off step, whole
 /// minutes (rounded up) for a lockout ("15 min", not "898 s").

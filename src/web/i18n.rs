@@ -107,9 +107,12 @@ pub fn valid_code(code: &str) -> bool {
         && parts.all(|p| (2..=8).contains(&p.len()) && p.bytes().all(|b| b.is_ascii_alphanumeric()))
 }
 
+/// An operator's catalogue: its language code and its texts.
+pub type Catalogue = (String, Map<String, Value>);
+
 /// The operator's catalogues in `dir` (`<code>.json`), each read whole or refused whole;
 /// a missing directory is no files.
-pub fn read_dir(dir: &Path) -> (Vec<(String, Map<String, Value>)>, Vec<CatalogueError>) {
+pub fn read_dir(dir: &Path) -> (Vec<Catalogue>, Vec<CatalogueError>) {
     let (mut files, mut errors) = (Vec::new(), Vec::new());
     let Ok(entries) = std::fs::read_dir(dir) else {
         return (files, errors);
@@ -151,7 +154,7 @@ fn shipped(code: &str) -> Option<Map<String, Value>> {
 impl Languages {
     /// The shipped languages, then the operator's files (`overrides`: code and catalogue)
     /// on top; `screens` is `[web] language`.
-    pub fn build(overrides: &[(String, Map<String, Value>)], screens: Option<&str>) -> Languages {
+    pub fn build(overrides: &[Catalogue], screens: Option<&str>) -> Languages {
         let base = shipped(FALLBACK).unwrap_or_default();
         let mut langs = BTreeMap::new();
         let codes = SHIPPED
@@ -235,7 +238,7 @@ impl Languages {
             return s;
         }
         accept
-            .and_then(|a| self.from_accept(a))
+            .and_then(|a| self.best_of_accept(a))
             .or(self.screens.as_deref())
             .unwrap_or(FALLBACK)
     }
@@ -252,7 +255,7 @@ impl Languages {
 
     /// The best of `Accept-Language`'s tags this server has, by their weights (RFC 9110
     /// §12.5.4); a tag with `q=0` is never chosen.
-    fn from_accept(&self, header: &str) -> Option<&str> {
+    fn best_of_accept(&self, header: &str) -> Option<&str> {
         let mut tags: Vec<(u16, usize, &str)> = header
             .split(',')
             .enumerate()
@@ -273,7 +276,7 @@ impl Languages {
     }
 }
 
-fn has_meta(overrides: &[(String, Map<String, Value>)], code: &str) -> bool {
+fn has_meta(overrides: &[Catalogue], code: &str) -> bool {
     overrides
         .iter()
         .any(|(c, m)| c == code && m.get("_meta").and_then(|m| m.get("name")).is_some())

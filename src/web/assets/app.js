@@ -58,13 +58,49 @@ const DECIMAL = (NUMBER.formatToParts(1.5).find((p) => p.type === "decimal") || 
  * it is.
  * @param {string} name @param {any} v
  */
-function paramText(name, v) {
+function paramText(name, v, all) {
   if (typeof v === "number") {
     if (/_ms$/.test(name)) return durationWords(v);
+    // Instants (docs/MQTT-API.md, "Message codes"): ms since the epoch, as the page's dates.
+    if (INSTANT_PARAMS.has(name) && v > 1e12) return new Date(v).toLocaleString(LANG);
     return NUMBER.format(v);
   }
-  if (name === "side" && typeof v === "string" && v) return t(`side.${v}`);
+  if (SIDE_PARAMS.has(name) && typeof v === "string" && v) return t(`side.${v}`);
+  // A refused press's alert: the refusal in the page's words, from its own code.
+  if (name === "refusal" && typeof v === "string") return refusalText({ code: v, params: (all && all.refusal_params) || {} }, v);
+  if (name === "san" && typeof v === "string") return sanIn(v, lettersOfBoard(all && all.board));
+  if (name === "result" && v && typeof v === "object") return resultWords(v);
   return v === null || v === undefined ? "" : String(v);
+}
+
+/**
+ * A time control in words, from `/api/tc`'s parts (the server's `description` is the
+ * same in English): "90 min for 40 moves, +30 s per move from move 1; then …".
+ * @param {any} a
+ */
+function tcDescription(a) {
+  if (LANG === "en" || !Array.isArray(a.parts)) return String(a.description || "");
+  return a.parts
+    .map((/** @type {any} */ p) => {
+      const bonus = p.increment_ms ? t("tc.increment", p) : p.delay_ms ? t("tc.delay", p) : "";
+      return t(`tc.${p.part}`, p) + bonus;
+    })
+    .join(t("tc.then"));
+}
+
+/** Parameters that are instants, and those that are sides (docs/MQTT-API.md, "Message codes"). */
+const INSTANT_PARAMS = new Set(["at", "ts", "hall", "now", "from", "to", "start", "resumes", "deadline", "last_known"]);
+const SIDE_PARAMS = new Set(["side", "running", "sealer", "responder"]);
+
+/** A game's result (the state's `result`) in words: the score and why. @param {any} r */
+function resultWords(r) {
+  return r.score ? `${r.score} (${terminationWords(r)})` : terminationWords(r);
+}
+
+/** The piece letters of a board's game (the state's `piece_letters`). @param {any} id */
+function lettersOfBoard(id) {
+  const b = typeof id === "string" ? store.boards.get(id) : undefined;
+  return eventLetters(b ? b.state : null);
 }
 
 /**
@@ -82,7 +118,7 @@ function t(key, params) {
   }
   if (typeof m !== "string") return `!${LANG}: ${key}`;
   if (!params) return m;
-  return m.replace(/\{(\w+)\}/g, (all, name) => (name in params ? paramText(name, params[name]) : all));
+  return m.replace(/\{(\w+)\}/g, (all, name) => (name in params ? paramText(name, params[name], params) : all));
 }
 
 /** Whether the catalogue has `key` (codes of the daemon it may not know yet). @param {string} key */
@@ -268,7 +304,10 @@ function colorWord(c) { return c === "white" || c === "black" ? t(`side.${c}`) :
  * @param {any} a the reply's body @param {string} fallback
  */
 function refusalText(a, fallback) {
-  if (a && typeof a.error === "string" && hasText(`error.${a.error}`)) return t(`error.${a.error}`, a.params || {});
+  // The daemon's English is its own words: an English page shows them as they are; other
+  // languages say the refusal from its code (`code`, finer than `error`) and parameters.
+  const code = a && (typeof a.code === "string" ? a.code : a.error);
+  if (typeof code === "string" && (LANG !== "en" || !a.reason) && hasText(`error.${code}`)) return t(`error.${code}`, a.params || {});
   return (a && (a.reason || a.error)) || fallback;
 }
 
@@ -958,6 +997,8 @@ const SEALS = new Set(["seal", "counter_seal"]);
 
 /** The event's piece letters for sealed moves (the board's adjournment rules). @param {State|null} st */
 function eventLetters(st) {
+  // The state's own (the event's, a round's or the arbiter's); English is not written.
+  if (st && st.piece_letters) return st.piece_letters;
   const rules = st && st.adjournment && st.adjournment.rules;
   return (rules && rules.notation_language) || "en";
 }
@@ -1066,7 +1107,7 @@ function alertText(a) {
  * @param {any} a
  */
 function alertMessage(a) {
-  if (typeof a.code === "string" && hasText(`alert.${a.code}`)) return t(`alert.${a.code}`, a.params || {});
+  if (LANG !== "en" && typeof a.code === "string" && hasText(`alert.${a.code}`)) return t(`alert.${a.code}`, a.params || {});
   return String(a.message)
     .replace(/set_time to correct the official time, or acknowledge_alert to keep it/, "Set time to correct the official time, or Keep the official times");
 }
@@ -1532,8 +1573,24 @@ function eventText(ev, letters) {
     words = t("ev.game_ended.with", { result: resultText(ev, true) });
     for (const k of ["score", "termination", "side", "absent", "kind", "verdict"]) skip.add(k);
   }
-  const rest = Object.entries(ev).filter(([k, v]) => !skip.has(k) && v !== null && v !== "").map(([k, v]) => `${fieldWords(k)}: ${eventValue(k, v, letters)}`);
+  const rest = Object.entries(ev).filter(([k, v]) => !skip.has(k) && v !== null && v !== "").map(([k, v]) => {
+    // A flag's reason is journaled as the core's words: said from its code, as the
+    // state's pending flag is.
+    if (ev.event === "result_pending" && k === "reason") return `${fieldWords(k)}: ${flagReason({ reason: v, code: pendingCode(String(v)) })}`;
+    return `${fieldWords(k)}: ${eventValue(k, v, letters)}`;
+  });
   return { time: fmtTime(ev.at), words, rest: rest.join(" · ") };
+}
+
+/**
+ * The code of a flag's journaled reason: the rules core's `pending_code`, the same three
+ * forms (claim mode, the position not known, the 6.9 search gave up).
+ * @param {string} reason
+ */
+function pendingCode(reason) {
+  if (reason.startsWith("claim mode")) return "claim";
+  if (reason.endsWith("the position is not known")) return "position_unknown";
+  return "undecided";
 }
 
 /**
@@ -1542,7 +1599,7 @@ function eventText(ev, letters) {
  * @param {any} f the state's `pending_flag`
  */
 function flagReason(f) {
-  if (typeof f.code === "string" && hasText(`flag.${f.code}`)) return t(`flag.${f.code}`, f.params || {});
+  if (LANG !== "en" && typeof f.code === "string" && hasText(`flag.${f.code}`)) return t(`flag.${f.code}`, f.params || {});
   return String(f.reason || "");
 }
 
@@ -2024,7 +2081,11 @@ function roundView() {
   const checkTc = debounce(async () => {
     const r = await fetch(`/api/tc?tc=${encodeURIComponent(tc.value)}`, { credentials: "same-origin" });
     const a = await r.json().catch(() => ({}));
-    if (r.ok) { tcDesc.textContent = a.note ? t("round.tc.with_note", { description: a.description, note: a.note }) : a.description; tcDesc.className = "desc"; }
+    if (r.ok) {
+      const description = tcDescription(a);
+      tcDesc.textContent = a.note ? t("round.tc.with_note", { description, note: a.note }) : description;
+      tcDesc.className = "desc";
+    }
     else {
       // The reader's words, and examples in the hall's notation, where times are seconds:
       // "90+30" would be a minute and a half for the game.
