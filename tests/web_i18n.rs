@@ -477,7 +477,10 @@ async fn the_language_selector_keeps_the_choice_in_the_session() {
     chrome
         .until(
             "the hall in English",
-            "document.documentElement.lang === 'en' && document.querySelector('[data-nav=hall]').textContent === 'Hall'",
+            // On the hall page itself (the login page has the same nav words and its own
+            // selector, and stays a moment after the login), once /api/me has answered
+            // (who is logged in is shown) and the selector's handler is on.
+            "location.pathname === '/' && document.getElementById('who').textContent !== '' && document.documentElement.lang === 'en' && document.querySelector('[data-nav=hall]').textContent === 'Hall' && document.querySelector('#lang-box:not([hidden]) #lang')",
         )
         .await;
     // The arbiter chooses Spanish in the header: kept in the session, the page reloads.

@@ -65,7 +65,8 @@ function paramText(name, v, all) {
     if (INSTANT_PARAMS.has(name) && v > 1e12) return new Date(v).toLocaleString(LANG);
     return NUMBER.format(v);
   }
-  if (SIDE_PARAMS.has(name) && typeof v === "string" && v) return t(`side.${v}`);
+  // A colour (never a player's name, which some templates pass under these names too).
+  if (SIDE_PARAMS.has(name) && (v === "white" || v === "black")) return t(`side.${v}`);
   // A refused press's alert: the refusal in the page's words, from its own code.
   if (name === "refusal" && typeof v === "string") return refusalText({ code: v, params: (all && all.refusal_params) || {} }, v);
   if (name === "san" && typeof v === "string") return sanIn(v, lettersOfBoard(all && all.board));
