@@ -30,6 +30,7 @@ pub struct Said {
 /// with no code of its own here has its kind as its code and no parameters.
 pub const ALERT_CODES: &[(&str, &[&str])] = &[
     ("both_flags", &[]),
+    ("clock_buttons", &["board", "buttons"]),
     ("clock_command.no_clock", &["board", "port"]),
     ("clock_discrepancy", DISCREPANCY),
     ("clock_discrepancy.both_ran", DISCREPANCY),
@@ -53,9 +54,26 @@ pub const ALERT_CODES: &[(&str, &[&str])] = &[
         "irregular.sealed_move_not_shown",
         &["board", "san", "side", "wait_ms"],
     ),
+    (
+        "irregular.position",
+        &["board", "observed_fen", "expected_fen"],
+    ),
     ("low_battery.board", &["board", "percent"]),
     ("low_battery.both", &["board", "percent"]),
     ("low_battery.clock", &["board", "percent"]),
+    (
+        "move_rejected",
+        &["board", "uci", "refusal", "refusal_params"],
+    ),
+    ("move_rejected.board_differs", &["board", "ply", "uci"]),
+    (
+        "move_rejected.not_attached",
+        &["board", "uci", "side", "refusal", "refusal_params"],
+    ),
+    (
+        "move_rejected.not_sealed",
+        &["board", "refusal", "refusal_params"],
+    ),
     ("offline.io", &["board", "port", "why"]),
     ("offline.silent", &["board", "port", "silent_ms"]),
     ("offline.unplugged", &["board", "port"]),

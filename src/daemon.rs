@@ -117,7 +117,7 @@ pub async fn start_web(
     let state =
         crate::web::AppState::for_hall(&config.hall.id, running, arbiters.into(), w.secure_cookies);
     let screens = Some(w.language.as_str()).filter(|l| !l.is_empty());
-    let (languages, errors) = crate::web::i18n::Languages::load(&w.languages_dir, screens);
+    let (languages, errors) = crate::i18n::Languages::load(&w.languages_dir, screens);
     for e in errors {
         // check-config says it too; the page is served without the file.
         tracing::error!("web.languages_dir: {e}; left out");

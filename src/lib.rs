@@ -13,6 +13,7 @@ pub mod daemon;
 pub mod demo;
 pub mod dgt;
 pub mod hall;
+pub mod i18n;
 pub mod id;
 pub mod intake;
 pub mod link;

@@ -391,6 +391,14 @@ async fn the_board_page_offers_the_acts_of_each_phase_and_a_click_is_one_command
         "seal",
     )
     .await;
+    // The confirmation comes with the server's reading of the move (`/api/seal/read`):
+    // on a loaded machine it is not there at once (seen in a full run).
+    chrome
+        .until(
+            "the seal's confirmation",
+            "document.querySelector('#acts-now form[data-action=seal] .confirm:not([hidden]) button.primary')",
+        )
+        .await;
     press(
         &chrome,
         "#acts-now form[data-action=seal] .confirm button.primary",

@@ -442,7 +442,7 @@ impl Config {
     /// is left out at start, so say it here first.
     fn validate_languages(&self, out: &mut Vec<Problem>) {
         let w = &self.web;
-        let (languages, errors) = crate::web::i18n::Languages::load(&w.languages_dir, None);
+        let (languages, errors) = crate::i18n::Languages::load(&w.languages_dir, None);
         for e in errors {
             out.push(Problem::error("web.languages_dir", e.to_string()));
         }

@@ -6,7 +6,7 @@ pub mod assets;
 pub mod commands;
 pub mod error;
 pub mod feed;
-pub mod i18n;
+pub use crate::i18n;
 pub mod limiter;
 pub mod seal_read;
 pub mod session;

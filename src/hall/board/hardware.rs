@@ -242,10 +242,15 @@ impl BoardActor {
                 self.raise(
                     AlertKind::MoveRejected,
                     Severity::Warning,
-                    format!(
-                        "e-board move {} not accepted ({}); the press was recorded without it",
-                        mv.unwrap_or_default(),
-                        r
+                    refusal_said(
+                        "move_rejected",
+                        json!({ "board": self.id, "uci": mv.clone().unwrap_or_default() }),
+                        &r,
+                        format!(
+                            "e-board move {} not accepted ({}); the press was recorded without it",
+                            mv.unwrap_or_default(),
+                            r
+                        ),
                     ),
                 );
                 let retry = Input::Press {
@@ -305,9 +310,14 @@ impl BoardActor {
             self.raise(
                 AlertKind::MoveRejected,
                 Severity::Warning,
-                format!(
-                    "e-board move {} by {side} could not be attached to the press that completed it: {}; the arbiter can set the position (set_position)",
-                    mv.uci, r
+                refusal_said(
+                    "move_rejected.not_attached",
+                    json!({ "board": self.id, "uci": mv.uci, "side": side }),
+                    &r,
+                    format!(
+                        "e-board move {} by {side} could not be attached to the press that completed it: {}; the arbiter can set the position (set_position)",
+                        mv.uci, r
+                    ),
                 ),
             );
         } else {
@@ -553,10 +563,14 @@ impl BoardActor {
         self.raise(
             AlertKind::ClockButtons,
             Severity::Warning,
-            format!(
-                "board {}: the clock's buttons were pressed during the game ({}): hallclock drives the clock, so neither the times nor the display changed, but someone is handling the clock",
-                self.id,
-                names.join(", ")
+            Said::new(
+                "clock_buttons",
+                json!({ "board": self.id, "buttons": names }),
+                format!(
+                    "board {}: the clock's buttons were pressed during the game ({}): hallclock drives the clock, so neither the times nor the display changed, but someone is handling the clock",
+                    self.id,
+                    names.join(", ")
+                ),
             ),
         );
     }
@@ -596,9 +610,13 @@ impl BoardActor {
                     self.raise(
                         AlertKind::MoveRejected,
                         Severity::Warning,
-                        format!(
-                            "board {}: move {ply} was recorded at its press, but the board now shows {uci} instead; check the position (set_position)",
-                            self.id
+                        Said::new(
+                            "move_rejected.board_differs",
+                            json!({ "board": self.id, "ply": ply, "uci": uci }),
+                            format!(
+                                "board {}: move {ply} was recorded at its press, but the board now shows {uci} instead; check the position (set_position)",
+                                self.id
+                            ),
                         ),
                     );
                     return;
@@ -622,9 +640,14 @@ impl BoardActor {
                             self.raise(
                                 AlertKind::MoveRejected,
                                 Severity::Warning,
-                                format!(
-                                    "the move made on board {} after the order to seal could not be sealed: {}",
-                                    self.id, r
+                                refusal_said(
+                                    "move_rejected.not_sealed",
+                                    json!({ "board": self.id }),
+                                    &r,
+                                    format!(
+                                        "the move made on board {} after the order to seal could not be sealed: {}",
+                                        self.id, r
+                                    ),
                                 ),
                             );
                         }
@@ -649,7 +672,11 @@ impl BoardActor {
                 self.raise(
                     AlertKind::Irregular,
                     severity,
-                    format!("the board shows {observed_fen}, which no legal move from {expected_fen} explains"),
+                    Said::new(
+                        "irregular.position",
+                        json!({ "board": self.id, "observed_fen": observed_fen, "expected_fen": expected_fen }),
+                        format!("the board shows {observed_fen}, which no legal move from {expected_fen} explains"),
+                    ),
                 );
             }
             BoardEvent::Restored { .. } => {
@@ -698,5 +725,19 @@ fn offline_said(board: &str, why: &crate::link::Offline, message: String) -> Sai
     };
     let mut params = params;
     params["board"] = json!(board);
+    Said::new(code, params, message)
+}
+
+/// An alert that reports a refusal: the refusal's own code and parameters among its own.
+fn refusal_said(
+    code: &'static str,
+    params: serde_json::Value,
+    r: &Refusal,
+    message: String,
+) -> Said {
+    let (refusal, refusal_params) = r.said();
+    let mut params = params;
+    params["refusal"] = json!(refusal);
+    params["refusal_params"] = json!(refusal_params);
     Said::new(code, params, message)
 }

@@ -71,6 +71,7 @@ function paramText(name, v, all) {
   if (name === "refusal" && typeof v === "string") return refusalText({ code: v, params: (all && all.refusal_params) || {} }, v);
   if (name === "san" && typeof v === "string") return sanIn(v, lettersOfBoard(all && all.board));
   if (name === "result" && v && typeof v === "object") return resultWords(v);
+  if (Array.isArray(v)) return new Intl.ListFormat(LANG, { type: "conjunction" }).format(v.map(String));
   return v === null || v === undefined ? "" : String(v);
 }
 

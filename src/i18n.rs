@@ -1,5 +1,6 @@
 //! The page's languages (docs/DASHBOARD.md, "Languages"): the shipped catalogues, an
-//! operator's files that override or add one, and which language a request gets.
+//! operator's files that override or add one, and which language a request gets. A leaf
+//! room, so that `check-config` reads the operator's files as the dashboard does.
 //!
 //! The page renders every word from a flat catalogue (`key → text`, a plural as an object
 //! of CLDR categories). The server merges it once per language at start — English
@@ -17,13 +18,13 @@ use serde_json::{Map, Value};
 const SHIPPED: &[(&str, &str, &str)] = &[
     (
         "en",
-        include_str!("assets/i18n/en.json"),
-        include_str!("assets/i18n/messages.en.json"),
+        include_str!("web/assets/i18n/en.json"),
+        include_str!("web/assets/i18n/messages.en.json"),
     ),
     (
         "es",
-        include_str!("assets/i18n/es.json"),
-        include_str!("assets/i18n/messages.es.json"),
+        include_str!("web/assets/i18n/es.json"),
+        include_str!("web/assets/i18n/messages.es.json"),
     ),
 ];
 
