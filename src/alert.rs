@@ -29,6 +29,14 @@ pub struct Said {
 /// a raise anywhere else is caught ([`Said::new`] checks it in debug builds). An alert
 /// with no code of its own here has its kind as its code and no parameters.
 pub const ALERT_CODES: &[(&str, &[&str])] = &[
+    (
+        "auth_failures.burst",
+        &["account", "client", "failures", "window_ms"],
+    ),
+    ("auth_failures.locked_account", AUTH_LOCKED),
+    ("auth_failures.locked_both", AUTH_LOCKED),
+    ("auth_failures.locked_client", AUTH_LOCKED),
+    ("board_claimed_twice", &["board", "node", "others"]),
     ("both_flags", &[]),
     ("clock_buttons", &["board", "buttons"]),
     ("clock_command.no_clock", &["board", "port"]),
@@ -38,6 +46,7 @@ pub const ALERT_CODES: &[(&str, &[&str])] = &[
     ("clock_flag.undecided", &["board", "side", "result"]),
     ("clock_flag.verdict", &["board", "side", "result"]),
     ("clock_increment", &["board", "clock_ms", "round_ms"]),
+    ("clock_skew", &["node", "peers", "limit_ms"]),
     (
         "clock_jump",
         &[
@@ -106,6 +115,7 @@ pub const ALERT_CODES: &[(&str, &[&str])] = &[
     ),
 ];
 
+const AUTH_LOCKED: &[&str] = &["account", "client", "failures", "lockout_ms"];
 const DISCREPANCY: &[&str] = &[
     "white_ms",
     "black_ms",

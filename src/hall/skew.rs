@@ -99,6 +99,12 @@ impl Skew {
     }
 
     fn judge(&mut self, now: Millis) -> Option<SkewChange> {
+        let peers: Vec<String> = self
+            .offsets()
+            .into_iter()
+            .filter(|(_, off)| off.unsigned_abs() > LIMIT.0.unsigned_abs())
+            .map(|(peer, _)| peer.to_string())
+            .collect();
         let out: Vec<String> = self
             .offsets()
             .into_iter()
@@ -133,8 +139,12 @@ impl Skew {
             id: self.alert_id(),
             board: None,
             kind: AlertKind::ClockSkew,
-            code: AlertKind::ClockSkew.slug().to_string(),
-            params: Default::default(),
+            code: "clock_skew".into(),
+            params: serde_json::Map::from_iter([
+                ("node".to_string(), serde_json::json!(self.node)),
+                ("peers".to_string(), serde_json::json!(peers)),
+                ("limit_ms".to_string(), serde_json::json!(LIMIT.0)),
+            ]),
             severity: Severity::Critical,
             message,
             since: now,

@@ -5,6 +5,7 @@
 
 use std::time::Duration;
 
+use crate::alert::Said;
 use axum::Json;
 use axum::extract::{Path, Query, State};
 use axum::http::{HeaderMap, StatusCode, header};
@@ -135,6 +136,11 @@ pub async fn login(
         if recorded.locked() {
             // The alert says what was locked: an account guessed at (from wherever), or a
             // client guessing (at whichever accounts).
+            let code = match (recorded.account_locked, recorded.client_locked) {
+                (true, true) => "auth_failures.locked_both",
+                (true, false) => "auth_failures.locked_account",
+                _ => "auth_failures.locked_client",
+            };
             let what = match (recorded.account_locked, recorded.client_locked) {
                 (true, true) => {
                     format!("for account '{shown}' from {client}: the account and the client are")
@@ -150,7 +156,13 @@ pub async fn login(
                 limiter::LOCKOUT.0 / 60_000,
             );
             tracing::warn!("{message}");
-            state.raise_auth_alert(message);
+            let params = json!({
+                "account": shown,
+                "client": client.to_string(),
+                "failures": limiter::LOCKOUT_FAILURES,
+                "lockout_ms": limiter::LOCKOUT.0,
+            });
+            state.raise_auth_alert(Said::new(code, params, message));
         } else if recorded.burst {
             // A spray: many addresses at many accounts, none of them locked out alone.
             let message = format!(
@@ -159,7 +171,13 @@ pub async fn login(
                 limiter::BURST_WINDOW.0 / 1000,
             );
             tracing::warn!("{message}");
-            state.raise_auth_alert(message);
+            let params = json!({
+                "account": shown,
+                "client": client.to_string(),
+                "failures": limiter::BURST_FAILURES,
+                "window_ms": limiter::BURST_WINDOW.0,
+            });
+            state.raise_auth_alert(Said::new("auth_failures.burst", params, message));
         }
         return Err(WebError::BadLogin);
     };

@@ -208,7 +208,7 @@ impl AppState {
     /// Raise the hall's `auth_failures` alert (retained, `board: null`), and clear it when
     /// the lockout it reports ends, unless a newer one replaced it. Without a hall, the
     /// log line the caller wrote is all there is.
-    pub fn raise_auth_alert(&self, message: String) {
+    pub fn raise_auth_alert(&self, said: crate::alert::Said) {
         use std::sync::atomic::Ordering;
         let Some((publisher, topics, id)) = &self.inner.alerts else {
             return;
@@ -217,10 +217,10 @@ impl AppState {
             id: id.clone(),
             board: None,
             kind: crate::alert::AlertKind::AuthFailures,
-            code: crate::alert::AlertKind::AuthFailures.slug().to_string(),
-            params: Default::default(),
+            code: said.code.to_string(),
+            params: said.params,
             severity: crate::alert::Severity::Warning,
-            message,
+            message: said.message,
             since: self.inner.timebase.now(),
             error: None,
         };
