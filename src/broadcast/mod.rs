@@ -348,8 +348,27 @@ impl Archives {
                 id: id.clone(),
                 board: None,
                 kind: crate::mqtt::payload::AlertKind::Storage,
-                code: crate::mqtt::payload::AlertKind::Storage.slug().to_string(),
-                params: Default::default(),
+                // The rounds as data; why each failed is the operating system's words.
+                code: "storage.pgn_archive".into(),
+                params: serde_json::Map::from_iter([
+                    (
+                        "rounds".to_string(),
+                        serde_json::json!(self.failed.iter().map(|(r, _)| *r).collect::<Vec<_>>()),
+                    ),
+                    (
+                        "why".to_string(),
+                        serde_json::json!(
+                            self.failed
+                                .values()
+                                .collect::<std::collections::BTreeSet<_>>()
+                                .into_iter()
+                                .map(String::as_str)
+                                .collect::<Vec<_>>()
+                                .join("; ")
+                        ),
+                    ),
+                    ("retry_ms".to_string(), serde_json::json!(ARCHIVE_RETRY.as_millis() as u64)),
+                ]),
                 severity: crate::mqtt::payload::Severity::Warning,
                 message: format!(
                     "the round's PGN archive could not be written ({message}); tried again every {} s. Free space in the state directory; `hallclock pgn --round N` prints a round from the journal meanwhile",

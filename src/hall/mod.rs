@@ -28,6 +28,7 @@ use std::sync::Arc;
 
 use tokio::sync::{Semaphore, mpsc, oneshot};
 
+use crate::alert::Said;
 use crate::intake::auth::Security;
 use crate::intake::{Incoming, Intake, Raw};
 use crate::link::{LinkConfig, spawn as spawn_link};
@@ -40,6 +41,7 @@ use crate::mqtt::payload::{
 use crate::rules::Millis;
 use crate::rules::game::FlagMode;
 use crate::rules::placement::{Placement, Side};
+use serde_json::json;
 
 use crate::intake::answers::{self, ReplyTo};
 use crate::timebase::Timebase;
@@ -438,10 +440,8 @@ pub fn start(settings: HallSettings) -> Result<RunningHall, HallError> {
             id: crate::alert::node_alert_id("server-clock", &settings.node),
             board: None,
             kind: crate::mqtt::payload::AlertKind::ServerClock,
-            code: crate::mqtt::payload::AlertKind::ServerClock
-                .slug()
-                .to_string(),
-            params: Default::default(),
+            code: note_said(note).code.to_string(),
+            params: note_said(note).params,
             severity: crate::mqtt::payload::Severity::Warning,
             message: note.message(),
             since: timebase.now(),
@@ -878,6 +878,7 @@ impl Hall {
         // wrong gives way to it.
         let dropped = self.timebase.correction();
         let mut message = step.message();
+        let mut said = step_said(&step);
         if dropped != Millis::ZERO {
             self.timebase.set_correction(Millis::ZERO);
             self.steps.settle(self.timebase.offset());
@@ -886,11 +887,17 @@ impl Hall {
                 crate::timebase::words(dropped),
                 if dropped.0 > 0 { "ahead" } else { "behind" }
             ));
+            said = Said::new(
+                "server_clock.correction_dropped",
+                json!({ "by_ms": step.by.0.abs(), "at": step.civil.0, "dropped_ms": dropped.0.abs() }),
+                String::new(),
+            );
         }
+        said.message = message;
         if let Err(e) = self.journal_anchor().await {
             tracing::error!("the journal cannot store the wall clock's step ({e})");
         }
-        self.say_server_clock(message);
+        self.say_server_clock(said);
     }
 
     /// A signed command whose `ts` was far from this server's clock: one of the two clocks
@@ -899,12 +906,20 @@ impl Hall {
         let Some((signer, off)) = self.intake.take_far_clock() else {
             return;
         };
-        self.say_server_clock(format!(
+        let message = format!(
             "a command signed by '{signer}' was {} {} this server's clock ({}): either the server's clock or that device's is wrong; check the server's (timedatectl), or set the hall's time from the dashboard",
             crate::timebase::words(off),
             if off.0 > 0 { "ahead of" } else { "behind" },
             self.timebase.civil().utc()
-        ));
+        );
+        let code = if off.0 > 0 {
+            "server_clock.signer_ahead"
+        } else {
+            "server_clock.signer_behind"
+        };
+        let params =
+            json!({ "signer": signer, "by_ms": off.0.abs(), "now": self.timebase.civil().0 });
+        self.say_server_clock(Said::new(code, params, message));
     }
 
     /// A time anchor of now into the journal (ARCHITECTURE.md, "Where game time comes
@@ -924,17 +939,15 @@ impl Hall {
     }
 
     /// The `server_clock` alert (this node's), in words.
-    fn say_server_clock(&self, message: String) {
+    fn say_server_clock(&self, said: Said) {
         let alert = crate::mqtt::payload::AlertPayload {
             id: crate::alert::node_alert_id("server-clock", &self.settings.node),
             board: None,
             kind: crate::mqtt::payload::AlertKind::ServerClock,
-            code: crate::mqtt::payload::AlertKind::ServerClock
-                .slug()
-                .to_string(),
-            params: Default::default(),
+            code: said.code.to_string(),
+            params: said.params,
             severity: crate::mqtt::payload::Severity::Warning,
-            message,
+            message: said.message,
             since: self.timebase.now(),
             error: None,
         };
@@ -963,12 +976,23 @@ impl Hall {
         }
         self.steps
             .settle(self.steps.settled() + correction - before);
-        self.say_server_clock(format!(
+        let message = format!(
             "the chief arbiter {arbiter} set the hall's time to {} ({} {} the server's own clock, which is left as it is: set it with chronyc settime or timedatectl); no game clock moved; signed commands and scheduled starts use the hall's time now",
             self.timebase.civil().utc(),
             crate::timebase::words(correction),
-            if correction.0 > 0 { "ahead of" } else { "behind" }
-        ));
+            if correction.0 > 0 {
+                "ahead of"
+            } else {
+                "behind"
+            }
+        );
+        let code = if correction.0 > 0 {
+            "server_clock.hall_time_ahead"
+        } else {
+            "server_clock.hall_time_behind"
+        };
+        let params = json!({ "arbiter": arbiter, "now": self.timebase.civil().0, "by_ms": correction.0.abs() });
+        self.say_server_clock(Said::new(code, params, message));
         Ok(self.timebase.civil())
     }
 
@@ -1118,4 +1142,37 @@ impl Hall {
             } => self.on_finished(board, round, white, black, result),
         }
     }
+}
+
+/// A step of the server's clock while running, as data (`server_clock.step_*`).
+fn step_said(step: &crate::timebase::Step) -> Said {
+    let code = if step.by.0 > 0 {
+        "server_clock.step_forward"
+    } else {
+        "server_clock.step_back"
+    };
+    Said::new(
+        code,
+        json!({ "by_ms": step.by.0.abs(), "at": step.civil.0 }),
+        step.message(),
+    )
+}
+
+/// What the start found of the server's clock, as data (`server_clock.*`).
+fn note_said(note: &crate::timebase::TimeNote) -> Said {
+    use crate::timebase::TimeNote;
+    let (code, params) = match note {
+        TimeNote::SteppedWhileStopped { by } if by.0 > 0 => {
+            ("server_clock.stopped_forward", json!({ "by_ms": by.0 }))
+        }
+        TimeNote::SteppedWhileStopped { by } => {
+            ("server_clock.stopped_back", json!({ "by_ms": by.0.abs() }))
+        }
+        TimeNote::BehindJournal { by } => (
+            "server_clock.behind_journal",
+            json!({ "by_ms": by.0.abs() }),
+        ),
+        TimeNote::Reboot { gap } => ("server_clock.reboot", json!({ "gap_ms": gap.0 })),
+    };
+    Said::new(code, params, note.message())
 }

@@ -514,8 +514,11 @@ async fn run(
                             id: queue_id.clone(),
                             board: None,
                             kind: super::payload::AlertKind::OutgoingQueue,
-                            code: super::payload::AlertKind::OutgoingQueue.slug().to_string(),
-                            params: Default::default(),
+                            code: "outgoing_queue".into(),
+                            params: serde_json::Map::from_iter([
+                                ("max_queued".to_string(), serde_json::json!(max_queued)),
+                                ("dropped".to_string(), serde_json::json!(dropped)),
+                            ]),
                             severity: super::payload::Severity::Warning,
                             message: format!(
                                 "the broker was unreachable and the outgoing queue ({max_queued} messages) overflowed: {dropped} event(s) were not published; dashboards should ask for a replay (every event is in the journal)"
