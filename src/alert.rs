@@ -114,6 +114,10 @@ pub const ALERT_CODES: &[(&str, &[&str])] = &[
     ("server_clock.step_forward", &["by_ms", "at"]),
     ("server_clock.stopped_back", &["by_ms"]),
     ("server_clock.stopped_forward", &["by_ms"]),
+    ("storage.custody", &["why"]),
+    ("storage.events_not_stored", &["board", "why", "waiting"]),
+    ("storage.game_not_stored", &["board", "why"]),
+    ("storage.journal_damaged", &["why", "held"]),
     ("storage.pgn_archive", &["rounds", "why", "retry_ms"]),
     ("stray_press.no_game", &["board"]),
     (

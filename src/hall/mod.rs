@@ -417,8 +417,13 @@ pub fn start(settings: HallSettings) -> Result<RunningHall, HallError> {
             id: crate::alert::node_alert_id("journal", &settings.node),
             board: None,
             kind: crate::mqtt::payload::AlertKind::Storage,
-            code: crate::mqtt::payload::AlertKind::Storage.slug().to_string(),
-            params: Default::default(),
+            // The damage is said in the operating system's and the scan's words (`why`);
+            // the boards held for the arbiter are data.
+            code: "storage.journal_damaged".into(),
+            params: serde_json::Map::from_iter([
+                ("why".to_string(), json!(d.words())),
+                ("held".to_string(), json!(held)),
+            ]),
             severity: crate::mqtt::payload::Severity::Critical,
             message: if held.is_empty() {
                 d.words()
@@ -460,8 +465,8 @@ pub fn start(settings: HallSettings) -> Result<RunningHall, HallError> {
                 id: crate::alert::node_alert_id("custody", &settings.node),
                 board: None,
                 kind: crate::mqtt::payload::AlertKind::Storage,
-                code: crate::mqtt::payload::AlertKind::Storage.slug().to_string(),
-                params: Default::default(),
+                code: "storage.custody".into(),
+                params: serde_json::Map::from_iter([("why".to_string(), json!(e.to_string()))]),
                 severity: crate::mqtt::payload::Severity::Critical,
                 message: format!(
                     "sealed moves cannot be kept or opened ({e}); the games go on, seal and open_envelope are refused until the custody key is restored"

@@ -23,6 +23,7 @@ use std::time::Duration;
 
 use tokio::sync::{Semaphore, mpsc, oneshot};
 
+use crate::alert::Said;
 use crate::config::BoardMode;
 use crate::custody::{Custody, Secret};
 use crate::dgt::{BoardEvent, ClockButton, ClockSide, ClockTime};
@@ -792,7 +793,11 @@ impl BoardActor {
             self.raise(
                 AlertKind::Storage,
                 Severity::Critical,
-                format!("cannot store the new game ({e})"),
+                Said::new(
+                    "storage.game_not_stored",
+                    serde_json::json!({ "board": self.id, "why": e.to_string() }),
+                    format!("cannot store the new game ({e})"),
+                ),
             );
             return Err(Refusal::GameNotStored {
                 board: self.id.clone(),

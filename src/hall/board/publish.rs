@@ -299,9 +299,13 @@ impl BoardActor {
                 self.raise(
                     AlertKind::Storage,
                     Severity::Critical,
-                    format!(
-                        "cannot store events ({e}); the clocks keep running, {} event(s) wait to be stored and published",
-                        self.unstored.len()
+                    Said::new(
+                        "storage.events_not_stored",
+                        json!({ "board": self.id, "why": e.to_string(), "waiting": self.unstored.len() }),
+                        format!(
+                            "cannot store events ({e}); the clocks keep running, {} event(s) wait to be stored and published",
+                            self.unstored.len()
+                        ),
                     ),
                 );
                 self.retry_storage = Some(tokio::time::Instant::now() + Duration::from_secs(1));
