@@ -39,7 +39,12 @@ pub const ALERT_CODES: &[(&str, &[&str])] = &[
     ("board_claimed_twice", &["board", "node", "others"]),
     ("both_flags", &[]),
     ("clock_buttons", &["board", "buttons"]),
+    ("clock_command.no_ack", CLOCK_COMMAND),
     ("clock_command.no_clock", &["board", "port"]),
+    ("clock_command.no_clock_for", CLOCK_COMMAND),
+    ("clock_command.offline", CLOCK_COMMAND),
+    ("clock_command.refused", CLOCK_COMMAND),
+    ("clock_command.unencodable", CLOCK_COMMAND),
     ("clock_discrepancy", DISCREPANCY),
     ("clock_discrepancy.both_ran", DISCREPANCY),
     ("clock_flag", &["board", "side"]),
@@ -58,6 +63,7 @@ pub const ALERT_CODES: &[(&str, &[&str])] = &[
         ],
     ),
     ("clock_mode", &["board", "port"]),
+    ("clock_presses", &["board", "presses", "moves"]),
     ("clock_stopped", &["board", "white_ms", "black_ms"]),
     (
         "irregular.sealed_move_not_shown",
@@ -89,6 +95,12 @@ pub const ALERT_CODES: &[(&str, &[&str])] = &[
     ("offline.write_stalled", &["board", "port", "waited_ms"]),
     ("outgoing_queue", &["max_queued", "dropped"]),
     ("player_pause", &["side"]),
+    ("port.busy", &["board", "port"]),
+    ("port.io", &["board", "port", "why"]),
+    ("port.missing", &["board", "port"]),
+    ("port.not_a_dgt_board", &["board", "port"]),
+    ("port.not_a_tty", &["board", "port"]),
+    ("port.permission", &["board", "port"]),
     ("result_pending.claim", &["side"]),
     ("result_pending.position_unknown", &["side"]),
     ("result_pending.undecided", &["side", "why"]),
@@ -138,6 +150,7 @@ pub const ALERT_CODES: &[(&str, &[&str])] = &[
     ),
 ];
 
+const CLOCK_COMMAND: &[&str] = &["board", "command"];
 const AUTH_LOCKED: &[&str] = &["account", "client", "failures", "lockout_ms"];
 const DISCREPANCY: &[&str] = &[
     "white_ms",

@@ -99,7 +99,8 @@ impl BoardActor {
                 self.publish_state();
             }
             LinkEvent::Error(e) => {
-                self.raise(AlertKind::Port, Severity::Warning, e.to_string());
+                let said = port_said(&self.id, &e);
+                self.raise(AlertKind::Port, Severity::Warning, said);
             }
             LinkEvent::CommandDone { command } => {
                 if command == "set-and-run" {
@@ -130,7 +131,8 @@ impl BoardActor {
                     // Offline boards get their times again when they come back.
                     ClockCommandError::Offline { .. } => {}
                     other => {
-                        self.raise(AlertKind::ClockCommand, Severity::Warning, other.to_string())
+                        let said = clock_command_said(&self.id, &other);
+                        self.raise(AlertKind::ClockCommand, Severity::Warning, said)
                     }
                 }
             }
@@ -740,4 +742,40 @@ fn refusal_said(
     params["refusal"] = json!(refusal);
     params["refusal_params"] = json!(refusal_params);
     Said::new(code, params, message)
+}
+
+/// Why a board's port does not serve, as data: `port.<cause>` with the port (and the
+/// operating system's words for an error it alone names).
+fn port_said(board: &str, e: &crate::link::LinkError) -> Said {
+    use crate::link::{LinkError, OpenError};
+    let message = e.to_string();
+    let (code, port, why) = match e {
+        LinkError::Open(OpenError::Missing { path }) => ("port.missing", path, None),
+        LinkError::Open(OpenError::PermissionDenied { path }) => ("port.permission", path, None),
+        LinkError::Open(OpenError::Busy { path }) => ("port.busy", path, None),
+        LinkError::Open(OpenError::NotATty { path }) => ("port.not_a_tty", path, None),
+        LinkError::Open(OpenError::Io { path, source }) => {
+            ("port.io", path, Some(source.to_string()))
+        }
+        LinkError::NotADgtBoard { path, .. } => ("port.not_a_dgt_board", path, None),
+    };
+    let mut params = json!({ "board": board, "port": port.display().to_string() });
+    if code == "port.io" {
+        params["why"] = json!(why.unwrap_or_default());
+    }
+    Said::new(code, params, message)
+}
+
+/// A clock command that failed, as data: `clock_command.<cause>` with the command's name.
+fn clock_command_said(board: &str, e: &ClockCommandError) -> Said {
+    let message = e.to_string();
+    let (code, command) = match e {
+        ClockCommandError::NoAck { command, .. } => ("clock_command.no_ack", *command),
+        ClockCommandError::Refused { command, .. } => ("clock_command.refused", *command),
+        ClockCommandError::NoClock { command, .. } => ("clock_command.no_clock_for", *command),
+        ClockCommandError::NotInComputerMode { command, .. } => ("clock_command.refused", *command),
+        ClockCommandError::Offline { command, .. } => ("clock_command.offline", *command),
+        ClockCommandError::Unencodable { .. } => ("clock_command.unencodable", ""),
+    };
+    Said::new(code, json!({ "board": board, "command": command }), message)
 }

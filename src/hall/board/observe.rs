@@ -438,7 +438,12 @@ impl BoardActor {
                 "board {}: the clock was pressed {presses} times, the board shows {moves} moves",
                 self.id
             );
-            self.raise(AlertKind::ClockPresses, Severity::Warning, message);
+            let params = json!({ "board": self.id, "presses": presses, "moves": moves });
+            self.raise(
+                AlertKind::ClockPresses,
+                Severity::Warning,
+                Said::new("clock_presses", params, message),
+            );
         }
     }
 }
