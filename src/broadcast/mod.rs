@@ -353,7 +353,7 @@ impl Archives {
                 params: serde_json::Map::from_iter([
                     (
                         "rounds".to_string(),
-                        serde_json::json!(self.failed.iter().map(|(r, _)| *r).collect::<Vec<_>>()),
+                        serde_json::json!(self.failed.keys().copied().collect::<Vec<_>>()),
                     ),
                     (
                         "why".to_string(),
