@@ -782,6 +782,9 @@ fn rule_6_8_claim_mode_waits_for_the_arbiter() {
         }
     ));
     assert_eq!(d.game.result(), None);
+    // Why it waits, as a code a page says in its own words (issue 39).
+    let pending = d.game.view(at(61.0)).pending_flag;
+    assert_eq!(pending.map(|p| p.code).as_deref(), Some("claim"));
     let e = d.input(
         Input::ConfirmFlag {
             arbiter: "IA".into(),
@@ -2148,4 +2151,38 @@ fn rule_6_10_observed_clock_boundaries_are_exact() {
         at(11.0),
     );
     assert!(d.input(times(287_000, 0), at(12.0)).is_empty());
+}
+
+/// A pending flag's reason has three forms, journaled as words; each has its code.
+#[test]
+fn rule_6_9_a_pending_flags_reason_has_a_code_for_each_of_its_three_forms() {
+    use hallclock_rules::game::pending_code;
+    assert_eq!(
+        pending_code("claim mode: the result waits for the arbiter's confirmation (6.8)"),
+        "claim"
+    );
+    assert_eq!(
+        pending_code("flag fell, result pending arbiter: the position is not known"),
+        "position_unknown"
+    );
+    assert_eq!(
+        pending_code("flag fell, result pending arbiter: the search gave up"),
+        "undecided"
+    );
+}
+
+/// The event's piece letters are kept with the game's setup; English, the default, is not
+/// written, so a journal from before them reads the same.
+#[test]
+fn the_setups_piece_letters_are_written_only_when_not_english() {
+    use hallclock_rules::adjournment::NotationLanguage;
+    let s = setup("60");
+    let written = serde_json::to_value(&s).unwrap();
+    assert!(written.get("piece_letters").is_none(), "{written}");
+    let mut es = setup("60");
+    es.piece_letters = NotationLanguage::Es;
+    let written = serde_json::to_value(&es).unwrap();
+    assert_eq!(written["piece_letters"], "es");
+    let back: Setup = serde_json::from_value(written).unwrap();
+    assert_eq!(back.piece_letters, NotationLanguage::Es);
 }
