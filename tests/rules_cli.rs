@@ -431,5 +431,10 @@ fn rules_run_streams_its_output_in_bounded_memory() {
     let max_kb = getrusage(UsageWho::RUSAGE_CHILDREN)
         .expect("getrusage")
         .max_rss();
-    assert!(max_kb < 25_000, "peak {max_kb} kB");
+    // A debug binary's own pages are about 24 MB here (they grow with the binary: the
+    // page's catalogues are compiled in); 50,000 states held instead of streamed would add
+    // some 20 MB more. 25 MB left no room for the binary (25.6 MB once in CI); 32 MB still
+    // catches the output held.
+    println!("peak of the largest child: {max_kb} kB");
+    assert!(max_kb < 32_000, "peak {max_kb} kB");
 }
