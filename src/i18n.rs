@@ -170,15 +170,19 @@ impl Languages {
                     messages.extend(map.clone());
                 }
             }
-            let name = messages
-                .get("_meta")
-                .and_then(|m| m.get("name"))
-                .and_then(Value::as_str)
-                .filter(|_| {
-                    code == FALLBACK || shipped(&code).is_some() || has_meta(overrides, &code)
-                })
-                .unwrap_or(&code)
-                .to_string();
+            // The language's own name, from its own catalogue only (the English underneath
+            // would call every added language "English"); else its code.
+            let own = shipped(&code)
+                .into_iter()
+                .chain(
+                    overrides
+                        .iter()
+                        .filter(|(c, _)| *c == code)
+                        .map(|(_, m)| m.clone()),
+                )
+                .filter_map(|m| m.get("_meta")?.get("name")?.as_str().map(str::to_string))
+                .next_back();
+            let name = own.unwrap_or_else(|| code.clone());
             langs.insert(
                 code.clone(),
                 Language {
@@ -275,12 +279,6 @@ impl Languages {
         tags.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
         tags.iter().find_map(|(_, _, t)| self.closest(t))
     }
-}
-
-fn has_meta(overrides: &[Catalogue], code: &str) -> bool {
-    overrides
-        .iter()
-        .any(|(c, m)| c == code && m.get("_meta").and_then(|m| m.get("name")).is_some())
 }
 
 #[cfg(test)]

@@ -18,6 +18,7 @@ mod peer_io;
 mod peers;
 mod pulse;
 mod round;
+mod server_clock;
 mod session;
 mod skew;
 pub mod trf_round;
@@ -445,8 +446,8 @@ pub fn start(settings: HallSettings) -> Result<RunningHall, HallError> {
             id: crate::alert::node_alert_id("server-clock", &settings.node),
             board: None,
             kind: crate::mqtt::payload::AlertKind::ServerClock,
-            code: note_said(note).code.to_string(),
-            params: note_said(note).params,
+            code: server_clock::note_said(note).code.to_string(),
+            params: server_clock::note_said(note).params,
             severity: crate::mqtt::payload::Severity::Warning,
             message: note.message(),
             since: timebase.now(),
@@ -883,7 +884,7 @@ impl Hall {
         // wrong gives way to it.
         let dropped = self.timebase.correction();
         let mut message = step.message();
-        let mut said = step_said(&step);
+        let mut said = server_clock::step_said(&step);
         if dropped != Millis::ZERO {
             self.timebase.set_correction(Millis::ZERO);
             self.steps.settle(self.timebase.offset());
@@ -1147,37 +1148,4 @@ impl Hall {
             } => self.on_finished(board, round, white, black, result),
         }
     }
-}
-
-/// A step of the server's clock while running, as data (`server_clock.step_*`).
-fn step_said(step: &crate::timebase::Step) -> Said {
-    let code = if step.by.0 > 0 {
-        "server_clock.step_forward"
-    } else {
-        "server_clock.step_back"
-    };
-    Said::new(
-        code,
-        json!({ "by_ms": step.by.0.abs(), "at": step.civil.0 }),
-        step.message(),
-    )
-}
-
-/// What the start found of the server's clock, as data (`server_clock.*`).
-fn note_said(note: &crate::timebase::TimeNote) -> Said {
-    use crate::timebase::TimeNote;
-    let (code, params) = match note {
-        TimeNote::SteppedWhileStopped { by } if by.0 > 0 => {
-            ("server_clock.stopped_forward", json!({ "by_ms": by.0 }))
-        }
-        TimeNote::SteppedWhileStopped { by } => {
-            ("server_clock.stopped_back", json!({ "by_ms": by.0.abs() }))
-        }
-        TimeNote::BehindJournal { by } => (
-            "server_clock.behind_journal",
-            json!({ "by_ms": by.0.abs() }),
-        ),
-        TimeNote::Reboot { gap } => ("server_clock.reboot", json!({ "gap_ms": gap.0 })),
-    };
-    Said::new(code, params, note.message())
 }
