@@ -8,6 +8,8 @@ use proptest::collection::vec;
 use proptest::prelude::*;
 use shakmaty::{Bitboard, Chess, Move, Position, Role, Square};
 
+const START_FEN: &str = "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1";
+
 /// Small deterministic shuffler, so proptest's shrinking stays meaningful.
 struct Rng(u64);
 
@@ -129,7 +131,7 @@ proptest! {
         let mut rng = Rng(seed);
         let mut pos = Chess::default();
         let mut st = BoardState::new();
-        prop_assert_eq!(st.on_dump(&dump(o, &pos)), vec![BoardEvent::Started { orientation: o }]);
+        prop_assert_eq!(st.on_dump(&dump(o, &pos)), vec![BoardEvent::Started { orientation: o, fen: START_FEN.into() }]);
         let mut played = Vec::new();
         for (choice, fidget) in choices {
             let legal = pos.legal_moves();

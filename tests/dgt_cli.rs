@@ -81,7 +81,8 @@ fn moves_prints_the_game() {
     let v = lines(&out);
     assert_eq!(
         v[0],
-        serde_json::json!({"event": "started", "orientation": "normal"})
+        serde_json::json!({"event": "started", "orientation": "normal",
+            "fen": "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1"})
     );
     assert_eq!(v[1]["event"], "move");
     assert_eq!(v[1]["uci"], "e2e4");

@@ -57,8 +57,13 @@ impl Orientation {
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 #[serde(tag = "event", rename_all = "snake_case")]
 pub enum BoardEvent {
-    /// The board shows the start position: the game begins, read in this orientation.
-    Started { orientation: Orientation },
+    /// The board shows the start position (`fen`): the game begins, read in this
+    /// orientation. The position is said because a reader started again (a resumption,
+    /// then an opening's sealed move) can report a start after the next one was asked for.
+    Started {
+        orientation: Orientation,
+        fen: String,
+    },
     /// Move number `ply` (1 = white's first) was made.
     Move {
         ply: usize,
@@ -290,7 +295,10 @@ impl BoardState {
                 return match found {
                     Some(o) => {
                         self.orientation = Some(o);
-                        vec![BoardEvent::Started { orientation: o }]
+                        vec![BoardEvent::Started {
+                            orientation: o,
+                            fen: fen(&self.positions[0]),
+                        }]
                     }
                     // Still being set up; nothing to say until it shows the start.
                     None => Vec::new(),

@@ -29,7 +29,10 @@ fn started(o: Orientation) -> BoardState {
     let mut st = BoardState::new();
     assert_eq!(
         st.on_dump(&start_dump(o)),
-        vec![BoardEvent::Started { orientation: o }]
+        vec![BoardEvent::Started {
+            orientation: o,
+            fen: "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1".into()
+        }]
     );
     st
 }

@@ -697,8 +697,9 @@ impl BoardActor {
                     ),
                 ),
             ),
-            // The reader found its start position: after an opening, the sealed move.
-            BoardEvent::Started { .. } => self.sealed_move_shown(),
+            // The reader found its start position: after an opening, the sealed move —
+            // unless it is a stale start from the reader before the opening.
+            BoardEvent::Started { fen, .. } => self.reader_started(&fen),
         }
     }
 }

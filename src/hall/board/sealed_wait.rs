@@ -16,6 +16,8 @@ use crate::mqtt::payload::{AlertKind, Severity};
 use crate::rules::Color;
 use crate::rules::game::Event;
 use serde_json::json;
+use shakmaty::EnPassantMode;
+use shakmaty::fen::Fen;
 
 use super::BoardActor;
 
@@ -89,6 +91,21 @@ impl BoardActor {
         }
     }
 
+    /// The move reader found its start position (`fen`) on the board. Only the game's
+    /// own position shows the sealed move: a reader started at the resumption (the
+    /// position before it) can still report its start after the envelope's opening
+    /// started the next one, and that must not end the wait.
+    pub(super) fn reader_started(&mut self, fen: &str) {
+        let current = self
+            .slot
+            .as_ref()
+            .and_then(|slot| slot.game.position())
+            .map(|p| Fen::from_position(p, EnPassantMode::Legal).to_string());
+        if current.is_none_or(|c| same_position(&c, fen)) {
+            self.sealed_move_shown();
+        }
+    }
+
     /// The wait is over and the board still does not show the sealed move.
     pub(super) fn sealed_move_overdue(&mut self) {
         if let Some(message) = self.sealed_wait.overdue(&self.id) {
@@ -97,9 +114,30 @@ impl BoardActor {
     }
 }
 
+/// Two FENs show the same position to a reader: the same pieces and the same side to
+/// move (the counters and castling rights are not on the board).
+fn same_position(a: &str, b: &str) -> bool {
+    a.split(' ').take(2).eq(b.split(' ').take(2))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn rule_i_9_1_a_stale_start_before_the_sealed_move_is_not_the_sealed_move_shown() {
+        let before = "4k3/8/8/8/8/8/8/4K3 w - - 0 40";
+        let after = "4k3/8/8/8/8/8/2K5/8 b - - 1 40";
+        assert!(same_position(after, "4k3/8/8/8/8/8/2K5/8 b - - 0 1"));
+        assert!(
+            !same_position(after, before),
+            "the position before the sealed move"
+        );
+        assert!(
+            !same_position(after, "4k3/8/8/8/8/8/2K5/8 w - - 1 40"),
+            "the other side to move"
+        );
+    }
 
     #[test]
     fn rule_i_9_1_the_alert_comes_once_after_the_wait_and_is_cleared_when_the_board_shows_it() {
