@@ -350,7 +350,7 @@ fn kind(chars: &[char]) -> Kind {
     Kind::Unknown(code)
 }
 
-fn read_player(cols: &Cols) -> Result<Player, TrfError> {
+fn read_player(cols: &Cols, warnings: &mut Vec<TrfWarning>) -> Result<Player, TrfError> {
     let rank = cols
         .number(player::RANK, 1, 9999)?
         .ok_or_else(|| TrfError::new(TrfErrorKind::Missing, cols.at(player::RANK)))?;
@@ -421,6 +421,16 @@ fn read_player(cols: &Cols) -> Result<Player, TrfError> {
             return Err(TrfError::new(TrfErrorKind::PlaysItself, cols.at(opp)));
         }
         match (opponent, colour_value, result_value) {
+            // Older programs write a game not played over the board (a forfeit, or a bye
+            // given against a named opponent) with the colour `-`, as in FIDE's own
+            // example file: read as not played on a board, said once, the rest kept.
+            (Some(o), None, _) if colour_char == Some('-') => {
+                warnings.push(TrfWarning::PairedWithoutColour {
+                    line: cols.line,
+                    round,
+                    opponent: o,
+                });
+            }
             (Some(_), None, _) => {
                 return Err(inconsistent("a paired round needs the colour w or b"));
             }
@@ -478,7 +488,7 @@ impl Trf {
                 trf.own_scoring = true;
             }
             match k {
-                Kind::Player => trf.players.push(read_player(&cols)?),
+                Kind::Player => trf.players.push(read_player(&cols, &mut trf.warnings)?),
                 Kind::Tag => {
                     let value = cols.text(record::tag_value(&code)).unwrap_or_default();
                     trf.tags.push(Tag {
@@ -607,8 +617,19 @@ impl Trf {
                         "the opponent's line names another opponent",
                     ));
                 }
-                if theirs.colour == e.colour {
-                    return Err(disagree(colour_f, "both players have the same colour"));
+                match (e.colour, theirs.colour) {
+                    // Both written `-`: a game not played on a board (a warning says so).
+                    (None, None) => {}
+                    (None, Some(_)) | (Some(_), None) => {
+                        return Err(disagree(
+                            colour_f,
+                            "one line gives a colour and the other '-' (not played)",
+                        ));
+                    }
+                    (mine, other) if mine == other => {
+                        return Err(disagree(colour_f, "both players have the same colour"));
+                    }
+                    _ => {}
                 }
                 let agree = match (e.result, theirs.result) {
                     (None, None) => true,

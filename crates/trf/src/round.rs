@@ -120,8 +120,10 @@ impl Trf {
                         key: (std::cmp::Reverse(hi), std::cmp::Reverse(hi + lo), hi_rank),
                     });
                 }
-                (Some(_), _) => {}
-                (None, _) => byes.push(Bye {
+                (Some(_), Some(Color::Black)) => {}
+                // Paired but written `-` (an older program's forfeit): nobody plays it on
+                // a board, so each player is listed with the round's code, as a bye is.
+                (Some(_), None) | (None, _) => byes.push(Bye {
                     player: p.rank,
                     code: e.result,
                 }),

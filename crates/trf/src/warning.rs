@@ -20,13 +20,25 @@ pub enum TrfWarning {
     /// A record code that neither FIDE's TRF nor the pairing engines define: a program's
     /// own record, or one from a later TRF.
     UnknownRecord { line: usize, code: String },
+    /// A round paired with an opponent but the colour `-`: how older programs (and FIDE's
+    /// own example file) write a game not played over the board. Read as not played on a
+    /// board; the round's result and the player's other rounds are kept.
+    PairedWithoutColour {
+        line: usize,
+        /// 1-based round.
+        round: usize,
+        /// The opponent's starting rank.
+        opponent: u32,
+    },
 }
 
 impl TrfWarning {
     /// The 1-based line the warning is about.
     pub fn line(&self) -> usize {
         match self {
-            TrfWarning::NotARecord { line, .. } | TrfWarning::UnknownRecord { line, .. } => *line,
+            TrfWarning::NotARecord { line, .. }
+            | TrfWarning::UnknownRecord { line, .. }
+            | TrfWarning::PairedWithoutColour { line, .. } => *line,
         }
     }
 }
@@ -43,6 +55,14 @@ impl fmt::Display for TrfWarning {
                 f,
                 "line {line}: unknown record code '{}', skipped (kept as it is)",
                 quote(code)
+            ),
+            TrfWarning::PairedWithoutColour {
+                line,
+                round,
+                opponent,
+            } => write!(
+                f,
+                "line {line}: round {round} is paired with player {opponent} with the colour '-' (as older programs write a forfeit): read as a game not played on a board, its result kept"
             ),
         }
     }

@@ -82,10 +82,16 @@ fn fields_out_of_their_set_are_refused() {
 #[test]
 fn a_round_block_that_contradicts_itself_is_refused() {
     let two = player("2", 'w', "0.0", &[("1", 'b', '0')]);
-    let no_colour = player("1", 'm', "1.0", &[("2", '-', '1')]);
+    let no_colour = player("1", 'm', "1.0", &[("2", ' ', '1')]);
     assert_eq!(
         error_of(&file(&[], &[no_colour, two.clone()])),
         "line 2, columns 92–99 (round): a paired round needs the colour w or b"
+    );
+    // `-` on one side only: the two lines disagree on whether the game was played.
+    let dash = player("1", 'm', "1.0", &[("2", '-', '1')]);
+    assert_eq!(
+        error_of(&file(&[], &[dash, two.clone()])),
+        "line 2, column 97 (colour): round 1: the pairing with 2 (line 3) disagrees: one line gives a colour and the other '-' (not played)"
     );
     let colour_alone = player("1", 'm', "1.0", &[("0000", 'w', '1')]);
     assert_eq!(
@@ -167,4 +173,87 @@ fn a_forfeit_pairing_is_read_from_both_halves() {
     let trf = read(&file(&[], &players));
     let plan = trf.round_plan(1, Order::Fide).expect("round 1");
     assert!(plan.boards[0].is_forfeit());
+}
+
+/// FIDE's own example file, and older programs, write a forfeit between two named players
+/// with the colour `-`: read with a warning naming each line, the round kept as not played
+/// on a board, and every other round of both players kept.
+#[test]
+fn a_paired_round_with_the_colour_dash_is_read_as_not_played_with_a_warning() {
+    let one = player(
+        "1",
+        'm',
+        "2.0",
+        &[("2", '-', '+'), ("3", 'w', '1'), ("2", 'b', ' ')],
+    );
+    let two = player(
+        "2",
+        'w',
+        "0.0",
+        &[("1", '-', '-'), ("4", 'b', '0'), ("1", 'w', ' ')],
+    );
+    let three = player("3", 'm', "0.0", &[("4", 'w', '='), ("1", 'b', '0')]);
+    let four = player("4", 'w', "1.5", &[("3", 'b', '='), ("2", 'w', '1')]);
+    let trf = read(&file(&[], &[one, two, three, four]));
+    assert_eq!(
+        trf.warnings,
+        vec![
+            TrfWarning::PairedWithoutColour {
+                line: 2,
+                round: 1,
+                opponent: 2
+            },
+            TrfWarning::PairedWithoutColour {
+                line: 3,
+                round: 1,
+                opponent: 1
+            },
+        ]
+    );
+    assert_eq!(
+        trf.warnings[0].to_string(),
+        "line 2: round 1 is paired with player 2 with the colour '-' (as older programs write a forfeit): read as a game not played on a board, its result kept"
+    );
+    let p1 = trf.player(1).expect("player 1");
+    assert_eq!(p1.rounds.len(), 3, "every other round kept");
+    assert_eq!(p1.rounds[0].result, Some(ResultCode::ForfeitWin));
+    assert_eq!(p1.rounds[0].colour, None);
+    // Round 1: the game not played is on no board; both players are listed with their
+    // codes, as byes are. Round 3 is paired as usual.
+    let r1 = trf.round_plan(1, Order::Fide).expect("round 1");
+    assert_eq!(r1.boards.len(), 1, "{r1:?}");
+    let listed: Vec<_> = r1.byes.iter().map(|b| (b.player, b.code)).collect();
+    assert_eq!(
+        listed,
+        vec![
+            (1, Some(ResultCode::ForfeitWin)),
+            (2, Some(ResultCode::ForfeitLoss))
+        ]
+    );
+    let r3 = trf.round_plan(3, Order::Fide).expect("round 3");
+    assert_eq!(r3.boards.len(), 1);
+    // Written back byte for byte.
+    assert_eq!(
+        trf.write(),
+        file(
+            &[],
+            &[
+                player(
+                    "1",
+                    'm',
+                    "2.0",
+                    &[("2", '-', '+'), ("3", 'w', '1'), ("2", 'b', ' ')]
+                ),
+                player(
+                    "2",
+                    'w',
+                    "0.0",
+                    &[("1", '-', '-'), ("4", 'b', '0'), ("1", 'w', ' ')]
+                ),
+                player("3", 'm', "0.0", &[("4", 'w', '='), ("1", 'b', '0')]),
+                player("4", 'w', "1.5", &[("3", 'b', '='), ("2", 'w', '1')]),
+            ]
+        )
+        .into_bytes()
+    );
 }
