@@ -164,7 +164,9 @@ fn families() -> Vec<Family> {
     use hallclock::intake::auth::Role;
     use hallclock::intake::command::{BoardAction, HallAction};
     use hallclock::rules::Color;
-    use hallclock::rules::adjournment::{Edition, NotationLanguage, SealedVerdict, Stage};
+    use hallclock::rules::adjournment::{
+        Edition, NotationLanguage, SealedVerdict, SealedWhy, Stage,
+    };
     use hallclock::rules::game::{Event, Phase, Termination};
     vec![
         Family {
@@ -247,6 +249,53 @@ fn families() -> Vec<Family> {
             values: vec!["legal", "ambiguous", "meaningless", "illegal"],
             check: Some(|v| is_variant::<SealedVerdict>(Some("verdict"), v)),
             source: "rules::adjournment::SealedVerdict",
+            complete: true,
+        },
+        Family {
+            prefix: "sealwhy.",
+            values: vec![
+                "nothing_written",
+                "not_a_piece_letter",
+                "unexpected_character",
+                "not_a_promotion_piece",
+                "not_the_piece_on",
+                "not_a_move",
+                "not_algebraic",
+                "no_legal_move_fits",
+                "not_legal_here",
+            ],
+            check: Some(|v| is_variant::<SealedWhy>(Some("code"), v)),
+            source: "rules::adjournment::SealedWhy",
+            complete: true,
+        },
+        // The seal's reading (web/seal_read.rs `as_data`): the moving and taken piece,
+        // the promotion piece, the castling wing.
+        Family {
+            prefix: "seal.piece.",
+            values: vec!["king", "queen", "rook", "bishop", "knight", "pawn"],
+            check: None,
+            source: "web::seal_read::as_data's `role`",
+            complete: true,
+        },
+        Family {
+            prefix: "seal.the.",
+            values: vec!["king", "queen", "rook", "bishop", "knight", "pawn"],
+            check: None,
+            source: "web::seal_read::as_data's `capture`",
+            complete: true,
+        },
+        Family {
+            prefix: "seal.a.",
+            values: vec!["queen", "rook", "bishop", "knight"],
+            check: None,
+            source: "web::seal_read::as_data's `promotion`",
+            complete: true,
+        },
+        Family {
+            prefix: "seal.words.castle.",
+            values: vec!["kingside", "queenside"],
+            check: None,
+            source: "web::seal_read::as_data's `castle`",
             complete: true,
         },
         Family {

@@ -486,7 +486,10 @@ fn all_events() -> Vec<Event> {
                 arbiter: s(),
                 move_text: "Rb3".into(),
                 nonce: "00".repeat(16),
-                verdict: SealedVerdict::Meaningless { reason: r() },
+                verdict: SealedVerdict::Meaningless {
+                    reason: r(),
+                    why: None,
+                },
             },
         },
         Event::SealedMovePlayed {
@@ -1611,11 +1614,11 @@ fn every_termination_and_arbiter_result_is_documented() {
         Termination::Default { absent: vec![side] },
         Termination::InvalidSealedMove {
             side,
-            verdict: SealedVerdict::Illegal { reason: "r".into() },
+            verdict: SealedVerdict::illegal(hallclock::rules::adjournment::SealedWhy::NotAMove),
         },
         Termination::InvalidSealedMoveOpponentCannotMate {
             side,
-            verdict: SealedVerdict::Illegal { reason: "r".into() },
+            verdict: SealedVerdict::illegal(hallclock::rules::adjournment::SealedWhy::NotAMove),
         },
         Termination::Arbiter {
             kind: ArbiterResult::AgreedDraw,
@@ -2291,8 +2294,8 @@ fn every_adjournment_value_is_documented() {
             san: "Nf3".into(),
         },
         SealedVerdict::Ambiguous { candidates: vec![] },
-        SealedVerdict::Meaningless { reason: "r".into() },
-        SealedVerdict::Illegal { reason: "r".into() },
+        SealedVerdict::meaningless(hallclock::rules::adjournment::SealedWhy::NotAMove),
+        SealedVerdict::illegal(hallclock::rules::adjournment::SealedWhy::NotAMove),
     ];
     covers_every_variant(
         &verdicts,

@@ -16,7 +16,7 @@ use std::collections::BTreeMap;
 use common::{Rig, board_id};
 use hallclock::hall::GameDefaults;
 use serde_json::{Value, json};
-use webcommon::{Chrome, dashboard, log_in};
+use webcommon::{Chrome, dashboard, log_in, press};
 
 /// Every text the page shows a person: each text node (closed `<details>` and options
 /// too: a click away), and each aria-label, title and placeholder.
@@ -356,6 +356,9 @@ async fn every_page_is_spanish_in_a_spanish_browser() {
                 .shot(&format!("es-{}-1366", name.replace(' ', "-")))
                 .await;
         }
+        if name == "board sealing" {
+            seal_read_back(&chrome, &mut failures).await;
+        }
         // Every act's form, opened: the rarely used ones are words too.
         if name.starts_with("board") {
             chrome
@@ -382,6 +385,52 @@ async fn every_page_is_spanish_in_a_spanish_browser() {
         failures.len(),
         failures.join("\n")
     );
+}
+
+/// The seal's reading back (I.8), in Spanish: a letter of another language refused in
+/// words, and a move said back with its piece's name, from the server's data.
+async fn seal_read_back(chrome: &Chrome, failures: &mut Vec<String>) {
+    let form = "#acts-now form[data-action=seal]";
+    for (mv, wanted, shown) in [
+        ("Cf3", "no es una letra de pieza de este torneo", ".reply"),
+        ("Nf3", "Blancas: caballo de g1 a f3", ".confirm"),
+        (
+            "Nf5",
+            "no se puede jugar aquí: ninguna jugada legal corresponde a Nf5",
+            ".confirm",
+        ),
+    ] {
+        chrome
+            .js(&format!(
+                "const f = document.querySelector('{form}'); f.querySelector('.confirm').hidden = true; f.querySelector('.reply').textContent = ''; f.querySelector('input[name=mv]').value = {mv:?}; return true;"
+            ))
+            .await;
+        press(
+            chrome,
+            &format!("{form} button[type=submit]"),
+            "the seal button",
+        )
+        .await;
+        let said = chrome
+            .until(
+                &format!("the reading of {mv}"),
+                &format!(
+                    "(e => e && !e.hidden && e.textContent)(document.querySelector('{form} {shown}'))"
+                ),
+            )
+            .await;
+        let said = said.as_str().unwrap_or("");
+        if !said.contains(wanted) {
+            failures.push(format!("the seal of {mv:?} reads {said:?}, not {wanted:?}"));
+        }
+    }
+    // Nothing sealed: the confirmation is cancelled.
+    press(
+        chrome,
+        &format!("{form} .confirm button:not(.primary)"),
+        "cancel",
+    )
+    .await;
 }
 
 /// The hall, a board and /public on a phone in Spanish (longer words): screenshots, no

@@ -46,17 +46,19 @@ pub fn reading(pos: &Chess, text: &str, lang: NotationLanguage) -> Value {
                 .legal_moves()
                 .into_iter()
                 .find(|m| m.to_uci(shakmaty::CastlingMode::Standard).to_string() == uci);
-            let (words, written, from, to) = match mv {
+            let (words, written, from, to, said) = match mv {
                 Some(m) => (
                     in_words(pos.turn(), &m),
                     as_written(&m, lang),
                     m.from().map(|s| s.to_string()),
                     Some(arrow_to(&m).to_string()),
+                    as_data(pos.turn(), &m),
                 ),
-                None => (san.clone(), san.clone(), None, None),
+                None => (san.clone(), san.clone(), None, None, Value::Null),
             };
             json!({"verdict": "legal", "san": san, "uci": uci, "words": words,
-                   "written": written, "from": from, "to": to, "letters": letters})
+                   "written": written, "from": from, "to": to, "letters": letters,
+                   "move": said})
         }
         SealedVerdict::Ambiguous { candidates } => json!({
             "verdict": "ambiguous",
@@ -64,18 +66,21 @@ pub fn reading(pos: &Chess, text: &str, lang: NotationLanguage) -> Value {
             "words": format!("ambiguous: it could be {} (I.8.1)", candidates.join(" or ")),
             "letters": letters,
         }),
-        SealedVerdict::Meaningless { reason } => json!({
+        SealedVerdict::Meaningless { reason, why } => json!({
             "verdict": "meaningless",
             "words": format!("cannot be read: {reason} (I.8.2)"),
+            "why": why,
             "refuse": foreign_letter(text, lang).map(|c| format!(
                 "'{c}' is not a piece letter of this event ({}): write the move with the event's letters",
                 piece_letters(lang)
             )),
+            "refuse_letter": foreign_letter(text, lang),
             "letters": letters,
         }),
-        SealedVerdict::Illegal { reason } => json!({
+        SealedVerdict::Illegal { reason, why } => json!({
             "verdict": "illegal",
             "words": format!("cannot be played here: {reason} (I.8.3)"),
+            "why": why,
             "letters": letters,
         }),
     }
@@ -164,6 +169,34 @@ fn in_words(side: Color, m: &Move) -> String {
     words
 }
 
+/// The move as data, for a page that says it in its own language: who, which piece
+/// (`king` … `pawn`), from and to, what it takes, en passant, the promotion piece, or the
+/// castling wing. [`in_words`] is its English.
+fn as_data(side: Color, m: &Move) -> Value {
+    let side = match side {
+        Color::White => "white",
+        Color::Black => "black",
+    };
+    let role = |r: Role| names(NotationLanguage::En)[index(r)].to_lowercase();
+    if let Move::Castle { king, rook } = m {
+        let wing = if kingside(*king, *rook) {
+            "kingside"
+        } else {
+            "queenside"
+        };
+        return json!({"side": side, "castle": wing, "king": king.to_string(), "to": arrow_to(m).to_string()});
+    }
+    json!({
+        "side": side,
+        "role": role(m.role()),
+        "from": m.from().map(|s| s.to_string()),
+        "to": m.to().to_string(),
+        "capture": m.capture().map(role),
+        "en_passant": matches!(m, Move::EnPassant { .. }),
+        "promotion": m.promotion().map(role),
+    })
+}
+
 /// The move in the event's language, long form: "Rey d1–e2", "Peón a7–a8=D".
 fn as_written(m: &Move, lang: NotationLanguage) -> String {
     if let Move::Castle { king, rook } = m {
@@ -198,6 +231,11 @@ mod tests {
         assert_eq!(r["verdict"], "legal");
         assert_eq!(r["san"], "Ke2");
         assert_eq!(r["words"], "Black's king from d1 to e2");
+        assert_eq!(
+            r["move"],
+            json!({"side": "black", "role": "king", "from": "d1", "to": "e2",
+                   "capture": null, "en_passant": false, "promotion": null})
+        );
         assert_eq!(r["written"], "Rey d1–e2");
         assert_eq!(
             (r["from"].as_str(), r["to"].as_str()),
@@ -222,6 +260,11 @@ mod tests {
             r["words"],
             "cannot be read: 'N' is not a piece letter here (R D T A C) (I.8.2)"
         );
+        assert_eq!(r["refuse_letter"], "N");
+        assert_eq!(
+            r["why"],
+            json!({"code": "not_a_piece_letter", "params": {"letter": "N", "letters": "R D T A C"}})
+        );
         let pawn = reading(&start, "Pe4", NotationLanguage::Es);
         assert_eq!(
             pawn["verdict"], "legal",
@@ -233,6 +276,7 @@ mod tests {
         assert_eq!(junk["refuse"], Value::Null, "{junk}");
         let r = reading(&start, "Cf4", NotationLanguage::Es);
         assert_eq!(r["verdict"], "illegal", "{r}");
+        assert_eq!(r["why"]["code"], "no_legal_move_fits", "{r}");
         let amb = pos("4k3/8/8/8/8/5N2/8/1N2K3 w - - 0 1");
         let r = reading(&amb, "Cd2", NotationLanguage::Es);
         assert_eq!(r["verdict"], "ambiguous", "{r}");
@@ -244,6 +288,10 @@ mod tests {
         let p = pos("r3k2r/1P6/8/8/8/8/8/R3K2R w KQkq - 0 1");
         let r = reading(&p, "O-O", NotationLanguage::En);
         assert_eq!(r["words"], "White castles kingside (king e1 to g1)");
+        assert_eq!(
+            r["move"],
+            json!({"side": "white", "castle": "kingside", "king": "e1", "to": "g1"})
+        );
         assert_eq!(r["to"], "g1");
         let r = reading(&p, "bxa8=D", NotationLanguage::Es);
         assert_eq!(
@@ -251,5 +299,9 @@ mod tests {
             "White's pawn from b7 to a8, taking the rook, promoting to a queen"
         );
         assert_eq!(r["written"], "Peón b7xa8=D");
+        assert_eq!(
+            (&r["move"]["capture"], &r["move"]["promotion"]),
+            (&json!("rook"), &json!("queen"))
+        );
     }
 }

@@ -168,11 +168,94 @@ pub enum SealedVerdict {
     /// I.8.2: its meaning cannot be established.
     Meaningless {
         reason: String,
+        /// The reason as data (absent in journals written before it was kept); boxed,
+        /// as it is rare and verdicts travel inside the board's acts.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        why: Option<Box<SealedWhy>>,
     },
     /// I.8.3.
     Illegal {
         reason: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        why: Option<Box<SealedWhy>>,
     },
+}
+
+/// Why a sealed move is meaningless or illegal, as data (a code and its parameters) so a
+/// page can say it in the arbiter's language; `reason` is its English.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "code", content = "params", rename_all = "snake_case")]
+pub enum SealedWhy {
+    /// Nothing but check or annotation marks.
+    NothingWritten,
+    /// A capital letter that is no piece in the event's letters.
+    NotAPieceLetter {
+        letter: char,
+        letters: String,
+    },
+    UnexpectedCharacter {
+        character: char,
+    },
+    /// Long algebraic with something after the squares that names no piece.
+    NotAPromotionPiece {
+        text: String,
+    },
+    /// Long algebraic naming a piece that is not on the starting square.
+    NotThePieceOn {
+        square: String,
+    },
+    NotAMove,
+    NotAlgebraic,
+    /// SAN that no legal move fits.
+    NoLegalMoveFits {
+        text: String,
+    },
+    /// Squares, or castling, that are no legal move here.
+    NotLegalHere {
+        text: String,
+    },
+}
+
+impl std::fmt::Display for SealedWhy {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            SealedWhy::NothingWritten => f.write_str("nothing is written"),
+            SealedWhy::NotAPieceLetter { letter, letters } => {
+                write!(f, "'{letter}' is not a piece letter here ({letters})")
+            }
+            SealedWhy::UnexpectedCharacter { character } => {
+                write!(f, "unexpected character {character:?}")
+            }
+            SealedWhy::NotAPromotionPiece { text } => {
+                write!(f, "'{text}' after the squares is not a promotion piece")
+            }
+            SealedWhy::NotThePieceOn { square } => {
+                write!(f, "the piece named is not the one on {square}")
+            }
+            SealedWhy::NotAMove => f.write_str("not a move"),
+            SealedWhy::NotAlgebraic => f.write_str("not a move in algebraic notation"),
+            SealedWhy::NoLegalMoveFits { text } => write!(f, "no legal move fits {text}"),
+            SealedWhy::NotLegalHere { text } => write!(f, "{text} is not legal here"),
+        }
+    }
+}
+
+impl SealedVerdict {
+    /// I.8.2, with its reason as data and in English.
+    pub fn meaningless(why: SealedWhy) -> SealedVerdict {
+        SealedVerdict::Meaningless {
+            reason: why.to_string(),
+            why: Some(Box::new(why)),
+        }
+    }
+
+    /// I.8.3, with its reason as data and in English.
+    pub fn illegal(why: SealedWhy) -> SealedVerdict {
+        SealedVerdict::Illegal {
+            reason: why.to_string(),
+            why: Some(Box::new(why)),
+        }
+    }
 }
 
 impl SealedVerdict {
@@ -182,8 +265,8 @@ impl SealedVerdict {
             SealedVerdict::Ambiguous { candidates } => {
                 format!("ambiguous ({})", candidates.join(" or "))
             }
-            SealedVerdict::Meaningless { reason } => format!("meaningless ({reason})"),
-            SealedVerdict::Illegal { reason } => format!("illegal ({reason})"),
+            SealedVerdict::Meaningless { reason, .. } => format!("meaningless ({reason})"),
+            SealedVerdict::Illegal { reason, .. } => format!("illegal ({reason})"),
         }
     }
 }
@@ -341,7 +424,7 @@ fn letters(lang: NotationLanguage) -> &'static str {
 /// (`e2e4`), with the event's piece letters or figurines (♔♕♖♗♘, white or black, in
 /// every language). Check and annotation marks are ignored.
 pub fn read_sealed_move(pos: &Chess, text: &str, lang: NotationLanguage) -> SealedVerdict {
-    let meaningless = |reason: String| SealedVerdict::Meaningless { reason };
+    let meaningless = SealedVerdict::meaningless;
     let mut t = text.trim().to_string();
     for suffix in ["e.p.", "ep"] {
         if let Some(s) = t.strip_suffix(suffix) {
@@ -350,7 +433,7 @@ pub fn read_sealed_move(pos: &Chess, text: &str, lang: NotationLanguage) -> Seal
     }
     let t = t.trim_end_matches(['+', '#', '!', '?']);
     if t.is_empty() {
-        return meaningless("nothing is written".into());
+        return meaningless(SealedWhy::NothingWritten);
     }
     let castle = t.replace('0', "O").to_ascii_uppercase();
     if castle == "O-O" || castle == "O-O-O" {
@@ -365,16 +448,16 @@ pub fn read_sealed_move(pos: &Chess, text: &str, lang: NotationLanguage) -> Seal
             match piece_role(c, lang) {
                 Some(role) => english.push(english_letter(role)),
                 None => {
-                    return meaningless(format!(
-                        "'{c}' is not a piece letter here ({})",
-                        letters(lang)
-                    ));
+                    return meaningless(SealedWhy::NotAPieceLetter {
+                        letter: c,
+                        letters: letters(lang).to_string(),
+                    });
                 }
             }
         } else if c.is_ascii_alphanumeric() || matches!(c, '-' | 'x' | ':' | '=') {
             english.push(c);
         } else {
-            return meaningless(format!("unexpected character {c:?}"));
+            return meaningless(SealedWhy::UnexpectedCharacter { character: c });
         }
     }
     if let Some(v) = long_algebraic(pos, &english) {
@@ -418,18 +501,18 @@ fn long_algebraic(pos: &Chess, t: &str) -> Option<SealedVerdict> {
         "B" | "b" => Some('b'),
         "N" | "n" => Some('n'),
         _ => {
-            return Some(SealedVerdict::Meaningless {
-                reason: format!("'{tail}' after the squares is not a promotion piece"),
-            });
+            return Some(SealedVerdict::meaningless(SealedWhy::NotAPromotionPiece {
+                text: tail.to_string(),
+            }));
         }
     };
     let from_sq: shakmaty::Square = from.parse().ok()?;
     if let (Some(p), Some(on)) = (piece, pos.board().piece_at(from_sq))
         && english_letter(on.role) != p
     {
-        return Some(SealedVerdict::Meaningless {
-            reason: format!("the piece named is not the one on {from}"),
-        });
+        return Some(SealedVerdict::meaningless(SealedWhy::NotThePieceOn {
+            square: from.to_string(),
+        }));
     }
     let uci = format!(
         "{from}{to}{}",
@@ -438,9 +521,7 @@ fn long_algebraic(pos: &Chess, t: &str) -> Option<SealedVerdict> {
     let parsed: UciMove = match uci.parse() {
         Ok(u) => u,
         Err(_) => {
-            return Some(SealedVerdict::Meaningless {
-                reason: "not a move".into(),
-            });
+            return Some(SealedVerdict::meaningless(SealedWhy::NotAMove));
         }
     };
     Some(match parsed.to_move(pos) {
@@ -463,9 +544,9 @@ fn long_algebraic(pos: &Chess, t: &str) -> Option<SealedVerdict> {
                     candidates: promotions,
                 }
             } else {
-                SealedVerdict::Illegal {
-                    reason: format!("{from}-{to} is not a legal move here"),
-                }
+                SealedVerdict::illegal(SealedWhy::NotLegalHere {
+                    text: format!("{from}-{to}"),
+                })
             }
         }
     })
@@ -482,9 +563,7 @@ fn from_san(pos: &Chess, t: &str) -> SealedVerdict {
     let san: San = match t.parse() {
         Ok(s) => s,
         Err(_) => {
-            return SealedVerdict::Meaningless {
-                reason: "not a move in algebraic notation".into(),
-            };
+            return SealedVerdict::meaningless(SealedWhy::NotAlgebraic);
         }
     };
     match san {
@@ -509,9 +588,9 @@ fn from_san(pos: &Chess, t: &str) -> SealedVerdict {
                 })
                 .collect();
             match fits.as_slice() {
-                [] => SealedVerdict::Illegal {
-                    reason: format!("no legal move fits {t}"),
-                },
+                [] => SealedVerdict::illegal(SealedWhy::NoLegalMoveFits {
+                    text: t.to_string(),
+                }),
                 [m] => legal(pos, *m),
                 many => SealedVerdict::Ambiguous {
                     candidates: many
@@ -523,9 +602,9 @@ fn from_san(pos: &Chess, t: &str) -> SealedVerdict {
         }
         other => match other.to_move(pos) {
             Ok(m) => legal(pos, m),
-            Err(_) => SealedVerdict::Illegal {
-                reason: format!("{t} is not legal here"),
-            },
+            Err(_) => SealedVerdict::illegal(SealedWhy::NotLegalHere {
+                text: t.to_string(),
+            }),
         },
     }
 }
@@ -632,14 +711,28 @@ mod tests {
             candidates: vec!["Nbd2".into(), "Nfd2".into()],
         };
         assert_eq!(ambiguous.describe(), "ambiguous (Nbd2 or Nfd2)");
-        let meaningless = SealedVerdict::Meaningless {
-            reason: "nothing is written".into(),
-        };
+        let meaningless = SealedVerdict::meaningless(SealedWhy::NothingWritten);
         assert_eq!(meaningless.describe(), "meaningless (nothing is written)");
-        let illegal = SealedVerdict::Illegal {
-            reason: "no legal move fits Nf5".into(),
-        };
+        let illegal = SealedVerdict::illegal(SealedWhy::NoLegalMoveFits { text: "Nf5".into() });
         assert_eq!(illegal.describe(), "illegal (no legal move fits Nf5)");
+        // The reason as data beside its English; a journal from before it reads without.
+        let v = serde_json::to_value(&illegal).unwrap_or_default();
+        assert_eq!(
+            v,
+            serde_json::json!({"verdict": "illegal", "reason": "no legal move fits Nf5",
+                "why": {"code": "no_legal_move_fits", "params": {"text": "Nf5"}}})
+        );
+        let old: SealedVerdict = serde_json::from_value(
+            serde_json::json!({"verdict": "meaningless", "reason": "not a move"}),
+        )
+        .unwrap_or(legal);
+        assert_eq!(
+            old,
+            SealedVerdict::Meaningless {
+                reason: "not a move".into(),
+                why: None
+            }
+        );
     }
 
     #[test]
@@ -709,13 +802,21 @@ mod tests {
         assert_eq!(
             read(None, "Nf3", NotationLanguage::Es),
             SealedVerdict::Meaningless {
-                reason: "'N' is not a piece letter here (R D T A C)".into()
+                reason: "'N' is not a piece letter here (R D T A C)".into(),
+                why: Some(Box::new(SealedWhy::NotAPieceLetter {
+                    letter: 'N',
+                    letters: "R D T A C".into()
+                }))
             }
         );
         assert_eq!(
             read(None, "Xf3", NotationLanguage::En),
             SealedVerdict::Meaningless {
-                reason: "'X' is not a piece letter here (K Q R B N)".into()
+                reason: "'X' is not a piece letter here (K Q R B N)".into(),
+                why: Some(Box::new(SealedWhy::NotAPieceLetter {
+                    letter: 'X',
+                    letters: "K Q R B N".into()
+                }))
             }
         );
     }

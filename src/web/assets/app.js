@@ -973,7 +973,8 @@ function commandForm(spec, boardId, boards) {
       const reading = await readSeal(boardId, String(body.mv));
       busy = false;
       if (reading && reading.refuse) {
-        reply.textContent = t("seal.refused", { mv: String(body.mv), why: reading.refuse }); reply.className = "reply err";
+        const why = reading.refuse_letter && reading.letters ? t("seal.words.foreign_letter", { letter: reading.refuse_letter, letters: reading.letters.letters }) : reading.refuse;
+        reply.textContent = t("seal.refused", { mv: String(body.mv), why }); reply.className = "reply err";
         showArrow(null);
         return;
       }
@@ -1052,6 +1053,39 @@ function showArrow(reading) {
 }
 
 /**
+ * A sealed move's reading in the page's language, from the server's data (`move`, `why`,
+ * `candidates`); the server's English `words` when it gave none. Moves named in it are in
+ * the event's letters.
+ * @param {any} r the reading @param {string} letters the event's piece letters
+ */
+function sealWords(r, letters) {
+  const m = r.move;
+  if (r.verdict === "legal" && m && m.castle) return t(`seal.words.castle.${m.castle}`, { who: colorWord(m.side), king: m.king, to: m.to });
+  if (r.verdict === "legal" && m) {
+    let words = t("seal.words.move", { who: colorWord(m.side), piece: t(`seal.piece.${m.role}`), from: m.from, to: m.to });
+    if (m.capture) words = t("seal.words.taking", { words, piece: t(`seal.the.${m.capture}`) });
+    if (m.en_passant) words = t("seal.words.en_passant", { words });
+    if (m.promotion) words = t("seal.words.promoting", { words, piece: t(`seal.a.${m.promotion}`) });
+    return words;
+  }
+  if (r.verdict === "ambiguous") return t("seal.words.ambiguous", { candidates: new Intl.ListFormat(LANG, { type: "disjunction" }).format((r.candidates || []).map((/** @type {string} */ c) => sanIn(c, letters))) });
+  if (r.verdict === "meaningless" && r.why) return t("seal.words.meaningless", { why: whyWords(r.why, letters) });
+  if (r.verdict === "illegal" && r.why) return t("seal.words.illegal", { why: whyWords(r.why, letters) });
+  return String(r.words || "");
+}
+
+/**
+ * Why a sealed move is meaningless or illegal (`SealedWhy`: a code and its parameters),
+ * with the moves it names in the event's letters.
+ * @param {any} why @param {string} letters
+ */
+function whyWords(why, letters) {
+  const params = Object.assign({}, why.params || {});
+  if (typeof params.text === "string" && why.code !== "not_a_promotion_piece") params.text = sanIn(params.text, letters);
+  return hasText(`sealwhy.${why.code}`) ? t(`sealwhy.${why.code}`, params) : String(why.code);
+}
+
+/**
  * A seal's confirmation: the move in words and in the event's letters, or why it cannot
  * be played (it may still be sealed deliberately: I.8 is the players' rule).
  * @param {Record<string, any>} body @param {string|null} boardId @param {any} reading
@@ -1064,8 +1098,9 @@ function sealConfirmText(body, boardId, reading) {
   const keep = t("seal.keep");
   const mv = String(body.mv);
   if (!reading) return t("seal.confirm.unread", { who, mv, where, keep });
-  if (reading.verdict === "legal") return t("seal.confirm.legal", { who, words: reading.words, written: reading.written, mv, san: reading.san, where, keep });
-  return t("seal.confirm.invalid", { mv, words: reading.words, who });
+  const words = sealWords(reading, eventLetters(st));
+  if (reading.verdict === "legal") return t("seal.confirm.legal", { who, words, written: reading.written, mv, san: reading.san, where, keep });
+  return t("seal.confirm.invalid", { mv, words, who });
 }
 
 /**
@@ -1559,7 +1594,9 @@ function verdictWords(v, letters) {
   if (v.verdict === "legal") return t("verdict.legal", { san: sanIn(v.san, letters) });
   if (v.verdict === "ambiguous") return t("verdict.ambiguous", { candidates: new Intl.ListFormat(LANG, { type: "disjunction" }).format((v.candidates || []).map((/** @type {string} */ c) => sanIn(c, letters))) });
   const word = hasText(`verdict.${v.verdict}`) ? t(`verdict.${v.verdict}`) : String(v.verdict).replace(/_/g, " ");
-  return `${word}${v.reason ? ` (${v.reason})` : ""}`;
+  // The reason in the page's language from its code (journals before it said none).
+  const reason = v.why && LANG !== "en" ? whyWords(v.why, letters) : v.reason;
+  return `${word}${reason ? ` (${reason})` : ""}`;
 }
 
 /**
