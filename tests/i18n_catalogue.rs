@@ -252,6 +252,28 @@ fn families() -> Vec<Family> {
             complete: true,
         },
         Family {
+            prefix: "tcwhat.",
+            values: vec![
+                "seconds_or_moves",
+                "seconds_after_slash",
+                "seconds_after_plus",
+                "seconds_after_star",
+                "period_after_colon",
+                "colon_plus_or_end",
+                "end",
+            ],
+            check: Some(|v| is_variant::<hallclock::rules::time_control::TcExpected>(None, v)),
+            source: "rules::time_control::TcExpected",
+            complete: true,
+        },
+        Family {
+            prefix: "tcnote.",
+            values: vec!["unknown", "untimed", "hourglass"],
+            check: None,
+            source: "/api/tc's parts of a control without periods (web/commands.rs, tc_parts)",
+            complete: true,
+        },
+        Family {
             prefix: "sealwhy.",
             values: vec![
                 "nothing_written",

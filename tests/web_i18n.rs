@@ -359,6 +359,9 @@ async fn every_page_is_spanish_in_a_spanish_browser() {
         if name == "board sealing" {
             seal_read_back(&chrome, &mut failures).await;
         }
+        if name == "round" {
+            time_control_said(&chrome, &mut failures).await;
+        }
         // Every act's form, opened: the rarely used ones are words too.
         if name.starts_with("board") {
             chrome
@@ -431,6 +434,40 @@ async fn seal_read_back(chrome: &Chrome, failures: &mut Vec<String>) {
         "cancel",
     )
     .await;
+}
+
+/// The round's time control checked as it is typed: the reader's complaint and a note on
+/// a control no clock runs on, in Spanish from their codes.
+async fn time_control_said(chrome: &Chrome, failures: &mut Vec<String>) {
+    for (tc, wanted) in [
+        (
+            "40/",
+            "se esperaba un número de segundos tras '/' en el carácter 4",
+        ),
+        ("?", "el ritmo es desconocido"),
+        (
+            "90x",
+            "se esperaba ':' entre periodos, '+' o el final y hay «x» en el carácter 3",
+        ),
+    ] {
+        chrome
+            .js(&format!(
+                "document.getElementById('tc-desc').textContent = ''; const i = document.getElementById('round-tc'); i.value = {tc:?}; i.dispatchEvent(new Event('input')); return true;"
+            ))
+            .await;
+        let said = chrome
+            .until(
+                &format!("the time control {tc:?} said"),
+                "document.getElementById('tc-desc').textContent",
+            )
+            .await;
+        let said = said.as_str().unwrap_or("");
+        if !said.contains(wanted) {
+            failures.push(format!(
+                "the time control {tc:?} reads {said:?}, not {wanted:?}"
+            ));
+        }
+    }
 }
 
 /// The hall, a board and /public on a phone in Spanish (longer words): screenshots, no

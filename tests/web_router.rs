@@ -269,6 +269,15 @@ async fn the_time_control_check_describes_or_says_where() {
     .await;
     assert_eq!(s, StatusCode::BAD_REQUEST);
     assert!(t.contains("column"), "{t}");
+    // As data too, for a page in another language (issue 39).
+    let v: serde_json::Value = serde_json::from_str(&t).unwrap_or_default();
+    assert_eq!(v["error"], "bad_request", "{t}");
+    assert_eq!(v["code"], "tc_expected_at_end", "{t}");
+    assert_eq!(
+        v["params"],
+        serde_json::json!({"what": "seconds_after_slash", "column": 4, "text": "40/"}),
+        "{t}"
+    );
 }
 
 #[tokio::test]

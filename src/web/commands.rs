@@ -252,7 +252,27 @@ pub async fn tc_check(Query(q): Query<TcQuery>) -> Result<Json<Value>, WebError>
             "parts": tc_parts(&tc),
             "note": tc.periods().err().map(|e| e.to_string()),
         }))),
-        Err(e) => Err(WebError::BadRequest(format!("'{}': {e}", q.tc))),
+        Err(e) => Err(tc_error(&q.tc, &e)),
+    }
+}
+
+/// A time control that does not read, as data for the page (`tc_<kind>`, the kind's
+/// parameters, the column and the text) and in English.
+fn tc_error(text: &str, e: &time_control::TcError) -> WebError {
+    let said = serde_json::to_value(&e.kind).unwrap_or_default();
+    let kind = said["code"].as_str().unwrap_or("empty");
+    let code = super::error::WEB_ERROR_CODES
+        .iter()
+        .copied()
+        .find(|c| c.strip_prefix("tc_") == Some(kind))
+        .unwrap_or("bad_request");
+    let mut params = said.get("params").cloned().unwrap_or_else(|| json!({}));
+    params["column"] = json!(e.column);
+    params["text"] = json!(text);
+    WebError::BadValue {
+        code,
+        params,
+        reason: format!("'{text}': {e}"),
     }
 }
 

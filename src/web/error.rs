@@ -11,6 +11,15 @@ pub enum WebError {
     /// The request itself is malformed (a body that is not a command, a bad field).
     #[error("{0}")]
     BadRequest(String),
+    /// A malformed value whose reader says what is wrong as data: `code` (one of
+    /// [`WEB_ERROR_CODES`]) and its parameters, for a page in another language; `reason`
+    /// is the English. Answered 400 with `error: bad_request`, as [`WebError::BadRequest`].
+    #[error("{reason}")]
+    BadValue {
+        code: &'static str,
+        params: serde_json::Value,
+        reason: String,
+    },
     /// No session (or an expired one): log in.
     #[error("not logged in (or the session expired): log in again")]
     Unauthenticated,
@@ -48,7 +57,7 @@ pub enum WebError {
 impl WebError {
     pub fn status_code(&self) -> StatusCode {
         match self {
-            WebError::BadRequest(_) => StatusCode::BAD_REQUEST,
+            WebError::BadRequest(_) | WebError::BadValue { .. } => StatusCode::BAD_REQUEST,
             WebError::Unauthenticated | WebError::BadLogin => StatusCode::UNAUTHORIZED,
             WebError::TooManyAttempts { .. } => StatusCode::TOO_MANY_REQUESTS,
             WebError::Csrf(_) | WebError::Forbidden(_) => StatusCode::FORBIDDEN,
@@ -83,6 +92,15 @@ impl IntoResponse for WebError {
         let status = self.status_code();
         match self {
             WebError::Refused { response, .. } => (status, Json(response)).into_response(),
+            WebError::BadValue {
+                code,
+                params,
+                reason,
+            } => (
+                status,
+                Json(json!({ "status": "error", "error": "bad_request", "code": code, "params": params, "reason": reason })),
+            )
+                .into_response(),
             WebError::Internal(why) => {
                 tracing::error!(error = %why.escape_debug(), "web: internal error");
                 status.into_response()
@@ -142,6 +160,15 @@ pub const WEB_ERROR_CODES: &[&str] = &[
     "forbidden",
     "not_found",
     "unavailable",
+    // `/api/tc`'s reader (rules::time_control::TcErrorKind), as `tc_<kind>`.
+    "tc_empty",
+    "tc_period_after_colon",
+    "tc_expected",
+    "tc_expected_at_end",
+    "tc_leading_zero",
+    "tc_too_large",
+    "tc_zero_moves",
+    "tc_quota_missing",
 ];
 
 /// A wait as the arbiter reads it on the login page: seconds for a back-off step, whole

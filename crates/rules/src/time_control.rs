@@ -189,16 +189,19 @@ pub struct TcError {
     pub kind: TcErrorKind,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+/// As data (`code` and `params`, with the column beside it), for a page that says it in
+/// its own language; `Display` is the English.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error, serde::Serialize)]
+#[serde(tag = "code", content = "params", rename_all = "snake_case")]
 pub enum TcErrorKind {
     #[error("expected a time control ('?', '-', '*secs' or periods such as 40/5400+30:1800+30)")]
     Empty,
     #[error("expected a period after ':'")]
     PeriodAfterColon,
     #[error("expected {what}, found '{found}'")]
-    Expected { what: &'static str, found: char },
+    Expected { what: TcExpected, found: char },
     #[error("expected {what}")]
-    ExpectedAtEnd { what: &'static str },
+    ExpectedAtEnd { what: TcExpected },
     #[error("numbers have no leading zeros")]
     LeadingZero,
     #[error("number too large (at most {max})")]
@@ -207,6 +210,33 @@ pub enum TcErrorKind {
     ZeroMoves,
     #[error("only the last period may omit the move quota 'moves/'")]
     QuotaMissing,
+}
+
+/// What the reader expected where it stopped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TcExpected {
+    SecondsOrMoves,
+    SecondsAfterSlash,
+    SecondsAfterPlus,
+    SecondsAfterStar,
+    PeriodAfterColon,
+    ColonPlusOrEnd,
+    End,
+}
+
+impl std::fmt::Display for TcExpected {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            TcExpected::SecondsOrMoves => "a number of seconds or moves",
+            TcExpected::SecondsAfterSlash => "a number of seconds after '/'",
+            TcExpected::SecondsAfterPlus => "a number of seconds after '+'",
+            TcExpected::SecondsAfterStar => "a number of seconds after '*'",
+            TcExpected::PeriodAfterColon => "a period after ':'",
+            TcExpected::ColonPlusOrEnd => "':' between periods, '+' or the end",
+            TcExpected::End => "the end of the time control",
+        })
+    }
 }
 
 /// The largest number of seconds accepted: 10 days, far beyond any real control, and
@@ -232,7 +262,7 @@ impl Parser<'_> {
         }
     }
 
-    fn expected(&self, what: &'static str) -> TcError {
+    fn expected(&self, what: TcExpected) -> TcError {
         match self.found() {
             Some(found) => self.err(TcErrorKind::Expected { what, found }),
             None => self.err(TcErrorKind::ExpectedAtEnd { what }),
@@ -246,7 +276,7 @@ impl Parser<'_> {
             .and_then(|rest| rest.chars().next())
     }
 
-    fn number(&mut self, what: &'static str, max: u32) -> Result<u32, TcError> {
+    fn number(&mut self, what: TcExpected, max: u32) -> Result<u32, TcError> {
         let start = self.i;
         let mut value: u64 = 0;
         while let Some(c @ b'0'..=b'9') = self.peek() {
@@ -270,7 +300,7 @@ impl Parser<'_> {
 
     fn period(&mut self) -> Result<Period, TcError> {
         let start = self.i;
-        let first = self.number("a number of seconds or moves", MAX_SECS.max(MAX_MOVES))?;
+        let first = self.number(TcExpected::SecondsOrMoves, MAX_SECS.max(MAX_MOVES))?;
         let (moves, secs) = if self.peek() == Some(b'/') {
             if first == 0 {
                 self.i = start;
@@ -283,7 +313,7 @@ impl Parser<'_> {
             self.i += 1;
             (
                 Some(first),
-                self.number("a number of seconds after '/'", MAX_SECS)?,
+                self.number(TcExpected::SecondsAfterSlash, MAX_SECS)?,
             )
         } else {
             if first > MAX_SECS {
@@ -294,7 +324,7 @@ impl Parser<'_> {
         };
         let bonus = if self.peek() == Some(b'+') {
             self.i += 1;
-            let s = self.number("a number of seconds after '+'", MAX_SECS)?;
+            let s = self.number(TcExpected::SecondsAfterPlus, MAX_SECS)?;
             if self.peek() == Some(b'd') {
                 self.i += 1;
                 Bonus::Delay(s)
@@ -326,7 +356,7 @@ pub fn parse(s: &str) -> Result<TimeControl, TcError> {
         }
         Some(b'*') => {
             p.i += 1;
-            TimeControl::Hourglass(p.number("a number of seconds after '*'", MAX_SECS)?)
+            TimeControl::Hourglass(p.number(TcExpected::SecondsAfterStar, MAX_SECS)?)
         }
         Some(b'0'..=b'9') => {
             let mut periods = Vec::new();
@@ -340,13 +370,13 @@ pub fn parse(s: &str) -> Result<TimeControl, TcError> {
                         if !matches!(p.peek(), Some(b'0'..=b'9')) {
                             return Err(match p.peek() {
                                 None => p.err(TcErrorKind::PeriodAfterColon),
-                                Some(_) => p.expected("a period after ':'"),
+                                Some(_) => p.expected(TcExpected::PeriodAfterColon),
                             });
                         }
                     }
                     None => break,
                     Some(_) => {
-                        return Err(p.expected("':' between periods, '+' or the end"));
+                        return Err(p.expected(TcExpected::ColonPlusOrEnd));
                     }
                 }
             }
@@ -365,7 +395,7 @@ pub fn parse(s: &str) -> Result<TimeControl, TcError> {
         Some(_) => return Err(p.err(TcErrorKind::Empty)),
     };
     if p.peek().is_some() {
-        return Err(p.expected("the end of the time control"));
+        return Err(p.expected(TcExpected::End));
     }
     Ok(tc)
 }

@@ -71,6 +71,8 @@ function paramText(name, v, all) {
   if (name === "refusal" && typeof v === "string") return refusalText({ code: v, params: (all && all.refusal_params) || {} }, v);
   if (name === "san" && typeof v === "string") return sanIn(v, lettersOfBoard(all && all.board));
   if (name === "result" && v && typeof v === "object") return resultWords(v);
+  // What the time-control reader expected (`TcExpected`), in words.
+  if (name === "what" && typeof v === "string" && hasText(`tcwhat.${v}`)) return t(`tcwhat.${v}`);
   if (Array.isArray(v)) return new Intl.ListFormat(LANG, { type: "conjunction" }).format(v.map(String));
   return v === null || v === undefined ? "" : String(v);
 }
@@ -2122,7 +2124,7 @@ function roundView() {
     const a = await r.json().catch(() => ({}));
     if (r.ok) {
       const description = tcDescription(a);
-      tcDesc.textContent = a.note ? t("round.tc.with_note", { description, note: a.note }) : description;
+      tcDesc.textContent = a.note ? t("round.tc.with_note", { description, note: tcNote(a) }) : description;
       tcDesc.className = "desc";
     }
     else {
@@ -2382,6 +2384,16 @@ function arbiterWords(text) {
     .replace(/missing field `(\w+)`/g, (_, f) => `${f.replace(/_/g, " ").replace(/^./, (c) => c.toUpperCase())} is missing`)
     .replace(/unknown field `(\w+)`, expected [^;]*/g, (_, f) => `'${f}' is not a pairing's field`)
     .replace(/invalid type: ([^,]+), expected ([^;]+?)( at line \d+ column \d+)?$/g, "expected $2, not $1");
+}
+
+/**
+ * Why a control that reads cannot run a clock (`/api/tc`'s `note`), in the page's words.
+ * @param {any} a
+ */
+function tcNote(a) {
+  // The note is the server's English; its kind is the control's only part.
+  const part = Array.isArray(a.parts) && a.parts.length === 1 ? a.parts[0].part : "";
+  return LANG !== "en" && hasText(`tcnote.${part}`) ? t(`tcnote.${part}`) : String(a.note);
 }
 
 /**
