@@ -361,6 +361,7 @@ async fn every_page_is_spanish_in_a_spanish_browser() {
         }
         if name == "round" {
             time_control_said(&chrome, &mut failures).await;
+            pairing_refused(&chrome, &mut failures).await;
         }
         // Every act's form, opened: the rarely used ones are words too.
         if name.starts_with("board") {
@@ -468,6 +469,35 @@ async fn time_control_said(chrome: &Chrome, failures: &mut Vec<String>) {
             ));
         }
     }
+    chrome
+        .js("const i = document.getElementById('round-tc'); i.value = '600'; i.dispatchEvent(new Event('input')); return true;")
+        .await;
+}
+
+/// A round refused for one of its pairings: the pairing counted as the arbiter counts,
+/// in Spanish (the refusal's `at`, the daemon's 0-based `pairings[1]`).
+async fn pairing_refused(chrome: &Chrome, failures: &mut Vec<String>) {
+    let json = r#"[{"board":"board-001","white":"A","black":"B"},{"board":"board-009","white":"C","black":"D"}]"#;
+    chrome
+        .js(&format!(
+            "document.querySelector('#start-round [name=pairings_json]').value = {json:?}; document.getElementById('round-reply').textContent = ''; return true;"
+        ))
+        .await;
+    press(chrome, "#start-round button[type=submit]", "Start round").await;
+    let reply = chrome
+        .until(
+            "the pasted pairings' refusal",
+            "(t => t && t !== '…' && t)(document.getElementById('round-reply').textContent)",
+        )
+        .await;
+    let reply = reply.as_str().unwrap_or("");
+    let wanted = "emparejamiento 2: tablero desconocido 'board-009'";
+    if !reply.contains(wanted) {
+        failures.push(format!("a refused pairing reads {reply:?}, not {wanted:?}"));
+    }
+    chrome
+        .js("document.querySelector('#start-round [name=pairings_json]').value = ''; return true;")
+        .await;
 }
 
 /// The hall, a board and /public on a phone in Spanish (longer words): screenshots, no

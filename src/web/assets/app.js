@@ -71,6 +71,8 @@ function paramText(name, v, all) {
   if (name === "refusal" && typeof v === "string") return refusalText({ code: v, params: (all && all.refusal_params) || {} }, v);
   if (name === "san" && typeof v === "string") return sanIn(v, lettersOfBoard(all && all.board));
   if (name === "result" && v && typeof v === "object") return resultWords(v);
+  // A round's pairing, named by the daemon by its 0-based index: as the arbiter counts.
+  if (name === "at" && typeof v === "string" && /^pairings\[\d+\]$/.test(v)) return t("round.at", { n: Number(v.slice(9, -1)) + 1 });
   // What the time-control reader expected (`TcExpected`), in words.
   if (name === "what" && typeof v === "string" && hasText(`tcwhat.${v}`)) return t(`tcwhat.${v}`);
   if (Array.isArray(v)) return new Intl.ListFormat(LANG, { type: "conjunction" }).format(v.map(String));
@@ -694,6 +696,8 @@ async function post(boardId, body, replyEl) {
       const why = refusalText(answer, r.statusText || String(r.status));
       replyEl.textContent = ok ? t("reply.done", { act: doneWords(String(body.action)) }) : t("reply.refused", { why });
       replyEl.className = ok ? "reply ok" : "reply err";
+      // Which pairing a refused round names (`pairings[i]`), for its row.
+      replyEl.dataset.at = !ok && answer.params && typeof answer.params.at === "string" ? answer.params.at : "";
     }
     if (r.status === 401) location.href = "/login";
     return ok ? "ok" : (r.status >= 500 && !answer.status ? "lost" : "refused");
@@ -2282,15 +2286,16 @@ function roundView() {
     submitBtn.disabled = false;
     if (outcome === "refused") {
       roundTxn = null;
-      // The daemon names a pairing by its 0-based index: say the row, and mark it.
+      // The daemon names a pairing by its 0-based index, in its English or in the
+      // refusal's `at`: say the row, and mark it.
       const m = /pairings\[(\d+)\](?:\.(\w+))?:?\s*(.*)/.exec(reply.textContent || "");
+      const at = /^pairings\[(\d+)\]$/.exec(reply.dataset.at || "");
+      const named = m ? { i: Number(m[1]), what: `${m[2] ? `${m[2].replace(/_/g, " ")}: ` : ""}${arbiterWords(m[3])}` } : at ? { i: Number(at[1]), what: reply.textContent || "" } : null;
       // Pairing rows only: a row's error is a row of the table too.
       const rows = [...rowsBody.querySelectorAll("tr:not(.row-error)")].filter((tr) => /** @type {HTMLInputElement} */ (tr.querySelector("[name=white]")).value.trim() || /** @type {HTMLInputElement} */ (tr.querySelector("[name=black]")).value.trim());
-      if (m && !pasted.value.trim()) {
-        const i = Number(m[1]);
-        const field = m[2] ? `${m[2].replace(/_/g, " ")}: ` : "";
-        const tr = rows[i];
-        if (tr) rowError(tr, t("round.err.row", { n: i + 1, board: pairings[i] ? pairings[i].board : "?", what: `${field}${arbiterWords(m[3])}` }));
+      if (named && !pasted.value.trim()) {
+        const tr = rows[named.i];
+        if (tr) rowError(tr, t("round.err.row", { n: named.i + 1, board: pairings[named.i] ? pairings[named.i].board : "?", what: named.what }));
       } else {
         reply.textContent = arbiterWords(reply.textContent || "");
       }
