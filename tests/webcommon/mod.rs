@@ -2,6 +2,7 @@
 //! HTTP on a local port), plain HTTP requests, and dashboard accounts.
 #![allow(dead_code)]
 
+use std::os::unix::process::CommandExt;
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
@@ -119,7 +120,11 @@ impl Chrome {
         prefs: Value,
     ) -> Chrome {
         let port = free_port();
+        // Its own process group, which the browser it starts joins: a test that panics
+        // (or a close) ends the whole group, never leaving a browser behind to load the
+        // machine for the tests after it.
         let driver = Command::new("chromedriver")
+            .process_group(0)
             .arg(format!("--port={port}"))
             .stdout(Stdio::null())
             .stderr(Stdio::null())
@@ -255,15 +260,25 @@ impl Chrome {
 
     pub async fn close(mut self) {
         let _ = self.client.clone().close().await;
-        let _ = self.driver.kill();
-        let _ = self.driver.wait();
+        kill_group(&mut self.driver);
     }
 }
 
 impl Drop for Chrome {
     fn drop(&mut self) {
-        let _ = self.driver.kill();
+        kill_group(&mut self.driver);
     }
+}
+
+/// End chromedriver and every browser process it started (its process group).
+fn kill_group(driver: &mut Child) {
+    let _ = Command::new("kill")
+        .args(["-KILL", "--", &format!("-{}", driver.id())])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status();
+    let _ = driver.kill();
+    let _ = driver.wait();
 }
 
 pub fn free_port() -> u16 {
