@@ -359,6 +359,9 @@ async fn every_page_is_spanish_in_a_spanish_browser() {
         if name == "board sealing" {
             seal_read_back(&chrome, &mut failures).await;
         }
+        if name == "alerts" {
+            every_alert_code_said(&chrome, &mut failures).await;
+        }
         if name == "round" {
             time_control_said(&chrome, &mut failures).await;
             pairing_refused(&chrome, &mut failures).await;
@@ -435,6 +438,54 @@ async fn seal_read_back(chrome: &Chrome, failures: &mut Vec<String>) {
         "cancel",
     )
     .await;
+}
+
+/// Every alert code the daemon gives (hall-level ones included: a walk raises only some),
+/// said by the page itself from sample parameters: Spanish words for each, every
+/// placeholder filled, nothing thrown.
+async fn every_alert_code_said(chrome: &Chrome, failures: &mut Vec<String>) {
+    let codes: Vec<Value> = hallclock::alert::ALERT_CODES
+        .iter()
+        .map(|(code, params)| {
+            let params: serde_json::Map<String, Value> = params
+                .iter()
+                .map(|p| {
+                    let v = match *p {
+                        p if p.ends_with("_ms") => json!(90_000),
+                        "at" | "now" | "since" | "last_known" | "deadline" => {
+                            json!(1_796_047_200_000_i64)
+                        }
+                        "side" | "running" | "sealer" | "responder" => json!("white"),
+                        "count" | "failures" | "round" | "games" | "max" | "status" => json!(2),
+                        _ => json!(format!("x-{p}")),
+                    };
+                    (p.to_string(), v)
+                })
+                .collect();
+            json!({"code": code, "params": params})
+        })
+        .collect();
+    let said = chrome
+        .js(&format!(
+            "return {}.map(a => {{ try {{ return [a.code, alertMessage({{...a, kind: a.code.split('.')[0], message: 'ENGLISH'}})]; }} catch (e) {{ return [a.code, 'threw ' + e]; }} }});",
+            Value::Array(codes)
+        ))
+        .await;
+    let said = said.as_array().cloned().unwrap_or_default();
+    if said.len() < 80 {
+        failures.push(format!("only {} alert codes said on the page", said.len()));
+    }
+    for pair in said {
+        let code = pair[0].as_str().unwrap_or("?");
+        let text = pair[1].as_str().unwrap_or("");
+        if text == "ENGLISH"
+            || text.starts_with("!es")
+            || text.starts_with("threw")
+            || text.contains('{')
+        {
+            failures.push(format!("alert {code} reads {text:?} on the Spanish page"));
+        }
+    }
 }
 
 /// The round's time control checked as it is typed: the reader's complaint and a note on

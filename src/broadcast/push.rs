@@ -174,6 +174,72 @@ fn plural(n: usize) -> String {
     }
 }
 
+impl PushProblem {
+    /// The problem as data (docs/MQTT-API.md, "Message codes"); lichess's own words (a
+    /// refused game's reason, a refusal's body) stay as lichess wrote them.
+    pub fn said(&self) -> crate::alert::Said {
+        use crate::alert::Said;
+        use serde_json::json;
+        let message = self.to_string();
+        match self {
+            PushProblem::SourceUrl { round_id } => Said::new(
+                "broadcast_push.source_url",
+                json!({ "round_id": round_id }),
+                message,
+            ),
+            PushProblem::GamesRefused { round_id, games } => Said::new(
+                "broadcast_push.games_refused",
+                json!({ "round_id": round_id, "count": games.len(), "games": list(games) }),
+                message,
+            ),
+            PushProblem::TooMany {
+                round,
+                round_id,
+                games,
+            } => Said::new(
+                "broadcast_push.too_many",
+                json!({ "round": round, "round_id": round_id, "games": games, "max": MAX_GAMES }),
+                message,
+            ),
+            PushProblem::Unplaced { round, boards } => Said::new(
+                "broadcast_push.unplaced",
+                json!({ "round": round, "boards": boards }),
+                message,
+            ),
+            PushProblem::Refused {
+                round_id,
+                status,
+                body,
+            } => Said::new(
+                "broadcast_push.refused",
+                json!({ "round_id": round_id, "status": status, "body": body }),
+                message,
+            ),
+        }
+    }
+}
+
+/// The `broadcast_push` alert for every problem at once: one said as itself, several
+/// counted, their English joined.
+fn problems_said(problems: &[&PushProblem]) -> Option<crate::alert::Said> {
+    match problems {
+        [] => None,
+        [one] => Some(one.said()),
+        many => {
+            let text = many
+                .iter()
+                .map(ToString::to_string)
+                .collect::<Vec<_>>()
+                .join(" — ");
+            Some(crate::alert::Said::new(
+                "broadcast_push.several",
+                serde_json::json!({ "count": many.len(), "text": text }),
+                text,
+            ))
+        }
+    }
+}
+
 fn list(games: &[(String, String)]) -> String {
     games
         .iter()
@@ -573,14 +639,14 @@ async fn run(
             }
             reports.send_replace(Some(report));
         }
-        let problems: Vec<String> = unplaced
+        let problems: Vec<&PushProblem> = unplaced
             .iter()
             .chain(lanes.iter().filter_map(|l| l.problem.as_ref()))
-            .map(ToString::to_string)
             .collect();
-        let message = (!problems.is_empty()).then(|| problems.join(" — "));
+        let said = problems_said(&problems);
+        let message = said.as_ref().map(|s| s.message.clone());
         if message != alerted {
-            alert(alerts.as_ref(), message.as_deref(), source.now());
+            alert(alerts.as_ref(), said, source.now());
             if message.is_none() {
                 tracing::info!(round, "every game is pushed to lichess again");
             } else if let Some(u) = &unplaced {
@@ -695,24 +761,21 @@ async fn push_one(
 }
 
 /// Raise the hall's `broadcast_push` alert with `message`, or clear it (`None`).
-fn alert(sink: Option<&AlertSink>, message: Option<&str>, now: crate::rules::Millis) {
+fn alert(sink: Option<&AlertSink>, said: Option<crate::alert::Said>, now: crate::rules::Millis) {
     let Some(sink) = sink else { return };
     let topic = sink.topics.alert(&sink.id());
-    match message {
+    match said {
         None => sink.publisher.clear_alert(&sink.topics, &sink.id()),
-        Some(m) => sink.publisher.json_retained(
+        Some(said) => sink.publisher.json_retained(
             topic,
-            &AlertPayload {
-                id: sink.id(),
-                board: None,
-                kind: AlertKind::BroadcastPush,
-                code: AlertKind::BroadcastPush.slug().to_string(),
-                params: Default::default(),
-                severity: Severity::Warning,
-                message: m.to_string(),
-                since: now,
-                error: None,
-            },
+            &AlertPayload::said(
+                sink.id(),
+                None,
+                AlertKind::BroadcastPush,
+                Severity::Warning,
+                said,
+                now,
+            ),
         ),
     }
 }
@@ -739,6 +802,56 @@ fn failed(
 mod tests {
     use super::*;
     use std::time::Instant;
+
+    #[test]
+    fn push_problems_are_said_as_data_one_by_one_or_counted() {
+        let refused = PushProblem::GamesRefused {
+            round_id: "AbCd1234".into(),
+            games: vec![("A - B (3.5)".into(), "Invalid PGN".into())],
+        };
+        let too_many = PushProblem::TooMany {
+            round: 3,
+            round_id: "AbCd1234".into(),
+            games: 120,
+        };
+        let one = problems_said(&[&refused]).map(|s| (s.code, s.listed(), s.message));
+        assert_eq!(
+            one,
+            Some((
+                "broadcast_push.games_refused",
+                true,
+                "lichess round AbCd1234 refused 1 game: A - B (3.5): Invalid PGN".to_string()
+            ))
+        );
+        let each = [
+            PushProblem::SourceUrl {
+                round_id: "r".into(),
+            },
+            too_many.clone(),
+            PushProblem::Unplaced {
+                round: 3,
+                boards: "9".into(),
+            },
+            PushProblem::Refused {
+                round_id: "r".into(),
+                status: 401,
+                body: "no".into(),
+            },
+        ];
+        for p in &each {
+            let said = p.said();
+            assert!(said.listed(), "{said:?}");
+            assert_eq!(said.message, p.to_string());
+        }
+        let several = problems_said(&[&refused, &too_many]);
+        assert_eq!(
+            several
+                .as_ref()
+                .map(|s| (s.code, s.params["count"].clone())),
+            Some(("broadcast_push.several", serde_json::json!(2)))
+        );
+        assert!(problems_said(&[]).is_none());
+    }
 
     /// The forced push: the same text is not pushed again within a minute, and is at the
     /// minute; a change is pushed at once.

@@ -154,7 +154,7 @@ impl Hall {
             })
             .await;
             if matches!(r, Some(Ok(()))) {
-                moved.push(format!("the game of {other} followed its board to {board}"));
+                moved.push((other.clone(), board.clone()));
             }
         }
         if let Some(slot) = game_here {
@@ -166,7 +166,7 @@ impl Hall {
             })
             .await;
             if matches!(r, Some(Ok(()))) {
-                moved.push(format!("the game of {board} followed its board to {other}"));
+                moved.push((board.clone(), other.clone()));
             }
         }
         self.seen_on.insert(serial.clone(), board.clone());
@@ -182,30 +182,90 @@ impl Hall {
                 }
             }
         }
-        let message = format!(
-            "DGT board {serial} (was on {other}'s port) now answers on {board}'s port: {}; check the cables",
-            if moved.is_empty() {
-                "no game had to move".to_string()
-            } else {
-                moved.join("; ")
-            }
+        let said = moved_said(&serial, &board, &other, &moved);
+        tracing::warn!("{}", said.message);
+        let alert = crate::mqtt::payload::AlertPayload::said(
+            format!("{board}-board-moved"),
+            Some(board.clone()),
+            crate::mqtt::payload::AlertKind::BoardMoved,
+            crate::mqtt::payload::Severity::Warning,
+            said,
+            self.timebase.now(),
         );
-        tracing::warn!("{message}");
-        let alert = crate::mqtt::payload::AlertPayload {
-            id: format!("{board}-board-moved"),
-            board: Some(board.clone()),
-            kind: crate::mqtt::payload::AlertKind::BoardMoved,
-            code: crate::mqtt::payload::AlertKind::BoardMoved
-                .slug()
-                .to_string(),
-            params: Default::default(),
-            severity: crate::mqtt::payload::Severity::Warning,
-            message,
-            since: self.timebase.now(),
-            error: None,
-        };
         self.publisher
             .json_retained(self.topics.alert(&alert.id), &alert);
         self.publish_info();
+    }
+}
+
+/// The `board_moved` alert as data: the DGT board `serial` was on `other`'s port and now
+/// answers on `board`'s; `moved` are the games that followed it (from, to).
+fn moved_said(
+    serial: &str,
+    board: &str,
+    other: &str,
+    moved: &[(String, String)],
+) -> crate::alert::Said {
+    use serde_json::json;
+    let what = if moved.is_empty() {
+        "no game had to move".to_string()
+    } else {
+        moved
+            .iter()
+            .map(|(from, to)| format!("the game of {from} followed its board to {to}"))
+            .collect::<Vec<_>>()
+            .join("; ")
+    };
+    let message = format!(
+        "DGT board {serial} (was on {other}'s port) now answers on {board}'s port: {what}; check the cables"
+    );
+    let base = json!({ "serial": serial, "board": board, "other": other });
+    match moved {
+        [] => crate::alert::Said::new("board_moved.no_game", base, message),
+        [(from, to)] => {
+            let mut params = base;
+            params["game_from"] = json!(from);
+            params["game_to"] = json!(to);
+            crate::alert::Said::new("board_moved.one_game", params, message)
+        }
+        _ => crate::alert::Said::new("board_moved.games_swapped", base, message),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::moved_said;
+
+    #[test]
+    fn a_board_on_another_port_is_said_as_data_with_the_games_that_followed_it() {
+        let none = moved_said("10001", "board-002", "board-001", &[]);
+        assert_eq!(none.code, "board_moved.no_game");
+        assert!(none.listed(), "{none:?}");
+        let one = moved_said(
+            "10001",
+            "board-002",
+            "board-001",
+            &[("board-001".into(), "board-002".into())],
+        );
+        assert_eq!(one.code, "board_moved.one_game");
+        assert!(one.listed(), "{one:?}");
+        assert_eq!(
+            one.message,
+            "DGT board 10001 (was on board-001's port) now answers on board-002's port: the game of board-001 followed its board to board-002; check the cables"
+        );
+        let both = moved_said(
+            "10001",
+            "board-002",
+            "board-001",
+            &[
+                ("board-001".into(), "board-002".into()),
+                ("board-002".into(), "board-001".into()),
+            ],
+        );
+        assert_eq!(both.code, "board_moved.games_swapped");
+        assert!(
+            both.message
+                .contains("; the game of board-002 followed its board to board-001; check")
+        );
     }
 }

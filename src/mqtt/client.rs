@@ -550,10 +550,10 @@ async fn run(
                     let say = super::twin::judge_version(&p.payload);
                     broker_notes.old_mosquitto = matches!(say, super::twin::Say::Raise(_));
                     if let super::twin::Say::Raise(m) = &say
-                        && broker_notes.version_said.as_deref() != Some(m.as_str())
+                        && broker_notes.version_said.as_deref() != Some(m.message.as_str())
                     {
-                        tracing::warn!("{m}");
-                        broker_notes.version_said = Some(m.clone());
+                        tracing::warn!("{}", m.message);
+                        broker_notes.version_said = Some(m.message.clone());
                     }
                     let own = (&mut retained, &mut pending, &mut broker_notes);
                     own_alert(own, (&feed, &topics, &me), super::twin::VERSION_ALERT, say, timebase.now());
@@ -823,7 +823,7 @@ async fn run(
                     broker_notes.lost_after_asking();
                     if connected && let Some(say) = twin.lost(tokio::time::Instant::now()) {
                         if let super::twin::Say::Raise(m) = &say {
-                            tracing::error!("{m}");
+                            tracing::error!("{}", m.message);
                         }
                         let own = (&mut retained, &mut pending, &mut broker_notes);
                         own_alert(own, (&feed, &topics, &me), super::twin::TWIN_ALERT, say, timebase.now());
@@ -934,22 +934,19 @@ fn own_alert(
     let topic = topics.alert(&id);
     let key = order_key(topics, &topic);
     let payload = match say {
-        super::twin::Say::Raise(message) => {
+        super::twin::Say::Raise(said) => {
             let since = retained
                 .get(&key)
                 .and_then(|p| serde_json::from_slice::<super::payload::AlertPayload>(p).ok())
                 .map_or(now, |a| a.since);
-            let alert = super::payload::AlertPayload {
+            let alert = super::payload::AlertPayload::said(
                 id,
-                board: None,
-                kind: super::payload::AlertKind::Broker,
-                code: super::payload::AlertKind::Broker.slug().to_string(),
-                params: Default::default(),
-                severity: super::payload::Severity::Warning,
-                message,
+                None,
+                super::payload::AlertKind::Broker,
+                super::payload::Severity::Warning,
+                said,
                 since,
-                error: None,
-            };
+            );
             serde_json::to_vec(&alert).unwrap_or_default()
         }
         super::twin::Say::Clear => {

@@ -623,6 +623,36 @@ pub struct AlertPayload {
     pub error: Option<String>,
 }
 
+impl AlertPayload {
+    /// An alert said as data (`said`'s code, parameters and English), raised `since`;
+    /// a `said` without a code of its own takes the kind's.
+    pub fn said(
+        id: String,
+        board: Option<String>,
+        kind: AlertKind,
+        severity: Severity,
+        said: crate::alert::Said,
+        since: Millis,
+    ) -> AlertPayload {
+        let code = if said.code.is_empty() {
+            kind.slug().to_string()
+        } else {
+            said.code.to_string()
+        };
+        AlertPayload {
+            id,
+            board,
+            kind,
+            severity,
+            code,
+            params: said.params,
+            message: said.message,
+            since,
+            error: None,
+        }
+    }
+}
+
 /// A cleared alert, retained on the alert's topic by its one writer in place of the alert.
 ///
 /// Why not only the empty retained payload MQTT offers for deleting a topic: an empty

@@ -48,10 +48,10 @@ const BROKEN: (u32, u32, u32) = (2, 0, 19);
 const FIXED: (u32, u32, u32) = (2, 0, 22);
 
 /// What the connection says after an event.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub enum Say {
     /// Raise (or keep) the alert with this message.
-    Raise(String),
+    Raise(crate::alert::Said),
     /// Clear it.
     Clear,
 }
@@ -124,14 +124,26 @@ impl Twin {
         Some(Say::Raise(self.message(other.as_deref())))
     }
 
-    fn message(&self, other: Option<&str>) -> String {
-        format!(
+    fn message(&self, other: Option<&str>) -> crate::alert::Said {
+        let text = format!(
             "another hallclock is connected to the broker as node {node} (the broker's client-id takeover: each connection throws the other off; this process is instance {me}, the other {other}): give each hall server its own [hall] node / hostname. Until then this one reconnects only every {lo}-{hi} s",
             node = self.node,
             me = self.instance,
             other = other.unwrap_or("?"),
             lo = TWIN_BACKOFF.as_secs(),
             hi = (TWIN_BACKOFF + JITTER).as_secs(),
+        );
+        let ms = |d: Duration| u64::try_from(d.as_millis()).unwrap_or(u64::MAX);
+        crate::alert::Said::new(
+            "broker.twin",
+            serde_json::json!({
+                "node": self.node,
+                "instance": self.instance,
+                "other": other.unwrap_or("?"),
+                "retry_min_ms": ms(TWIN_BACKOFF),
+                "retry_max_ms": ms(TWIN_BACKOFF + JITTER),
+            }),
+            text,
         )
     }
 
@@ -173,8 +185,12 @@ pub fn judge_version(payload: &[u8]) -> Say {
     let text = String::from_utf8_lossy(payload);
     let text = text.trim();
     match mosquitto_version(text) {
-        Some(v @ (a, b, c)) if (BROKEN..FIXED).contains(&v) => Say::Raise(format!(
-            "Mosquitto {a}.{b}.{c} disconnects every client when the server's clock steps forward (2.0.19 to 2.0.21; fixed in 2.0.22, eclipse-mosquitto/mosquitto#3238); the daemon reconnects and republishes, but dashboards blink and commands in flight must be resent. Upgrade Mosquitto (2.0.22 or later), or keep the broker's clock from stepping while it runs: run chrony so that steps happen at boot, before Mosquitto starts (order mosquitto after time-set.target), and set the clock before the event (docs/OPERATIONS.md, \"Mosquitto and a clock that steps\")"
+        Some(v @ (a, b, c)) if (BROKEN..FIXED).contains(&v) => Say::Raise(crate::alert::Said::new(
+            "broker.mosquitto_clock_steps",
+            serde_json::json!({ "version": format!("{a}.{b}.{c}") }),
+            format!(
+                "Mosquitto {a}.{b}.{c} disconnects every client when the server's clock steps forward (2.0.19 to 2.0.21; fixed in 2.0.22, eclipse-mosquitto/mosquitto#3238); the daemon reconnects and republishes, but dashboards blink and commands in flight must be resent. Upgrade Mosquitto (2.0.22 or later), or keep the broker's clock from stepping while it runs: run chrony so that steps happen at boot, before Mosquitto starts (order mosquitto after time-set.target), and set the clock before the event (docs/OPERATIONS.md, \"Mosquitto and a clock that steps\")"
+            ),
         )),
         _ => Say::Clear,
     }
@@ -233,9 +249,12 @@ mod tests {
         assert_eq!(t.backoff_floor(), Duration::ZERO);
         t.connected(ms(60_600));
         t.own_status(&status("other", NodeState::Online));
-        let Some(Say::Raise(m)) = t.lost(ms(60_800)) else {
+        let Some(Say::Raise(said)) = t.lost(ms(60_800)) else {
             panic!("a twin");
         };
+        assert_eq!(said.code, "broker.twin");
+        assert!(said.listed(), "{said:?}");
+        let m = said.message;
         assert!(
             m.contains("another hallclock is connected to the broker as node n"),
             "{m}"
@@ -280,9 +299,12 @@ mod tests {
         assert!(!raise("mosquitto version 2.1.0"));
         assert!(!raise("mosquitto version 3"));
         assert!(!raise("EMQX 5.1"));
-        let Say::Raise(m) = judge_version(b"mosquitto version 2.0.20") else {
+        let Say::Raise(said) = judge_version(b"mosquitto version 2.0.20") else {
             panic!()
         };
+        assert_eq!(said.code, "broker.mosquitto_clock_steps");
+        assert_eq!(said.params["version"], "2.0.20");
+        let m = said.message;
         assert!(
             m.starts_with(
                 "Mosquitto 2.0.20 disconnects every client when the server's clock steps forward"
