@@ -252,6 +252,32 @@ fn families() -> Vec<Family> {
             complete: true,
         },
         Family {
+            prefix: "trfwarn.",
+            values: vec!["not_a_record", "unknown_record", "paired_without_colour"],
+            check: Some(|v| {
+                // Serialize-only: a sample of each variant says its code.
+                let all = [
+                    hallclock::trf::TrfWarning::NotARecord {
+                        line: 1,
+                        text: String::new(),
+                    },
+                    hallclock::trf::TrfWarning::UnknownRecord {
+                        line: 1,
+                        code: String::new(),
+                    },
+                    hallclock::trf::TrfWarning::PairedWithoutColour {
+                        line: 1,
+                        round: 1,
+                        opponent: 1,
+                    },
+                ];
+                all.iter()
+                    .any(|w| serde_json::to_value(w).is_ok_and(|j| j["code"] == v))
+            }),
+            source: "trf::TrfWarning (the TRF review's warning_codes)",
+            complete: true,
+        },
+        Family {
             prefix: "tcwhat.",
             values: vec![
                 "seconds_or_moves",

@@ -365,6 +365,7 @@ async fn every_page_is_spanish_in_a_spanish_browser() {
         if name == "round" {
             time_control_said(&chrome, &mut failures).await;
             pairing_refused(&chrome, &mut failures).await;
+            trf_review_said(&chrome, &mut failures).await;
         }
         // Every act's form, opened: the rarely used ones are words too.
         if name.starts_with("board") {
@@ -523,6 +524,40 @@ async fn time_control_said(chrome: &Chrome, failures: &mut Vec<String>) {
     chrome
         .js("const i = document.getElementById('round-tc'); i.value = '600'; i.dispatchEvent(new Event('input')); return true;")
         .await;
+}
+
+/// A pairing program's file reviewed: the lines the reader skipped, in Spanish from their
+/// codes (FIDE's example layout, with rulers and its format line).
+async fn trf_review_said(chrome: &Chrome, failures: &mut Vec<String>) {
+    let file =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/trf/fide-example-rulers.trf");
+    chrome
+        .js("const n = document.querySelector('#start-round [name=round]'); n.value = '2'; n.dispatchEvent(new Event('input', { bubbles: true })); return true;")
+        .await;
+    let input = chrome
+        .client
+        .find(fantoccini::Locator::Css("#trf-file"))
+        .await
+        .expect("the TRF field");
+    input
+        .send_keys(&file.display().to_string())
+        .await
+        .expect("choose the file");
+    let skipped = chrome
+        .until(
+            "the lines the reader skipped",
+            "document.querySelector('#trf-review .trf-warnings') && document.querySelector('#trf-review .trf-warnings').textContent",
+        )
+        .await;
+    let skipped = skipped.as_str().unwrap_or("");
+    for wanted in [
+        "línea 13: no es un registro TRF",
+        "línea 12: código de registro desconocido «DDD»",
+    ] {
+        if !skipped.contains(wanted) {
+            failures.push(format!("the TRF review says {skipped:?}, not {wanted:?}"));
+        }
+    }
 }
 
 /// A round refused for one of its pairings: the pairing counted as the arbiter counts,

@@ -343,6 +343,8 @@ pub async fn trf_preview(
         // its line, as `hallclock trf show` says it: the arbiter sees the file was read
         // whole except these.
         "warnings": trf.warnings.iter().map(|w| w.to_string()).collect::<Vec<_>>(),
+        // The same as data, for a page in another language (`trfwarn.<code>`).
+        "warning_codes": trf.warnings,
     })))
 }
 

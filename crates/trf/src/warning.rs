@@ -6,7 +6,10 @@ use std::fmt;
 use super::error::quote;
 
 /// A line the reader skipped. Blank lines and `###` comments are skipped without one.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// Serialised as data (`{"code", "params"}`) for a page in another language; `Display`
+/// is the English.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[serde(tag = "code", content = "params", rename_all = "snake_case")]
 #[non_exhaustive]
 pub enum TrfWarning {
     /// A line that does not start with a record code: a column ruler such as

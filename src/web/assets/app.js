@@ -2114,10 +2114,13 @@ function roundView() {
     );
     // Lines the reader skipped (as a pairing program would), each with its line number.
     const warnings = /** @type {string[]} */ (a.warnings || []);
+    // In the page's language from their codes (the server's English otherwise).
+    const coded = /** @type {any[]} */ (a.warning_codes || []);
+    const said = warnings.map((w, i) => (LANG !== "en" && coded[i] && hasText(`trfwarn.${coded[i].code}`) ? t(`trfwarn.${coded[i].code}`, coded[i].params || {}) : w));
     if (warnings.length) {
       trfReview.append(h("details", { class: "trf-warnings" }, [
         h("summary", { text: t("round.trf.skipped", { count: warnings.length }) }),
-        h("ul", {}, warnings.map((w) => h("li", { text: w }))),
+        h("ul", {}, said.map((w) => h("li", { text: w }))),
       ]));
     }
   };
