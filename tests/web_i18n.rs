@@ -529,8 +529,8 @@ async fn time_control_said(chrome: &Chrome, failures: &mut Vec<String>) {
 /// A pairing program's file reviewed: the lines the reader skipped, in Spanish from their
 /// codes (FIDE's example layout, with rulers and its format line).
 async fn trf_review_said(chrome: &Chrome, failures: &mut Vec<String>) {
-    let file =
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/trf/fide-example-rulers.trf");
+    let file = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data/trf/fide-example-rulers.trf");
     chrome
         .js("const n = document.querySelector('#start-round [name=round]'); n.value = '2'; n.dispatchEvent(new Event('input', { bubbles: true })); return true;")
         .await;
