@@ -401,7 +401,7 @@ async fn seal_read_back(chrome: &Chrome, failures: &mut Vec<String>) {
     let form = "#acts-now form[data-action=seal]";
     for (mv, wanted, shown) in [
         ("Cf3", "no es una letra de pieza de este torneo", ".reply"),
-        ("Nf3", "Blancas: caballo de g1 a f3", ".confirm"),
+        ("Nf3", "Blancas: caballo de g1 a f3 — Caballo g1–f3", ".confirm"),
         (
             "Nf5",
             "no se puede jugar aquí: ninguna jugada legal corresponde a Nf5",
@@ -428,6 +428,9 @@ async fn seal_read_back(chrome: &Chrome, failures: &mut Vec<String>) {
             )
             .await;
         let said = said.as_str().unwrap_or("");
+        if mv == "Nf3" {
+            chrome.shot("es-seal-confirm-1366").await;
+        }
         if !said.contains(wanted) {
             failures.push(format!("the seal of {mv:?} reads {said:?}, not {wanted:?}"));
         }

@@ -1081,6 +1081,20 @@ function sealWords(r, letters) {
 }
 
 /**
+ * The move's long form ("Caballo g1–f3"): the piece named in the page's language, the
+ * promotion in the event's letters as the server wrote it; the server's own words on an
+ * English page, where they name the piece in the event's language.
+ * @param {any} r the reading
+ */
+function writtenIn(r) {
+  const m = r.move;
+  if (LANG === "en" || !m || m.castle || !m.role) return String(r.written || "");
+  const name = t(`seal.piece.${m.role}`);
+  const promotion = (/=.$/.exec(String(r.written || "")) || [""])[0];
+  return `${name.charAt(0).toLocaleUpperCase(LANG)}${name.slice(1)} ${m.from}${m.capture ? "x" : "–"}${m.to}${promotion}`;
+}
+
+/**
  * Why a sealed move is meaningless or illegal (`SealedWhy`: a code and its parameters),
  * with the moves it names in the event's letters.
  * @param {any} why @param {string} letters
@@ -1105,7 +1119,7 @@ function sealConfirmText(body, boardId, reading) {
   const mv = String(body.mv);
   if (!reading) return t("seal.confirm.unread", { who, mv, where, keep });
   const words = sealWords(reading, eventLetters(st));
-  if (reading.verdict === "legal") return t("seal.confirm.legal", { who, words, written: reading.written, mv, san: reading.san, where, keep });
+  if (reading.verdict === "legal") return t("seal.confirm.legal", { who, words, written: writtenIn(reading), mv, san: reading.san, where, keep });
   return t("seal.confirm.invalid", { mv, words, who });
 }
 
