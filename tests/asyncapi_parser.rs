@@ -20,7 +20,8 @@ fn parser_dir() -> PathBuf {
 fn parse(spec: &std::path::Path) -> (usize, usize, bool, Vec<String>) {
     let dir = parser_dir();
     assert!(
-        dir.join("node_modules/@asyncapi/parser/package.json").exists(),
+        dir.join("node_modules/@asyncapi/parser/package.json")
+            .exists(),
         "@asyncapi/parser is not installed under {}: run ./scripts/test (it installs it into \
          target/asyncapi), or set HALLCLOCK_ASYNCAPI to a directory whose node_modules has it",
         dir.display()
@@ -44,7 +45,10 @@ fn parse(spec: &std::path::Path) -> (usize, usize, bool, Vec<String>) {
         .find_map(|l| l.strip_prefix("errors="))
         .unwrap_or_else(|| panic!("no summary line from the parser's script:\n{text}"));
     let mut parts = summary.split(' ');
-    let errors: usize = parts.next().and_then(|n| n.parse().ok()).expect("errors=<n>");
+    let errors: usize = parts
+        .next()
+        .and_then(|n| n.parse().ok())
+        .expect("errors=<n>");
     let warnings: usize = parts
         .next()
         .and_then(|w| w.strip_prefix("warnings="))
@@ -68,7 +72,10 @@ fn the_official_parser_accepts_the_spec_without_a_warning() {
     assert!(
         errors == 0 && warnings == 0 && document,
         "@asyncapi/parser: {errors} error(s), {warnings} warning(s) in docs/asyncapi.yaml:\n{}",
-        said.iter().map(|s| s.as_str()).collect::<Vec<_>>().join("\n")
+        said.iter()
+            .map(|s| s.as_str())
+            .collect::<Vec<_>>()
+            .join("\n")
     );
 }
 

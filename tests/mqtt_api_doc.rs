@@ -1488,7 +1488,11 @@ fn asyncapi_channels_are_the_documented_topics() {
                 resolve(&api, &api["components"]["schemas"]["empty"]),
                 "{name}: the `subscribe` of a command topic is its empty clear"
             );
-            assert_eq!(clear["bindings"]["mqtt"]["retain"], json!(true), "{name}: clear");
+            assert_eq!(
+                clear["bindings"]["mqtt"]["retain"],
+                json!(true),
+                "{name}: clear"
+            );
         }
         let mqtt = &operation["bindings"]["mqtt"];
         assert_eq!(mqtt["qos"], 1, "{name}: QoS");
@@ -1507,7 +1511,12 @@ fn asyncapi_channels_are_the_documented_topics() {
                 .as_array()
                 .unwrap_or_else(|| panic!("{name}: signed or open"))
                 .iter()
-                .map(|m| resolve(&api, m)["messageId"].as_str().unwrap_or("").to_string())
+                .map(|m| {
+                    resolve(&api, m)["messageId"]
+                        .as_str()
+                        .unwrap_or("")
+                        .to_string()
+                })
                 .collect();
             assert!(
                 names.len() == 2 && names[0].starts_with("signed") && names[1].starts_with("open"),
@@ -1586,12 +1595,18 @@ fn asyncapi_messages_name_what_the_daemon_has() {
         .iter()
         .map(|a| a.name().to_string())
         .collect();
-    assert_eq!(schema_one_of_consts(&api, "boardCommand", "action"), board_actions);
+    assert_eq!(
+        schema_one_of_consts(&api, "boardCommand", "action"),
+        board_actions
+    );
     let hall_actions: BTreeSet<String> = all_hall_actions()
         .iter()
         .map(|a| a.name().to_string())
         .collect();
-    assert_eq!(schema_one_of_consts(&api, "hallCommand", "action"), hall_actions);
+    assert_eq!(
+        schema_one_of_consts(&api, "hallCommand", "action"),
+        hall_actions
+    );
     assert_eq!(enum_of(&api, "alertKind"), alert_kind_names());
     let mut errors = daemon_error_kinds();
     errors.extend(rejection_kinds());
@@ -1732,8 +1747,8 @@ fn validate(api: &Value, schema: &Value, v: &Value, at: &str) -> Result<(), Stri
     };
     for (key, rule) in obj {
         match key.as_str() {
-            "$ref" | "description" | "discriminator" | "title" | "default"
-            | "contentMediaType" => {}
+            "$ref" | "description" | "discriminator" | "title" | "default" | "contentMediaType" => {
+            }
             // A signed envelope's `payload`: JSON text whose content has this schema.
             "contentSchema" => {
                 if let Some(text) = v.as_str() {
@@ -1811,7 +1826,9 @@ fn validate(api: &Value, schema: &Value, v: &Value, at: &str) -> Result<(), Stri
                     .filter_map(|alt| validate(api, alt, v, at).err())
                     .collect();
                 if errors.len() == alternatives.len() {
-                    return Err(format!("{at}: {v} matches none of the anyOf alternatives: {errors:#?}"));
+                    return Err(format!(
+                        "{at}: {v} matches none of the anyOf alternatives: {errors:#?}"
+                    ));
                 }
             }
             "allOf" => {
@@ -1911,14 +1928,22 @@ fn asyncapi_schemas_accept_every_example() {
             "alert" => ("alert", serde_json::from_str(&e.body).unwrap()),
             "command" if m.starts_with("command:board:") => {
                 let v: Value = serde_json::from_str(&e.body).unwrap();
-                let at = format!("MQTT-API.md:{} ({m}) against asyncapi.yaml boardCommand", e.line);
-                validate(&api, schema(&api, "boardCommand"), &v, &at).unwrap_or_else(|w| panic!("{w}"));
+                let at = format!(
+                    "MQTT-API.md:{} ({m}) against asyncapi.yaml boardCommand",
+                    e.line
+                );
+                validate(&api, schema(&api, "boardCommand"), &v, &at)
+                    .unwrap_or_else(|w| panic!("{w}"));
                 continue;
             }
             "command" => {
                 let v: Value = serde_json::from_str(&e.body).unwrap();
-                let at = format!("MQTT-API.md:{} ({m}) against asyncapi.yaml hallCommand", e.line);
-                validate(&api, schema(&api, "hallCommand"), &v, &at).unwrap_or_else(|w| panic!("{w}"));
+                let at = format!(
+                    "MQTT-API.md:{} ({m}) against asyncapi.yaml hallCommand",
+                    e.line
+                );
+                validate(&api, schema(&api, "hallCommand"), &v, &at)
+                    .unwrap_or_else(|w| panic!("{w}"));
                 continue;
             }
             // The core's own form, not an MQTT message.
@@ -2511,8 +2536,13 @@ fn the_documented_signature_is_the_daemons() {
     let v: Value = serde_json::from_str(block).unwrap();
     // The spec's envelope takes it, the command inside included.
     let api = asyncapi();
-    validate(&api, message_payload(&api, "signedBoardCommand"), &v, "the signed example")
-        .unwrap_or_else(|w| panic!("{w}"));
+    validate(
+        &api,
+        message_payload(&api, "signedBoardCommand"),
+        &v,
+        "the signed example",
+    )
+    .unwrap_or_else(|w| panic!("{w}"));
     let key = hallclock::intake::auth::Key::from_hex(
         "8f2c1e5b7a9d3f60c4e8b2a1d7f5c3e9a0b6d4f2e8c1a7b5d3f9e0c2a4b6d8f1",
     )
