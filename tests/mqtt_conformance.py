@@ -158,6 +158,8 @@ for index, line in enumerate(open(sys.argv[2])):
         covered["hall_events"].add(value.get("event"))
     elif op["message"] == "alert" and "kind" in value:
         covered["alerts"].add(value["kind"])
+        if value.get("error"):
+            covered["errors"].add(value["error"])
     elif op["message"] in ("hallResponse", "boardResponse"):
         if value.get("error"):
             covered["errors"].add(value["error"])

@@ -23,7 +23,7 @@ use common::{Rig, Watcher, board_id, mqtt_settings, now_ms, signed_as};
 use hallclock::hall::{self, BoardSettings, GameDefaults, RunningHall};
 use hallclock::link::testing::scratch_dir;
 use hallclock::rules::placement::Side;
-use hallclock::sim::{Sim, SimConfig};
+use hallclock::sim::{Button, Sim, SimConfig};
 use rumqttc::v5::mqttbytes::QoS;
 use rumqttc::v5::mqttbytes::v5::{Filter, Packet};
 use rumqttc::v5::{AsyncClient, Event, MqttOptions};
@@ -218,7 +218,9 @@ async fn refusals(rig: &mut Rig) {
     )
     .await;
     refused(rig, "chief", &b1, json!({"action": "pause"}), "no_game").await;
-    refused(rig, "chief", &b1, json!({"action": "fly"}), "bad_command").await;
+    let topic = rig.topic(&format!("board/{b1}/set"));
+    let fly = json!({"transaction": "bad-fly", "action": "fly"});
+    raw_board(rig, &b1, &signed_as("chief", &topic, &fly), "bad_command").await;
     // `null` counts as absent: these are read as their forms without the field (and
     // refused only for want of a game), and the spec takes them.
     refused(
@@ -239,7 +241,7 @@ async fn refusals(rig: &mut Rig) {
     .await;
     // A command on `ask` is not a request.
     let ask = rig.topic("ask");
-    let cmd = json!({"transaction": "c-ask-pause", "action": "pause"});
+    let cmd = json!({"transaction": "bad-ask-pause", "action": "pause"});
     rig.watcher
         .publish(&ask, &signed_as("chief", &ask, &cmd))
         .await;
@@ -247,14 +249,15 @@ async fn refusals(rig: &mut Rig) {
     rig.watcher
         .wait("not_a_request", |m| {
             m.topic == resp
-                && m.json()["transaction"] == "c-ask-pause"
+                && m.json()["transaction"] == "bad-ask-pause"
                 && m.json()["error"] == "not_a_request"
         })
         .await;
 }
 
-/// The commands the test sends knowing they break the contract: not JSON, over 1 MiB, an
-/// action that does not exist (inside a valid signature), a command on `ask`.
+/// The commands the test sends knowing they break the contract: not JSON, over 1 MiB, and
+/// the signed ones whose transaction starts `bad-` (an action that does not exist, a
+/// command on `ask`, a `set_time` without its reason).
 fn deliberately_bad(m: &Recorded) -> bool {
     if !m.topic.ends_with("/set") && !m.topic.ends_with("/ask") {
         return false;
@@ -265,8 +268,78 @@ fn deliberately_bad(m: &Recorded) -> bool {
         .and_then(|p| serde_json::from_str::<Value>(&p).ok());
     m.payload == b"{not json"
         || m.payload.len() > 1 << 20
-        || inner.as_ref().is_some_and(|c| c["action"] == "fly")
-        || (m.topic.ends_with("/ask") && inner.is_some_and(|c| c["action"] != "replay"))
+        || inner.is_some_and(|c| {
+            c["transaction"]
+                .as_str()
+                .is_some_and(|t| t.starts_with("bad-"))
+        })
+}
+
+/// What a running game refuses (black to move, not paused).
+async fn running_refusals(rig: &mut Rig, b: &str) {
+    let topic = rig.topic(&format!("board/{b}/set"));
+    let no_reason = json!({"transaction": "bad-no-reason", "action": "set_time", "side": "white", "remaining_ms": 1000});
+    raw_board(
+        rig,
+        b,
+        &signed_as("chief", &topic, &no_reason),
+        "reason_required",
+    )
+    .await;
+    for (cmd, error) in [
+        (json!({"action": "resume"}), "not_paused"),
+        (
+            json!({"action": "set_position", "fen": "not a position", "reason": "x"}),
+            "bad_fen",
+        ),
+        (json!({"action": "confirm_flag"}), "no_pending_flag"),
+        (
+            json!({"action": "draw_reply", "accept": true}),
+            "no_draw_offer",
+        ),
+        (
+            json!({"action": "add_time", "side": "white", "delta_ms": 100_000_000_000i64, "reason": "x"}),
+            "out_of_range",
+        ),
+    ] {
+        refused(rig, "chief", b, cmd, error).await;
+    }
+}
+
+/// What a finished game refuses, and a transaction used again for another command.
+async fn finished_refusals(rig: &mut Rig, b: &str) {
+    refused(rig, "chief", b, json!({"action": "pause"}), "game_over").await;
+    let topic = rig.topic(&format!("board/{b}/set"));
+    let again = |action: &str| {
+        signed_as(
+            "chief",
+            &topic,
+            &json!({"transaction": "c-same", "action": action}),
+        )
+    };
+    let (first, second) = (again("pause"), again("swap_sides"));
+    raw_board(rig, b, &first, "game_over").await;
+    raw_board(rig, b, &second, "replayed").await;
+    let now = now_ms();
+    let dup = hallclock::intake::auth::envelope(
+        "chief",
+        &common::key_of("chief"),
+        &topic,
+        &format!(r#"{{"transaction":"c-dup","action":"pause","action":"resume","ts":{now}}}"#),
+    );
+    raw_board(rig, b, &dup, "duplicate_key").await;
+    // Hall commands: a start long past, a replay to a topic level that is not one.
+    let r = rig
+        .hall_command(
+            json!({"action": "start_round", "round": 2, "start": now - 3_600_000,
+            "pairings": [{"board": b, "white": "W", "black": "B"}]}),
+        )
+        .await;
+    assert_eq!(r["error"], "past_start", "{r}");
+    let r = rig
+        .hall_command(json!({"action": "replay", "board": b, "reply_to": "not/a/level"}))
+        .await;
+    assert_eq!(r["error"], "bad_value", "{r}");
 }
 
 fn spec_as_json() -> Value {
@@ -473,19 +546,54 @@ async fn every_message_of_a_three_node_hall_is_what_the_spec_says() {
     }
     rig.sim.board(1).play_move("d8h4").expect("Qh4#");
     rig.watcher.event(&b1, "game_ended").await;
+    finished_refusals(&mut rig, &b1).await;
 
-    // Board 2 (node 1): White's flag falls.
+    // Board 2 (node 1): Black presses with its pawn still in the hand and White's flag
+    // falls before the board shows the move: the result waits (6.9) until it lands.
+    play(&mut rig.watcher, &rig.sim, 2, &b2, "e2e4").await;
     ok(
         &mut rig,
         &b2,
         json!({"action": "set_time", "side": "white", "remaining_ms": 1500, "reason": "test"}),
     )
     .await;
+    rig.sim.board(2).lift("e7").expect("a pawn on e7");
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    rig.sim.board(2).press();
     rig.watcher.event(&b2, "flag_fell").await;
+    rig.watcher.event(&b2, "result_pending").await;
+    rig.sim.board(2).place("e5", 'p').expect("the pawn lands");
     rig.watcher.event(&b2, "game_ended").await;
 
+    running_refusals(&mut rig, &b4).await;
     // Board 4 (node 3): a draw offer answered, then a result the arbiter sets.
     play(&mut rig.watcher, &node3.sim, 1, &b4, "d2d4").await;
+    // A player stops the clock (6.12b); the arbiter lets the game go on.
+    node3.sim.board(1).button(Button::RunPause);
+    rig.watcher.event(&b4, "paused_by_player").await;
+    let pause_alert = rig.topic(&format!("alert/{b4}-player-pause"));
+    rig.watcher
+        .wait("the player pause alert", |m| {
+            m.topic == pause_alert && m.raised()
+        })
+        .await;
+    ok(&mut rig, &b4, json!({"action": "resume"})).await;
+    // The arbiter sets the position as it stands, and replaces the clock (6.10).
+    let fen4 = rig.watcher.latest_state(&b4)["fen"].clone();
+    ok(
+        &mut rig,
+        &b4,
+        json!({"action": "set_position", "fen": fen4, "reason": "checked"}),
+    )
+    .await;
+    rig.watcher.event(&b4, "position_set").await;
+    ok(
+        &mut rig,
+        &b4,
+        json!({"action": "replace_clock", "reason": "the clock failed"}),
+    )
+    .await;
+    rig.watcher.event(&b4, "clock_replaced").await;
     ok(
         &mut rig,
         &b4,
@@ -519,10 +627,36 @@ async fn every_message_of_a_three_node_hall_is_what_the_spec_says() {
     rig.watcher.event(&b3, "session_end_set").await;
     ok(&mut rig, &b3, json!({"action": "adjourn"})).await;
     rig.watcher.event(&b3, "adjournment_ordered").await;
+    for (cmd, error) in [
+        (json!({"action": "commit_seal"}), "seal_first"),
+        (
+            json!({"action": "seal", "mv": "Nb8-c6", "side": "white"}),
+            "not_the_sealer",
+        ),
+        (json!({"action": "seal", "mv": "  "}), "bad_seal_text"),
+    ] {
+        refused(&mut rig, "chief", &b3, cmd, error).await;
+    }
     ok(&mut rig, &b3, json!({"action": "seal", "mv": "Nb8-c6"})).await;
     rig.watcher.event(&b3, "sealed").await;
     ok(&mut rig, &b3, json!({"action": "commit_seal"})).await;
     rig.watcher.event(&b3, "seal_committed").await;
+    refused(
+        &mut rig,
+        "chief",
+        &b3,
+        json!({"action": "seal", "mv": "Ng8-f6"}),
+        "not_in_this_stage",
+    )
+    .await;
+    refused(
+        &mut rig,
+        "chief",
+        &b3,
+        json!({"action": "pause"}),
+        "adjourned",
+    )
+    .await;
     let hall_event = rig.topic("event");
     rig.watcher
         .wait("all_sealed", |m| {
@@ -585,6 +719,22 @@ async fn every_message_of_a_three_node_hall_is_what_the_spec_says() {
             .await;
     }
 
+    // A node stops: the others say so for its board (and answer for their own).
+    if let Some(h) = node3.hall.take() {
+        h.stop().await;
+    }
+    let status3 = rig.topic("node/test-node-3/status");
+    rig.watcher
+        .wait("node 3 offline", |m| {
+            m.topic == status3 && m.json()["state"] == "offline"
+        })
+        .await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let r = rig
+        .hall_command(json!({"action": "replay", "board": b4, "reply_to": "conform-chief"}))
+        .await;
+    assert_eq!(r["error"], "node_offline", "{r}");
+
     // Let the last messages arrive, then stop every node: their offline statuses too.
     tokio::time::sleep(Duration::from_millis(1500)).await;
     for node in [&mut node2, &mut node3] {
@@ -629,7 +779,7 @@ async fn every_message_of_a_three_node_hall_is_what_the_spec_says() {
     let bad_sent: Vec<usize> = (0..messages.len())
         .filter(|i| deliberately_bad(&messages[*i]))
         .collect();
-    assert_eq!(bad_sent.len(), 4, "the four bad commands were recorded");
+    assert_eq!(bad_sent.len(), 5, "the five bad commands were recorded");
     for i in bad_sent {
         assert!(
             refused.contains(&i),
@@ -642,6 +792,7 @@ async fn every_message_of_a_three_node_hall_is_what_the_spec_says() {
 
     // Coverage: what the run did not produce is named in MQTT-API.md.
     let spec = spec_as_json();
+    let mut wrong = Vec::new();
     for (kind, all, seen) in [
         (
             "events",
@@ -660,22 +811,23 @@ async fn every_message_of_a_three_node_hall_is_what_the_spec_says() {
         ),
     ] {
         let missing: BTreeSet<String> = all.difference(&seen).cloned().collect();
+        let line: Vec<String> = missing.iter().map(|m| format!("`{m}`")).collect();
         println!(
-            "{kind} not produced by the run ({}): {missing:?}",
-            missing.len()
+            "{kind} not produced by the run ({}): {}",
+            missing.len(),
+            line.join(", ")
         );
         let named = documented_gaps(kind);
-        let unnamed: Vec<&String> = missing.difference(&named).collect();
-        assert!(
-            unnamed.is_empty(),
-            "{kind} the run did not produce and MQTT-API.md (Conformance) does not name: {unnamed:?}"
-        );
-        let stale: Vec<&String> = named.intersection(&seen).collect();
-        assert!(
-            stale.is_empty(),
-            "MQTT-API.md (Conformance) names {kind} the run did produce: {stale:?}"
-        );
+        for m in missing.difference(&named) {
+            wrong.push(format!("{kind}: the run did not produce `{m}`, which MQTT-API.md (Conformance) does not name"));
+        }
+        for m in named.intersection(&seen) {
+            wrong.push(format!(
+                "{kind}: MQTT-API.md (Conformance) names `{m}`, which the run produced"
+            ));
+        }
     }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
     drop(node2.sim);
     drop(node3.sim);
 }
