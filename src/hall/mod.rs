@@ -380,7 +380,7 @@ pub fn start(settings: HallSettings) -> Result<RunningHall, HallError> {
         boards: board_ids,
         version: env!("CARGO_PKG_VERSION").to_string(),
         boot,
-        defaults: Some(settings.defaults.summary()),
+        defaults: Some(settings.defaults.as_value()),
         instance: None,
     };
     let (publisher, mqtt_task) = client::spawn(
