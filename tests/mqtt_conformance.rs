@@ -198,7 +198,11 @@ async fn refusals(rig: &mut Rig) {
         json!({"transaction": "c-old", "action": "pause"}),
         hallclock::rules::Millis(now_ms() - 600_000),
     );
-    raw_board(rig, &b1, &old, "expired").await;
+    let expired = raw_board(rig, &b1, &old, "expired").await;
+    // Both clocks said as instants (UTC dates), never as a duration since 1970.
+    let reason = expired["reason"].as_str().unwrap_or_default();
+    assert_eq!(reason.matches(" UTC").count(), 2, "{expired}");
+    assert!(!reason.contains("499"), "{expired}");
     // Signed, and refused for what it asks.
     refused(rig, "viewer", &b1, json!({"action": "pause"}), "forbidden").await;
     refused(

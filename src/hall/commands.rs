@@ -162,7 +162,7 @@ impl Hall {
         // Signed like a command (any account's key; docs/SECURITY.md), so that only the
         // hall's accounts make a node read its journal for them.
         let now = self.timebase.civil();
-        let Ok((command, topic)) =
+        let Some((command, topic)) =
             self.intake
                 .read_request::<HallAction>(&self.topics.ask(), payload, now, to)
         else {

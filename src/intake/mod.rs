@@ -423,21 +423,21 @@ impl Intake {
     /// A request on `ask` (reads only: never claimed, never journaled), let in as a
     /// command is: signed by an account of the hall, any role (a `viewer` asks for
     /// replays with its key, docs/SECURITY.md), within the window; in an open hall, as it
-    /// is. `Err` with the reply target when it was refused here (answered).
+    /// is. The request and where to answer it; `None` when it was refused here (answered).
     pub fn read_request<A: Action>(
         &self,
         topic: &str,
         bytes: &[u8],
         now: Millis,
         to: ReplyTo,
-    ) -> Result<(Command<A>, ReplyTo), ()> {
+    ) -> Option<(Command<A>, ReplyTo)> {
         let admitted = match self.security.admit(topic, bytes, now) {
             Ok(a) => a,
             Err(t) => {
                 self.note_far_clock(bytes, &t.refusal);
                 tracing::warn!(topic = %log_safe(topic), transaction = %log_safe(&t.transaction), refusal = ?t.refusal, "request refused at the gate");
                 self.refuse(to, &t.transaction, &t.action, t.refusal);
-                return Err(());
+                return None;
             }
         };
         let signer = admitted
@@ -445,10 +445,10 @@ impl Intake {
             .as_ref()
             .map(|i| (i.id.as_str(), i.name.as_str()));
         match command::parse_as::<A>(&admitted.command, signer) {
-            Ok(c) => Ok((c, to)),
+            Ok(c) => Some((c, to)),
             Err(bad) => {
                 self.refuse_bad(to, bad);
-                Err(())
+                None
             }
         }
     }
