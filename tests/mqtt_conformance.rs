@@ -298,6 +298,10 @@ async fn running_refusals(rig: &mut Rig, b: &str) {
         ),
         (json!({"action": "confirm_flag"}), "no_pending_flag"),
         (
+            json!({"action": "acknowledge_alert", "alert": "clock_discrepancy"}),
+            "no_discrepancy",
+        ),
+        (
             json!({"action": "draw_reply", "accept": true}),
             "no_draw_offer",
         ),
@@ -513,8 +517,17 @@ async fn every_message_of_a_three_node_hall_is_what_the_spec_says() {
     // A clock's battery runs low: an alert, cleared when it is changed.
     rig.sim.board(2).battery_low(true);
 
-    let r = rig.start_round(4, "300+2", 0, json!({})).await;
+    // The round starts in 5 s: meanwhile its games are scheduled, and refuse a pause.
+    let r = rig.start_round(4, "300+2", 5000, json!({})).await;
     assert_eq!(r["status"], "ok", "{r}");
+    refused(
+        &mut rig,
+        "chief",
+        &b1,
+        json!({"action": "pause"}),
+        "not_started",
+    )
+    .await;
     for b in [&b1, &b2, &b3, &b4] {
         rig.watcher.event(b, "clock_started").await;
     }
@@ -687,6 +700,7 @@ async fn every_message_of_a_three_node_hall_is_what_the_spec_says() {
     rig.watcher.event(&b3, "resumption_started").await;
     ok(&mut rig, &b3, json!({"action": "open_envelope"})).await;
     rig.watcher.event(&b3, "envelope_opened").await;
+
     ok(&mut rig, &b3, json!({"action": "set_result", "result": "resignation", "side": "black", "reason": "Black resigned"})).await;
     rig.watcher.event(&b3, "game_ended").await;
     rig.watcher
