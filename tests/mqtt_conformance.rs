@@ -539,6 +539,15 @@ async fn every_message_of_a_three_node_hall_is_what_the_spec_says() {
 
     // Board 1 (node 1): the arbiter's corrections, then a mate on the e-board.
     ok(&mut rig, &b1, json!({"action": "pause", "reason": "7.5.2"})).await;
+    // A player presses while the arbiter has stopped the clocks: not accepted (6.12c),
+    // an alert says so; the second press puts the lever back.
+    rig.sim.board(1).press();
+    let stray = rig.topic(&format!("alert/{b1}-stray-press"));
+    rig.watcher
+        .wait("the stray press alert", |m| m.topic == stray && m.raised())
+        .await;
+    rig.sim.board(1).press();
+    tokio::time::sleep(Duration::from_millis(200)).await;
     ok(
         &mut rig,
         &b1,
@@ -581,6 +590,28 @@ async fn every_message_of_a_three_node_hall_is_what_the_spec_says() {
     rig.watcher.event(&b2, "result_pending").await;
     rig.sim.board(2).place("e5", 'p').expect("the pawn lands");
     rig.watcher.event(&b2, "game_ended").await;
+    // Board 2's clock stops answering for a while: offline, an alert, then back.
+    rig.sim.board(2).stall(Duration::from_secs(3));
+    let avail2 = rig.topic(&format!("board/{b2}/availability"));
+    rig.watcher
+        .wait("board 2 offline", |m| {
+            m.topic == avail2 && m.text() == "offline"
+        })
+        .await;
+    let offline = rig.topic(&format!("alert/{b2}-offline"));
+    rig.watcher
+        .wait("the offline alert", |m| m.topic == offline && m.raised())
+        .await;
+    // Meanwhile the link's handshakes go unanswered: a port alert.
+    let port_alert = rig.topic(&format!("alert/{b2}-port"));
+    rig.watcher
+        .wait("the port alert", |m| m.topic == port_alert && m.raised())
+        .await;
+    rig.watcher
+        .wait("board 2 back", |m| {
+            m.topic == avail2 && m.text() == "online"
+        })
+        .await;
 
     running_refusals(&mut rig, &b4).await;
     // Board 4 (node 3): a draw offer answered, then a result the arbiter sets.
