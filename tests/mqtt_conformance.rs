@@ -486,13 +486,14 @@ fn spec_consts(spec: &Value, schema: &str, property: &str) -> BTreeSet<String> {
         .collect()
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn every_message_of_a_three_node_hall_is_what_the_spec_says() {
+/// Three nodes on one Mosquitto (boards 1 and 2 on the rig's node, 3 and 4 on two more),
+/// each online and seen by the others, and the recorder subscribed before anything else.
+async fn three_nodes() -> (Rig, Recorder, Node, Node) {
     let mut rig = Rig::start_with("conform", 2, GameDefaults::default()).await;
-    let mut recorder = Recorder::connect(rig.broker.port).await;
-    let mut node2 = other_node(&rig, "test-node-2", 3).await;
-    let mut node3 = other_node(&rig, "test-node-3", 4).await;
-    let (b1, b2, b3, b4) = (board_id(1), board_id(2), board_id(3), board_id(4));
+    let recorder = Recorder::connect(rig.broker.port).await;
+    let node2 = other_node(&rig, "test-node-2", 3).await;
+    let node3 = other_node(&rig, "test-node-3", 4).await;
+    let (b3, b4) = (board_id(3), board_id(4));
     for b in [&b3, &b4] {
         let topic = rig.topic(&format!("board/{b}/availability"));
         rig.watcher
@@ -512,22 +513,21 @@ async fn every_message_of_a_three_node_hall_is_what_the_spec_says() {
             .await;
     }
 
-    refusals(&mut rig).await;
+    (rig, recorder, node2, node3)
+}
+
+/// The refusals at the door, a low battery, and the round: scheduled, then started.
+async fn round_starts(rig: &mut Rig) {
+    let (b1, b2, b3, b4) = (board_id(1), board_id(2), board_id(3), board_id(4));
+    refusals(rig).await;
 
     // A clock's battery runs low: an alert, cleared when it is changed.
     rig.sim.board(2).battery_low(true);
 
-    // The round starts in 5 s: meanwhile its games are scheduled, and refuse a pause.
-    let r = rig.start_round(4, "300+2", 5000, json!({})).await;
+    // The round starts in 8 s: meanwhile its games are scheduled, and refuse a pause.
+    let r = rig.start_round(4, "300+2", 8000, json!({})).await;
     assert_eq!(r["status"], "ok", "{r}");
-    refused(
-        &mut rig,
-        "chief",
-        &b1,
-        json!({"action": "pause"}),
-        "not_started",
-    )
-    .await;
+    refused(rig, "chief", &b1, json!({"action": "pause"}), "not_started").await;
     for b in [&b1, &b2, &b3, &b4] {
         rig.watcher.event(b, "clock_started").await;
     }
@@ -536,9 +536,13 @@ async fn every_message_of_a_three_node_hall_is_what_the_spec_says() {
         .wait("the low battery alert", |m| m.topic == alert && m.raised())
         .await;
     rig.sim.board(2).battery_low(false);
+}
 
+/// Board 1 (node 1): the arbiter's corrections, a stray press, a mate, then refusals.
+async fn board_one(rig: &mut Rig) {
+    let b1 = board_id(1);
     // Board 1 (node 1): the arbiter's corrections, then a mate on the e-board.
-    ok(&mut rig, &b1, json!({"action": "pause", "reason": "7.5.2"})).await;
+    ok(rig, &b1, json!({"action": "pause", "reason": "7.5.2"})).await;
     // A player presses while the arbiter has stopped the clocks: not accepted (6.12c),
     // an alert says so; the second press puts the lever back.
     rig.sim.board(1).press();
@@ -549,36 +553,40 @@ async fn every_message_of_a_three_node_hall_is_what_the_spec_says() {
     rig.sim.board(1).press();
     tokio::time::sleep(Duration::from_millis(200)).await;
     ok(
-        &mut rig,
+        rig,
         &b1,
         json!({"action": "add_time", "side": "black", "delta_ms": 120_000, "reason": "7.5.5"}),
     )
     .await;
     ok(
-        &mut rig,
+        rig,
         &b1,
         json!({"action": "set_time", "side": "white", "remaining_ms": 290_000, "reason": "6.10"}),
     )
     .await;
     ok(
-        &mut rig,
+        rig,
         &b1,
         json!({"action": "set_moves", "side": "white", "moves": 0, "reason": "check"}),
     )
     .await;
-    ok(&mut rig, &b1, json!({"action": "resume"})).await;
+    ok(rig, &b1, json!({"action": "resume"})).await;
     for mv in ["f2f3", "e7e5", "g2g4"] {
         play(&mut rig.watcher, &rig.sim, 1, &b1, mv).await;
     }
     rig.sim.board(1).play_move("d8h4").expect("Qh4#");
     rig.watcher.event(&b1, "game_ended").await;
-    finished_refusals(&mut rig, &b1).await;
+    finished_refusals(rig, &b1).await;
+}
 
+/// Board 2 (node 1): a flag before the move is read, then a clock gone silent.
+async fn board_two(rig: &mut Rig) {
+    let b2 = board_id(2);
     // Board 2 (node 1): Black presses with its pawn still in the hand and White's flag
     // falls before the board shows the move: the result waits (6.9) until it lands.
     play(&mut rig.watcher, &rig.sim, 2, &b2, "e2e4").await;
     ok(
-        &mut rig,
+        rig,
         &b2,
         json!({"action": "set_time", "side": "white", "remaining_ms": 1500, "reason": "test"}),
     )
@@ -612,8 +620,13 @@ async fn every_message_of_a_three_node_hall_is_what_the_spec_says() {
             m.topic == avail2 && m.text() == "online"
         })
         .await;
+}
 
-    running_refusals(&mut rig, &b4).await;
+/// Board 4 (node 3): refusals of a running game, a player's pause, a position set, a
+/// clock replaced, a draw offer declined and a result set.
+async fn board_four(rig: &mut Rig, node3: &Node) {
+    let b4 = board_id(4);
+    running_refusals(rig, &b4).await;
     // Board 4 (node 3): a draw offer answered, then a result the arbiter sets.
     play(&mut rig.watcher, &node3.sim, 1, &b4, "d2d4").await;
     // A player stops the clock (6.12b); the arbiter lets the game go on.
@@ -625,55 +638,50 @@ async fn every_message_of_a_three_node_hall_is_what_the_spec_says() {
             m.topic == pause_alert && m.raised()
         })
         .await;
-    ok(&mut rig, &b4, json!({"action": "resume"})).await;
+    ok(rig, &b4, json!({"action": "resume"})).await;
     // The arbiter sets the position as it stands, and replaces the clock (6.10).
     let fen4 = rig.watcher.latest_state(&b4)["fen"].clone();
     ok(
-        &mut rig,
+        rig,
         &b4,
         json!({"action": "set_position", "fen": fen4, "reason": "checked"}),
     )
     .await;
     rig.watcher.event(&b4, "position_set").await;
     ok(
-        &mut rig,
+        rig,
         &b4,
         json!({"action": "replace_clock", "reason": "the clock failed"}),
     )
     .await;
     rig.watcher.event(&b4, "clock_replaced").await;
+    ok(rig, &b4, json!({"action": "draw_offer", "side": "white"})).await;
+    ok(rig, &b4, json!({"action": "draw_reply", "accept": false})).await;
     ok(
-        &mut rig,
-        &b4,
-        json!({"action": "draw_offer", "side": "white"}),
-    )
-    .await;
-    ok(
-        &mut rig,
-        &b4,
-        json!({"action": "draw_reply", "accept": false}),
-    )
-    .await;
-    ok(
-        &mut rig,
+        rig,
         &b4,
         json!({"action": "set_result", "result": "agreed_draw", "reason": "the players agreed"}),
     )
     .await;
     rig.watcher.event(&b4, "game_ended").await;
+}
 
+/// Board 3 (node 2): adjourned, sealed, verified, corrected, resumed and opened; then
+/// the round is finished.
+async fn board_three(rig: &mut Rig, node2: &Node) {
+    let b3 = board_id(3);
     // Board 3 (node 2): adjourned, sealed, verified, resumed, opened.
     play(&mut rig.watcher, &node2.sim, 1, &b3, "e2e4").await;
-    ok(&mut rig, &b3, json!({"action": "set_adjournment_rules", "rules": {"edition": "guidelines", "notation_language": "en"}})).await;
+    ok(rig, &b3, json!({"action": "set_adjournment_rules", "rules": {"edition": "guidelines", "notation_language": "en"}})).await;
     rig.watcher.event(&b3, "adjournment_rules_set").await;
     ok(
-        &mut rig,
+        rig,
         &b3,
         json!({"action": "set_session_end", "end": now_ms() + 3_600_000}),
     )
     .await;
     rig.watcher.event(&b3, "session_end_set").await;
-    ok(&mut rig, &b3, json!({"action": "adjourn"})).await;
+    ok(rig, &b3, json!({"action": "adjourn"})).await;
     rig.watcher.event(&b3, "adjournment_ordered").await;
     for (cmd, error) in [
         (json!({"action": "commit_seal"}), "seal_first"),
@@ -683,45 +691,38 @@ async fn every_message_of_a_three_node_hall_is_what_the_spec_says() {
         ),
         (json!({"action": "seal", "mv": "  "}), "bad_seal_text"),
     ] {
-        refused(&mut rig, "chief", &b3, cmd, error).await;
+        refused(rig, "chief", &b3, cmd, error).await;
     }
-    ok(&mut rig, &b3, json!({"action": "seal", "mv": "Nb8-c6"})).await;
+    ok(rig, &b3, json!({"action": "seal", "mv": "Nb8-c6"})).await;
     rig.watcher.event(&b3, "sealed").await;
-    ok(&mut rig, &b3, json!({"action": "commit_seal"})).await;
+    ok(rig, &b3, json!({"action": "commit_seal"})).await;
     rig.watcher.event(&b3, "seal_committed").await;
     refused(
-        &mut rig,
+        rig,
         "chief",
         &b3,
         json!({"action": "seal", "mv": "Ng8-f6"}),
         "not_in_this_stage",
     )
     .await;
-    refused(
-        &mut rig,
-        "chief",
-        &b3,
-        json!({"action": "pause"}),
-        "adjourned",
-    )
-    .await;
+    refused(rig, "chief", &b3, json!({"action": "pause"}), "adjourned").await;
     let hall_event = rig.topic("event");
     rig.watcher
         .wait("all_sealed", |m| {
             m.topic == hall_event && m.json()["event"] == "all_sealed"
         })
         .await;
-    ok(&mut rig, &b3, json!({"action": "verify_envelope"})).await;
+    ok(rig, &b3, json!({"action": "verify_envelope"})).await;
     rig.watcher.event(&b3, "envelope_verified").await;
     let sealed = rig.watcher.latest_state(&b3);
     let white_left = sealed["adjournment"]["envelopes"][0]["white_time"]["remaining_ms"]
         .as_i64()
         .expect("the envelope's time for White");
-    ok(&mut rig, &b3, json!({"action": "correct_time", "side": "white", "remaining_ms": white_left - 1000, "reason": "I.13: written wrong"})).await;
+    ok(rig, &b3, json!({"action": "correct_time", "side": "white", "remaining_ms": white_left - 1000, "reason": "I.13: written wrong"})).await;
     rig.watcher.event(&b3, "time_corrected").await;
     // Both players there when the session starts (I.9.1): opened at once.
-    ok(&mut rig, &b3, json!({"action": "present", "side": "white"})).await;
-    ok(&mut rig, &b3, json!({"action": "present", "side": "black"})).await;
+    ok(rig, &b3, json!({"action": "present", "side": "white"})).await;
+    ok(rig, &b3, json!({"action": "present", "side": "black"})).await;
     let start = now_ms() + 2500;
     let r = rig
         .hall_command(json!({"action": "schedule_resumption",
@@ -729,17 +730,22 @@ async fn every_message_of_a_three_node_hall_is_what_the_spec_says() {
         .await;
     assert_eq!(r["status"], "ok", "{r}");
     rig.watcher.event(&b3, "resumption_started").await;
-    ok(&mut rig, &b3, json!({"action": "open_envelope"})).await;
+    ok(rig, &b3, json!({"action": "open_envelope"})).await;
     rig.watcher.event(&b3, "envelope_opened").await;
 
-    ok(&mut rig, &b3, json!({"action": "set_result", "result": "resignation", "side": "black", "reason": "Black resigned"})).await;
+    ok(rig, &b3, json!({"action": "set_result", "result": "resignation", "side": "black", "reason": "Black resigned"})).await;
     rig.watcher.event(&b3, "game_ended").await;
     rig.watcher
         .wait("round_finished", |m| {
             m.topic == hall_event && m.json()["event"] == "round_finished"
         })
         .await;
+}
 
+/// Replays on `set` and `ask`, every node answering; then node 3 stops and a replay of
+/// its board is `node_offline`; then every node stops.
+async fn replays_and_stops(rig: &mut Rig, mut node2: Node, mut node3: Node) {
+    let (b3, b4) = (board_id(3), board_id(4));
     // Replays: by the chief on `set`, by a viewer on `ask`, each signed.
     for (door, arbiter, reply_to) in [
         ("set", "chief", "conform-chief"),
@@ -794,7 +800,12 @@ async fn every_message_of_a_three_node_hall_is_what_the_spec_says() {
     rig.stop().await;
     tokio::time::sleep(Duration::from_millis(500)).await;
 
-    let messages = recorder.drain();
+    drop(node2.sim);
+    drop(node3.sim);
+}
+
+/// Every message taken by the spec but the test's deliberately bad ones, each refused.
+fn assert_conforms(messages: &[Recorded]) -> Value {
     assert!(
         messages.len() > 100,
         "only {} messages recorded",
@@ -839,6 +850,11 @@ async fn every_message_of_a_three_node_hall_is_what_the_spec_says() {
     }
     assert_eq!(verdict["checked"].as_u64(), Some(messages.len() as u64));
 
+    verdict
+}
+
+/// What the run did not produce is what MQTT-API.md names, kind by kind.
+fn assert_coverage(covered: &Value) {
     // Coverage: what the run did not produce is named in MQTT-API.md.
     let spec = spec_as_json();
     let mut wrong = Vec::new();
@@ -877,6 +893,18 @@ async fn every_message_of_a_three_node_hall_is_what_the_spec_says() {
         }
     }
     assert!(wrong.is_empty(), "{}", wrong.join("\n"));
-    drop(node2.sim);
-    drop(node3.sim);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_message_of_a_three_node_hall_is_what_the_spec_says() {
+    let (mut rig, mut recorder, node2, node3) = three_nodes().await;
+    round_starts(&mut rig).await;
+    board_one(&mut rig).await;
+    board_two(&mut rig).await;
+    board_four(&mut rig, &node3).await;
+    board_three(&mut rig, &node2).await;
+    replays_and_stops(&mut rig, node2, node3).await;
+    let messages = recorder.drain();
+    let verdict = assert_conforms(messages);
+    assert_coverage(&verdict["covered"]);
 }
