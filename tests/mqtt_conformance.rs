@@ -524,8 +524,9 @@ async fn round_starts(rig: &mut Rig) {
     // A clock's battery runs low: an alert, cleared when it is changed.
     rig.sim.board(2).battery_low(true);
 
-    // The round starts in 8 s: meanwhile its games are scheduled, and refuse a pause.
-    let r = rig.start_round(4, "300+2", 8000, json!({})).await;
+    // The round starts in 8 s: meanwhile its games are scheduled, and refuse a pause. Its
+    // control has a period by moves, so that one ends on board 1.
+    let r = rig.start_round(4, "2/300+2:300+2", 8000, json!({})).await;
     assert_eq!(r["status"], "ok", "{r}");
     refused(rig, "chief", &b1, json!({"action": "pause"}), "not_started").await;
     for b in [&b1, &b2, &b3, &b4] {
@@ -574,6 +575,8 @@ async fn board_one(rig: &mut Rig) {
     for mv in ["f2f3", "e7e5", "g2g4"] {
         play(&mut rig.watcher, &rig.sim, 1, &b1, mv).await;
     }
+    // White's second move ends its first period (2 moves in 5 min, then 5 min).
+    rig.watcher.event(&b1, "period_advanced").await;
     rig.sim.board(1).play_move("d8h4").expect("Qh4#");
     rig.watcher.event(&b1, "game_ended").await;
     finished_refusals(rig, &b1).await;
