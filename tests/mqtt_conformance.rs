@@ -898,6 +898,23 @@ fn assert_coverage(covered: &Value) {
     assert!(wrong.is_empty(), "{}", wrong.join("\n"));
 }
 
+/// Round 2 on board 1 alone, with a default time of a second, and nobody comes (6.7):
+/// both lose by default.
+async fn nobody_comes(rig: &mut Rig) {
+    let b1 = board_id(1);
+    let r = rig
+        .hall_command(
+            json!({"action": "start_round", "round": 2, "start": now_ms(),
+            "time_control": "600", "default_time_ms": 1000,
+            "pairings": [{"board": b1, "white": "White 2", "black": "Black 2"}]}),
+        )
+        .await;
+    assert_eq!(r["status"], "ok", "{r}");
+    rig.watcher.event(&b1, "default_time_passed").await;
+    let ended = rig.watcher.event(&b1, "game_ended").await;
+    assert_eq!(ended["termination"], "default", "{ended}");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_message_of_a_three_node_hall_is_what_the_spec_says() {
     let (mut rig, mut recorder, node2, node3) = three_nodes().await;
@@ -906,6 +923,7 @@ async fn every_message_of_a_three_node_hall_is_what_the_spec_says() {
     board_two(&mut rig).await;
     board_four(&mut rig, &node3).await;
     board_three(&mut rig, &node2).await;
+    nobody_comes(&mut rig).await;
     replays_and_stops(&mut rig, node2, node3).await;
     let messages = recorder.drain();
     let verdict = assert_conforms(messages);
