@@ -361,15 +361,30 @@ async fn a_viewers_replay_goes_to_the_asker_not_to_the_live_event_topic() {
         .filter(|m| m.topic == live)
         .count();
 
-    // On `ask`, where a viewer may write (it may not write `set`).
+    // On `ask`, where a viewer may write (it may not write `set`): signed with the viewer
+    // account's key like any command (docs/SECURITY.md). Unsigned, it is refused and
+    // nothing is sent: `ask` used to take it and believe its `arbiter` (issue 41).
+    let ask = rig.topic("ask");
     rig.watcher
         .publish(
-            &rig.topic("ask"),
-            json!({"transaction": "rp-1", "arbiter": "viewer-7", "action": "replay",
+            &ask,
+            json!({"transaction": "rp-0", "arbiter": "viewer", "action": "replay",
                    "board": b, "from_seq": 1, "reply_to": "viewer-7"})
             .to_string()
             .as_bytes(),
         )
+        .await;
+    let r = response(
+        &mut rig.watcher,
+        &format!("hallclock/{HALL}/response"),
+        "rp-0",
+    )
+    .await;
+    assert_eq!(r["error"], "unauthenticated", "{r}");
+    let request = json!({"transaction": "rp-1", "action": "replay",
+                   "board": b, "from_seq": 1, "reply_to": "viewer-7"});
+    rig.watcher
+        .publish(&ask, &common::signed_as("viewer", &ask, &request))
         .await;
     let r = response(
         &mut rig.watcher,
@@ -399,13 +414,9 @@ async fn a_viewers_replay_goes_to_the_asker_not_to_the_live_event_topic() {
     );
 
     // `ask` reads only: a command there is refused and does nothing.
+    let command = json!({"transaction": "rp-2", "action": "pause"});
     rig.watcher
-        .publish(
-            &rig.topic("ask"),
-            json!({"transaction": "rp-2", "arbiter": "viewer-7", "action": "pause"})
-                .to_string()
-                .as_bytes(),
-        )
+        .publish(&ask, &common::signed_as("viewer", &ask, &command))
         .await;
     let r = response(
         &mut rig.watcher,

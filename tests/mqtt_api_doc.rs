@@ -1475,13 +1475,28 @@ fn asyncapi_channels_are_the_documented_topics() {
         let (dir, retained) = doc.get(&topic).unwrap_or_else(|| {
             panic!("asyncapi.yaml channel {name}: no row `{topic}` in MQTT-API.md's topic table")
         });
-        // AsyncAPI 2: `subscribe` = what the daemon publishes, `publish` = what it reads.
-        let op = if dir == "out" { "subscribe" } else { "publish" };
-        let other = if dir == "out" { "publish" } else { "subscribe" };
+        // AsyncAPI 2: `subscribe` = what the daemon (or, for `bridge`, Mosquitto)
+        // publishes, `publish` = what the daemon reads. A command topic has both: the
+        // clients' commands, and the daemon's empty retained message that clears it.
+        let op = if dir == "in" { "publish" } else { "subscribe" };
+        let other = if dir == "in" { "subscribe" } else { "publish" };
         let operation = channel
             .get(op)
             .unwrap_or_else(|| panic!("{name}: MQTT-API.md says `{dir}`, so a `{op}` operation"));
-        assert!(channel.get(other).is_none(), "{name}: only `{op}`");
+        if let Some(clear) = channel.get(other) {
+            assert_eq!(dir, "in", "{name}: only `{op}`");
+            let m = resolve(&api, &clear["message"]);
+            assert_eq!(
+                resolve(&api, &m["payload"]),
+                resolve(&api, &api["components"]["schemas"]["empty"]),
+                "{name}: the `subscribe` of a command topic is its empty clear"
+            );
+            assert_eq!(
+                clear["bindings"]["mqtt"]["retain"],
+                json!(true),
+                "{name}: clear"
+            );
+        }
         let mqtt = &operation["bindings"]["mqtt"];
         assert_eq!(mqtt["qos"], 1, "{name}: QoS");
         assert_eq!(mqtt["retain"], json!(retained), "{name}: retained");
@@ -1491,10 +1506,26 @@ fn asyncapi_channels_are_the_documented_topics() {
                 assert!(p.get("schema").is_some(), "{name}: parameter {param}");
             }
         }
-        assert!(
-            resolve(&api, &operation["message"]).is_object(),
-            "{name}: message"
-        );
+        let message = resolve(&api, &operation["message"]);
+        assert!(message.is_object(), "{name}: message");
+        // A command topic takes the signed envelope (the default) or the bare command.
+        if dir == "in" {
+            let names: Vec<String> = message["oneOf"]
+                .as_array()
+                .unwrap_or_else(|| panic!("{name}: signed or open"))
+                .iter()
+                .map(|m| {
+                    resolve(&api, m)["messageId"]
+                        .as_str()
+                        .unwrap_or("")
+                        .to_string()
+                })
+                .collect();
+            assert!(
+                names.len() == 2 && names[0].starts_with("signed") && names[1].starts_with("open"),
+                "{name}: {names:?}"
+            );
+        }
         seen.insert(topic);
     }
     let missing: Vec<&String> = doc.keys().filter(|t| !seen.contains(*t)).collect();
@@ -1516,6 +1547,20 @@ fn one_of_consts(api: &Value, message: &str, property: &str) -> BTreeSet<String>
         .map(|alt| {
             const_of(api, resolve(api, alt), property)
                 .unwrap_or_else(|| panic!("{message}: an alternative without {property}.const"))
+        })
+        .collect()
+}
+
+/// The `const` of `property` in each alternative of the `oneOf` of a schema.
+fn schema_one_of_consts(api: &Value, schema: &str, property: &str) -> BTreeSet<String> {
+    let s = resolve(api, &api["components"]["schemas"][schema]);
+    s["oneOf"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{schema}: oneOf"))
+        .iter()
+        .map(|alt| {
+            const_of(api, resolve(api, alt), property)
+                .unwrap_or_else(|| panic!("{schema}: an alternative without {property}.const"))
         })
         .collect()
 }
@@ -1553,12 +1598,18 @@ fn asyncapi_messages_name_what_the_daemon_has() {
         .iter()
         .map(|a| a.name().to_string())
         .collect();
-    assert_eq!(one_of_consts(&api, "boardCommand", "action"), board_actions);
+    assert_eq!(
+        schema_one_of_consts(&api, "boardCommand", "action"),
+        board_actions
+    );
     let hall_actions: BTreeSet<String> = all_hall_actions()
         .iter()
         .map(|a| a.name().to_string())
         .collect();
-    assert_eq!(one_of_consts(&api, "hallCommand", "action"), hall_actions);
+    assert_eq!(
+        schema_one_of_consts(&api, "hallCommand", "action"),
+        hall_actions
+    );
     assert_eq!(enum_of(&api, "alertKind"), alert_kind_names());
     let mut errors = daemon_error_kinds();
     errors.extend(rejection_kinds());
@@ -1699,7 +1750,16 @@ fn validate(api: &Value, schema: &Value, v: &Value, at: &str) -> Result<(), Stri
     };
     for (key, rule) in obj {
         match key.as_str() {
-            "$ref" | "description" | "discriminator" | "title" => {}
+            "$ref" | "description" | "discriminator" | "title" | "default" | "contentMediaType" => {
+            }
+            // A signed envelope's `payload`: JSON text whose content has this schema.
+            "contentSchema" => {
+                if let Some(text) = v.as_str() {
+                    let inner: Value = serde_json::from_str(text)
+                        .map_err(|e| format!("{at}: {v} is not JSON text: {e}"))?;
+                    validate(api, rule, &inner, &format!("{at} (content)"))?;
+                }
+            }
             "type" => {
                 let types: Vec<&str> = match rule {
                     Value::String(s) => vec![s.as_str()],
@@ -1762,6 +1822,18 @@ fn validate(api: &Value, schema: &Value, v: &Value, at: &str) -> Result<(), Stri
                     validate(api, rule, item, &format!("{at}[{i}]"))?;
                 }
             }
+            "anyOf" => {
+                let alternatives = rule.as_array().cloned().unwrap_or_default();
+                let errors: Vec<String> = alternatives
+                    .iter()
+                    .filter_map(|alt| validate(api, alt, v, at).err())
+                    .collect();
+                if errors.len() == alternatives.len() {
+                    return Err(format!(
+                        "{at}: {v} matches none of the anyOf alternatives: {errors:#?}"
+                    ));
+                }
+            }
             "allOf" => {
                 for part in rule.as_array().into_iter().flatten() {
                     validate(api, part, v, at)?;
@@ -1803,12 +1875,18 @@ fn validate(api: &Value, schema: &Value, v: &Value, at: &str) -> Result<(), Stri
                 }
             }
             "pattern" => {
-                // The one pattern in use: ids.
-                assert_eq!(rule, "^[a-z0-9-]+$", "{at}: unsupported pattern");
+                // The two patterns in use: ids, and a signature's 64 lowercase hex digits.
+                let ok = |s: &str| match rule.as_str() {
+                    Some("^[a-z0-9-]+$") => hallclock::id::valid(s),
+                    Some("^[0-9a-f]{64}$") => {
+                        s.len() == 64 && s.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
+                    }
+                    _ => panic!("{at}: unsupported pattern {rule}"),
+                };
                 if let Some(s) = v.as_str()
-                    && !hallclock::id::valid(s)
+                    && !ok(s)
                 {
-                    return Err(format!("{at}: {v} is not an id"));
+                    return Err(format!("{at}: {v} does not match {rule}"));
                 }
             }
             other => panic!("{at}: the test's validator does not know the keyword `{other}`"),
@@ -1822,6 +1900,12 @@ fn message_payload<'a>(api: &'a Value, message: &str) -> &'a Value {
     &m["payload"]
 }
 
+fn schema<'a>(api: &'a Value, name: &str) -> &'a Value {
+    let s = &api["components"]["schemas"][name];
+    assert!(s.is_object(), "asyncapi.yaml: no components.schemas.{name}");
+    s
+}
+
 #[test]
 fn asyncapi_schemas_accept_every_example() {
     let api = asyncapi();
@@ -1832,16 +1916,39 @@ fn asyncapi_schemas_accept_every_example() {
             "node_info" => ("nodeInfo", serde_json::from_str(&e.body).unwrap()),
             "node_clock" => ("nodeClock", serde_json::from_str(&e.body).unwrap()),
             "availability" => ("availability", json!(e.body.trim())),
-            "info" => ("info", serde_json::from_str(&e.body).unwrap()),
+            // The dashboard feed's `info` is not on MQTT: it is a node's info without the
+            // node's name and boot.
+            "info" => {
+                let mut v: Value = serde_json::from_str(&e.body).unwrap();
+                v["node"] = json!("hall-server-1");
+                v["boot"] = json!(T0.0);
+                ("nodeInfo", v)
+            }
             "state" => ("state", serde_json::from_str(&e.body).unwrap()),
             "event" => ("boardEvent", serde_json::from_str(&e.body).unwrap()),
             "hall_event" => ("hallEvent", serde_json::from_str(&e.body).unwrap()),
             "response" => ("boardResponse", serde_json::from_str(&e.body).unwrap()),
             "alert" => ("alert", serde_json::from_str(&e.body).unwrap()),
             "command" if m.starts_with("command:board:") => {
-                ("boardCommand", serde_json::from_str(&e.body).unwrap())
+                let v: Value = serde_json::from_str(&e.body).unwrap();
+                let at = format!(
+                    "MQTT-API.md:{} ({m}) against asyncapi.yaml boardCommand",
+                    e.line
+                );
+                validate(&api, schema(&api, "boardCommand"), &v, &at)
+                    .unwrap_or_else(|w| panic!("{w}"));
+                continue;
             }
-            "command" => ("hallCommand", serde_json::from_str(&e.body).unwrap()),
+            "command" => {
+                let v: Value = serde_json::from_str(&e.body).unwrap();
+                let at = format!(
+                    "MQTT-API.md:{} ({m}) against asyncapi.yaml hallCommand",
+                    e.line
+                );
+                validate(&api, schema(&api, "hallCommand"), &v, &at)
+                    .unwrap_or_else(|w| panic!("{w}"));
+                continue;
+            }
             // The core's own form, not an MQTT message.
             "rejection" => continue,
             // Fields of the state schema (not yet in the daemon's state).
@@ -1877,11 +1984,11 @@ fn asyncapi_schemas_accept_every_example() {
     // And the schemas refuse what the daemon refuses or never writes.
     let refused = [
         (
-            "boardCommand",
+            "openBoardCommand",
             json!({"transaction": "t", "arbiter": "a", "action": "fly"}),
         ),
         (
-            "boardCommand",
+            "openBoardCommand",
             json!({"transaction": "t", "arbiter": "a", "action": "set_time", "side": "white"}),
         ),
         (
@@ -1892,7 +1999,22 @@ fn asyncapi_schemas_accept_every_example() {
             "alert",
             json!({"id": "x", "board": null, "kind": "fire", "severity": "info", "message": "", "since": 0}),
         ),
-        ("status", json!("maybe")),
+        ("availability", json!("maybe")),
+        ("bridgeState", json!("2")),
+        ("boardCommandClear", json!(" ")),
+        // A signed envelope whose command lacks its `ts`, or is no command.
+        (
+            "signedBoardCommand",
+            json!({"arbiter": "chief", "payload": "{\"transaction\":\"t\",\"action\":\"pause\"}", "sig": "0".repeat(64)}),
+        ),
+        (
+            "signedBoardCommand",
+            json!({"arbiter": "chief", "payload": "{\"ts\":1,\"transaction\":\"t\",\"action\":\"fly\"}", "sig": "0".repeat(64)}),
+        ),
+        (
+            "signedHallRequest",
+            json!({"arbiter": "viewer", "payload": "{\"ts\":1,\"transaction\":\"t\",\"action\":\"pause\"}", "sig": "0".repeat(64)}),
+        ),
     ];
     for (message, value) in refused {
         assert!(
@@ -2415,6 +2537,15 @@ fn the_documented_signature_is_the_daemons() {
         .and_then(|rest| rest.split("\n```").next())
         .expect("MQTT-API.md shows a signed envelope");
     let v: Value = serde_json::from_str(block).unwrap();
+    // The spec's envelope takes it, the command inside included.
+    let api = asyncapi();
+    validate(
+        &api,
+        message_payload(&api, "signedBoardCommand"),
+        &v,
+        "the signed example",
+    )
+    .unwrap_or_else(|w| panic!("{w}"));
     let key = hallclock::intake::auth::Key::from_hex(
         "8f2c1e5b7a9d3f60c4e8b2a1d7f5c3e9a0b6d4f2e8c1a7b5d3f9e0c2a4b6d8f1",
     )

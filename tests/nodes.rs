@@ -1339,10 +1339,10 @@ async fn nodes_whose_defaults_differ_refuse_a_round_and_start_nothing() {
             v["state"] == "online"
         })
         .await;
-        assert!(
-            s["defaults"]
-                .as_str()
-                .is_some_and(|d| d.contains("time_control=")),
+        // Data in the configuration's spellings, not Rust's Debug text (issue 41).
+        assert!(s["defaults"]["time_control"].is_string(), "{s}");
+        assert_eq!(
+            s["defaults"]["clock"]["period_transition"], "on_moves",
             "{s}"
         );
     }

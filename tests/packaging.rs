@@ -733,6 +733,16 @@ fn mosquitto_example_acl_lets_only_the_daemon_and_arbiters_write_and_gives_viewe
         "",
         "an account without a block reads"
     );
+    // Broadcast tools read the boards' PGN (docs/MQTT-API.md, docs/BROADCAST.md).
+    let pgn = "hallclock/hall-a/board/b1/pgn";
+    publish(daemon, pgn, "1. e4 *");
+    assert_eq!(
+        retained(anonymous, pgn),
+        "1. e4 *",
+        "anonymous reads the PGN"
+    );
+    assert_eq!(retained(viewer, pgn), "1. e4 *", "viewers read the PGN");
+    assert_eq!(retained(arbiter, pgn), "1. e4 *", "arbiters read the PGN");
     for (who, name) in [
         (anonymous, "anonymous"),
         (viewer, "viewer"),

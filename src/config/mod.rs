@@ -250,20 +250,25 @@ impl Default for EventDefaults {
 }
 
 impl EventDefaults {
-    /// Every field as one line, for comparing the `[defaults]` of a hall's nodes (their
-    /// statuses carry it) and for saying what differs.
+    /// Every field a round takes from `[defaults]`, as data: the node's status carries
+    /// it (MQTT-API.md, node status) and the hall's nodes compare it before a round. The
+    /// values are the configuration's own spellings, never Rust's `Debug` text.
+    pub fn as_value(&self) -> serde_json::Value {
+        serde_json::json!({
+            "time_control": self.time_control.to_string(),
+            "default_time_ms": self.default_time.0,
+            "flag_mode": self.flag_mode,
+            "both_absent": self.both_absent,
+            "pauses_extend_default_time": self.pauses_extend_default_time,
+            "clock": self.clock,
+            "discrepancy_margin_ms": self.discrepancy_margin.0,
+            "piece_letters": self.piece_letters,
+        })
+    }
+
+    /// [`EventDefaults::as_value`] as one line of words, for saying what differs.
     pub fn summary(&self) -> String {
-        format!(
-            "time_control={} default_time_ms={} flag_mode={:?} both_absent={:?} pauses_extend_default_time={} clock={:?} discrepancy_margin_ms={} piece_letters={:?}",
-            self.time_control,
-            self.default_time.0,
-            self.flag_mode,
-            self.both_absent,
-            self.pauses_extend_default_time,
-            self.clock,
-            self.discrepancy_margin.0,
-            self.piece_letters
-        )
+        defaults_words(&self.as_value())
     }
 
     /// A game's setup from these defaults; the event may still change any field.
@@ -279,6 +284,28 @@ impl EventDefaults {
             ..Setup::new(white, black, self.time_control.clone(), start)
         }
     }
+}
+
+/// A node's `[defaults]` (its status's `defaults`) as one line: `key=value`, a table's
+/// fields as `table.key=value`, in the order given.
+pub fn defaults_words(v: &serde_json::Value) -> String {
+    fn word(v: &serde_json::Value) -> String {
+        match v {
+            serde_json::Value::String(s) => s.clone(),
+            other => other.to_string(),
+        }
+    }
+    let Some(fields) = v.as_object() else {
+        return word(v);
+    };
+    let mut out = Vec::new();
+    for (key, value) in fields {
+        match value.as_object() {
+            Some(table) => out.extend(table.iter().map(|(k, v)| format!("{key}.{k}={}", word(v)))),
+            None => out.push(format!("{key}={}", word(value))),
+        }
+    }
+    out.join(" ")
 }
 
 fn default_time_control() -> TimeControl {

@@ -7,7 +7,7 @@ use tokio::sync::oneshot;
 use super::Hall;
 use super::board::{Refusal, ToBoard};
 use crate::intake::answers::ReplyTo;
-use crate::intake::command::{self, BoardAction, Command, HallAction, log_safe};
+use crate::intake::command::{BoardAction, Command, HallAction, log_safe};
 use crate::intake::{Door, Raw, Taken, Target, input};
 
 impl Hall {
@@ -158,10 +158,15 @@ impl Hall {
     /// A request on `ask`: only what reads (`replay`); commands go to `set`, which viewers
     /// may not write (packaging/mosquitto/acl).
     pub(super) async fn on_ask(&mut self, payload: &[u8]) {
-        let topic = ReplyTo::Topic(self.topics.hall_response());
-        let command = match command::parse::<HallAction>(payload) {
-            Ok(c) => c,
-            Err(bad) => return self.intake.refuse_bad(topic, bad),
+        let to = ReplyTo::Topic(self.topics.hall_response());
+        // Signed like a command (any account's key; docs/SECURITY.md), so that only the
+        // hall's accounts make a node read its journal for them.
+        let now = self.timebase.civil();
+        let Some((command, topic)) =
+            self.intake
+                .read_request::<HallAction>(&self.topics.ask(), payload, now, to)
+        else {
+            return;
         };
         let action = command.action.name();
         tracing::info!(transaction = %log_safe(&command.transaction), action, arbiter = %log_safe(&command.arbiter), "request");
@@ -173,7 +178,12 @@ impl Hall {
             } => self.replay(board, *from_seq, reply_to).await,
             _ => Err(Refusal::NotARequest { action }),
         };
-        self.intake.respond(topic, &command.transaction, action, r);
+        let boards = match &command.action {
+            HallAction::Replay { board, .. } => Some(self.replay_boards(board, &r)),
+            _ => None,
+        };
+        self.intake
+            .respond_for(topic, &command.transaction, action, r, boards);
     }
 
     /// A hall command that passed the intake, answered through its claim.
@@ -318,7 +328,11 @@ impl Hall {
                 board,
                 from_seq,
                 reply_to,
-            } => (self.replay(&board, from_seq, &reply_to).await, None),
+            } => {
+                let r = self.replay(&board, from_seq, &reply_to).await;
+                let boards = self.replay_boards(&board, &r);
+                (r, Some(boards))
+            }
             HallAction::Pause {} | HallAction::Resume {} => {
                 let board_action = match command.action {
                     HallAction::Pause {} => BoardAction::Pause {},
@@ -361,9 +375,20 @@ impl Hall {
             )));
         }
         if !self.boards.contains_key(board) {
-            return Err(Refusal::NotABoard {
-                board: board.into(),
-            });
+            // Another node's board: that node replays it; this one answers `ok` for none
+            // of its boards, as for any hall command (a client counts a command done when
+            // every node says `ok`), or says that node is down. A board no node of the
+            // hall lists is refused.
+            return match self.nodes.owner_of(board) {
+                Some((_, true)) => Ok(()),
+                Some((node, false)) => Err(Refusal::BoardNodeOffline {
+                    board: board.into(),
+                    node: node.into(),
+                }),
+                None => Err(Refusal::NotABoard {
+                    board: board.into(),
+                }),
+            };
         }
         let dir = self.settings.state_dir.join("journal");
         let scan = tokio::task::spawn_blocking(move || crate::store::read_dir(&dir))
@@ -399,6 +424,16 @@ impl Hall {
         }
         tracing::info!(board, from_seq, events = n, reply_to, "replayed");
         Ok(())
+    }
+
+    /// A replay's `boards` in this node's answer: the board when it is this node's,
+    /// none when it is another node's (or refused).
+    fn replay_boards(&self, board: &str, r: &Result<(), Refusal>) -> Vec<String> {
+        if r.is_ok() && self.boards.contains_key(board) {
+            vec![board.to_string()]
+        } else {
+            Vec::new()
+        }
     }
 
     /// Send the same kind of command to `boards`, as one arbiter's; those that took it.

@@ -148,14 +148,14 @@ impl Nodes {
     }
 
     /// The online nodes whose `[defaults]` differ from `ours` (as their statuses say),
-    /// with theirs; a node too old to say is not counted.
-    pub fn defaults_differ(&self, ours: &str) -> Vec<(String, String)> {
+    /// with theirs in words; a node too old to say them as data is not counted.
+    pub fn defaults_differ(&self, ours: &serde_json::Value) -> Vec<(String, String)> {
         self.peers
             .iter()
             .filter(|(_, p)| p.state == NodeState::Online)
             .filter_map(|(name, p)| {
-                let theirs = p.defaults.as_deref()?;
-                (theirs != ours).then(|| (name.clone(), theirs.to_string()))
+                let theirs = p.defaults.as_ref().filter(|d| d.is_object())?;
+                (theirs != ours).then(|| (name.clone(), crate::config::defaults_words(theirs)))
             })
             .collect()
     }

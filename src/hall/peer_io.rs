@@ -16,7 +16,7 @@ impl Hall {
             boards: self.own_boards().into_iter().collect(),
             version: env!("CARGO_PKG_VERSION").to_string(),
             boot: self.boot,
-            defaults: Some(self.settings.defaults.summary()),
+            defaults: Some(self.settings.defaults.as_value()),
             instance: None,
         };
         self.publisher

@@ -149,8 +149,10 @@ impl Hall {
         // Issue 23: a round is one round. Where its command is silent each node fills in
         // its own `[defaults]`, so they must agree; every node sees the same statuses, and
         // each refuses (the node that differs and the nodes it differs from alike).
+        let differ = self
+            .nodes
+            .defaults_differ(&self.settings.defaults.as_value());
         let ours = self.settings.defaults.summary();
-        let differ = self.nodes.defaults_differ(&ours);
         if !differ.is_empty() {
             return Err(Refusal::DefaultsDiffer {
                 node: self.settings.node.to_string(),

@@ -277,7 +277,7 @@ fn birth(settings: &HallSettings, boot: Millis) -> NodeStatusPayload {
         boards,
         version: env!("CARGO_PKG_VERSION").to_string(),
         boot,
-        defaults: Some(settings.defaults.summary()),
+        defaults: Some(settings.defaults.as_value()),
         instance: None,
     }
 }

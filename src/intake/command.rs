@@ -783,6 +783,10 @@ pub fn parse_as<A: for<'de> Deserialize<'de>>(
     if action.is_empty() {
         return Err(bad(&transaction, "", "missing \"action\"".into()));
     }
+    // `null` counts as absent (MQTT-API.md, docs/asyncapi.yaml): for every field, not
+    // only those read as an Option (`"allow_past_start": null` is `false`, as when left
+    // out); a required field sent as `null` is missing.
+    obj.retain(|_, v| !v.is_null());
     let parsed: A = serde_json::from_value(Value::Object(obj))
         .map_err(|e| bad(&transaction, &action, e.to_string()))?;
     Ok(Command {
@@ -813,6 +817,32 @@ mod tests {
             }
         );
         assert_eq!((c.transaction.as_str(), c.reason.as_str()), ("t1", "7.5.5"));
+    }
+
+    #[test]
+    fn null_counts_as_absent_for_every_field() {
+        let c =
+            board(r#"{"transaction":"t1","arbiter":"IA","action":"pause","reason":null}"#).unwrap();
+        assert_eq!((c.action, c.reason.as_str()), (BoardAction::Pause {}, ""));
+        let c =
+            board(r#"{"transaction":"t1","arbiter":"IA","action":"set_session_end","end":null}"#)
+                .unwrap();
+        assert_eq!(c.action, BoardAction::SetSessionEnd { end: None });
+        let c = board(
+            r#"{"transaction":"t1","arbiter":"IA","action":"adjourn","resumption":null,"allow_past_start":null}"#,
+        )
+        .unwrap();
+        assert_eq!(
+            c.action,
+            BoardAction::Adjourn {
+                resumption: None,
+                allow_past_start: false
+            }
+        );
+        // A required field sent as null is missing, and said so.
+        let e =
+            board(r#"{"transaction":"t1","arbiter":"IA","action":"seal","mv":null}"#).unwrap_err();
+        assert!(e.reason.contains("missing field `mv`"), "{}", e.reason);
     }
 
     #[test]

@@ -396,10 +396,61 @@ impl Intake {
         }
     }
 
+    /// [`Intake::respond`] with the boards of this node the request concerned (a hall
+    /// request is answered by every node, each for its own boards).
+    pub fn respond_for(
+        &self,
+        to: ReplyTo,
+        transaction: &str,
+        action: &str,
+        r: Result<(), Refusal>,
+        boards: Option<Vec<String>>,
+    ) {
+        let mut payload = answers::response(transaction, action, &r);
+        payload.boards = boards;
+        let payload = self.replier.stamp(payload);
+        if let Ok(bytes) = serde_json::to_vec(&payload) {
+            to.send(self.replier.outbox.as_ref(), bytes);
+        }
+    }
+
     /// A command refused by what it is (malformed, too large): sent, not remembered.
     pub fn refuse_bad(&self, to: ReplyTo, bad: BadCommand) {
         tracing::info!(transaction = %log_safe(&bad.transaction), reason = %log_safe(&bad.reason), "command refused");
         self.refuse(to, &bad.transaction, &bad.action, bad.refusal());
+    }
+
+    /// A request on `ask` (reads only: never claimed, never journaled), let in as a
+    /// command is: signed by an account of the hall, any role (a `viewer` asks for
+    /// replays with its key, docs/SECURITY.md), within the window; in an open hall, as it
+    /// is. The request and where to answer it; `None` when it was refused here (answered).
+    pub fn read_request<A: Action>(
+        &self,
+        topic: &str,
+        bytes: &[u8],
+        now: Millis,
+        to: ReplyTo,
+    ) -> Option<(Command<A>, ReplyTo)> {
+        let admitted = match self.security.admit(topic, bytes, now) {
+            Ok(a) => a,
+            Err(t) => {
+                self.note_far_clock(bytes, &t.refusal);
+                tracing::warn!(topic = %log_safe(topic), transaction = %log_safe(&t.transaction), refusal = ?t.refusal, "request refused at the gate");
+                self.refuse(to, &t.transaction, &t.action, t.refusal);
+                return None;
+            }
+        };
+        let signer = admitted
+            .identity
+            .as_ref()
+            .map(|i| (i.id.as_str(), i.name.as_str()));
+        match command::parse_as::<A>(&admitted.command, signer) {
+            Ok(c) => Some((c, to)),
+            Err(bad) => {
+                self.refuse_bad(to, bad);
+                None
+            }
+        }
     }
 
     /// read → admit → parse → bound → claim → authorize. `None` when the command was

@@ -539,11 +539,12 @@ pub struct NodeStatusPayload {
     /// When this run of the node started (epoch ms): a newer `boot` is a newer run, so a
     /// last will that arrives after the next run's `online` is told apart.
     pub boot: Millis,
-    /// The node's `[defaults]` as one line (`EventDefaults::summary`): what a round takes
+    /// The node's `[defaults]` as data (`EventDefaults::as_value`): what a round takes
     /// where its command says nothing. Every node of a hall must agree, or one round would
-    /// play under different rules on different servers. Absent from older daemons.
+    /// play under different rules on different servers. Absent from older daemons (and a
+    /// string, Rust's `Debug` text, from those before issue 41: not compared).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub defaults: Option<String>,
+    pub defaults: Option<serde_json::Value>,
     /// A random id of this process, made by its MQTT connection (issue 36): two daemons
     /// with the same node id (two Pis left with the default host name) throw each other
     /// off the broker (one client id); each notices the other's instance under its own
