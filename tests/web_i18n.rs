@@ -401,7 +401,11 @@ async fn seal_read_back(chrome: &Chrome, failures: &mut Vec<String>) {
     let form = "#acts-now form[data-action=seal]";
     for (mv, wanted, shown) in [
         ("Cf3", "no es una letra de pieza de este torneo", ".reply"),
-        ("Nf3", "Blancas: caballo de g1 a f3 — Caballo g1–f3", ".confirm"),
+        (
+            "Nf3",
+            "Blancas: caballo de g1 a f3 — Caballo g1–f3",
+            ".confirm",
+        ),
         (
             "Nf5",
             "no se puede jugar aquí: ninguna jugada legal corresponde a Nf5",
