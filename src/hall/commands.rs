@@ -319,6 +319,11 @@ impl Hall {
                 from_seq,
                 reply_to,
             } => (self.replay(&board, from_seq, &reply_to).await, None),
+            // Every node shows it on its own screens: no board is concerned.
+            HallAction::Announce { text, until } => (
+                self.announce(text.as_deref(), until.map(|u| u.0)),
+                Some(Vec::new()),
+            ),
             HallAction::Pause {} | HallAction::Resume {} => {
                 let board_action = match command.action {
                     HallAction::Pause {} => BoardAction::Pause {},
