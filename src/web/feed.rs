@@ -609,16 +609,25 @@ mod tests {
         let added = br#"{"board":"b","seq":4,"event":"time_added","at":1}"#;
         assert!(filter(p, "hallclock/h/board/b/event", added).is_none());
         let mv = br#"{"board":"b","seq":5,"event":"move_made","at":1,"san":"e4"}"#;
-        assert_eq!(filter(p, "hallclock/h/board/b/event", mv).as_deref(), Some(&mv[..]));
+        assert_eq!(
+            filter(p, "hallclock/h/board/b/event", mv).as_deref(),
+            Some(&mv[..])
+        );
         // Who paused and why, who set a result: not for the hall.
         let paused = br#"{"board":"b","seq":6,"event":"paused","at":1,"arbiter":"IA Meyer","reason":"phone rang"}"#;
         let out = filter(p, "hallclock/h/board/b/event", paused).unwrap_or_default();
         let text = String::from_utf8_lossy(&out);
-        assert!(text.contains("\"paused\"") && !text.contains("Meyer") && !text.contains("phone"), "{text}");
+        assert!(
+            text.contains("\"paused\"") && !text.contains("Meyer") && !text.contains("phone"),
+            "{text}"
+        );
         let ended = br#"{"board":"b","seq":7,"event":"game_ended","at":1,"result":{"score":"1-0","termination":"arbiter","kind":{"kind":"resignation","side":"black"},"arbiter":"IA Meyer","reason":"said so"}}"#;
         let out = filter(p, "hallclock/h/board/b/event", ended).unwrap_or_default();
         let text = String::from_utf8_lossy(&out);
-        assert!(text.contains("resignation") && !text.contains("Meyer") && !text.contains("said so"), "{text}");
+        assert!(
+            text.contains("resignation") && !text.contains("Meyer") && !text.contains("said so"),
+            "{text}"
+        );
         let over = br#"{"board":"b","result":{"score":"1-0","termination":"arbiter","kind":{"kind":"resignation","side":"black"},"arbiter":"IA Meyer"}}"#;
         let out = filter(p, "hallclock/h/board/b/state", over).unwrap_or_default();
         assert!(!String::from_utf8_lossy(&out).contains("Meyer"));
