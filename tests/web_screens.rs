@@ -366,6 +366,18 @@ async fn a_screen_s_address_chooses_what_it_shows_and_says_what_it_cannot_use() 
         .js("return document.body.classList.contains('theme-light');")
         .await;
     assert_eq!(light, json!(true));
+    // Diagrams, on request.
+    c.goto(&format!("{base}/public?boards=1-8&diagram=1&rotate=0"))
+        .await
+        .expect("/public with diagrams");
+    chrome
+        .until("a diagram in every tile", "document.querySelectorAll('.tile').length === 8 && document.querySelectorAll('.tile .diagram svg').length === 8")
+        .await;
+    let cut = chrome.js(&format!("return {NOTHING_CUT};")).await;
+    let cut: Value = serde_json::from_str(cut.as_str().unwrap_or("{}")).unwrap_or_default();
+    assert_eq!(cut["inside"], json!(true), "a tile with a diagram is cut: {cut}");
+    assert_eq!(cut["cut"], json!([]), "names cut beside the diagrams: {cut}");
+    let _ = chrome.shot_for_docs("screen-diagrams", "screenshots/screen-diagrams.png").await;
     // Unknown options and bad values are said on the screen, in words.
     c.goto(&format!(
         "{base}/public?from=21&page=2&boards=abc&columns=40&rotate=1"

@@ -305,7 +305,7 @@ function makeScreenTile(id, opts) {
   let diagram = null;
   if (opts.diagram && typeof createBoard === "function") {
     diagram = createBoard({ label: t("board.diagram") });
-    el.append(h("div", { class: "diagram" }, [diagram.el]), text);
+    el.append(h("div", { class: "diagram" }, [diagram.svg]), text);
     el.classList.add("with-diagram");
   } else {
     el.append(text);
@@ -335,6 +335,11 @@ function renderScreenTile(tile, id) {
   // Why it ended, in words; else the last move.
   setText(tile.foot, finished ? terminationWords(st.result) : (b.lastMove ? lastMoveText(b) : ""));
   if (tile.diagram && st && st.fen !== undefined) tile.diagram.update(st.fen || "", b.lastUci || "");
+}
+
+/** Whether a tile cuts a name (more than three lines in its width). @param {HTMLElement} tile */
+function namesCut(tile) {
+  return [...tile.querySelectorAll(".side")].some((side) => side.scrollHeight > side.clientHeight + 1);
 }
 
 /** The columns a screen's grid gets: the address's, else as many as fit `minPx` each. @param {ScreenOptions} opts @param {HTMLElement} grid @param {number} minPx */
@@ -376,7 +381,8 @@ function boardsScreen(body, opts, say) {
         if (cols < least && f > 1 && !opts.columns) continue;
         grid.style.gridTemplateColumns = `repeat(${cols}, minmax(0, 1fr))`;
         fit.key = "";
-        if (fitPages(grid, els, cols, fit, key).length === 1) break;
+        // (Laid out whole by fitPages: a name cut at this size means a smaller one.)
+        if (fitPages(grid, els, cols, fit, key).length === 1 && !els.some(namesCut)) break;
       }
     }
     const cut = fitPages(grid, els, cols, fit, key);
