@@ -834,3 +834,114 @@ async fn the_chief_s_announcement_and_the_countdown_reach_every_screen_and_nothi
     screen.close().await;
     rig.stop().await;
 }
+
+/// One chromedriver CDP command on `chrome`'s session: its `value`.
+async fn cdp(chrome: &Chrome, cmd: &str, params: Value) -> Value {
+    let session = chrome
+        .client
+        .session_id()
+        .await
+        .ok()
+        .flatten()
+        .expect("a WebDriver session id");
+    let (status, _, answer) = http(
+        ([127, 0, 0, 1], chrome.driver_port).into(),
+        "POST",
+        &format!("/session/{session}/goog/cdp/execute"),
+        &[("Content-Type", "application/json")],
+        &json!({"cmd": cmd, "params": params}).to_string(),
+    )
+    .await;
+    assert_eq!(status, 200, "{cmd}: {answer}");
+    serde_json::from_str::<Value>(&answer).unwrap_or_default()["value"].clone()
+}
+
+/// What a hall screen left on holds (docs/BENCHMARKS.md): a 60-board round played fast
+/// (each board a move every 2.4 s: 25 events and 25 states a second), /public turning
+/// its pages every 3 s, the renderer's JavaScript heap after a garbage collection,
+/// sampled every minute. A measurement, not a check: `HALLCLOCK_SCREEN_MINUTES` long
+/// (3 by default); run with `cargo test --test web_screens -- --ignored --nocapture`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "a measurement: run with --ignored"]
+async fn a_screen_left_on_holds_what_it_held() {
+    let minutes: u64 = std::env::var("HALLCLOCK_SCREEN_MINUTES")
+        .ok()
+        .and_then(|m| m.parse().ok())
+        .unwrap_or(3);
+    let hall = webcommon::detached(HALL);
+    publish_hall(&hall.publisher, 60, -2_400_000);
+    let web = webcommon::serve(hall.state.clone()).await;
+    let base = format!("http://{}", web.addr);
+    let publisher = hall.publisher.clone();
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let stopped = stop.clone();
+    let traffic = tokio::spawn(async move {
+        let mut seq = [2u64; 61];
+        let mut n = 0usize;
+        let mut moves = 0u64;
+        while !stopped.load(std::sync::atomic::Ordering::Relaxed) {
+            n = n % 60 + 1;
+            seq[n] += 1;
+            moves += 1;
+            let b = board_id(n);
+            let topic = format!("hallclock/{HALL}/board/{b}");
+            let side = if seq[n] % 2 == 0 { "white" } else { "black" };
+            publisher.message(
+                format!("{topic}/event"),
+                json!({"board": b, "seq": seq[n], "event": "move_made", "at": now_ms(), "side": side,
+                       "uci": "g1f3", "san": "Nf3", "fen": "8/8/8/8/8/8/8/K6k w - - 0 1", "clock_ms": 3_000_000})
+                .to_string()
+                .into_bytes(),
+            );
+            let p = |name: String| json!({"name": name, "remaining_ms": 3_000_000 - seq[n] as i64 * 1000,
+                "display_ms": 3_000_000 - seq[n] as i64 * 1000, "delay_left_ms": 0, "moves": seq[n] / 2,
+                "period": 1, "flagged_at": null, "present": true});
+            let state = json!({"board": b, "seq": seq[n], "as_of": now_ms(), "phase": "running", "online": true,
+                "round": 3, "running": if side == "white" { "black" } else { "white" }, "turn": "white",
+                "white_side": "left", "white": p(player(n, "white")), "black": p(player(n, "black")),
+                "fen": "8/8/8/8/8/8/8/K6k w - - 0 1", "result": null, "pending_flag": null,
+                "both_flags_order_unknown": false, "time_control": "5400+30", "authoritative": false});
+            publisher.retained(format!("{topic}/state"), state.to_string().into_bytes());
+            tokio::time::sleep(Duration::from_millis(40)).await;
+        }
+        moves
+    });
+    let chrome = screen("screens-heap", 1920, 1080).await;
+    chrome
+        .client
+        .goto(&format!("{base}/public?rotate=3"))
+        .await
+        .expect("/public");
+    chrome
+        .until("the tiles", "document.querySelectorAll('.tile').length > 0")
+        .await;
+    let _ = cdp(&chrome, "HeapProfiler.enable", json!({})).await;
+    let mut samples = Vec::new();
+    let began = std::time::Instant::now();
+    tokio::time::sleep(Duration::from_secs(30)).await;
+    for minute in 0..=minutes {
+        let _ = cdp(&chrome, "HeapProfiler.collectGarbage", json!({})).await;
+        let heap = cdp(&chrome, "Runtime.getHeapUsage", json!({})).await;
+        let used = heap["usedSize"].as_f64().unwrap_or(0.0) / 1e6;
+        let nodes = chrome
+            .js("return document.getElementsByTagName('*').length;")
+            .await;
+        let events = chrome
+            .js("return [...store.boards.values()].reduce((n, b) => n + b.events.length + b.moves.length, 0);")
+            .await;
+        println!("minute {minute} ({:.0} s): JS heap {used:.2} MB after GC, {nodes} elements, {events} events and moves held", began.elapsed().as_secs_f64());
+        samples.push(used);
+        if minute < minutes {
+            tokio::time::sleep(Duration::from_secs(60)).await;
+        }
+    }
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    let moves = traffic.await.unwrap_or(0);
+    println!(
+        "{moves} moves in {:.0} s; heap from {:.2} MB to {:.2} MB",
+        began.elapsed().as_secs_f64(),
+        samples.first().copied().unwrap_or(0.0),
+        samples.last().copied().unwrap_or(0.0)
+    );
+    chrome.close().await;
+}

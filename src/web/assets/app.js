@@ -15,7 +15,7 @@
  *   move_pending?: boolean, pending_side?: "white"|"black", pending_plies?: number, observed?: boolean}} State
  * @typedef {{state: State|null, online: boolean, events: any[], lastSeq: number,
  *   lastMove: string, lastUci: string, moves: {no: number, side: string, san: string, clock: number|null}[],
- *   historyLoaded: boolean, earlyPress: Object<string, number|null>,
+ *   historyLoaded: boolean, earlyPress: Object<string, number|null>, plies: Object<string, number>,
  *   lastFen?: string | null}} BoardData
  */
 
@@ -359,7 +359,7 @@ function resultText(result, withReason) {
 function board(id) {
   let b = store.boards.get(id);
   if (!b) {
-    b = { state: null, online: false, events: [], lastSeq: 0, lastMove: "", lastUci: "", moves: [], historyLoaded: false, earlyPress: {} };
+    b = { state: null, online: false, events: [], lastSeq: 0, lastMove: "", lastUci: "", moves: [], plies: {}, historyLoaded: false, earlyPress: {} };
     store.boards.set(id, b);
   }
   return b;
@@ -429,15 +429,20 @@ function noteEvent(boardId, ev) {
     b.lastSeq = ev.seq;
   }
   b.events.push(ev);
-  if (b.events.length > 3000) b.events.splice(0, b.events.length - 3000);
+  // A hall screen shows only the last move: left on for a day it must not hold the day.
+  const keep = PUBLIC ? 40 : 3000;
+  if (b.events.length > keep) b.events.splice(0, b.events.length - keep);
   if (typeof ev.fen === "string" && ev.fen) b.lastFen = ev.fen;
   if (ev.event === "move_made" || ev.event === "sealed_move_played") {
-    const mine = b.moves.filter((m) => m.side === ev.side).length;
+    // Counted, not recounted from the list (which a hall screen keeps short).
+    b.plies[ev.side] = (b.plies[ev.side] || 0) + 1;
+    const mine = b.plies[ev.side] - 1;
     // An e-board move is published after the press that ended it (the board is read once
     // still): that press's clock is this move's.
     const early = b.earlyPress[ev.side];
     b.earlyPress[ev.side] = null;
     b.moves.push({ no: mine + 1, side: ev.side, san: ev.san, clock: early === undefined ? null : early });
+    if (PUBLIC && b.moves.length > 8) b.moves.splice(0, b.moves.length - 8);
     b.lastMove = ev.san;
     b.lastUci = ev.uci;
   } else if (ev.event === "pressed") {
@@ -453,7 +458,7 @@ function noteEvent(boardId, ev) {
 /** @param {string} boardId */
 function resetBoardHistory(boardId) {
   const b = board(boardId);
-  b.events = []; b.moves = []; b.lastSeq = 0; b.lastMove = ""; b.lastUci = ""; b.earlyPress = {};
+  b.events = []; b.moves = []; b.plies = {}; b.lastSeq = 0; b.lastMove = ""; b.lastUci = ""; b.earlyPress = {};
 }
 
 /**
