@@ -38,7 +38,7 @@ fn catalogues() -> BTreeMap<String, BTreeMap<String, Value>> {
 
 /// The page's code, by file name: the places a key can be used.
 fn code() -> Vec<(&'static str, String)> {
-    ["app.js", "board.js", "index.html"]
+    ["app.js", "board.js", "public.js", "index.html"]
         .into_iter()
         .map(|f| (f, std::fs::read_to_string(assets().join(f)).unwrap()))
         .collect()
@@ -620,7 +620,7 @@ const EVENT_FIELDS: [&str; 43] = [
 ];
 
 /// The actions the page sends (its act tables, its alerts' buttons, the round form).
-const DONE: [&str; 28] = [
+const DONE: [&str; 29] = [
     "pause",
     "resume",
     "present",
@@ -649,6 +649,7 @@ const DONE: [&str; 28] = [
     "acknowledge_alert",
     "seal_all",
     "start_round",
+    "announce",
 ];
 
 /// Key namespaces the server's own messages hold (messages.<lang>.json): the page asks for

@@ -152,6 +152,8 @@ fn every_example_parses_into_the_daemons_own_types() {
             round_trip::<hallclock::mqtt::payload::NodeInfoPayload>(e);
         } else if m == "node_clock" {
             round_trip::<hallclock::mqtt::payload::NodeClockPayload>(e);
+        } else if m == "announce" {
+            round_trip::<hallclock::mqtt::payload::AnnouncePayload>(e);
         } else if m == "availability" {
             let text = e.body.trim();
             assert!(text == ONLINE || text == OFFLINE, "{at}: {text}");
@@ -759,6 +761,11 @@ fn all_hall_actions() -> Vec<HallAction> {
         )
         .unwrap()
         .action,
+        parse::<HallAction>(
+            br#"{"transaction":"t","arbiter":"a","action":"announce","text":"Round 4 at 15:00","until":0}"#,
+        )
+        .unwrap()
+        .action,
     ];
     covers_every_variant(
         &actions,
@@ -769,8 +776,9 @@ fn all_hall_actions() -> Vec<HallAction> {
             HallAction::Replay { .. } => 3,
             HallAction::SealAll { .. } => 4,
             HallAction::ScheduleResumption { .. } => 5,
+            HallAction::Announce { .. } => 6,
         },
-        6,
+        7,
     );
     actions
 }
@@ -1915,6 +1923,7 @@ fn asyncapi_schemas_accept_every_example() {
             "node_status" => ("nodeStatus", serde_json::from_str(&e.body).unwrap()),
             "node_info" => ("nodeInfo", serde_json::from_str(&e.body).unwrap()),
             "node_clock" => ("nodeClock", serde_json::from_str(&e.body).unwrap()),
+            "announce" => ("announce", serde_json::from_str(&e.body).unwrap()),
             "availability" => ("availability", json!(e.body.trim())),
             // The dashboard feed's `info` is not on MQTT: it is a node's info without the
             // node's name and boot.

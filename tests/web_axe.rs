@@ -224,6 +224,37 @@ async fn axe_finds_no_critical_or_serious_violation_on_any_page() {
         )
         .await;
     judged.push(("public".to_string(), judge(&chrome, &axe).await));
+    // The other hall screens (issue 40), in the light theme too.
+    for (name, path, ready) in [
+        (
+            "public/players",
+            "/public/players",
+            "document.querySelectorAll('.player').length === 12",
+        ),
+        (
+            "public/results",
+            "/public/results?theme=light",
+            "document.querySelector('.pubtitle').textContent",
+        ),
+        (
+            "public/clock",
+            "/public/clock",
+            "document.getElementById('hall-time').textContent",
+        ),
+        (
+            "public light",
+            "/public?theme=light&from=1",
+            "document.getElementById('opt-note').textContent && document.querySelectorAll('.tile').length === 6",
+        ),
+    ] {
+        chrome
+            .client
+            .goto(&format!("{base}{path}"))
+            .await
+            .expect("a hall screen");
+        chrome.until(&format!("the {name} screen"), ready).await;
+        judged.push((name.to_string(), judge(&chrome, &axe).await));
+    }
     for (name, (violations, h1s)) in judged {
         report.push(format!(
             "{name}: {} critical/serious, {h1s} h1",

@@ -333,6 +333,11 @@ impl Hall {
                 let boards = self.replay_boards(&board, &r);
                 (r, Some(boards))
             }
+            // Every node shows it on its own screens: no board is concerned.
+            HallAction::Announce { text, until } => (
+                self.announce(text.as_deref(), until.map(|u| u.0)),
+                Some(Vec::new()),
+            ),
             HallAction::Pause {} | HallAction::Resume {} => {
                 let board_action = match command.action {
                     HallAction::Pause {} => BoardAction::Pause {},

@@ -9,6 +9,7 @@
 //! board ids two of them claim). Of their siblings those files import only
 //! `board` and `trf_round`, never each other, so the hall's arrows point one way.
 
+mod announce;
 pub mod board;
 mod commands;
 mod forward;
@@ -166,6 +167,8 @@ struct Hall {
     steps: crate::timebase::StepWatch,
     /// Dashboard hall commands sent to every node, waiting for their answers.
     forwarded: forward::Forwarded,
+    /// The message on every hall screen, while it stands (`announce.rs`).
+    announcement: Option<announce::Announcement>,
 }
 
 /// At most this many more board notes are handled in one turn of the hall's loop.
@@ -491,6 +494,7 @@ impl Hall {
         mut stop: oneshot::Receiver<()>,
     ) {
         self.publish_node();
+        self.restore_announcement();
         let mut beat = tokio::time::interval(self.settings.heartbeat);
         beat.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         // A fault-injection hook for the watchdog test: the coordinator's thread blocks
@@ -507,6 +511,7 @@ impl Hall {
                     }
                     self.watch_wall_clock().await;
                     self.publish_clock();
+                    self.expire_announcement();
                     if let Some(h) = self.heartbeat() {
                         let _ = health.send(Some(h));
                     }

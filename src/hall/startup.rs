@@ -96,6 +96,7 @@ pub fn start(settings: HallSettings) -> Result<RunningHall, HallError> {
         peer_infos: peers::PeerInfos::default(),
         boot,
         forwarded: forward::Forwarded::default(),
+        announcement: None,
         // Exact by construction (a live reading differs by a millisecond of clock reads).
         steps: crate::timebase::StepWatch::new(recovery.civil_start),
     };

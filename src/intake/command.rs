@@ -326,6 +326,14 @@ pub enum HallAction {
         #[serde(default)]
         allow_past_start: bool,
     },
+    /// A message on every hall screen until `until` (docs/DASHBOARD.md, "Hall screens");
+    /// `text` null (or absent) takes the standing one down.
+    Announce {
+        #[serde(default)]
+        text: Option<String>,
+        #[serde(default)]
+        until: Option<Instant>,
+    },
     /// 6.12a for every board with a running game.
     Pause {},
     Resume {},
@@ -349,6 +357,7 @@ impl HallAction {
             HallAction::Replay { .. } => "replay",
             HallAction::SealAll { .. } => "seal_all",
             HallAction::ScheduleResumption { .. } => "schedule_resumption",
+            HallAction::Announce { .. } => "announce",
         }
     }
 }
@@ -540,6 +549,7 @@ impl HallAction {
                 ..
             }
             | HallAction::ScheduleResumption { resumption: r, .. } => r.instants(&mut out),
+            HallAction::Announce { until: Some(u), .. } => out.push(("until", *u)),
             _ => {}
         }
         out
@@ -642,6 +652,9 @@ impl HallAction {
                 ..
             }
             | HallAction::ScheduleResumption { resumption: r, .. } => r.map_instants(f),
+            // The hall screens read an announcement's end on the civil clock they show:
+            // it stays as sent.
+            HallAction::Announce { .. } => {}
             _ => {}
         }
     }

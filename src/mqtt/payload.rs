@@ -120,6 +120,18 @@ impl Topics {
         format!("{}/session", self.base)
     }
 
+    /// The hall screens' banner in the local feed (the dashboard and `/public`); on MQTT
+    /// each node writes its own, [`Topics::node_announce`].
+    pub fn announce(&self) -> String {
+        format!("{}/announce", self.base)
+    }
+
+    /// Retained, written only by the node `node`: the banner the chief arbiter put on
+    /// every hall screen, or its clear.
+    pub fn node_announce(&self, node: &str) -> String {
+        format!("{}/node/{node}/announce", self.base)
+    }
+
     pub fn board_set_filter(&self) -> String {
         format!("{}/board/+/set", self.base)
     }
@@ -684,6 +696,26 @@ pub fn cleared_alert(id: &str) -> Vec<u8> {
 /// hallclock).
 pub fn alert_cleared(payload: &[u8]) -> bool {
     payload.is_empty() || serde_json::from_slice::<ClearedAlert>(payload).is_ok_and(|c| c.cleared)
+}
+
+/// `announce` / `node/<node>/announce`, retained: the message on every hall screen until
+/// `until` (civil ms), or, once it ended or was taken down, its writer's clear (as an
+/// alert's: a deletion made during a bridge cut would never reach the other side).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum AnnouncePayload {
+    Standing {
+        /// Plain text, one line, at most 280 characters; the screens escape it.
+        text: String,
+        /// When it was sent (the hall's civil clock).
+        since: Millis,
+        /// When it goes from the screens (the hall's civil clock).
+        until: Millis,
+    },
+    Cleared {
+        /// Always `true`: what tells it from a standing message.
+        cleared: bool,
+    },
 }
 
 /// `session`, retained: the playing session's clock and the adjournment of the hall's

@@ -44,6 +44,16 @@ const FILES: &[(&str, &[u8], &str)] = &[
         "image/svg+xml",
     ),
     (
+        "public.css",
+        include_bytes!("assets/public.css"),
+        "text/css; charset=utf-8",
+    ),
+    (
+        "public.js",
+        include_bytes!("assets/public.js"),
+        "text/javascript; charset=utf-8",
+    ),
+    (
         "style.css",
         include_bytes!("assets/style.css"),
         "text/css; charset=utf-8",

@@ -61,6 +61,18 @@ pub fn filter(audience: Audience, topic: &str, payload: &[u8]) -> Option<Vec<u8>
     let on_board = level(2) == Some("board");
     match kind {
         "status" if !on_board => Some(payload.to_vec()),
+        // The chief arbiter's message to the hall screens: for everyone to read.
+        "announce" if topic.split('/').count() == 3 => Some(payload.to_vec()),
+        // The hall's schedule only (a countdown's next start), not which games are sealed.
+        "session" if topic.split('/').count() == 3 => {
+            let Ok(Value::Object(mut session)) = serde_json::from_slice::<Value>(payload) else {
+                return None;
+            };
+            session.retain(|k, _| {
+                matches!(k.as_str(), "as_of" | "round" | "session_end" | "resumption")
+            });
+            serde_json::to_vec(&session).ok()
+        }
         "info" if !on_board => {
             let Ok(Value::Object(mut info)) = serde_json::from_slice::<Value>(payload) else {
                 return None;
@@ -87,15 +99,40 @@ pub fn filter(audience: Audience, topic: &str, payload: &[u8]) -> Option<Vec<u8>
                 state.insert("adjournment".into(), serde_json::json!({ "stage": stage }));
             }
             state.remove("paused_by");
+            if let Some(Value::Object(result)) = state.get_mut("result") {
+                unnamed(result);
+            }
             serde_json::to_vec(&state).ok()
         }
         "event" if on_board => {
-            let v: Value = serde_json::from_slice(payload).ok()?;
+            let Value::Object(mut v) = serde_json::from_slice(payload).ok()? else {
+                return None;
+            };
             let name = v.get("event")?.as_str()?;
-            PUBLIC_EVENTS.contains(&name).then(|| payload.to_vec())
+            if !PUBLIC_EVENTS.contains(&name) {
+                return None;
+            }
+            // Who paused, resumed or set a result, and why, is the arbiters' business.
+            let mut named = unnamed(&mut v);
+            if let Some(Value::Object(r)) = v.get_mut("result") {
+                named |= unnamed(r);
+            }
+            if named {
+                serde_json::to_vec(&v).ok()
+            } else {
+                Some(payload.to_vec())
+            }
         }
         _ => None,
     }
+}
+
+/// Take the arbiter's name and reason out of a public payload (an event, or a result
+/// the arbiter set); whether there were any.
+fn unnamed(v: &mut serde_json::Map<String, Value>) -> bool {
+    let arbiter = v.remove("arbiter").is_some();
+    let reason = v.remove("reason").is_some();
+    arbiter || reason
 }
 
 /// An SSE frame: `data` split into `data:` lines, as the browser joins them again.
@@ -555,14 +592,45 @@ mod tests {
         assert!(filter(p, "hallclock/h/alert/x", b"{}").is_none());
         assert!(filter(p, "hallclock/h/response", b"{}").is_none());
         assert!(filter(p, "hallclock/h/board/b/response", b"{}").is_none());
-        assert!(filter(p, "hallclock/h/session", b"{}").is_none());
+        let session = br#"{"as_of":1,"round":3,"resumption":{"start":9,"place":"Hall B"},"sealed":["b"],"all_sealed":true}"#;
+        let out = filter(p, "hallclock/h/session", session).unwrap_or_default();
+        let text = String::from_utf8_lossy(&out);
+        assert!(
+            text.contains("\"start\":9") && !text.contains("sealed"),
+            "{text}"
+        );
+        assert!(filter(p, "hallclock/h/node/n/session", session).is_none());
+        let announce = br#"{"text":"Round 4 at 15:00","since":1,"until":2}"#;
+        assert!(filter(p, "hallclock/h/announce", announce).is_some());
+        assert!(filter(p, "hallclock/h/node/n/announce", announce).is_none());
         assert!(filter(p, "hallclock/h/status", b"online").is_some());
         let sealed = br#"{"board":"b","seq":3,"event":"sealed","at":1,"side":"white","commitment":"ab","on_board":false}"#;
         assert!(filter(p, "hallclock/h/board/b/event", sealed).is_none());
         let added = br#"{"board":"b","seq":4,"event":"time_added","at":1}"#;
         assert!(filter(p, "hallclock/h/board/b/event", added).is_none());
         let mv = br#"{"board":"b","seq":5,"event":"move_made","at":1,"san":"e4"}"#;
-        assert!(filter(p, "hallclock/h/board/b/event", mv).is_some());
+        assert_eq!(
+            filter(p, "hallclock/h/board/b/event", mv).as_deref(),
+            Some(&mv[..])
+        );
+        // Who paused and why, who set a result: not for the hall.
+        let paused = br#"{"board":"b","seq":6,"event":"paused","at":1,"arbiter":"IA Meyer","reason":"phone rang"}"#;
+        let out = filter(p, "hallclock/h/board/b/event", paused).unwrap_or_default();
+        let text = String::from_utf8_lossy(&out);
+        assert!(
+            text.contains("\"paused\"") && !text.contains("Meyer") && !text.contains("phone"),
+            "{text}"
+        );
+        let ended = br#"{"board":"b","seq":7,"event":"game_ended","at":1,"result":{"score":"1-0","termination":"arbiter","kind":{"kind":"resignation","side":"black"},"arbiter":"IA Meyer","reason":"said so"}}"#;
+        let out = filter(p, "hallclock/h/board/b/event", ended).unwrap_or_default();
+        let text = String::from_utf8_lossy(&out);
+        assert!(
+            text.contains("resignation") && !text.contains("Meyer") && !text.contains("said so"),
+            "{text}"
+        );
+        let over = br#"{"board":"b","result":{"score":"1-0","termination":"arbiter","kind":{"kind":"resignation","side":"black"},"arbiter":"IA Meyer"}}"#;
+        let out = filter(p, "hallclock/h/board/b/state", over).unwrap_or_default();
+        assert!(!String::from_utf8_lossy(&out).contains("Meyer"));
         let state =
             br#"{"board":"b","adjournment":{"stage":"sealed","envelopes":[{"commitment":"ab"}]}}"#;
         let out = filter(p, "hallclock/h/board/b/state", state).unwrap_or_default();

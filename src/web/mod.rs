@@ -282,6 +282,9 @@ pub fn router(state: AppState) -> Router {
         .route("/round", get(assets::index))
         .route("/alerts", get(assets::index))
         .route("/public", get(assets::index))
+        .route("/public/players", get(assets::index))
+        .route("/public/results", get(assets::index))
+        .route("/public/clock", get(assets::index))
         .route("/board/{board}", get(assets::index))
         .route("/assets/{file}", get(assets::asset))
         .route("/favicon.ico", get(assets::favicon));
@@ -295,6 +298,7 @@ pub fn router(state: AppState) -> Router {
         .route("/api/seal/read", post(seal_read::read))
         .route("/api/feed", get(feed::arbiters))
         .route("/api/public/feed", get(feed::public))
+        .route("/api/public/time", get(public_time))
         .route("/api/board/{board}/events", get(feed::history))
         .route("/api/boards/events", get(feed::all_history))
         .route("/api/public/boards/events", get(feed::public_all_history))
@@ -320,6 +324,14 @@ pub fn router(state: AppState) -> Router {
         Some(source) => site.merge(crate::broadcast::router(source)),
         None => site,
     }
+}
+
+/// `GET /api/public/time`: the hall's civil clock, for a hall screen's countdown and the
+/// end of an announcement (a screen has no login, so no `/api/me`).
+async fn public_time(
+    axum::extract::State(state): axum::extract::State<AppState>,
+) -> axum::Json<serde_json::Value> {
+    axum::Json(serde_json::json!({ "civil_ms": state.timebase().civil().0 }))
 }
 
 /// A running web server.

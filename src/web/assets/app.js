@@ -15,11 +15,12 @@
  *   move_pending?: boolean, pending_side?: "white"|"black", pending_plies?: number, observed?: boolean}} State
  * @typedef {{state: State|null, online: boolean, events: any[], lastSeq: number,
  *   lastMove: string, lastUci: string, moves: {no: number, side: string, san: string, clock: number|null}[],
- *   historyLoaded: boolean, earlyPress: Object<string, number|null>,
+ *   historyLoaded: boolean, earlyPress: Object<string, number|null>, plies: Object<string, number>,
  *   lastFen?: string | null}} BoardData
  */
 
-const PUBLIC = location.pathname === "/public";
+/** A hall screen (/public, /public/players, …: public.js), with no login. */
+const PUBLIC = /^\/public(?:\/|$)/.test(location.pathname);
 /** Alert kinds that need the arbiter now: sound and a flashing banner. */
 const CRITICAL = new Set(["result_pending", "both_flags", "player_pause", "clock_mode", "clock_command", "clock_discrepancy", "storage"]);
 
@@ -159,6 +160,7 @@ const store = {
   /** @type {Map<string, BoardData>} */ boards: new Map(),
   /** @type {any} */ info: null,
   /** @type {any} */ session: null,
+  /** The hall screens' banner (`announce`), or null when none stands. @type {any} */ announce: null,
   /** @type {string} */ status: "",
   /** Each hall server's `node/<node>/status` (docs/MQTT-API.md): the hall is up while any is. @type {Map<string, any>} */
   nodes: new Map(),
@@ -361,7 +363,7 @@ function resultText(result, withReason) {
 function board(id) {
   let b = store.boards.get(id);
   if (!b) {
-    b = { state: null, online: false, events: [], lastSeq: 0, lastMove: "", lastUci: "", moves: [], historyLoaded: false, earlyPress: {} };
+    b = { state: null, online: false, events: [], lastSeq: 0, lastMove: "", lastUci: "", moves: [], plies: {}, historyLoaded: false, earlyPress: {} };
     store.boards.set(id, b);
   }
   return b;
@@ -431,15 +433,20 @@ function noteEvent(boardId, ev) {
     b.lastSeq = ev.seq;
   }
   b.events.push(ev);
-  if (b.events.length > 3000) b.events.splice(0, b.events.length - 3000);
+  // A hall screen shows only the last move: left on for a day it must not hold the day.
+  const keep = PUBLIC ? 40 : 3000;
+  if (b.events.length > keep) b.events.splice(0, b.events.length - keep);
   if (typeof ev.fen === "string" && ev.fen) b.lastFen = ev.fen;
   if (ev.event === "move_made" || ev.event === "sealed_move_played") {
-    const mine = b.moves.filter((m) => m.side === ev.side).length;
+    // Counted, not recounted from the list (which a hall screen keeps short).
+    b.plies[ev.side] = (b.plies[ev.side] || 0) + 1;
+    const mine = b.plies[ev.side] - 1;
     // An e-board move is published after the press that ended it (the board is read once
     // still): that press's clock is this move's.
     const early = b.earlyPress[ev.side];
     b.earlyPress[ev.side] = null;
     b.moves.push({ no: mine + 1, side: ev.side, san: ev.san, clock: early === undefined ? null : early });
+    if (PUBLIC && b.moves.length > 8) b.moves.splice(0, b.moves.length - 8);
     b.lastMove = ev.san;
     b.lastUci = ev.uci;
   } else if (ev.event === "pressed") {
@@ -455,7 +462,7 @@ function noteEvent(boardId, ev) {
 /** @param {string} boardId */
 function resetBoardHistory(boardId) {
   const b = board(boardId);
-  b.events = []; b.moves = []; b.lastSeq = 0; b.lastMove = ""; b.lastUci = ""; b.earlyPress = {};
+  b.events = []; b.moves = []; b.plies = {}; b.lastSeq = 0; b.lastMove = ""; b.lastUci = ""; b.earlyPress = {};
 }
 
 /**
@@ -541,6 +548,8 @@ function apply(topic, text) {
     if (v && v.boards) for (const bi of v.boards) board(bi.id);
   } else if (rest[0] === "session") {
     store.session = v;
+  } else if (rest[0] === "announce") {
+    store.announce = v && typeof v.text === "string" ? v : null;
   } else if (rest[0] === "event" && v) {
     store.hallEvents.push(v);
     if (store.hallEvents.length > 200) store.hallEvents.shift();
@@ -840,6 +849,10 @@ function formBody(spec, form) {
       if (!/^\d+$/.test(raw)) return { error: t("form.not_int", { field: t(f.label), value: raw }) };
       value = Number(raw);
       if ((f.min !== undefined && value < f.min) || (f.max !== undefined && value > f.max)) return { error: `${t(f.label)}: ${f.min} … ${f.max}` };
+    } else if (f.kind === "minutes") {
+      // An end said as "for N minutes", on the server's clock (an announcement's `until`).
+      if (!/^\d+$/.test(raw) || Number(raw) < (f.min || 1) || Number(raw) > (f.max || 1440)) return { error: t("form.minutes", { field: t(f.label), min: f.min || 1, max: f.max || 1440 }) };
+      value = Math.round(serverCivilNow() + Number(raw) * 60000);
     } else if (f.kind === "instant") {
       value = parseLocal(raw);
       if (!Number.isFinite(value)) return { error: t("form.not_instant", { field: t(f.label) }) };
@@ -894,10 +907,11 @@ function fieldInput(f, boards) {
   // browser's own check refuses such a value at submit and the form silently does nothing.
   if (f.kind === "instant") return h("input", { name: f.name, type: "datetime-local", step: 1 });
   if (f.kind === "int") return h("input", { name: f.name, type: "number", min: f.min, max: f.max, step: 1 });
+  if (f.kind === "minutes") return h("input", { name: f.name, type: "number", min: f.min, max: f.max, step: 1, value: "10" });
   if (f.kind === "seconds") return h("input", { name: f.name, type: "number", min: f.min, max: f.max, step: 1, placeholder: t("form.eg_seconds") });
   if (f.kind === "duration") return h("input", { name: f.name, type: "text", placeholder: "h:mm:ss", pattern: "-?[0-9:.]+" });
   if (f.kind === "secret") return h("input", { name: f.name, type: "password", autocomplete: "off" });
-  return h("input", { name: f.name, type: "text", placeholder: f.placeholder || "" });
+  return h("input", { name: f.name, type: "text", placeholder: f.placeholder && hasText(f.placeholder) ? t(f.placeholder) : (f.placeholder || ""), maxlength: f.max });
 }
 
 /** How long after a command was done a second click is still the same command. */
@@ -2338,6 +2352,9 @@ function roundView() {
     { action: "resume", label: "hall.act.resume", rule: "6.12a", fields: [], reason: "optional" },
     { action: "seal_all", label: "hall.act.seal_all", rule: "I.1.1", fields: [{ name: "start", path: ["resumption", "start"], label: "fld.resumption_optional", kind: "instant", optional: true }, { name: "place", path: ["resumption", "place"], label: "fld.place", kind: "text", optional: true }], reason: "optional", danger: true },
     { action: "schedule_resumption", label: "act.schedule_resumption", rule: "I.14", fields: [{ name: "start", path: ["resumption", "start"], label: "fld.start", kind: "instant" }, { name: "end", path: ["resumption", "end"], label: "fld.end_optional", kind: "instant", optional: true }, { name: "place", path: ["resumption", "place"], label: "fld.place", kind: "text" }], reason: "none" },
+    // The hall screens' banner (docs/DASHBOARD.md, "Hall screens"): on every screen until its end.
+    { action: "announce", label: "hall.act.announce", rule: "", fields: [{ name: "text", label: "fld.announce_text", kind: "text", max: 280, placeholder: "fld.announce_text.placeholder" }, { name: "until", label: "fld.announce_minutes", kind: "minutes", min: 1, max: 1440 }], reason: "none" },
+    { action: "announce", label: "hall.act.announce_clear", rule: "", fields: [], reason: "none" },
   ];
   const hallForms = h("div", { class: "forms" }, hallSpecs.map((s) => commandForm(s, null, boards())));
   const summary = h("div", { id: "round-summary" });
@@ -2374,7 +2391,9 @@ function roundView() {
       rows.push(h("tr", { "data-board": id, class: earlier ? "earlier" : null }, [h("td", {}, [h("a", { href: `/board/${id}`, text: id })]), h("td", { text: st.white ? st.white.name : "" }), h("td", { text: st.black ? st.black.name : "" }), h("td", { text: phase }), h("td", { text: resultText(st.result, true) })]));
     }
     const s = store.session;
+    const ann = store.announce && store.announce.until > serverCivilNow() ? store.announce : null;
     summary.replaceChildren(...[
+      ann ? h("p", { class: "announce-standing", id: "announce-standing", text: t("round.announce.standing", { time: new Date(ann.until).toLocaleTimeString(LANG), text: ann.text }) }) : null,
       h("p", { text: r ? t("round.summary.line", { round: r.round, tc: r.time_control, start: new Date(r.start).toLocaleString(LANG), playing, done }) : t("round.summary.none") }),
       s && (s.sealed.length || s.sealing.length) ? h("p", { text: `${t("round.summary.adjournment", { sealing: s.sealing.length, sealed: s.sealed.length, awaiting: s.awaiting_opening.length })}${s.all_sealed ? ` · ${t("round.summary.all_sealed")}` : ""}${s.resumption ? ` · ${t("round.summary.resumes", { time: new Date(s.resumption.start).toLocaleString(LANG), place: s.resumption.place })}` : ""}` }) : null,
       h("table", {}, [h("thead", {}, [h("tr", {}, [t("round.board"), t("side.white"), t("side.black"), t("round.phase"), t("fld.result")].map((text) => h("th", { text })))]), h("tbody", {}, rows)]),
@@ -2527,7 +2546,7 @@ async function main() {
       if (el) el.remove();
     }
     connect();
-    hallView();
+    publicMain();
     requestAnimationFrame(tick);
     return;
   }
