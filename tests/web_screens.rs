@@ -375,9 +375,19 @@ async fn a_screen_s_address_chooses_what_it_shows_and_says_what_it_cannot_use() 
         .await;
     let cut = chrome.js(&format!("return {NOTHING_CUT};")).await;
     let cut: Value = serde_json::from_str(cut.as_str().unwrap_or("{}")).unwrap_or_default();
-    assert_eq!(cut["inside"], json!(true), "a tile with a diagram is cut: {cut}");
-    assert_eq!(cut["cut"], json!([]), "names cut beside the diagrams: {cut}");
-    let _ = chrome.shot_for_docs("screen-diagrams", "screenshots/screen-diagrams.png").await;
+    assert_eq!(
+        cut["inside"],
+        json!(true),
+        "a tile with a diagram is cut: {cut}"
+    );
+    assert_eq!(
+        cut["cut"],
+        json!([]),
+        "names cut beside the diagrams: {cut}"
+    );
+    let _ = chrome
+        .shot_for_docs("screen-diagrams", "screenshots/screen-diagrams.png")
+        .await;
     // Unknown options and bad values are said on the screen, in words.
     c.goto(&format!(
         "{base}/public?from=21&page=2&boards=abc&columns=40&rotate=1"
@@ -893,9 +903,11 @@ async fn a_screen_left_on_holds_what_it_held() {
                 .to_string()
                 .into_bytes(),
             );
-            let p = |name: String| json!({"name": name, "remaining_ms": 3_000_000 - seq[n] as i64 * 1000,
+            let p = |name: String| {
+                json!({"name": name, "remaining_ms": 3_000_000 - seq[n] as i64 * 1000,
                 "display_ms": 3_000_000 - seq[n] as i64 * 1000, "delay_left_ms": 0, "moves": seq[n] / 2,
-                "period": 1, "flagged_at": null, "present": true});
+                "period": 1, "flagged_at": null, "present": true})
+            };
             let state = json!({"board": b, "seq": seq[n], "as_of": now_ms(), "phase": "running", "online": true,
                 "round": 3, "running": if side == "white" { "black" } else { "white" }, "turn": "white",
                 "white_side": "left", "white": p(player(n, "white")), "black": p(player(n, "black")),
@@ -929,7 +941,10 @@ async fn a_screen_left_on_holds_what_it_held() {
         let events = chrome
             .js("return [...store.boards.values()].reduce((n, b) => n + b.events.length + b.moves.length, 0);")
             .await;
-        println!("minute {minute} ({:.0} s): JS heap {used:.2} MB after GC, {nodes} elements, {events} events and moves held", began.elapsed().as_secs_f64());
+        println!(
+            "minute {minute} ({:.0} s): JS heap {used:.2} MB after GC, {nodes} elements, {events} events and moves held",
+            began.elapsed().as_secs_f64()
+        );
         samples.push(used);
         if minute < minutes {
             tokio::time::sleep(Duration::from_secs(60)).await;
