@@ -87,6 +87,13 @@ fn a_round_block_that_contradicts_itself_is_refused() {
         error_of(&file(&[], &[no_colour, two.clone()])),
         "line 2, columns 92–99 (round): a paired round needs the colour w or b"
     );
+    // Both halves say White.
+    let one_white = player("1", 'm', "1.0", &[("2", 'w', '1')]);
+    let two_white = player("2", 'w', "0.0", &[("1", 'w', '0')]);
+    assert_eq!(
+        error_of(&file(&[], &[one_white, two_white])),
+        "line 2, column 97 (colour): round 1: the pairing with 2 (line 3) disagrees: both players have the same colour"
+    );
     // `-` on one side only: the two lines disagree on whether the game was played.
     let dash = player("1", 'm', "1.0", &[("2", '-', '1')]);
     assert_eq!(
