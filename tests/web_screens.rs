@@ -375,9 +375,19 @@ async fn a_screen_s_address_chooses_what_it_shows_and_says_what_it_cannot_use() 
         .await;
     let cut = chrome.js(&format!("return {NOTHING_CUT};")).await;
     let cut: Value = serde_json::from_str(cut.as_str().unwrap_or("{}")).unwrap_or_default();
-    assert_eq!(cut["inside"], json!(true), "a tile with a diagram is cut: {cut}");
-    assert_eq!(cut["cut"], json!([]), "names cut beside the diagrams: {cut}");
-    let _ = chrome.shot_for_docs("screen-diagrams", "screenshots/screen-diagrams.png").await;
+    assert_eq!(
+        cut["inside"],
+        json!(true),
+        "a tile with a diagram is cut: {cut}"
+    );
+    assert_eq!(
+        cut["cut"],
+        json!([]),
+        "names cut beside the diagrams: {cut}"
+    );
+    let _ = chrome
+        .shot_for_docs("screen-diagrams", "screenshots/screen-diagrams.png")
+        .await;
     // Unknown options and bad values are said on the screen, in words.
     c.goto(&format!(
         "{base}/public?from=21&page=2&boards=abc&columns=40&rotate=1"
@@ -548,16 +558,20 @@ async fn the_chief_s_announcement_and_the_countdown_reach_every_screen_and_nothi
     let base = format!("http://{addr}");
     let (status, cookie, csrf) = login(addr, "chief", PASSWORD).await;
     assert_eq!(status, 200);
-    let pairings: Vec<Value> = (1..=4)
+    let mut pairings: Vec<Value> = (1..=4)
         .map(|n| json!({"board": board_id(n), "white": format!("Blanco {n}"), "black": format!("Negro {n}")}))
         .collect();
-    let (status, answer) = hall_command(
-        addr,
-        &cookie,
-        &csrf,
-        &json!({"action": "start_round", "round": 1, "start": now_ms(), "pairings": pairings}),
-    )
-    .await;
+    // A title that is not one is refused, naming where; nothing starts.
+    pairings[0]["white_title"] = json!("Grandmaster");
+    let round = |pairings: &Vec<Value>| json!({"action": "start_round", "round": 1, "start": now_ms(), "pairings": pairings});
+    let (status, answer) = hall_command(addr, &cookie, &csrf, &round(&pairings)).await;
+    assert_eq!(status, 400, "start_round: {answer}");
+    assert!(answer.contains("pairings[0].white_title"), "{answer}");
+    pairings[0]["white_title"] = json!("GM");
+    pairings[0]["white_rating"] = json!(2705);
+    pairings[0]["black_title"] = json!("WIM");
+    pairings[0]["black_rating"] = json!(2390);
+    let (status, answer) = hall_command(addr, &cookie, &csrf, &round(&pairings)).await;
     assert_eq!(status, 200, "start_round: {answer}");
 
     // An open hall screen, and the chief's dashboard in another browser.
@@ -570,6 +584,11 @@ async fn the_chief_s_announcement_and_the_countdown_reach_every_screen_and_nothi
     screen
         .until("the round on the screen", "document.querySelectorAll('.tile .name').length === 8 && document.getElementById('conn').textContent === 'live'")
         .await;
+    // Titles and ratings as the pairing gave them.
+    let b1_tile = screen
+        .until("board 1's titles and ratings", "(t => t && [...t.querySelectorAll('.ptitle, .rating')].map(e => e.textContent).join(' '))(document.querySelector('.tile[data-board=\"board-001\"]'))")
+        .await;
+    assert_eq!(b1_tile, json!("GM 2705 WIM 2390"));
     let chief = Chrome::start("screens-chief", 1400, 1000).await;
     webcommon::log_in(&chief, &base, "chief").await;
     chief
@@ -893,9 +912,11 @@ async fn a_screen_left_on_holds_what_it_held() {
                 .to_string()
                 .into_bytes(),
             );
-            let p = |name: String| json!({"name": name, "remaining_ms": 3_000_000 - seq[n] as i64 * 1000,
+            let p = |name: String| {
+                json!({"name": name, "remaining_ms": 3_000_000 - seq[n] as i64 * 1000,
                 "display_ms": 3_000_000 - seq[n] as i64 * 1000, "delay_left_ms": 0, "moves": seq[n] / 2,
-                "period": 1, "flagged_at": null, "present": true});
+                "period": 1, "flagged_at": null, "present": true})
+            };
             let state = json!({"board": b, "seq": seq[n], "as_of": now_ms(), "phase": "running", "online": true,
                 "round": 3, "running": if side == "white" { "black" } else { "white" }, "turn": "white",
                 "white_side": "left", "white": p(player(n, "white")), "black": p(player(n, "black")),
@@ -929,7 +950,10 @@ async fn a_screen_left_on_holds_what_it_held() {
         let events = chrome
             .js("return [...store.boards.values()].reduce((n, b) => n + b.events.length + b.moves.length, 0);")
             .await;
-        println!("minute {minute} ({:.0} s): JS heap {used:.2} MB after GC, {nodes} elements, {events} events and moves held", began.elapsed().as_secs_f64());
+        println!(
+            "minute {minute} ({:.0} s): JS heap {used:.2} MB after GC, {nodes} elements, {events} events and moves held",
+            began.elapsed().as_secs_f64()
+        );
         samples.push(used);
         if minute < minutes {
             tokio::time::sleep(Duration::from_secs(60)).await;

@@ -201,9 +201,7 @@ impl Hall {
                 return Err(Refusal::NameMissing { at });
             }
             let mut setup = template.clone();
-            setup.white = p.white.clone();
-            setup.black = p.black.clone();
-            setup.fen = p.fen.clone();
+            seat(&mut setup, p, &at)?;
             Game::new(setup).map_err(|e| Refusal::BadSetup {
                 at,
                 reason: e.to_string(),
@@ -245,9 +243,7 @@ impl Hall {
                 });
             }
             let mut setup = template.clone();
-            setup.white = p.white.clone();
-            setup.black = p.black.clone();
-            setup.fen = p.fen.clone();
+            seat(&mut setup, p, &at)?;
             let game = Game::new(setup).map_err(|e| Refusal::BadSetup {
                 at,
                 reason: e.to_string(),
@@ -409,6 +405,39 @@ fn busy_with_another_round(note: &StageNote, round: u32) -> Option<u32> {
         return None;
     }
     Some(note.round.unwrap_or(0))
+}
+
+/// A pairing's players in a game's setup: names, position, titles and ratings (shown on
+/// the hall screens), each checked with where it is in the command.
+fn seat(setup: &mut Setup, p: &Pairing, at: &str) -> Result<(), Refusal> {
+    let title = |key: &str, t: &Option<String>| match t.as_deref().map(str::trim) {
+        None | Some("") => Ok(None),
+        Some(t) if (1..=4).contains(&t.len()) && t.bytes().all(|b| b.is_ascii_alphabetic()) => {
+            Ok(Some(t.to_string()))
+        }
+        Some(t) => Err(Refusal::BadValue(format!(
+            "{at}.{key}: '{}' is not a title: 1 to 4 letters, such as GM or WIM",
+            crate::intake::command::log_safe(t)
+        ))),
+    };
+    let rating = |key: &str, r: Option<u32>| match r {
+        Some(r) if r > 4000 => Err(Refusal::BadValue(format!(
+            "{at}.{key}: {r} is not a rating: 0 to 4000"
+        ))),
+        r => Ok(r.filter(|r| *r > 0)),
+    };
+    setup.white = p.white.clone();
+    setup.black = p.black.clone();
+    setup.fen = p.fen.clone();
+    setup.white_info = crate::rules::game::PlayerInfo {
+        title: title("white_title", &p.white_title)?,
+        rating: rating("white_rating", p.white_rating)?,
+    };
+    setup.black_info = crate::rules::game::PlayerInfo {
+        title: title("black_title", &p.black_title)?,
+        rating: rating("black_rating", p.black_rating)?,
+    };
+    Ok(())
 }
 
 #[cfg(test)]
