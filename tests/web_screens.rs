@@ -43,7 +43,7 @@ fn player(n: usize, color: &str) -> String {
 
 /// Every board's number (`number`), round 3 started 40 minutes ago (or starting in
 /// `start_in_ms`), a third of the games finished, each finished a minute after the last.
-fn publish_hall(publisher: &hallclock::mqtt::Publisher, boards: usize, start_in_ms: i64) {
+async fn publish_hall(publisher: &hallclock::mqtt::Publisher, boards: usize, start_in_ms: i64) {
     let base = format!("hallclock/{HALL}");
     let start = now_ms() + start_in_ms;
     let list: Vec<Value> = (1..=boards)
@@ -96,6 +96,9 @@ fn publish_hall(publisher: &hallclock::mqtt::Publisher, boards: usize, start_in_
             "result": result, "pending_flag": null, "both_flags_order_unknown": false,
             "time_control": "5400+30", "authoritative": false});
         publisher.retained(format!("{topic}/state"), state.to_string().into_bytes());
+        // A breath between boards: the recent-events history follows the feed through a
+        // bounded channel, and a burst of 180 payloads at once overran it (events lost).
+        tokio::time::sleep(Duration::from_millis(2)).await;
     }
 }
 
@@ -179,7 +182,7 @@ async fn hall_screens_show_every_board_and_player_readably_on_a_tv_and_a_project
         (1280, 720, 8),
     ] {
         let hall = webcommon::detached(HALL);
-        publish_hall(&hall.publisher, boards, -2_400_000);
+        publish_hall(&hall.publisher, boards, -2_400_000).await;
         let web = webcommon::serve(hall.state.clone()).await;
         let base = format!("http://{}", web.addr);
         let chrome = screen(&format!("screens-{w}-{boards}"), w, h).await;
@@ -339,7 +342,7 @@ async fn hall_screens_show_every_board_and_player_readably_on_a_tv_and_a_project
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_screen_s_address_chooses_what_it_shows_and_says_what_it_cannot_use() {
     let hall = webcommon::detached(HALL);
-    publish_hall(&hall.publisher, 60, -2_400_000);
+    publish_hall(&hall.publisher, 60, -2_400_000).await;
     let web = webcommon::serve(hall.state.clone()).await;
     let base = format!("http://{}", web.addr);
     let chrome = screen("screens-options", 1920, 1080).await;
@@ -483,7 +486,7 @@ async fn a_screen_s_address_chooses_what_it_shows_and_says_what_it_cannot_use() 
 
     // Before the round: the countdown to its start, coloured by its stage.
     let hall = webcommon::detached(HALL);
-    publish_hall(&hall.publisher, 8, 4 * 60_000 + 30_000);
+    publish_hall(&hall.publisher, 8, 4 * 60_000 + 30_000).await;
     let web = webcommon::serve(hall.state.clone()).await;
     let base = format!("http://{}", web.addr);
     let chrome = screen("screens-countdown", 1920, 1080).await;
@@ -888,7 +891,7 @@ async fn a_screen_left_on_holds_what_it_held() {
         .and_then(|m| m.parse().ok())
         .unwrap_or(3);
     let hall = webcommon::detached(HALL);
-    publish_hall(&hall.publisher, 60, -2_400_000);
+    publish_hall(&hall.publisher, 60, -2_400_000).await;
     let web = webcommon::serve(hall.state.clone()).await;
     let base = format!("http://{}", web.addr);
     let publisher = hall.publisher.clone();
