@@ -972,3 +972,59 @@ async fn a_screen_left_on_holds_what_it_held() {
     );
     chrome.close().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_announcement_outlives_a_restart_and_is_taken_down_over_mqtt() {
+    let mut rig = Rig::start_with("screens-restart", 1, GameDefaults::default()).await;
+    let topic = format!(
+        "hallclock/{}/node/{}/announce",
+        common::HALL,
+        rig.settings.node
+    );
+    let until = now_ms() + 120_000;
+    let answer = rig
+        .hall_command(json!({"action": "announce", "text": "Round 2 at 15:00", "until": until}))
+        .await;
+    assert_eq!(answer["status"], "ok", "{answer}");
+    assert_eq!(
+        answer["boards"],
+        json!([]),
+        "no board is concerned: {answer}"
+    );
+    // Only what the restarted daemon publishes counts.
+    rig.watcher.drain();
+    for m in rig.watcher.seen.iter_mut() {
+        m.used = true;
+    }
+    rig.restart_daemon().await;
+    let m = rig
+        .watcher
+        .wait("the announcement back after the restart", |m| {
+            m.topic == topic && m.text().contains("Round 2 at 15:00")
+        })
+        .await;
+    assert_eq!(m.json()["until"], json!(until), "{}", m.text());
+    // Taken down before its end: the writer's clear.
+    let answer = rig
+        .hall_command(json!({"action": "announce", "text": null}))
+        .await;
+    assert_eq!(answer["status"], "ok", "{answer}");
+    let m = rig
+        .watcher
+        .wait("the clear", |m| m.topic == topic && m.cleared())
+        .await;
+    assert_eq!(m.json(), json!({"cleared": true}));
+    // An end without a text is refused in words.
+    let answer = rig
+        .hall_command(json!({"action": "announce", "text": null, "until": until}))
+        .await;
+    assert_eq!(answer["error"], "bad_value", "{answer}");
+    assert!(
+        answer["reason"]
+            .as_str()
+            .unwrap_or("")
+            .starts_with("until: given without a text"),
+        "{answer}"
+    );
+    rig.stop().await;
+}
