@@ -464,4 +464,48 @@ mod tests {
         assert_eq!(busy_with_another_round(&note(Some(1), true), 2), None);
         assert_eq!(busy_with_another_round(&note(None, true), 2), None);
     }
+
+    /// Titles and ratings are shown, never ruled on: a pairing's are checked for what a
+    /// screen can show, and each refusal says where.
+    #[test]
+    fn a_pairing_s_titles_and_ratings_are_checked_and_seated() {
+        let tc = crate::rules::time_control::parse("5400+30")
+            .unwrap_or(crate::rules::time_control::TimeControl::Unknown);
+        let mut setup = Setup::new("", "", tc, Millis::ZERO);
+        let pairing = |json: serde_json::Value| -> Pairing {
+            serde_json::from_value(json).unwrap_or_else(|e| panic!("{e}"))
+        };
+        let p = pairing(serde_json::json!({"board": "b", "white": "A", "black": "B",
+            "white_title": " GM ", "white_rating": 2700, "black_rating": 0}));
+        assert_eq!(seat(&mut setup, &p, "pairings[0]"), Ok(()));
+        assert_eq!((setup.white.as_str(), setup.black.as_str()), ("A", "B"));
+        assert_eq!(setup.white_info.title.as_deref(), Some("GM"));
+        assert_eq!(setup.white_info.rating, Some(2700));
+        assert!(setup.black_info.is_blank(), "a rating of 0 is none");
+        for (field, value, said) in [
+            (
+                "black_title",
+                serde_json::json!("G M"),
+                "pairings[0].black_title: 'G M' is not a title",
+            ),
+            (
+                "white_title",
+                serde_json::json!("GMIMX"),
+                "pairings[0].white_title: 'GMIMX'",
+            ),
+            (
+                "white_rating",
+                serde_json::json!(4001),
+                "pairings[0].white_rating: 4001 is not a rating",
+            ),
+        ] {
+            let mut json = serde_json::json!({"board": "b", "white": "A", "black": "B"});
+            json[field] = value;
+            let r = seat(&mut setup, &pairing(json), "pairings[0]");
+            assert!(
+                matches!(&r, Err(Refusal::BadValue(m)) if m.starts_with(said)),
+                "{field}: {r:?}"
+            );
+        }
+    }
 }
