@@ -146,7 +146,7 @@ fn bench(c: &mut Criterion) {
                 ..Default::default()
             },
             body: hallclock::broadcast::view::Body::Events {
-                setup: g.setup.clone(),
+                setup: Box::new(g.setup.clone()),
                 events: g.events.clone(),
             },
             finished: false,

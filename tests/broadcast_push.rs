@@ -297,7 +297,11 @@ fn synthetic_round(name: &str, n: u32) -> FeedWriter {
                 board: format!("board-{b:03}"),
                 info,
                 body: Body::Events {
-                    setup: defaults.setup(&format!("White {b}"), &format!("Black {b}"), Millis(0)),
+                    setup: Box::new(defaults.setup(
+                        &format!("White {b}"),
+                        &format!("Black {b}"),
+                        Millis(0),
+                    )),
                     events: Vec::new(),
                 },
                 finished: false,

@@ -87,6 +87,15 @@ async fn a_round_from_a_trf_is_played_and_its_results_go_back() {
     let s = rig.watcher.latest_state(&board_id(1));
     assert_eq!(s["white"]["name"], "Dubois, Céline");
     assert_eq!(s["white"]["fide_id"], 600_200_002u64);
+    // The file's title and rating, for the hall screens (issue 40).
+    assert_eq!(
+        (&s["white"]["title"], &s["white"]["rating"]),
+        (&json!("IM"), &json!(2488))
+    );
+    assert_eq!(
+        (&s["black"]["title"], &s["black"]["rating"]),
+        (&json!("GM"), &json!(2611))
+    );
     assert_eq!(s["black"]["name"], "Arkwright, Tobias");
     assert_eq!(s["round"], 2);
     let (w, b) = (

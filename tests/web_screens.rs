@@ -43,7 +43,7 @@ fn player(n: usize, color: &str) -> String {
 
 /// Every board's number (`number`), round 3 started 40 minutes ago (or starting in
 /// `start_in_ms`), a third of the games finished, each finished a minute after the last.
-fn publish_hall(publisher: &hallclock::mqtt::Publisher, boards: usize, start_in_ms: i64) {
+async fn publish_hall(publisher: &hallclock::mqtt::Publisher, boards: usize, start_in_ms: i64) {
     let base = format!("hallclock/{HALL}");
     let start = now_ms() + start_in_ms;
     let list: Vec<Value> = (1..=boards)
@@ -96,6 +96,9 @@ fn publish_hall(publisher: &hallclock::mqtt::Publisher, boards: usize, start_in_
             "result": result, "pending_flag": null, "both_flags_order_unknown": false,
             "time_control": "5400+30", "authoritative": false});
         publisher.retained(format!("{topic}/state"), state.to_string().into_bytes());
+        // A breath between boards: the recent-events history follows the feed through a
+        // bounded channel, and a burst of 180 payloads at once overran it (events lost).
+        tokio::time::sleep(Duration::from_millis(2)).await;
     }
 }
 
@@ -179,7 +182,7 @@ async fn hall_screens_show_every_board_and_player_readably_on_a_tv_and_a_project
         (1280, 720, 8),
     ] {
         let hall = webcommon::detached(HALL);
-        publish_hall(&hall.publisher, boards, -2_400_000);
+        publish_hall(&hall.publisher, boards, -2_400_000).await;
         let web = webcommon::serve(hall.state.clone()).await;
         let base = format!("http://{}", web.addr);
         let chrome = screen(&format!("screens-{w}-{boards}"), w, h).await;
@@ -339,7 +342,7 @@ async fn hall_screens_show_every_board_and_player_readably_on_a_tv_and_a_project
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_screen_s_address_chooses_what_it_shows_and_says_what_it_cannot_use() {
     let hall = webcommon::detached(HALL);
-    publish_hall(&hall.publisher, 60, -2_400_000);
+    publish_hall(&hall.publisher, 60, -2_400_000).await;
     let web = webcommon::serve(hall.state.clone()).await;
     let base = format!("http://{}", web.addr);
     let chrome = screen("screens-options", 1920, 1080).await;
@@ -483,7 +486,7 @@ async fn a_screen_s_address_chooses_what_it_shows_and_says_what_it_cannot_use() 
 
     // Before the round: the countdown to its start, coloured by its stage.
     let hall = webcommon::detached(HALL);
-    publish_hall(&hall.publisher, 8, 4 * 60_000 + 30_000);
+    publish_hall(&hall.publisher, 8, 4 * 60_000 + 30_000).await;
     let web = webcommon::serve(hall.state.clone()).await;
     let base = format!("http://{}", web.addr);
     let chrome = screen("screens-countdown", 1920, 1080).await;
@@ -558,16 +561,20 @@ async fn the_chief_s_announcement_and_the_countdown_reach_every_screen_and_nothi
     let base = format!("http://{addr}");
     let (status, cookie, csrf) = login(addr, "chief", PASSWORD).await;
     assert_eq!(status, 200);
-    let pairings: Vec<Value> = (1..=4)
+    let mut pairings: Vec<Value> = (1..=4)
         .map(|n| json!({"board": board_id(n), "white": format!("Blanco {n}"), "black": format!("Negro {n}")}))
         .collect();
-    let (status, answer) = hall_command(
-        addr,
-        &cookie,
-        &csrf,
-        &json!({"action": "start_round", "round": 1, "start": now_ms(), "pairings": pairings}),
-    )
-    .await;
+    // A title that is not one is refused, naming where; nothing starts.
+    pairings[0]["white_title"] = json!("Grandmaster");
+    let round = |pairings: &Vec<Value>| json!({"action": "start_round", "round": 1, "start": now_ms(), "pairings": pairings});
+    let (status, answer) = hall_command(addr, &cookie, &csrf, &round(&pairings)).await;
+    assert_eq!(status, 400, "start_round: {answer}");
+    assert!(answer.contains("pairings[0].white_title"), "{answer}");
+    pairings[0]["white_title"] = json!("GM");
+    pairings[0]["white_rating"] = json!(2705);
+    pairings[0]["black_title"] = json!("WIM");
+    pairings[0]["black_rating"] = json!(2390);
+    let (status, answer) = hall_command(addr, &cookie, &csrf, &round(&pairings)).await;
     assert_eq!(status, 200, "start_round: {answer}");
 
     // An open hall screen, and the chief's dashboard in another browser.
@@ -580,6 +587,11 @@ async fn the_chief_s_announcement_and_the_countdown_reach_every_screen_and_nothi
     screen
         .until("the round on the screen", "document.querySelectorAll('.tile .name').length === 8 && document.getElementById('conn').textContent === 'live'")
         .await;
+    // Titles and ratings as the pairing gave them.
+    let b1_tile = screen
+        .until("board 1's titles and ratings", "(t => t && [...t.querySelectorAll('.ptitle, .rating')].map(e => e.textContent).join(' '))(document.querySelector('.tile[data-board=\"board-001\"]'))")
+        .await;
+    assert_eq!(b1_tile, json!("GM 2705 WIM 2390"));
     let chief = Chrome::start("screens-chief", 1400, 1000).await;
     webcommon::log_in(&chief, &base, "chief").await;
     chief
@@ -879,7 +891,7 @@ async fn a_screen_left_on_holds_what_it_held() {
         .and_then(|m| m.parse().ok())
         .unwrap_or(3);
     let hall = webcommon::detached(HALL);
-    publish_hall(&hall.publisher, 60, -2_400_000);
+    publish_hall(&hall.publisher, 60, -2_400_000).await;
     let web = webcommon::serve(hall.state.clone()).await;
     let base = format!("http://{}", web.addr);
     let publisher = hall.publisher.clone();
@@ -959,4 +971,60 @@ async fn a_screen_left_on_holds_what_it_held() {
         samples.last().copied().unwrap_or(0.0)
     );
     chrome.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_announcement_outlives_a_restart_and_is_taken_down_over_mqtt() {
+    let mut rig = Rig::start_with("screens-restart", 1, GameDefaults::default()).await;
+    let topic = format!(
+        "hallclock/{}/node/{}/announce",
+        common::HALL,
+        rig.settings.node
+    );
+    let until = now_ms() + 120_000;
+    let answer = rig
+        .hall_command(json!({"action": "announce", "text": "Round 2 at 15:00", "until": until}))
+        .await;
+    assert_eq!(answer["status"], "ok", "{answer}");
+    assert_eq!(
+        answer["boards"],
+        json!([]),
+        "no board is concerned: {answer}"
+    );
+    // Only what the restarted daemon publishes counts.
+    rig.watcher.drain();
+    for m in rig.watcher.seen.iter_mut() {
+        m.used = true;
+    }
+    rig.restart_daemon().await;
+    let m = rig
+        .watcher
+        .wait("the announcement back after the restart", |m| {
+            m.topic == topic && m.text().contains("Round 2 at 15:00")
+        })
+        .await;
+    assert_eq!(m.json()["until"], json!(until), "{}", m.text());
+    // Taken down before its end: the writer's clear.
+    let answer = rig
+        .hall_command(json!({"action": "announce", "text": null}))
+        .await;
+    assert_eq!(answer["status"], "ok", "{answer}");
+    let m = rig
+        .watcher
+        .wait("the clear", |m| m.topic == topic && m.cleared())
+        .await;
+    assert_eq!(m.json(), json!({"cleared": true}));
+    // An end without a text is refused in words.
+    let answer = rig
+        .hall_command(json!({"action": "announce", "text": null, "until": until}))
+        .await;
+    assert_eq!(answer["error"], "bad_value", "{answer}");
+    assert!(
+        answer["reason"]
+            .as_str()
+            .unwrap_or("")
+            .starts_with("until: given without a text"),
+        "{answer}"
+    );
+    rig.stop().await;
 }

@@ -794,7 +794,7 @@ fn journaled(id: u64, g: crate::store::JournaledGame, tags: &RoundTags) -> FeedG
         board: g.board,
         info,
         body: view::Body::Events {
-            setup: g.setup,
+            setup: Box::new(g.setup),
             events: g.events,
         },
     }

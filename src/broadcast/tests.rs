@@ -8,12 +8,12 @@ fn game(id: u64, board: &str, finished: bool) -> FeedGame {
         board: board.into(),
         info: crate::pgn::GameInfo::default(),
         body: view::Body::Events {
-            setup: crate::rules::game::Setup::new(
+            setup: Box::new(crate::rules::game::Setup::new(
                 "W",
                 "B",
                 "600".parse().unwrap_or_else(|e| panic!("{e:?}")),
                 Millis::ZERO,
-            ),
+            )),
             events: Vec::new(),
         },
         finished,
@@ -69,7 +69,7 @@ fn own(board: u32) -> FeedGame {
             ..Default::default()
         },
         body: view::Body::Events {
-            setup,
+            setup: Box::new(setup),
             events: Vec::new(),
         },
         finished: false,

@@ -21,7 +21,11 @@ pub struct FeedGame {
 #[derive(Debug, Clone)]
 pub enum Body {
     /// This node's game: its setup and stored events, so the text at any cut is computed.
-    Events { setup: Setup, events: Vec<Event> },
+    /// (The setup boxed: with the players' titles and ratings it outgrew the other variant.)
+    Events {
+        setup: Box<Setup>,
+        events: Vec<Event>,
+    },
     /// Another node's game: the texts its owner published (`copied.rs`).
     Copied(super::copied::Copied),
 }

@@ -203,9 +203,7 @@ impl Hall {
                 return Err(Refusal::NameMissing { at });
             }
             let mut setup = template.clone();
-            setup.white = p.white.clone();
-            setup.black = p.black.clone();
-            setup.fen = p.fen.clone();
+            seat(&mut setup, p, &at)?;
             Game::new(setup).map_err(|e| Refusal::BadSetup {
                 at,
                 reason: e.to_string(),
@@ -247,9 +245,7 @@ impl Hall {
                 });
             }
             let mut setup = template.clone();
-            setup.white = p.white.clone();
-            setup.black = p.black.clone();
-            setup.fen = p.fen.clone();
+            seat(&mut setup, p, &at)?;
             let game = Game::new(setup).map_err(|e| Refusal::BadSetup {
                 at,
                 reason: e.to_string(),
@@ -413,6 +409,39 @@ fn busy_with_another_round(note: &StageNote, round: u32) -> Option<u32> {
     Some(note.round.unwrap_or(0))
 }
 
+/// A pairing's players in a game's setup: names, position, titles and ratings (shown on
+/// the hall screens), each checked with where it is in the command.
+fn seat(setup: &mut Setup, p: &Pairing, at: &str) -> Result<(), Refusal> {
+    let title = |key: &str, t: &Option<String>| match t.as_deref().map(str::trim) {
+        None | Some("") => Ok(None),
+        Some(t) if (1..=4).contains(&t.len()) && t.bytes().all(|b| b.is_ascii_alphabetic()) => {
+            Ok(Some(t.to_string()))
+        }
+        Some(t) => Err(Refusal::BadValue(format!(
+            "{at}.{key}: '{}' is not a title: 1 to 4 letters, such as GM or WIM",
+            crate::intake::command::log_safe(t)
+        ))),
+    };
+    let rating = |key: &str, r: Option<u32>| match r {
+        Some(r) if r > 4000 => Err(Refusal::BadValue(format!(
+            "{at}.{key}: {r} is not a rating: 0 to 4000"
+        ))),
+        r => Ok(r.filter(|r| *r > 0)),
+    };
+    setup.white = p.white.clone();
+    setup.black = p.black.clone();
+    setup.fen = p.fen.clone();
+    setup.white_info = crate::rules::game::PlayerInfo {
+        title: title("white_title", &p.white_title)?,
+        rating: rating("white_rating", p.white_rating)?,
+    };
+    setup.black_info = crate::rules::game::PlayerInfo {
+        title: title("black_title", &p.black_title)?,
+        rating: rating("black_rating", p.black_rating)?,
+    };
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -436,5 +465,49 @@ mod tests {
         assert_eq!(busy_with_another_round(&note(Some(2), false), 2), None);
         assert_eq!(busy_with_another_round(&note(Some(1), true), 2), None);
         assert_eq!(busy_with_another_round(&note(None, true), 2), None);
+    }
+
+    /// Titles and ratings are shown, never ruled on: a pairing's are checked for what a
+    /// screen can show, and each refusal says where.
+    #[test]
+    fn a_pairing_s_titles_and_ratings_are_checked_and_seated() {
+        let tc = crate::rules::time_control::parse("5400+30")
+            .unwrap_or(crate::rules::time_control::TimeControl::Unknown);
+        let mut setup = Setup::new("", "", tc, Millis::ZERO);
+        let pairing = |json: serde_json::Value| -> Pairing {
+            serde_json::from_value(json).unwrap_or_else(|e| panic!("{e}"))
+        };
+        let p = pairing(serde_json::json!({"board": "b", "white": "A", "black": "B",
+            "white_title": " GM ", "white_rating": 2700, "black_rating": 0}));
+        assert_eq!(seat(&mut setup, &p, "pairings[0]"), Ok(()));
+        assert_eq!((setup.white.as_str(), setup.black.as_str()), ("A", "B"));
+        assert_eq!(setup.white_info.title.as_deref(), Some("GM"));
+        assert_eq!(setup.white_info.rating, Some(2700));
+        assert!(setup.black_info.is_blank(), "a rating of 0 is none");
+        for (field, value, said) in [
+            (
+                "black_title",
+                serde_json::json!("G M"),
+                "pairings[0].black_title: 'G M' is not a title",
+            ),
+            (
+                "white_title",
+                serde_json::json!("GMIMX"),
+                "pairings[0].white_title: 'GMIMX'",
+            ),
+            (
+                "white_rating",
+                serde_json::json!(4001),
+                "pairings[0].white_rating: 4001 is not a rating",
+            ),
+        ] {
+            let mut json = serde_json::json!({"board": "b", "white": "A", "black": "B"});
+            json[field] = value;
+            let r = seat(&mut setup, &pairing(json), "pairings[0]");
+            assert!(
+                matches!(&r, Err(Refusal::BadValue(m)) if m.starts_with(said)),
+                "{field}: {r:?}"
+            );
+        }
     }
 }

@@ -57,21 +57,25 @@ pub fn from_trf(
         let person = |rank: u32| {
             let player = trf.player(rank);
             match player.and_then(|pl| pl.name.clone()) {
-                Some(name) => Ok((name, player.and_then(|pl| pl.fide_id))),
+                Some(name) => Ok((name, player)),
                 None => Err(Refusal::BadValue(format!(
                     "trf: line {}: player {rank} has no name (columns 15–47)",
                     player.map_or(0, |pl| pl.line)
                 ))),
             }
         };
-        let (white, white_fide_id) = person(p.white)?;
-        let (black, black_fide_id) = person(p.black)?;
+        let (white, w) = person(p.white)?;
+        let (black, b) = person(p.black)?;
         pairings.push(Pairing {
             board: board.to_string(),
             white,
             black,
-            white_fide_id,
-            black_fide_id,
+            white_fide_id: w.and_then(|pl| pl.fide_id),
+            black_fide_id: b.and_then(|pl| pl.fide_id),
+            white_title: w.and_then(|pl| pl.title.clone()),
+            black_title: b.and_then(|pl| pl.title.clone()),
+            white_rating: w.and_then(|pl| pl.rating),
+            black_rating: b.and_then(|pl| pl.rating),
             fen: None,
         });
         ranks.insert(board.to_string(), (p.white, p.black));

@@ -372,6 +372,16 @@ pub struct Pairing {
     pub white_fide_id: Option<u64>,
     #[serde(default)]
     pub black_fide_id: Option<u64>,
+    /// The players' FIDE titles (`GM`, `WIM`: 1 to 4 letters) and ratings (0 to 4000),
+    /// shown on the hall screens.
+    #[serde(default)]
+    pub white_title: Option<String>,
+    #[serde(default)]
+    pub black_title: Option<String>,
+    #[serde(default)]
+    pub white_rating: Option<u32>,
+    #[serde(default)]
+    pub black_rating: Option<u32>,
     /// A starting position other than the initial one.
     #[serde(default)]
     pub fen: Option<String>,

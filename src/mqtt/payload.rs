@@ -311,6 +311,12 @@ pub struct SideState {
     pub name: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fide_id: Option<u64>,
+    /// The FIDE title the pairing gave (`GM`, `WIM`, …).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    /// The rating the pairing gave.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rating: Option<u32>,
     pub remaining_ms: Millis,
     pub display_ms: Millis,
     pub delay_left_ms: Millis,
@@ -368,6 +374,8 @@ impl StatePayload {
         let side = |s: &crate::rules::game::SideView, fide_id| SideState {
             name: s.name.clone(),
             fide_id,
+            title: s.info.title.clone(),
+            rating: s.info.rating,
             remaining_ms: s.remaining_ms,
             display_ms: s.display_ms,
             delay_left_ms: s.delay_left_ms,

@@ -626,6 +626,8 @@ impl Parser {
                     discrepancy_margin: s.discrepancy_margin.0,
                     observed: false,
                     piece_letters: Default::default(),
+                    white_info: Default::default(),
+                    black_info: Default::default(),
                 };
                 Game::new(game_setup.clone()).map_err(|e| err(line, format!("setup: {e}")))?;
                 self.setup = Some((game_setup, date));

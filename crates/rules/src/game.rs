@@ -53,7 +53,7 @@ pub use input::Input;
 pub use outcome::{ArbiterResult, GameResult, Score, Termination, describe_result};
 pub use phase::{PausedBy, Phase};
 pub use rejection::{MoveError, Rejection};
-pub use setup::{BothAbsent, FlagMode, Setup, SetupError};
+pub use setup::{BothAbsent, FlagMode, PlayerInfo, Setup, SetupError};
 pub use timer::Timer;
 pub use view::{AdjournmentView, PendingFlag, SideView, View, pending_code};
 

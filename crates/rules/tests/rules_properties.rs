@@ -187,6 +187,8 @@ fn setup() -> impl Strategy<Value = Setup> {
             discrepancy_margin: Millis(2000),
             observed: b[6],
             piece_letters: Default::default(),
+            white_info: Default::default(),
+            black_info: Default::default(),
         })
 }
 

@@ -139,7 +139,7 @@ impl BoardActor {
                             board: self.id.clone(),
                             info,
                             body: crate::broadcast::view::Body::Events {
-                                setup: s.game.setup().clone(),
+                                setup: Box::new(s.game.setup().clone()),
                                 events: s.events.clone(),
                             },
                             finished: s.game.result().is_some(),

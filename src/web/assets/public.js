@@ -465,14 +465,16 @@ function resultsScreen(body, opts, say) {
     const ids = screenBoards(opts);
     const done = ids.filter((id) => { const st = board(id).state; return !!(st && st.result); });
     done.sort((a, b) => endedAt(b) - endedAt(a) || (boardNumber(a) ?? 0) - (boardNumber(b) ?? 0));
-    const key = JSON.stringify(done.map((id) => [id, board(id).state.result]));
+    // (With when each ended: the boards' events may come after their states.)
+    const key = JSON.stringify(done.map((id) => [id, endedAt(id), board(id).state.result]));
     if (key !== drawn) {
       rows = done.map((id) => {
         const st = board(id).state;
         return h("div", { class: "result-row", "data-board": id }, [
           h("span", { class: "num", text: boardLabel(id) }),
           h("span", { class: "name white", text: st.white ? st.white.name : "" }),
-          h("span", { class: "score", text: resultText(st.result) }),
+          // "½–½" keeps a draw on one line on a phone.
+          h("span", { class: "score", text: resultText(st.result).replace("1/2-1/2", "½–½") }),
           h("span", { class: "name black", text: st.black ? st.black.name : "" }),
           h("span", { class: "why", text: terminationWords(st.result) }),
         ]);

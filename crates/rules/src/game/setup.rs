@@ -32,6 +32,22 @@ pub enum BothAbsent {
     Arbiter,
 }
 
+/// A player's FIDE title and rating as the pairing gave them: shown on the hall screens,
+/// never ruled on.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PlayerInfo {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rating: Option<u32>,
+}
+
+impl PlayerInfo {
+    pub fn is_blank(&self) -> bool {
+        self.title.is_none() && self.rating.is_none()
+    }
+}
+
 /// Everything fixed before the game (6.2a: "specified in advance").
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Setup {
@@ -68,6 +84,12 @@ pub struct Setup {
     /// (the default) is not written, so older journals read the same.
     #[serde(default, skip_serializing_if = "is_english")]
     pub piece_letters: crate::adjournment::NotationLanguage,
+    /// The players' titles and ratings, when the pairing has them (not written when
+    /// blank, so older journals read the same).
+    #[serde(default, skip_serializing_if = "PlayerInfo::is_blank")]
+    pub white_info: PlayerInfo,
+    #[serde(default, skip_serializing_if = "PlayerInfo::is_blank")]
+    pub black_info: PlayerInfo,
 }
 
 fn is_english(l: &crate::adjournment::NotationLanguage) -> bool {
@@ -97,6 +119,8 @@ impl Setup {
             discrepancy_margin: Millis(2000),
             observed: false,
             piece_letters: crate::adjournment::NotationLanguage::En,
+            white_info: PlayerInfo::default(),
+            black_info: PlayerInfo::default(),
         }
     }
 }

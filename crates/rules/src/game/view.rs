@@ -96,6 +96,8 @@ pub struct AdjournmentView {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct SideView {
     pub name: String,
+    /// The title and rating the pairing gave (shown, never ruled on).
+    pub info: super::setup::PlayerInfo,
     pub remaining_ms: Millis,
     /// What the clock face shows (main time; plus the unused delay in Bronstein mode).
     pub display_ms: Millis,
@@ -126,6 +128,10 @@ impl Game {
                 name: match c {
                     Color::White => self.setup.white.clone(),
                     Color::Black => self.setup.black.clone(),
+                },
+                info: match c {
+                    Color::White => self.setup.white_info.clone(),
+                    Color::Black => self.setup.black_info.clone(),
                 },
                 remaining_ms: remaining,
                 display_ms: display,
