@@ -1038,12 +1038,21 @@ fn mosquitto_example_bridge_carries_every_topic_of_the_api_but_its_own_state() {
         channels.len() >= 10,
         "asyncapi.yaml's channels not found: {channels:?}"
     );
-    for channel in &channels {
+    // Every channel but the bridges' own state (`bridge/{node}`), which each broker
+    // writes for itself and which is not carried (below).
+    for channel in channels
+        .iter()
+        .filter(|c| !c.starts_with("hallclock/hall-a/bridge/"))
+    {
         assert!(
             filters.iter().any(|f| filter_matches(f, channel)),
             "{channel} is in the API but not carried by packaging/mosquitto/bridge.conf"
         );
     }
+    assert!(
+        channels.iter().any(|c| c == "hallclock/hall-a/bridge/x"),
+        "the bridges' state is in the API: {channels:?}"
+    );
     assert!(
         !filters
             .iter()
