@@ -643,17 +643,14 @@ impl Hall {
 
     /// The `server_clock` alert (this node's), in words.
     fn say_server_clock(&self, said: Said) {
-        let alert = crate::mqtt::payload::AlertPayload {
-            id: crate::alert::node_alert_id("server-clock", &self.settings.node),
-            board: None,
-            kind: crate::mqtt::payload::AlertKind::ServerClock,
-            code: said.code.to_string(),
-            params: said.params,
-            severity: crate::mqtt::payload::Severity::Warning,
-            message: said.message,
-            since: self.timebase.now(),
-            error: None,
-        };
+        let alert = crate::mqtt::payload::AlertPayload::said(
+            crate::alert::node_alert_id("server-clock", &self.settings.node),
+            None,
+            crate::mqtt::payload::AlertKind::ServerClock,
+            crate::mqtt::payload::Severity::Warning,
+            said,
+            self.timebase.now(),
+        );
         tracing::warn!("{}", crate::intake::command::log_safe(&alert.message));
         self.publisher
             .json_retained(self.topics.alert(&alert.id), &alert);

@@ -213,17 +213,14 @@ impl AppState {
         let Some((publisher, topics, id)) = &self.inner.alerts else {
             return;
         };
-        let alert = crate::mqtt::payload::AlertPayload {
-            id: id.clone(),
-            board: None,
-            kind: crate::alert::AlertKind::AuthFailures,
-            code: said.code.to_string(),
-            params: said.params,
-            severity: crate::alert::Severity::Warning,
-            message: said.message,
-            since: self.inner.timebase.now(),
-            error: None,
-        };
+        let alert = crate::mqtt::payload::AlertPayload::said(
+            id.clone(),
+            None,
+            crate::alert::AlertKind::AuthFailures,
+            crate::alert::Severity::Warning,
+            said,
+            self.inner.timebase.now(),
+        );
         publisher.json_retained(topics.alert(id), &alert);
         let generation = self.inner.alert_generation.fetch_add(1, Ordering::SeqCst) + 1;
         let inner = Arc::downgrade(&self.inner);
