@@ -1148,6 +1148,27 @@ fn all_refusals() -> Vec<Refusal> {
             boards: t(),
         },
     ];
+    use hallclock::hall::announce::AnnounceError;
+    let refusals: Vec<Refusal> = refusals
+        .into_iter()
+        .chain(
+            [
+                AnnounceError::Blank,
+                AnnounceError::TooLong {
+                    chars: 281,
+                    max: 280,
+                },
+                AnnounceError::Control { at: 3, code: 10 },
+                AnnounceError::NoUntil,
+                AnnounceError::Past {
+                    until: Millis(0),
+                    now: Millis(1000),
+                },
+                AnnounceError::UntilWithoutText,
+            ]
+            .map(Refusal::Announce),
+        )
+        .collect();
     covers_every_variant(
         &refusals,
         |r| match r {
@@ -1204,8 +1225,9 @@ fn all_refusals() -> Vec<Refusal> {
             Refusal::NoBoardOfAnyNode { .. } => 50,
             Refusal::CommandNotStored { .. } => 51,
             Refusal::PastStart(_) => 52,
+            Refusal::Announce(_) => 53,
         },
-        53,
+        54,
     );
     refusals
 }

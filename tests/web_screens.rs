@@ -433,6 +433,20 @@ async fn a_screen_s_address_chooses_what_it_shows_and_says_what_it_cannot_use() 
             "document.getElementById('page-note').textContent.startsWith('Tableros 1–')",
         )
         .await;
+    // Why a game ended is said whole, however long the words (Spanish are): it wraps
+    // under the result rather than being cut with an ellipsis.
+    let cut = chrome
+        .js("return JSON.stringify(Array.from(document.querySelectorAll('.tile .foot')).filter(e => e.scrollWidth > e.clientWidth + 1 || e.scrollHeight > e.clientHeight + 1).map(e => e.textContent));")
+        .await;
+    assert_eq!(
+        cut,
+        json!("[]"),
+        "a finished game's reason is cut on the TV"
+    );
+    let said = chrome
+        .js("return Array.from(document.querySelectorAll('.tile .foot')).some(e => e.textContent.includes('mutuo acuerdo'));")
+        .await;
+    assert_eq!(said, json!(true), "no agreed draw said in Spanish");
     let _ = chrome
         .shot_for_docs("screen-boards-es", "screenshots/screen-boards-es.png")
         .await;
@@ -676,6 +690,14 @@ async fn the_chief_s_announcement_and_the_countdown_reach_every_screen_and_nothi
     .await;
     assert_eq!(status, 400, "{answer}");
     assert!(answer.contains("text: 281 characters"), "{answer}");
+    // And as data, for a page in another language (issue 39): its code and parameters.
+    let data: Value = serde_json::from_str(&answer).unwrap_or_default();
+    assert_eq!(data["code"], "announce_too_long", "{answer}");
+    assert_eq!(
+        data["params"],
+        json!({"chars": 281, "max": 280}),
+        "{answer}"
+    );
     let (status, answer) = hall_command(
         addr,
         &cookie,
@@ -688,6 +710,9 @@ async fn the_chief_s_announcement_and_the_countdown_reach_every_screen_and_nothi
         answer.contains("until:") && answer.contains("not after"),
         "{answer}"
     );
+    let data: Value = serde_json::from_str(&answer).unwrap_or_default();
+    assert_eq!(data["code"], "announce_past", "{answer}");
+    assert!(data["params"]["until"].as_i64().is_some(), "{answer}");
     let (status, answer) = hall_command(
         addr,
         &cookie,
@@ -1019,6 +1044,7 @@ async fn an_announcement_outlives_a_restart_and_is_taken_down_over_mqtt() {
         .hall_command(json!({"action": "announce", "text": null, "until": until}))
         .await;
     assert_eq!(answer["error"], "bad_value", "{answer}");
+    assert_eq!(answer["code"], "announce_until_without_text", "{answer}");
     assert!(
         answer["reason"]
             .as_str()

@@ -28,18 +28,25 @@ pub struct Announcement {
 }
 
 /// Why an `announce` cannot be shown; each says which field and what to send instead.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+/// As data (a refusal's `code` `announce_<kind>` and its fields as `params`), so a page
+/// says it in its own language (docs/MQTT-API.md, "Message codes").
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
 pub enum AnnounceError {
     #[error(
         "text: blank; say what the hall should read, or send \"text\": null to take the announcement down"
     )]
     Blank,
-    #[error("text: {chars} characters; a hall screen shows at most {MAX_CHARS}")]
-    TooLong { chars: usize },
+    #[error("text: {chars} characters; a hall screen shows at most {max}")]
+    TooLong { chars: usize, max: usize },
     #[error(
         "text: character {at} is a control character (U+{code:04X}); an announcement is one line of plain text"
     )]
-    Control { at: usize, code: u32 },
+    Control {
+        at: usize,
+        #[serde(rename = "unicode", serialize_with = "as_unicode")]
+        code: u32,
+    },
     #[error(
         "until: missing; an announcement needs its end time (an instant), e.g. \"until\": \"2026-11-30T14:05:00Z\""
     )]
@@ -52,6 +59,11 @@ pub enum AnnounceError {
     Past { until: Millis, now: Millis },
     #[error("until: given without a text; to take the announcement down send \"text\": null alone")]
     UntilWithoutText,
+}
+
+/// A character's code point as people write it (`U+000A`).
+fn as_unicode<S: serde::Serializer>(code: &u32, s: S) -> Result<S::Ok, S::Error> {
+    s.collect_str(&format_args!("U+{code:04X}"))
 }
 
 /// The command's fields, read on the hall's civil clock `now`: `Some` to show, `None` to
@@ -73,7 +85,10 @@ pub fn read(
     }
     let chars = text.chars().count();
     if chars > MAX_CHARS {
-        return Err(AnnounceError::TooLong { chars });
+        return Err(AnnounceError::TooLong {
+            chars,
+            max: MAX_CHARS,
+        });
     }
     if let Some((i, c)) = text
         .chars()
@@ -146,8 +161,7 @@ impl Hall {
         text: Option<&str>,
         until: Option<Millis>,
     ) -> Result<(), Refusal> {
-        let a = read(text, until, self.timebase.civil())
-            .map_err(|e| Refusal::BadValue(e.to_string()))?;
+        let a = read(text, until, self.timebase.civil()).map_err(Refusal::Announce)?;
         store(&self.settings.state_dir, a.as_ref()).map_err(|e| Refusal::NotStored {
             reason: format!("{}: {e}", file(&self.settings.state_dir).display()),
         })?;
@@ -246,7 +260,8 @@ mod tests {
         assert_eq!(
             read(Some(&long), later, NOW),
             Err(AnnounceError::TooLong {
-                chars: MAX_CHARS + 1
+                chars: MAX_CHARS + 1,
+                max: MAX_CHARS
             })
         );
         assert!(

@@ -37,6 +37,10 @@ pub enum Refusal {
     /// of fields); the message says which and where.
     #[error("{0}")]
     BadValue(String),
+    /// A hall screens' announcement that cannot be shown (hall/announce.rs): which field
+    /// and why; its `code` is `announce_<kind>`.
+    #[error(transparent)]
+    Announce(crate::hall::announce::AnnounceError),
     /// A round's TRF does not read: the reader's own error (record, line and columns),
     /// carried as a value to the reply.
     #[error("trf: {0}")]
@@ -234,7 +238,7 @@ impl Refusal {
             Refusal::OutOfRange(_) => "out_of_range",
             Refusal::PastStart(_) => "past_start",
             Refusal::NotARequest { .. } => "not_a_request",
-            Refusal::BadValue(_) | Refusal::Trf(_) => "bad_value",
+            Refusal::BadValue(_) | Refusal::Trf(_) | Refusal::Announce(_) => "bad_value",
             Refusal::NoHallBoard(_) => "unknown_board",
             Refusal::Unsigned { .. }
             | Refusal::UnknownArbiter { .. }
@@ -290,7 +294,7 @@ fn as_words<T: std::fmt::Display, S: serde::Serializer>(v: &T, s: S) -> Result<S
 impl Refusal {
     /// The refusal as data (docs/MQTT-API.md, "Message codes"): a rules core rejection by
     /// its own kind, any other by its variant, with their fields as parameters (a bare
-    /// text as `{"text": …}`).
+    /// text as `{"text": …}`; an announcement's by `announce_<kind>`).
     pub fn said(&self) -> (String, serde_json::Map<String, serde_json::Value>) {
         use serde_json::Value;
         let mut v = serde_json::to_value(self).unwrap_or(Value::Null);
@@ -306,6 +310,11 @@ impl Refusal {
         };
         if let Some(Value::String(kind)) = params.remove("rejection") {
             code = kind;
+        }
+        if code == "announce"
+            && let Some(Value::String(kind)) = params.remove("kind")
+        {
+            code = format!("announce_{kind}");
         }
         (code, params)
     }

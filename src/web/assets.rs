@@ -140,7 +140,11 @@ fn fill_static(html: &str, messages: &serde_json::Value) -> String {
 /// The page in `lang`: `<html lang>` set, and the language's catalogue, the language menu
 /// and the piece letters put in the page as data (`<script type="application/json">` is
 /// never run, so the CSP allows it); (html, etag).
-pub fn render_index(languages: &super::i18n::Languages, lang: &str) -> (String, String) {
+pub fn render_index(
+    languages: &super::i18n::Languages,
+    lang: &str,
+    screen: bool,
+) -> (String, String) {
     let messages = languages
         .get(lang)
         .map(|l| serde_json::Value::Object(l.messages.clone()))
@@ -169,7 +173,18 @@ pub fn render_index(languages: &super::i18n::Languages, lang: &str) -> (String, 
         .to_string()
         .replace("</", "<\\/")
         .replace("<!--", "<\\u0021--");
-    let html = fill_static(&INDEX, &messages)
+    // The hall screens' script and style only where a hall screen is drawn: the arbiters'
+    // first visit on a slow link is lighter by them (docs/BENCHMARKS.md).
+    let index = if screen {
+        INDEX.clone()
+    } else {
+        INDEX
+            .lines()
+            .filter(|l| !l.contains("/assets/public."))
+            .map(|l| format!("{l}\n"))
+            .collect()
+    };
+    let html = fill_static(&index, &messages)
         .replacen("<html lang=\"en\">", &format!("<html lang=\"{lang}\">"), 1)
         .replacen(
             "</head>",
@@ -195,7 +210,7 @@ fn etag_value(etag: &str) -> HeaderValue {
 /// the script draws the view the path names.
 pub async fn index(State(state): State<AppState>, uri: Uri, headers: HeaderMap) -> Response {
     let lang = language_of(&state, &uri, &headers);
-    let page = state.page(&lang);
+    let page = state.page(&lang, uri.path().starts_with("/public"));
     let (html, etag) = &*page;
     let mut h = HeaderMap::new();
     h.insert(header::ETAG, etag_value(etag));

@@ -26,6 +26,9 @@ use crate::timebase::Timebase;
 
 use crate::intake::auth::Arbiters;
 
+/// A page as served: (html, etag).
+type Page = (String, String);
+
 /// `[web]`: where the dashboard listens.
 #[derive(Debug, Clone)]
 pub struct WebSettings {
@@ -64,8 +67,9 @@ struct Inner {
     /// The page's languages (`web::i18n`): the shipped ones unless the daemon set the
     /// operator's before serving.
     languages: OnceLock<i18n::Languages>,
-    /// The page as served in each language, built on first use: (html, etag).
-    pages: Mutex<std::collections::HashMap<String, Arc<(String, String)>>>,
+    /// The page as served per (language, hall screen or not), built on first use:
+    /// (html, etag).
+    pages: Mutex<std::collections::HashMap<(String, bool), Arc<Page>>>,
 }
 
 /// What every handler shares; cheap to clone.
@@ -177,15 +181,15 @@ impl AppState {
     }
 
     /// The page in `lang`, rendered once per language.
-    pub fn page(&self, lang: &str) -> Arc<(String, String)> {
+    pub fn page(&self, lang: &str, screen: bool) -> Arc<Page> {
         let mut pages = self
             .inner
             .pages
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
         pages
-            .entry(lang.to_string())
-            .or_insert_with(|| Arc::new(assets::render_index(self.languages(), lang)))
+            .entry((lang.to_string(), screen))
+            .or_insert_with(|| Arc::new(assets::render_index(self.languages(), lang, screen)))
             .clone()
     }
 

@@ -96,7 +96,7 @@ function tcDescription(a) {
 }
 
 /** Parameters that are instants, and those that are sides (docs/MQTT-API.md, "Message codes"). */
-const INSTANT_PARAMS = new Set(["at", "ts", "hall", "now", "from", "to", "start", "resumes", "deadline", "last_known"]);
+const INSTANT_PARAMS = new Set(["at", "ts", "hall", "now", "from", "to", "start", "resumes", "deadline", "last_known", "until"]);
 const SIDE_PARAMS = new Set(["side", "running", "sealer", "responder"]);
 
 /** A game's result (the state's `result`) in words: the score and why. @param {any} r */
@@ -2456,13 +2456,20 @@ function loginView() {
   const form = h("form", { class: "card login", id: "login" }, [h("h1", { text: t("login.title") }), h("label", { for: "login-id", text: t("login.id") }), id, h("label", { for: "login-password", text: t("login.password") }), pw, h("button", { type: "submit", class: "primary", text: t("login.button") }), reply, h("p", { class: "muted" }, [t("login.spectators"), " ", h("a", { href: "/public", text: t("login.public") })])]);
   form.addEventListener("submit", async (e) => {
     e.preventDefault();
+    const asked = Date.now();
     const r = await fetch("/api/login", { method: "POST", credentials: "same-origin", headers: { "content-type": "application/json" }, body: JSON.stringify({ id: id.value, password: pw.value }) });
     const a = await r.json().catch(() => ({}));
     if (r.ok) {
       // A language chosen on the login page (?lang=) becomes the new session's.
       const chosen = new URLSearchParams(location.search).get("lang");
       if (chosen && typeof a.csrf === "string") await saveLanguage(chosen, a.csrf);
-      location.href = "/";
+      // The hall is drawn in this page, not loaded again (issue 38 §9: on a slow link the
+      // page and its catalogue are a tenth of a first visit): the session's language is
+      // the one this page is in (the address's ?lang=, just kept, or the browser's), and
+      // the login's answer is `/api/me`'s body.
+      history.replaceState(null, "", "/");
+      loadAllHistory();
+      loggedIn(a, asked);
       return;
     }
     reply.textContent = refusalText(a, t("login.refused", { status: String(r.status) }));
@@ -2501,13 +2508,15 @@ function languageChooser(loggedIn) {
   sel.replaceChildren(...I18N.languages.map((l) => h("option", { value: l.code, text: l.name, lang: l.code })));
   sel.value = LANG;
   box.hidden = false;
-  sel.addEventListener("change", async () => {
+  // One handler (`onchange`, not a listener added): the login page's is replaced by the
+  // logged-in one when the login draws the hall in the same page.
+  sel.onchange = async () => {
     const language = sel.value;
     if (loggedIn && await saveLanguage(language, store.me ? store.me.csrf : "")) { location.reload(); return; }
     const url = new URL(location.href);
     url.searchParams.set("lang", language);
     location.replace(url.href);
-  });
+  };
 }
 
 /**
@@ -2557,7 +2566,18 @@ async function main() {
   if (!currentBoard() && path === "/") loadAllHistory();
   const r = await fetch("/api/me", { credentials: "same-origin" });
   if (r.status === 401) { location.href = "/login"; return; }
-  store.me = await r.json();
+  loggedIn(await r.json(), asked);
+}
+
+/**
+ * The arbiter's pages, once who is logged in is known (from `/api/me`, or from the login's
+ * own answer, which is the same body).
+ * @param {any} me @param {number} asked when the request that brought `me` was sent
+ */
+function loggedIn(me, asked) {
+  /** @param {string} el */
+  const show = (el) => { const e = document.getElementById(el); if (e) e.hidden = false; };
+  store.me = me;
   // The server read its clock about halfway through the request.
   if (store.me && typeof store.me.civil_ms === "number") {
     store.civilOffset = store.me.civil_ms - (asked + Date.now()) / 2;

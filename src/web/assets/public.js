@@ -319,7 +319,7 @@ function renderScreenTile(tile, id) {
   const st = b.state;
   setText(tile.num, boardLabel(id));
   const finished = !!(st && st.result);
-  setText(tile.state, finished ? resultText(st.result) : phaseText(b, id, true));
+  setText(tile.state, finished ? screenScore(st.result) : phaseText(b, id, true));
   tile.state.className = `state phase-${phaseKey(st)}`;
   tile.el.classList.toggle("offline", !b.online);
   for (const color of /** @type {const} */ (["white", "black"])) {
@@ -334,7 +334,18 @@ function renderScreenTile(tile, id) {
   }
   // Why it ended, in words; else the last move.
   setText(tile.foot, finished ? terminationWords(st.result) : (b.lastMove ? lastMoveText(b) : ""));
+  // A reason is said whole (it wraps); a last move stays on the line (the fit measures both).
+  if (tile.foot.classList.contains("why") !== finished) tile.foot.classList.toggle("why", finished);
   if (tile.diagram && st && st.fen !== undefined) tile.diagram.update(st.fen || "", b.lastUci || "");
+}
+
+/**
+ * A score as a hall prints it: "½–½", "1–0" (the payload's PGN "1/2-1/2" is seven
+ * characters, and keeps a draw on one line nowhere on a phone).
+ * @param {any} result
+ */
+function screenScore(result) {
+  return resultText(result).replace("1/2-1/2", "½–½").replace(/^([01])-([01])$/, "$1–$2");
 }
 
 /** Whether a tile cuts a name (more than three lines in its width). @param {HTMLElement} tile */
@@ -473,8 +484,7 @@ function resultsScreen(body, opts, say) {
         return h("div", { class: "result-row", "data-board": id }, [
           h("span", { class: "num", text: boardLabel(id) }),
           h("span", { class: "name white", text: st.white ? st.white.name : "" }),
-          // "½–½" keeps a draw on one line on a phone.
-          h("span", { class: "score", text: resultText(st.result).replace("1/2-1/2", "½–½") }),
+          h("span", { class: "score", text: screenScore(st.result) }),
           h("span", { class: "name black", text: st.black ? st.black.name : "" }),
           h("span", { class: "why", text: terminationWords(st.result) }),
         ]);
