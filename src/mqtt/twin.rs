@@ -23,7 +23,7 @@
 
 use std::time::Duration;
 
-use tokio::time::Instant;
+use std::time::Instant;
 
 use super::payload::NodeStatusPayload;
 
