@@ -7,7 +7,7 @@ use rumqttc::QoS;
 
 use super::payload::Topics;
 
-/// A retained topic as the connection task keeps it: in publishing order (`order_key`).
+/// A retained topic as the connection's session keeps it: in publishing order (`order_key`).
 pub(super) type Keyed = (u8, String);
 
 /// QoS 1 publications handed to rumqttc and not acknowledged yet are at most this many;
