@@ -1,27 +1,23 @@
 //! Copies of retained topics as the broker delivers them: another node's status and
 //! boards into the local feed, and our own topics when a copy of them comes back with
-//! another payload (`owned`). Helpers of the connection task (`client`).
+//! another payload (`owned`). Helpers of the connection's session (`session`).
 
 use std::collections::BTreeMap;
 
 use super::payload::{NodeStatusPayload, Topics};
 use super::window::{Keyed, order_key};
 
-/// Another node's retained status into the local feed (the page derives the hall's status
+/// Another node's retained status into the local feed (through `feed`, retained) (the page derives the hall's status
 /// and its boards' liveness from every node's), with its boards `offline` when it says so,
 /// and the boards its list lets in or takes out (`Foreign::peer_status`). A stale status
 /// (an older run's) is not shown: it would hide the newer one. Returns the board texts
 /// that went into the feed, for the caller to hand on as it does a board's own message
 /// (a PGN to the broadcast, a state to the hall).
 pub(super) fn mirror_status(
-    (foreign, feed, topics): (
-        &mut super::foreign::Foreign,
-        &super::feed::LocalFeed,
-        &Topics,
-    ),
-    node: &str,
-    topic: &str,
-    payload: &[u8],
+    foreign: &mut super::foreign::Foreign,
+    feed: &mut dyn FnMut(&str, &[u8]),
+    topics: &Topics,
+    (node, topic, payload): (&str, &str, &[u8]),
 ) -> Vec<super::foreign::Mirror> {
     let Ok(status) = serde_json::from_slice::<NodeStatusPayload>(payload) else {
         return Vec::new();
@@ -31,9 +27,9 @@ pub(super) fn mirror_status(
     }
     match foreign.peer_status(status) {
         Ok(Some(boards)) => {
-            feed.push(topic, payload, true);
+            feed(topic, payload);
             for m in &boards {
-                feed.push(&topics.board_text(&m.board, m.kind), &m.payload, true);
+                feed(&topics.board_text(&m.board, m.kind), &m.payload);
             }
             boards
         }
@@ -66,7 +62,7 @@ pub(super) fn refused(count: &mut u64, why: super::foreign::Dropped, board: &str
 /// A copy of one of this node's retained topics, as the broker delivered it: when it is a
 /// live message (not the retained copy our own subscription brings, which the
 /// republication after every connection overwrites anyway) with another payload than
-/// ours, on a topic only we write, ours is published again (`owned`).
+/// ours, on a topic only we write, ours is published again (`owned`). `now`: when it came.
 pub(super) fn correct(
     retained: &BTreeMap<Keyed, Vec<u8>>,
     (pending, corrections): (
@@ -75,6 +71,7 @@ pub(super) fn correct(
     ),
     (topics, me, foreign): (&Topics, &str, &super::foreign::Foreign),
     p: &rumqttc::Publish,
+    now: std::time::Instant,
 ) {
     if p.retain || corrections.echo(&p.topic, &p.payload) {
         return;
@@ -85,7 +82,7 @@ pub(super) fn correct(
         .is_some_and(|mine| mine.as_slice() != p.payload.as_ref());
     if differs
         && super::owned::single_writer(topics, me, foreign, &p.topic)
-        && corrections.differs(&p.topic, tokio::time::Instant::now())
+        && corrections.differs(&p.topic, now)
     {
         tracing::debug!(
             topic = %crate::intake::command::log_safe(&p.topic),

@@ -8,6 +8,7 @@ pub mod foreign;
 mod mirror;
 pub mod owned;
 pub mod payload;
+mod session;
 pub mod twin;
 mod window;
 

@@ -1,6 +1,6 @@
 //! The retained topics this node alone writes, and the correction of a copy of one that a
 //! broker delivers with another payload (issue 23, item 4: a bridge cut heals to the
-//! nodes' truth). Sans-IO: the connection task asks and publishes.
+//! nodes' truth). Sans-IO: the connection's session (`session`) asks and publishes.
 //!
 //! Why: after a bridge cut, brokers hold copies of this node's topics from before it. A
 //! two-way Mosquitto bridge sends the central broker's retained copies back to this node's
@@ -25,7 +25,7 @@ use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::hash::{Hash, Hasher};
 use std::time::Duration;
 
-use tokio::time::Instant;
+use std::time::Instant;
 
 use super::foreign::Foreign;
 use super::payload::Topics;

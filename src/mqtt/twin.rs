@@ -1,5 +1,5 @@
 //! What the connection learns about the broker and about itself there (issue 36), sans-IO:
-//! the connection task (`client`) hands it what it sees and publishes what it says.
+//! the connection's session (`session`) hands it what it sees and publishes what it says.
 //!
 //! - **Another daemon under this node's id.** Two hall servers left with the default host
 //!   name get one node id, hence one MQTT client id: the broker throws the older connection
@@ -23,7 +23,7 @@
 
 use std::time::Duration;
 
-use tokio::time::Instant;
+use std::time::Instant;
 
 use super::payload::NodeStatusPayload;
 

@@ -1,13 +1,13 @@
-//! How many publications the connection task hands to rumqttc at once, and what waits
-//! meanwhile (`client.rs` holds the task; this is its flow control).
+//! How many publications the connection hands to rumqttc at once, and what waits
+//! meanwhile (the session's flow control: `session.rs` decides, `client.rs` drives).
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
-use rumqttc::{AsyncClient, QoS};
+use rumqttc::QoS;
 
 use super::payload::Topics;
 
-/// A retained topic as the connection task keeps it: in publishing order (`order_key`).
+/// A retained topic as the connection's session keeps it: in publishing order (`order_key`).
 pub(super) type Keyed = (u8, String);
 
 /// QoS 1 publications handed to rumqttc and not acknowledged yet are at most this many;
@@ -23,17 +23,38 @@ pub(super) type Keyed = (u8, String);
 /// sequence, so near 1000 in flight the next number can be one still unacknowledged.
 /// Far below that, a collision needs a broker that leaves one publication unacknowledged
 /// while it acknowledges the next 744.
-const WINDOW: usize = 256;
+pub(super) const WINDOW: usize = 256;
+
+/// What the session asks of rumqttc's client: its `try_*` calls, which answer at once
+/// (rumqttc's request channel takes the request or refuses it). An answer, not a queued
+/// action: the window counts only what was taken, and a subscription refused is tried
+/// again (`client.rs` implements it on `AsyncClient`; the session's tests record).
+pub(super) trait Requests {
+    /// A publication at `qos`; false when refused.
+    fn publish(&mut self, topic: String, qos: QoS, retain: bool, payload: Vec<u8>) -> bool;
+    /// A subscription; false when refused.
+    fn subscribe(&mut self, filter: String, qos: QoS) -> bool;
+    fn unsubscribe(&mut self, filter: String);
+    fn disconnect(&mut self);
+}
 
 /// rumqttc's client with the count of publications it has not seen acknowledged.
-pub(super) struct Window {
-    client: AsyncClient,
+pub(super) struct Window<R> {
+    requests: R,
     unacked: usize,
 }
 
-impl Window {
-    pub(super) fn new(client: AsyncClient) -> Window {
-        Window { client, unacked: 0 }
+impl<R: Requests> Window<R> {
+    pub(super) fn new(requests: R) -> Window<R> {
+        Window {
+            requests,
+            unacked: 0,
+        }
+    }
+
+    /// The client, for the requests that are not publications.
+    pub(super) fn requests(&mut self) -> &mut R {
+        &mut self.requests
     }
 
     pub(super) fn room(&self) -> bool {
@@ -46,9 +67,8 @@ impl Window {
         // Refused only when the event loop is gone (the task is ending) or its channel is
         // full, which the window keeps it from being.
         if self
-            .client
-            .try_publish(topic, QoS::AtLeastOnce, retain, payload)
-            .is_ok()
+            .requests
+            .publish(topic, QoS::AtLeastOnce, retain, payload)
         {
             self.unacked += 1;
         }
@@ -68,8 +88,8 @@ impl Window {
 
 /// Publish what waits, as far as the window goes: the retained topics first (they are
 /// state, newest payload), then the messages in their order.
-pub(super) fn flush(
-    out: &mut Window,
+pub(super) fn flush<R: Requests>(
+    out: &mut Window<R>,
     (pending, retained): (&mut BTreeSet<Keyed>, &BTreeMap<Keyed, Vec<u8>>),
     queued: &mut VecDeque<(String, Vec<u8>)>,
     corrections: &mut super::owned::Corrections,
