@@ -557,9 +557,37 @@ async fn a_cut_bridge_heals_and_every_broker_converges_to_the_nodes_truth() {
     })
     .await;
 
+    // And an announcement on every hall screen, from every node.
+    let ann3 = topic("node/node-3/announce");
+    let (code, answers) = hall
+        .command(
+            json!({"action": "announce", "text": "Mobile phones off", "until": now_ms() + 600_000}),
+        )
+        .await;
+    assert_eq!(code, Some(0), "{answers:?}");
+    retained_until(hall.central.port, "node-3's announcement on central", |s| {
+        (!s.contains_key(&ann3)).then(|| format!("no {ann3} yet"))
+    })
+    .await;
+
     // Cut node-3's bridge: node-3 and its broker run on, alone.
     hall.relay(3).cut();
     tokio::time::sleep(Duration::from_millis(300)).await;
+    // Node-3's arbiter takes its screens' announcement down on its own broker: central
+    // keeps the standing copy, which the heal brings back to node-3's broker (a retained
+    // copy sent through the bridge): node-3 writes that topic alone and corrects it.
+    let (_, answers) = common::hall_command_cli(
+        &hall.dir,
+        hall.local(3).port,
+        json!({"action": "announce", "text": null}),
+    )
+    .await;
+    let node3 = by_node(&answers);
+    assert_eq!(
+        node3.get("node-3").map(|a| &a["status"]),
+        Some(&json!("ok")),
+        "{answers:?}"
+    );
     hall.sim.board(5).battery_low(false);
     hall.sim.board(6).battery_low(true);
     hall.sim.board(5).press();
@@ -603,6 +631,11 @@ async fn a_cut_bridge_heals_and_every_broker_converges_to_the_nodes_truth() {
     let converged = |s: &BTreeMap<String, Value>| -> Option<String> {
         if s.contains_key(&t5) {
             return Some(format!("{t5} still there: {}", s[&t5]));
+        }
+        if let Some(stale) = s.get(&ann3) {
+            return Some(format!(
+                "node-3's announcement taken down, still there: {stale}"
+            ));
         }
         if !s.contains_key(&t6) {
             return Some(format!("{t6} missing"));

@@ -990,6 +990,82 @@ fn filter_matches(filter: &str, topic: &str) -> bool {
     t.next().is_none()
 }
 
+/// asyncapi.yaml's channels as topics of hall-a, each `{…}` level as `x`.
+fn api_channels() -> Vec<String> {
+    let api = read("docs/asyncapi.yaml");
+    let channels: Vec<String> = api
+        .lines()
+        .filter_map(|l| l.strip_prefix("  \"hallclock/"))
+        .filter_map(|l| l.strip_suffix("\":"))
+        .map(|l| {
+            format!("hallclock/{l}")
+                .replace("{hall}", "hall-a")
+                .split('/')
+                .map(|level| if level.starts_with('{') { "x" } else { level })
+                .collect::<Vec<_>>()
+                .join("/")
+        })
+        .collect();
+    assert!(
+        channels.len() >= 10,
+        "asyncapi.yaml's channels not found: {channels:?}"
+    );
+    channels
+}
+
+/// Every reader the example ACL names (anonymous spectators, an arbiter, a viewer) may
+/// read every topic the API publishes but the commands (only the daemon reads them: a
+/// `seal` carries the sealed move) and the replies (each to its own client id): a topic
+/// added to the API without its ACL lines reaches no integrator on a packaged broker.
+#[test]
+fn mosquitto_example_acl_lets_every_reader_read_every_published_topic_of_the_api() {
+    let acl = read(MOSQUITTO_ACL);
+    // The blocks: anonymous (before the first `user`), then one per `user`.
+    let mut blocks: Vec<(String, Vec<String>)> = vec![("anonymous".into(), Vec::new())];
+    for line in acl.lines().map(str::trim) {
+        if let Some(user) = line.strip_prefix("user ") {
+            blocks.push((user.to_string(), Vec::new()));
+        } else if let Some(filter) = line
+            .strip_prefix("topic read ")
+            .or_else(|| line.strip_prefix("topic readwrite "))
+            && let Some((_, filters)) = blocks.last_mut()
+        {
+            filters.push(filter.to_string());
+        }
+    }
+    let readers = ["anonymous", "arbiter-anna", "viewer-screen-1"];
+    let published: Vec<String> = api_channels()
+        .into_iter()
+        .filter(|c| {
+            !["hallclock/hall-a/set", "hallclock/hall-a/ask"].contains(&c.as_str())
+                && !c.ends_with("/set")
+                && !c.starts_with("hallclock/hall-a/reply/")
+        })
+        .collect();
+    assert!(
+        published.iter().any(|c| c.ends_with("/announce")),
+        "{published:?}"
+    );
+    let mut missing = Vec::new();
+    for reader in readers {
+        let filters = &blocks
+            .iter()
+            .find(|(who, _)| who == reader)
+            .unwrap_or_else(|| panic!("no block for {reader} in the ACL"))
+            .1;
+        for channel in &published {
+            if !filters.iter().any(|f| filter_matches(f, channel)) {
+                missing.push(format!("{reader} cannot read {channel}"));
+            }
+        }
+    }
+    assert!(
+        missing.is_empty(),
+        "packaging/mosquitto/acl:\n{}",
+        missing.join("\n")
+    );
+}
+
 /// Every topic of the API (docs/asyncapi.yaml's channels) crosses the example bridge, and
 /// the bridge's own state does not (it would overwrite itself on the central broker): a
 /// topic added to the API without a bridge line would silently stay on one hall server.
@@ -1020,24 +1096,7 @@ fn mosquitto_example_bridge_carries_every_topic_of_the_api_but_its_own_state() {
         })
         .collect();
     assert!(!filters.is_empty(), "the bridge example has no topic lines");
-    let api = read("docs/asyncapi.yaml");
-    let channels: Vec<String> = api
-        .lines()
-        .filter_map(|l| l.strip_prefix("  \"hallclock/"))
-        .filter_map(|l| l.strip_suffix("\":"))
-        .map(|l| {
-            format!("hallclock/{l}")
-                .replace("{hall}", "hall-a")
-                .split('/')
-                .map(|level| if level.starts_with('{') { "x" } else { level })
-                .collect::<Vec<_>>()
-                .join("/")
-        })
-        .collect();
-    assert!(
-        channels.len() >= 10,
-        "asyncapi.yaml's channels not found: {channels:?}"
-    );
+    let channels = api_channels();
     // Every channel but the bridges' own state (`bridge/{node}`), which each broker
     // writes for itself and which is not carried (below).
     for channel in channels

@@ -333,11 +333,13 @@ impl Hall {
                 let boards = self.replay_boards(&board, &r);
                 (r, Some(boards))
             }
-            // Every node shows it on its own screens: no board is concerned.
-            HallAction::Announce { text, until } => (
-                self.announce(text.as_deref(), until.map(|u| u.0)),
-                Some(Vec::new()),
-            ),
+            // Every node shows it on its own screens: no board is concerned, so its answer
+            // has no `boards` (not `[]`, which says "none of mine had a game": every node
+            // answering so would make the hall's answer `no_game`, hall/forward.rs, and
+            // `hallclock command` exit 1).
+            HallAction::Announce { text, until } => {
+                (self.announce(text.as_deref(), until.map(|u| u.0)), None)
+            }
             HallAction::Pause {} | HallAction::Resume {} => {
                 let board_action = match command.action {
                     HallAction::Pause {} => BoardAction::Pause {},

@@ -33,11 +33,16 @@ use super::payload::Topics;
 /// The least time between two corrections of one topic.
 pub const GAP: Duration = Duration::from_secs(1);
 
-/// Whether `topic` is one this node alone writes: its own status and info, the state,
+/// Whether `topic` is one this node alone writes: its own status, info, session and hall
+/// screens' announcement, the state,
 /// availability and PGN of a board of its that no online peer lists, and that board's
 /// alerts (`<board>-<kind>`), or its own claim alert (`<board>-claimed-twice-<node>`).
 pub fn single_writer(topics: &Topics, node: &str, foreign: &Foreign, topic: &str) -> bool {
-    if topic == topics.node_status(node) || topic == topics.node_info(node) {
+    if topic == topics.node_status(node)
+        || topic == topics.node_info(node)
+        || topic == topics.node_announce(node)
+        || topic == topics.node_session(node)
+    {
         return true;
     }
     if let Some((board, _)) = topics.board_topic(topic) {

@@ -460,6 +460,10 @@ impl<R: Requests> Session<R> {
         self.subscribe(t.node_info_filter(), QoS::AtLeastOnce);
         // The other nodes' clocks, to compare with ours.
         self.subscribe(t.node_clock_filter(), QoS::AtLeastOnce);
+        // Our own announcement and session only (each node's screens show their own
+        // daemon's): a stale copy a healed bridge brings back is corrected, as our info is.
+        self.subscribe(t.node_announce(&self.me), QoS::AtLeastOnce);
+        self.subscribe(t.node_session(&self.me), QoS::AtLeastOnce);
     }
 
     /// Every node's board topics: the other nodes' boards, for this dashboard, and the
@@ -601,7 +605,10 @@ impl<R: Requests> Session<R> {
             self.alert_copy(p, now);
         } else if t.node_of_clock_topic(&p.topic).is_some() {
             self.node_clock(p, now);
-        } else if p.topic == t.node_info(&self.me) {
+        } else if p.topic == t.node_info(&self.me)
+            || p.topic == t.node_announce(&self.me)
+            || p.topic == t.node_session(&self.me)
+        {
             if !self.shutting_down {
                 self.correct(p, now.at);
             }

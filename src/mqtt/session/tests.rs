@@ -164,6 +164,8 @@ fn subscriptions_are_taken_at_the_connack_and_the_board_topics_after_the_republi
         t.node_status_filter(),
         t.node_info_filter(),
         t.node_clock_filter(),
+        t.node_announce("n1"),
+        t.node_session("n1"),
         t.alert("+"),
     ];
     want.extend(board_filters(&t));
@@ -399,6 +401,41 @@ fn a_stale_copy_of_our_own_topic_is_corrected_at_most_once_a_gap() {
     s.handle_publish(&kept(&t.state("b9"), b"theirs"), clock.ms(5_000));
     assert!(!s.wants_tick());
     assert!(taken(&mut s).is_empty());
+}
+
+#[test]
+fn stale_copies_of_our_announcement_and_session_are_corrected_and_another_node_s_are_not_ours() {
+    let t = topics();
+    let clock = Clock::new();
+    let mut s = session(10);
+    s.handle_connack(clock.ms(0));
+    let ours = t.node_announce("n1");
+    assert!(
+        subscribed(&taken(&mut s)).contains(&ours),
+        "our announcement is subscribed, to be corrected"
+    );
+    s.retained(ours.clone(), br#"{"cleared":true}"#.to_vec());
+    taken(&mut s);
+    // A healed bridge brings back the standing one we took down: ours again.
+    s.handle_publish(&live(&ours, br#"{"text":"old"}"#), clock.ms(10));
+    s.handle_tick(clock.ms(30).at);
+    assert_eq!(
+        published(&taken(&mut s)),
+        [(ours, true, br#"{"cleared":true}"#.to_vec())]
+    );
+    // Another node's announcement is its own.
+    s.handle_publish(&live(&t.node_announce("n2"), b"{}"), clock.ms(5_000));
+    assert!(!s.wants_tick());
+    // Our session's schedule likewise.
+    let session_topic = t.node_session("n1");
+    s.retained(session_topic.clone(), br#"{"new":1}"#.to_vec());
+    taken(&mut s);
+    s.handle_publish(&live(&session_topic, br#"{"old":1}"#), clock.ms(6_000));
+    s.handle_tick(clock.ms(6_020).at);
+    assert_eq!(
+        published(&taken(&mut s)),
+        [(session_topic, true, br#"{"new":1}"#.to_vec())]
+    );
 }
 
 #[test]
