@@ -1148,7 +1148,7 @@ fn all_refusals() -> Vec<Refusal> {
             boards: t(),
         },
     ];
-    use hallclock::hall::announce::AnnounceError;
+    use hallclock::intake::refusal::AnnounceError;
     let refusals: Vec<Refusal> = refusals
         .into_iter()
         .chain(

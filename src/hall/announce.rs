@@ -13,11 +13,9 @@ use serde::{Deserialize, Serialize};
 
 use super::Hall;
 use super::board::Refusal;
+use crate::intake::refusal::{AnnounceError, MAX_ANNOUNCE_CHARS as MAX_CHARS};
 use crate::mqtt::payload::AnnouncePayload;
 use crate::rules::Millis;
-
-/// The most a banner may say: two lines on a 1280-pixel projector at a readable size.
-pub const MAX_CHARS: usize = 280;
 
 /// A standing message, as kept on disk.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -25,45 +23,6 @@ pub struct Announcement {
     pub text: String,
     pub since: Millis,
     pub until: Millis,
-}
-
-/// Why an `announce` cannot be shown; each says which field and what to send instead.
-/// As data (a refusal's `code` `announce_<kind>` and its fields as `params`), so a page
-/// says it in its own language (docs/MQTT-API.md, "Message codes").
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error, Serialize)]
-#[serde(tag = "kind", rename_all = "snake_case")]
-pub enum AnnounceError {
-    #[error(
-        "text: blank; say what the hall should read, or send \"text\": null to take the announcement down"
-    )]
-    Blank,
-    #[error("text: {chars} characters; a hall screen shows at most {max}")]
-    TooLong { chars: usize, max: usize },
-    #[error(
-        "text: character {at} is a control character (U+{code:04X}); an announcement is one line of plain text"
-    )]
-    Control {
-        at: usize,
-        #[serde(rename = "unicode", serialize_with = "as_unicode")]
-        code: u32,
-    },
-    #[error(
-        "until: missing; an announcement needs its end time (an instant), e.g. \"until\": \"2026-11-30T14:05:00Z\""
-    )]
-    NoUntil,
-    #[error(
-        "until: {} is not after the hall's clock ({}): the announcement would never show",
-        crate::rules::millis::format_iso(*until),
-        crate::rules::millis::format_iso(*now)
-    )]
-    Past { until: Millis, now: Millis },
-    #[error("until: given without a text; to take the announcement down send \"text\": null alone")]
-    UntilWithoutText,
-}
-
-/// A character's code point as people write it (`U+000A`).
-fn as_unicode<S: serde::Serializer>(code: &u32, s: S) -> Result<S::Ok, S::Error> {
-    s.collect_str(&format_args!("U+{code:04X}"))
 }
 
 /// The command's fields, read on the hall's civil clock `now`: `Some` to show, `None` to

@@ -9,7 +9,7 @@
 //! board ids two of them claim). Of their siblings those files import only
 //! `board` and `trf_round`, never each other, so the hall's arrows point one way.
 
-pub mod announce;
+mod announce;
 pub mod board;
 mod commands;
 mod forward;

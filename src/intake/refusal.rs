@@ -40,7 +40,7 @@ pub enum Refusal {
     /// A hall screens' announcement that cannot be shown (hall/announce.rs): which field
     /// and why; its `code` is `announce_<kind>`.
     #[error(transparent)]
-    Announce(crate::hall::announce::AnnounceError),
+    Announce(AnnounceError),
     /// A round's TRF does not read: the reader's own error (record, line and columns),
     /// carried as a value to the reply.
     #[error("trf: {0}")]
@@ -373,4 +373,46 @@ pub struct PastStart {
     pub at: Millis,
     pub now: Millis,
     pub grace: Millis,
+}
+
+/// The most a banner may say: two lines on a 1280-pixel projector at a readable size.
+pub const MAX_ANNOUNCE_CHARS: usize = 280;
+
+/// Why an `announce` cannot be shown; each says which field and what to send instead.
+/// As data (a refusal's `code` `announce_<kind>` and its fields as `params`), so a page
+/// says it in its own language (docs/MQTT-API.md, "Message codes").
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error, serde::Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum AnnounceError {
+    #[error(
+        "text: blank; say what the hall should read, or send \"text\": null to take the announcement down"
+    )]
+    Blank,
+    #[error("text: {chars} characters; a hall screen shows at most {max}")]
+    TooLong { chars: usize, max: usize },
+    #[error(
+        "text: character {at} is a control character (U+{code:04X}); an announcement is one line of plain text"
+    )]
+    Control {
+        at: usize,
+        #[serde(rename = "unicode", serialize_with = "as_unicode")]
+        code: u32,
+    },
+    #[error(
+        "until: missing; an announcement needs its end time (an instant), e.g. \"until\": \"2026-11-30T14:05:00Z\""
+    )]
+    NoUntil,
+    #[error(
+        "until: {} is not after the hall's clock ({}): the announcement would never show",
+        crate::rules::millis::format_iso(*until),
+        crate::rules::millis::format_iso(*now)
+    )]
+    Past { until: Millis, now: Millis },
+    #[error("until: given without a text; to take the announcement down send \"text\": null alone")]
+    UntilWithoutText,
+}
+
+/// A character's code point as people write it (`U+000A`).
+fn as_unicode<S: serde::Serializer>(code: &u32, s: S) -> Result<S::Ok, S::Error> {
+    s.collect_str(&format_args!("U+{code:04X}"))
 }
