@@ -984,7 +984,9 @@ async fn a_screen_left_on_holds_what_it_held() {
         );
         samples.push(used);
         if minute < minutes {
-            tokio::time::sleep(Duration::from_secs(60)).await;
+            // On the minute since the page opened (a sample itself takes time under load).
+            let next = began + Duration::from_secs(30 + 60 * (minute + 1));
+            tokio::time::sleep_until(tokio::time::Instant::from_std(next)).await;
         }
     }
     stop.store(true, std::sync::atomic::Ordering::Relaxed);

@@ -409,57 +409,13 @@ pub async fn run(opts: DemoOptions) -> Result<(), DemoError> {
         source,
     })?;
     let nodes = demo_nodes(&opts);
-    let names: Vec<String> = nodes.iter().map(|n| n.name.clone()).collect();
-    // Several nodes: each its own Mosquitto bridged to a central one when there is a
-    // Mosquitto; else every node on the one broker. The console is on the central one.
-    let mut bridges = None;
-    let (host, port, which) = match &opts.broker {
-        Some((host, port)) => (host.clone(), *port, "external broker".to_string()),
-        None if nodes.len() > 1 && bridged::mosquitto_installed() => {
-            let b = bridged::start(&opts.hall, &names, &opts.dir)?;
-            let port = b.central;
-            bridges = Some(b);
-            (
-                "127.0.0.1".to_string(),
-                port,
-                format!("{} Mosquittos bridged to a central one", nodes.len()),
-            )
-        }
-        None => {
-            let port = embedded_broker()?;
-            ("127.0.0.1".to_string(), port, "embedded broker".to_string())
-        }
-    };
+    let broker = start_broker(&opts, &nodes)?;
+    let (host, port) = (broker.host.clone(), broker.port);
     let sim = Sim::start(SimConfig::new(opts.boards, &boards_dir)).await?;
     // The demo runs signed, as a hall does: one chief arbiter, made for this run.
     let signer = Signer::create(&opts.dir)?;
-    let mut daemons = Vec::new();
-    let mut first: Option<(Config, crate::intake::auth::Arbiters)> = None;
-    for (i, node) in nodes.iter().enumerate() {
-        let node_port = bridges
-            .as_ref()
-            .and_then(|b| b.locals.get(i).copied())
-            .unwrap_or(port);
-        let mut config = hall_config(&opts, &host, node_port, &sim, node);
-        config.security.arbiters = opts.dir.join("arbiters.toml");
-        let problems: Vec<String> = config
-            .validate()
-            .into_iter()
-            .filter(|p| p.is_error())
-            .map(|p| format!("{}: {}", p.key, p.message))
-            .collect();
-        if !problems.is_empty() {
-            return Err(DemoError::Config(problems.join("; ")));
-        }
-        let settings = crate::daemon::settings(&config).map_err(hall::HallError::from)?;
-        let arbiters = crate::daemon::web_arbiters(&config, &settings.security);
-        tracing::info!(node = %node.name, boards = node.boards.clone().count(), broker = %format!("{host}:{node_port}"), "demo starting");
-        daemons.push(hall::start(settings)?);
-        if first.is_none() {
-            first = Some((config, arbiters));
-        }
-    }
-    let (Some(running), Some((config, arbiters))) = (daemons.first(), first) else {
+    let (daemons, config, arbiters) = start_nodes(&opts, &nodes, &broker, &sim)?;
+    let Some(running) = daemons.first() else {
         return Err(DemoError::Config("no node".into()));
     };
     let (client, mut inbox, console_task) = console(&host, port, &opts.hall);
@@ -470,63 +426,7 @@ pub async fn run(opts: DemoOptions) -> Result<(), DemoError> {
         other.web.listen = "127.0.0.1:0".into();
         web = crate::daemon::start_web(&other, running, arbiters).await;
     }
-    let dashboard = match &web {
-        Some(w) => format!(
-            "dashboard: http://{}/login   log in as '{}', password '{}'   (hall screens: http://{}/public)",
-            w.addr, signer.id, signer.password, w.addr
-        ),
-        None => "dashboard: not started (see the daemon log)".into(),
-    };
-    // The URL a lichess broadcast polls (docs/BROADCAST.md): the current round, board order.
-    let broadcast = match &web {
-        Some(w) => format!(
-            "broadcast PGN: http://{}/broadcast/current/games.pgn   (one game: …/current/game-1.pgn)",
-            w.addr
-        ),
-        None => "broadcast PGN: not served (no web server)".into(),
-    };
-
-    let split = if nodes.len() > 1 {
-        let parts: Vec<String> = nodes
-            .iter()
-            .map(|n| {
-                format!(
-                    "{} {}–{}",
-                    n.name,
-                    board_id(*n.boards.start()),
-                    board_id(*n.boards.end())
-                )
-            })
-            .collect();
-        format!(" on {} nodes ({})", nodes.len(), parts.join(", "))
-    } else {
-        String::new()
-    };
-    let mut header = vec![
-        format!(
-            "hallclock demo: {} simulated boards{split}, hall '{}', {}, {which} on {host}:{port}",
-            opts.boards, opts.hall, opts.time_control
-        ),
-        dashboard,
-        broadcast,
-        format!("watch the MQTT traffic:  {}", watch_command(&host, port)),
-        format!(
-            "arbiter's key: {}   (hallclock command --hall {} --broker {host}:{port} --arbiter {} --key-file …)",
-            signer.key_file.display(),
-            opts.hall,
-            signer.id
-        ),
-        format!(
-            "daemon log: {}   stop: Ctrl-C",
-            opts.dir.join("hallclock.log").display()
-        ),
-    ];
-    if opts.observe > 0 {
-        header.push(format!(
-            "boards 1 to {} are hand-set (observe mode): the arbiter sets their clocks, the daemon only reads them",
-            opts.observe.min(opts.boards)
-        ));
-    }
+    let header = header(&opts, &nodes, &broker, web.as_ref(), &signer);
     let mut screen = Screen {
         live: opts.live_table,
         drawn: false,
@@ -556,7 +456,7 @@ pub async fn run(opts: DemoOptions) -> Result<(), DemoError> {
     for d in daemons {
         d.stop().await;
     }
-    drop(bridges);
+    drop(broker);
     let _ = client.disconnect().await;
     console_task.abort();
     drop(sim);
@@ -568,6 +468,168 @@ pub async fn run(opts: DemoOptions) -> Result<(), DemoError> {
         opts.dir.join("hallclock.log").display()
     )]);
     result
+}
+
+/// The demo's broker: where the console and the nodes connect, and what it is.
+struct DemoBroker {
+    host: String,
+    port: u16,
+    /// In words, for the header.
+    which: String,
+    /// Each node's own Mosquitto bridged to the central one (stopped when dropped).
+    bridges: Option<bridged::Bridged>,
+}
+
+impl DemoBroker {
+    /// The port node `i` connects to: its own bridged Mosquitto, else the one broker.
+    fn port_of(&self, i: usize) -> u16 {
+        self.bridges
+            .as_ref()
+            .and_then(|b| b.locals.get(i).copied())
+            .unwrap_or(self.port)
+    }
+}
+
+/// Several nodes: each its own Mosquitto bridged to a central one when there is a
+/// Mosquitto; else every node on the one broker. The console is on the central one.
+fn start_broker(opts: &DemoOptions, nodes: &[DemoNode]) -> Result<DemoBroker, DemoError> {
+    let names: Vec<String> = nodes.iter().map(|n| n.name.clone()).collect();
+    let local = "127.0.0.1".to_string();
+    Ok(match &opts.broker {
+        Some((host, port)) => DemoBroker {
+            host: host.clone(),
+            port: *port,
+            which: "external broker".into(),
+            bridges: None,
+        },
+        None if nodes.len() > 1 && bridged::mosquitto_installed() => {
+            let b = bridged::start(&opts.hall, &names, &opts.dir)?;
+            DemoBroker {
+                host: local,
+                port: b.central,
+                which: format!("{} Mosquittos bridged to a central one", nodes.len()),
+                bridges: Some(b),
+            }
+        }
+        None => DemoBroker {
+            host: local,
+            port: embedded_broker()?,
+            which: "embedded broker".into(),
+            bridges: None,
+        },
+    })
+}
+
+/// Every node's daemon, started; the first node's configuration and arbiters, for the
+/// dashboard.
+fn start_nodes(
+    opts: &DemoOptions,
+    nodes: &[DemoNode],
+    broker: &DemoBroker,
+    sim: &Sim,
+) -> Result<
+    (
+        Vec<hall::RunningHall>,
+        Config,
+        crate::intake::auth::Arbiters,
+    ),
+    DemoError,
+> {
+    let mut daemons = Vec::new();
+    let mut first: Option<(Config, crate::intake::auth::Arbiters)> = None;
+    for (i, node) in nodes.iter().enumerate() {
+        let node_port = broker.port_of(i);
+        let mut config = hall_config(opts, &broker.host, node_port, sim, node);
+        config.security.arbiters = opts.dir.join("arbiters.toml");
+        let problems: Vec<String> = config
+            .validate()
+            .into_iter()
+            .filter(|p| p.is_error())
+            .map(|p| format!("{}: {}", p.key, p.message))
+            .collect();
+        if !problems.is_empty() {
+            return Err(DemoError::Config(problems.join("; ")));
+        }
+        let settings = crate::daemon::settings(&config).map_err(hall::HallError::from)?;
+        let arbiters = crate::daemon::web_arbiters(&config, &settings.security);
+        tracing::info!(node = %node.name, boards = node.boards.clone().count(), broker = %format!("{}:{node_port}", broker.host), "demo starting");
+        daemons.push(hall::start(settings)?);
+        if first.is_none() {
+            first = Some((config, arbiters));
+        }
+    }
+    match first {
+        Some((config, arbiters)) => Ok((daemons, config, arbiters)),
+        None => Err(DemoError::Config("no node".into())),
+    }
+}
+
+/// What the demo prints first: where everything is and how to log in.
+fn header(
+    opts: &DemoOptions,
+    nodes: &[DemoNode],
+    broker: &DemoBroker,
+    web: Option<&crate::web::RunningWeb>,
+    signer: &Signer,
+) -> Vec<String> {
+    let (host, port) = (&broker.host, broker.port);
+    let dashboard = match web {
+        Some(w) => format!(
+            "dashboard: http://{}/login   log in as '{}', password '{}'   (hall screens: http://{}/public)",
+            w.addr, signer.id, signer.password, w.addr
+        ),
+        None => "dashboard: not started (see the daemon log)".into(),
+    };
+    // The URL a lichess broadcast polls (docs/BROADCAST.md): the current round, board order.
+    let broadcast = match web {
+        Some(w) => format!(
+            "broadcast PGN: http://{}/broadcast/current/games.pgn   (one game: …/current/game-1.pgn)",
+            w.addr
+        ),
+        None => "broadcast PGN: not served (no web server)".into(),
+    };
+    let split = if nodes.len() > 1 {
+        let parts: Vec<String> = nodes
+            .iter()
+            .map(|n| {
+                format!(
+                    "{} {}–{}",
+                    n.name,
+                    board_id(*n.boards.start()),
+                    board_id(*n.boards.end())
+                )
+            })
+            .collect();
+        format!(" on {} nodes ({})", nodes.len(), parts.join(", "))
+    } else {
+        String::new()
+    };
+    let mut header = vec![
+        format!(
+            "hallclock demo: {} simulated boards{split}, hall '{}', {}, {} on {host}:{port}",
+            opts.boards, opts.hall, opts.time_control, broker.which
+        ),
+        dashboard,
+        broadcast,
+        format!("watch the MQTT traffic:  {}", watch_command(host, port)),
+        format!(
+            "arbiter's key: {}   (hallclock command --hall {} --broker {host}:{port} --arbiter {} --key-file …)",
+            signer.key_file.display(),
+            opts.hall,
+            signer.id
+        ),
+        format!(
+            "daemon log: {}   stop: Ctrl-C",
+            opts.dir.join("hallclock.log").display()
+        ),
+    ];
+    if opts.observe > 0 {
+        header.push(format!(
+            "boards 1 to {} are hand-set (observe mode): the arbiter sets their clocks, the daemon only reads them",
+            opts.observe.min(opts.boards)
+        ));
+    }
+    header
 }
 
 #[cfg(feature = "embedded-broker")]

@@ -194,107 +194,10 @@ impl Hall {
         // A TRF's skipped lines, said in the answer (every answer to this command).
         let mut warnings = Vec::new();
         let (r, boards) = match command.action.clone() {
-            HallAction::StartRound {
-                round,
-                pairings,
-                trf,
-                board_order,
-                only_our_boards,
-                start,
-                time_control,
-                time_control_black,
-                default_time_ms,
-                flag_mode,
-                both_absent,
-                piece_letters,
-                session_end,
-                broadcast_delay_minutes,
-                event,
-                site,
-                // Checked at the intake, on civil time.
-                allow_past_start: _,
-            } => {
-                let (pairings, from_trf) = match self.trf_pairings(
-                    round,
-                    pairings,
-                    trf.as_deref(),
-                    board_order.as_deref(),
-                    only_our_boards,
-                ) {
-                    Ok(p) => p,
-                    // The claim is answered like any outcome: a resend gets this refusal.
-                    Err(e) => return claim.answer_soon_for(Err(e), Some(Vec::new())),
-                };
-                if let Some(t) = &from_trf {
-                    warnings.clone_from(&t.warnings);
-                }
-                // The event's defaults, with what this round (or its TRF) says otherwise.
-                let d = &self.settings.defaults;
-                let mut template = d.setup("", "", start.0);
-                let file_tc = from_trf.as_ref().and_then(|t| t.time_control.clone());
-                if let Some(tc) = time_control.or_else(|| file_tc.as_ref().map(|t| t.white.clone()))
-                {
-                    template.tc = tc;
-                }
-                template.tc_black = time_control_black.or_else(|| file_tc.and_then(|t| t.black));
-                template.default_time = default_time_ms.unwrap_or(d.default_time);
-                template.both_absent = both_absent.unwrap_or(d.both_absent);
-                template.flag_mode = flag_mode.unwrap_or(d.flag_mode);
-                template.piece_letters = piece_letters.unwrap_or(d.piece_letters);
-                // The round's own tags, else its TRF's, else (in the feed) the event's.
-                let file_tags = from_trf
-                    .as_ref()
-                    .map(|t| t.tags.clone())
-                    .unwrap_or_default();
-                let given = |v: Option<String>| v.filter(|v| !v.trim().is_empty());
-                let tags = crate::broadcast::RoundTags {
-                    event: given(event),
-                    site: given(site),
-                }
-                .or(&file_tags);
-                // Issue 23: every node receives this command and checks it whole against
-                // the same registry (its boards and the online nodes' retained lists), so a
-                // round that names a board no node owns is refused by all, before any of
-                // them starts a game; then each starts its own boards' games only.
-                let mine: Vec<String> = pairings
-                    .iter()
-                    .filter(|p| self.boards.contains_key(&p.board))
-                    .map(|p| p.board.clone())
-                    .collect();
-                if let Err(e) =
-                    self.check_round(round, &pairings, &template, broadcast_delay_minutes)
-                {
-                    return claim.answer_soon_with(Err(e), Some(mine), warnings);
-                }
-                if mine.is_empty() {
-                    // Every game is another node's: nothing to do here is not an error.
-                    return claim.answer_soon_with(Ok(()), Some(mine), warnings);
-                }
-                let r = self
-                    .start_round(
-                        round,
-                        &pairings,
-                        template,
-                        broadcast_delay_minutes,
-                        tags,
-                        &command.arbiter,
-                    )
-                    .await;
-                if r.is_ok()
-                    && let (Some(t), Some(current)) = (from_trf, &mut self.round)
-                {
-                    current.ranks = t.ranks;
-                }
-                if r.is_ok()
-                    && let Some(end) = session_end
-                {
-                    // The core's `SessionEnd` timer of every game orders the seal.
-                    self.on_boards(&mine, &command, |_| BoardAction::SetSessionEnd {
-                        end: Some(end),
-                    })
-                    .await;
-                }
-                (r, Some(mine))
+            HallAction::StartRound { .. } => {
+                let (r, boards, said) = self.hall_start_round(&command).await;
+                warnings = said;
+                (r, boards)
             }
             HallAction::SealAll {
                 resumption,
@@ -354,6 +257,123 @@ impl Hall {
             }
         };
         claim.answer_soon_with(r, boards, warnings);
+    }
+
+    /// `start_round` on this node: its pairings (given, or read from the TRF), checked
+    /// whole, then its own boards' games started. Returns the outcome, this node's boards
+    /// and the TRF's warnings (said in the answer).
+    async fn hall_start_round(
+        &mut self,
+        command: &Command<HallAction>,
+    ) -> (Result<(), Refusal>, Option<Vec<String>>, Vec<String>) {
+        let HallAction::StartRound {
+            round,
+            pairings,
+            trf,
+            board_order,
+            only_our_boards,
+            start,
+            time_control,
+            time_control_black,
+            default_time_ms,
+            flag_mode,
+            both_absent,
+            piece_letters,
+            session_end,
+            broadcast_delay_minutes,
+            event,
+            site,
+            // Checked at the intake, on civil time.
+            allow_past_start: _,
+        } = command.action.clone()
+        else {
+            return (
+                Err(Refusal::Internal {
+                    reason: "not a start_round".into(),
+                }),
+                None,
+                Vec::new(),
+            );
+        };
+        let (pairings, from_trf) = match self.trf_pairings(
+            round,
+            pairings,
+            trf.as_deref(),
+            board_order.as_deref(),
+            only_our_boards,
+        ) {
+            Ok(p) => p,
+            // The claim is answered like any outcome: a resend gets this refusal.
+            Err(e) => return (Err(e), Some(Vec::new()), Vec::new()),
+        };
+        let warnings = from_trf
+            .as_ref()
+            .map(|t| t.warnings.clone())
+            .unwrap_or_default();
+        // The event's defaults, with what this round (or its TRF) says otherwise.
+        let d = &self.settings.defaults;
+        let mut template = d.setup("", "", start.0);
+        let file_tc = from_trf.as_ref().and_then(|t| t.time_control.clone());
+        if let Some(tc) = time_control.or_else(|| file_tc.as_ref().map(|t| t.white.clone())) {
+            template.tc = tc;
+        }
+        template.tc_black = time_control_black.or_else(|| file_tc.and_then(|t| t.black));
+        template.default_time = default_time_ms.unwrap_or(d.default_time);
+        template.both_absent = both_absent.unwrap_or(d.both_absent);
+        template.flag_mode = flag_mode.unwrap_or(d.flag_mode);
+        template.piece_letters = piece_letters.unwrap_or(d.piece_letters);
+        // The round's own tags, else its TRF's, else (in the feed) the event's.
+        let file_tags = from_trf
+            .as_ref()
+            .map(|t| t.tags.clone())
+            .unwrap_or_default();
+        let given = |v: Option<String>| v.filter(|v| !v.trim().is_empty());
+        let tags = crate::broadcast::RoundTags {
+            event: given(event),
+            site: given(site),
+        }
+        .or(&file_tags);
+        // Issue 23: every node receives this command and checks it whole against
+        // the same registry (its boards and the online nodes' retained lists), so a
+        // round that names a board no node owns is refused by all, before any of
+        // them starts a game; then each starts its own boards' games only.
+        let mine: Vec<String> = pairings
+            .iter()
+            .filter(|p| self.boards.contains_key(&p.board))
+            .map(|p| p.board.clone())
+            .collect();
+        if let Err(e) = self.check_round(round, &pairings, &template, broadcast_delay_minutes) {
+            return (Err(e), Some(mine), warnings);
+        }
+        if mine.is_empty() {
+            // Every game is another node's: nothing to do here is not an error.
+            return (Ok(()), Some(mine), warnings);
+        }
+        let r = self
+            .start_round(
+                round,
+                &pairings,
+                template,
+                broadcast_delay_minutes,
+                tags,
+                &command.arbiter,
+            )
+            .await;
+        if r.is_ok()
+            && let (Some(t), Some(current)) = (from_trf, &mut self.round)
+        {
+            current.ranks = t.ranks;
+        }
+        if r.is_ok()
+            && let Some(end) = session_end
+        {
+            // The core's `SessionEnd` timer of every game orders the seal.
+            self.on_boards(&mine, command, |_| BoardAction::SetSessionEnd {
+                end: Some(end),
+            })
+            .await;
+        }
+        (r, Some(mine), warnings)
     }
 
     /// A hall-wide command's outcome on this node: applied to `applied`. Alone in its

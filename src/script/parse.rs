@@ -488,57 +488,14 @@ impl Parser {
     /// Check line number `line` (1-based, without its line break) and return the steps
     /// it makes: none for a comment, up to three for the setup line.
     pub fn line(&mut self, line: usize, raw: &[u8]) -> Result<Vec<Step>, ScriptError> {
-        let raw = raw.strip_suffix(b"\r").unwrap_or(raw);
-        if raw.starts_with("\u{feff}".as_bytes()) {
-            return Err(ScriptError {
-                line,
-                column: Some(1),
-                message: "a byte-order mark (U+FEFF) starts the line: save the script as UTF-8 \
-                          without one"
-                    .into(),
-            });
-        }
-        let text = std::str::from_utf8(raw).map_err(|e| ScriptError {
-            line,
-            column: Some(e.valid_up_to() + 1),
-            message: format!(
-                "not UTF-8 (byte 0x{:02x}): a script is UTF-8 text",
-                raw.get(e.valid_up_to()).copied().unwrap_or(0)
-            ),
-        })?;
+        let text = line_text(line, raw)?;
         let trimmed = text.trim();
         if trimmed.is_empty() || trimmed.starts_with('#') || trimmed.starts_with("//") {
             return Ok(Vec::new());
         }
         let mut steps = Vec::new();
         let last = self.last.unwrap_or(Millis(i64::MIN));
-        let mut obj: Map<String, Value> = match crate::intake::json::read(text.as_bytes()) {
-            Ok(Value::Object(o)) => o,
-            Ok(_) => return Err(err(line, "expected a JSON object")),
-            Err(StrictError::Duplicate { key, column, .. }) => {
-                return Err(ScriptError {
-                    line,
-                    column: Some(column),
-                    message: format!("\"{key}\" is given twice"),
-                });
-            }
-            Err(StrictError::Syntax(e)) => {
-                // The position is given as the script's line and column, not serde's.
-                let message = e.to_string();
-                let message = message
-                    .strip_suffix(&format!(" at line {} column {}", e.line(), e.column()))
-                    .unwrap_or(&message);
-                return Err(ScriptError {
-                    line,
-                    column: Some(e.column()),
-                    message: if e.is_data() {
-                        message.to_string()
-                    } else {
-                        format!("not JSON: {message}")
-                    },
-                });
-            }
-        };
+        let mut obj = line_object(line, text)?;
         let date_value = obj.remove("date");
         let at_text = match obj.remove("at") {
             Some(Value::String(s)) => s,
@@ -570,68 +527,7 @@ impl Parser {
         })?;
         let at = match (&self.setup, parsed) {
             (None, ScriptInput::Setup(s)) => {
-                let date = match date_value {
-                    None => Millis::ZERO,
-                    Some(Value::String(d)) => {
-                        parse_date(&d).map_err(|e| err(line, e.to_string()))?
-                    }
-                    Some(other) => {
-                        return Err(err(
-                            line,
-                            format!("\"date\" must be \"YYYY-MM-DD\", not {other}"),
-                        ));
-                    }
-                };
-                let at = parse_instant(&at_text, date).map_err(|e| err(line, e.to_string()))?;
-                let start =
-                    parse_instant(&s.start, date).map_err(|e| err(line, format!("start: {e}")))?;
-                let session_end = s
-                    .session_end
-                    .as_deref()
-                    .map(|t| parse_instant(t, date))
-                    .transpose()
-                    .map_err(|e| err(line, format!("session_end: {e}")))?;
-                if let Some(rules) = &s.adjournment {
-                    steps.push(Step {
-                        line,
-                        at,
-                        input: Some(Input::SetAdjournmentRules {
-                            rules: rules.rules(),
-                            arbiter: "setup".into(),
-                        }),
-                    });
-                }
-                if session_end.is_some() {
-                    steps.push(Step {
-                        line,
-                        at,
-                        input: Some(Input::SetSessionEnd {
-                            end: session_end,
-                            arbiter: "setup".into(),
-                        }),
-                    });
-                }
-                let game_setup = Setup {
-                    white: s.white,
-                    black: s.black,
-                    tc: s.tc,
-                    tc_black: s.tc_black,
-                    start,
-                    default_time: s.default_time.0,
-                    pauses_extend_default_time: s.pauses_extend_default_time,
-                    both_absent: s.both_absent,
-                    flag_mode: s.flag_mode,
-                    clock: s.clock,
-                    fen: s.fen,
-                    discrepancy_margin: s.discrepancy_margin.0,
-                    observed: false,
-                    piece_letters: Default::default(),
-                    white_info: Default::default(),
-                    black_info: Default::default(),
-                };
-                Game::new(game_setup.clone()).map_err(|e| err(line, format!("setup: {e}")))?;
-                self.setup = Some((game_setup, date));
-                at
+                self.setup_line(line, *s, date_value, &at_text, &mut steps)?
             }
             (None, _) => return Err(err(line, "the first input must be \"setup\"")),
             (Some((_, date)), parsed) => {
@@ -654,10 +550,134 @@ impl Parser {
         Ok(steps)
     }
 
+    /// The setup line: the game checked as the core would start it, its date kept for
+    /// every later line; its adjournment rules and session end as steps of their own.
+    /// Returns the line's instant.
+    fn setup_line(
+        &mut self,
+        line: usize,
+        s: ScriptSetup,
+        date_value: Option<Value>,
+        at_text: &str,
+        steps: &mut Vec<Step>,
+    ) -> Result<Millis, ScriptError> {
+        let date = match date_value {
+            None => Millis::ZERO,
+            Some(Value::String(d)) => parse_date(&d).map_err(|e| err(line, e.to_string()))?,
+            Some(other) => {
+                return Err(err(
+                    line,
+                    format!("\"date\" must be \"YYYY-MM-DD\", not {other}"),
+                ));
+            }
+        };
+        let at = parse_instant(at_text, date).map_err(|e| err(line, e.to_string()))?;
+        let start = parse_instant(&s.start, date).map_err(|e| err(line, format!("start: {e}")))?;
+        let session_end = s
+            .session_end
+            .as_deref()
+            .map(|t| parse_instant(t, date))
+            .transpose()
+            .map_err(|e| err(line, format!("session_end: {e}")))?;
+        if let Some(rules) = &s.adjournment {
+            steps.push(Step {
+                line,
+                at,
+                input: Some(Input::SetAdjournmentRules {
+                    rules: rules.rules(),
+                    arbiter: "setup".into(),
+                }),
+            });
+        }
+        if session_end.is_some() {
+            steps.push(Step {
+                line,
+                at,
+                input: Some(Input::SetSessionEnd {
+                    end: session_end,
+                    arbiter: "setup".into(),
+                }),
+            });
+        }
+        let game_setup = Setup {
+            white: s.white,
+            black: s.black,
+            tc: s.tc,
+            tc_black: s.tc_black,
+            start,
+            default_time: s.default_time.0,
+            pauses_extend_default_time: s.pauses_extend_default_time,
+            both_absent: s.both_absent,
+            flag_mode: s.flag_mode,
+            clock: s.clock,
+            fen: s.fen,
+            discrepancy_margin: s.discrepancy_margin.0,
+            observed: false,
+            piece_letters: Default::default(),
+            white_info: Default::default(),
+            black_info: Default::default(),
+        };
+        Game::new(game_setup.clone()).map_err(|e| err(line, format!("setup: {e}")))?;
+        self.setup = Some((game_setup, date));
+        Ok(at)
+    }
+
     /// The end of the script: it must have had its setup.
     pub fn finish(self) -> Result<(Setup, Millis), ScriptError> {
         self.setup
             .ok_or_else(|| err(1, "the script is empty: it needs a \"setup\" line"))
+    }
+}
+
+/// A line's text: UTF-8 without a byte-order mark, its `\r` dropped.
+fn line_text(line: usize, raw: &[u8]) -> Result<&str, ScriptError> {
+    let raw = raw.strip_suffix(b"\r").unwrap_or(raw);
+    if raw.starts_with("\u{feff}".as_bytes()) {
+        return Err(ScriptError {
+            line,
+            column: Some(1),
+            message: "a byte-order mark (U+FEFF) starts the line: save the script as UTF-8 \
+                      without one"
+                .into(),
+        });
+    }
+    std::str::from_utf8(raw).map_err(|e| ScriptError {
+        line,
+        column: Some(e.valid_up_to() + 1),
+        message: format!(
+            "not UTF-8 (byte 0x{:02x}): a script is UTF-8 text",
+            raw.get(e.valid_up_to()).copied().unwrap_or(0)
+        ),
+    })
+}
+
+/// A line's JSON object, read strictly (a key given twice is an error), its errors at the
+/// script's line and column.
+fn line_object(line: usize, text: &str) -> Result<Map<String, Value>, ScriptError> {
+    match crate::intake::json::read(text.as_bytes()) {
+        Ok(Value::Object(o)) => Ok(o),
+        Ok(_) => Err(err(line, "expected a JSON object")),
+        Err(StrictError::Duplicate { key, column, .. }) => Err(ScriptError {
+            line,
+            column: Some(column),
+            message: format!("\"{key}\" is given twice"),
+        }),
+        Err(StrictError::Syntax(e)) => {
+            // The position is given as the script's line and column, not serde's.
+            let message = e.to_string();
+            let message = message
+                .strip_suffix(&format!(" at line {} column {}", e.line(), e.column()))
+                .unwrap_or(&message);
+            Err(ScriptError {
+                line,
+                column: Some(e.column()),
+                message: if e.is_data() {
+                    message.to_string()
+                } else {
+                    format!("not JSON: {message}")
+                },
+            })
+        }
     }
 }
 
