@@ -509,22 +509,21 @@ impl<R: Requests> Session<R> {
                 dropped,
                 "events dropped while the broker was unreachable (replay them from the journal)"
             );
-            let alert = super::payload::AlertPayload {
-                id: queue_id.clone(),
-                board: None,
-                kind: super::payload::AlertKind::OutgoingQueue,
-                code: "outgoing_queue".into(),
-                params: serde_json::Map::from_iter([
-                    ("max_queued".to_string(), serde_json::json!(max_queued)),
-                    ("dropped".to_string(), serde_json::json!(dropped)),
-                ]),
-                severity: super::payload::Severity::Warning,
-                message: format!(
+            let said = crate::alert::Said::new(
+                "outgoing_queue",
+                serde_json::json!({"max_queued": max_queued, "dropped": dropped}),
+                format!(
                     "the broker was unreachable and the outgoing queue ({max_queued} messages) overflowed: {dropped} event(s) were not published; dashboards should ask for a replay (every event is in the journal)"
                 ),
-                since: now,
-                error: None,
-            };
+            );
+            let alert = super::payload::AlertPayload::said(
+                queue_id.clone(),
+                None,
+                super::payload::AlertKind::OutgoingQueue,
+                super::payload::Severity::Warning,
+                said,
+                now,
+            );
             self.dropped = 0;
             serde_json::to_vec(&alert).unwrap_or_default()
         } else {
