@@ -303,6 +303,15 @@ fn a_beacon_is_dropped_offline_and_behind_queued_messages() {
     assert!(!after.contains(&t.node_clock("n1")), "{after:?}");
 }
 
+/// The payloads published on `topic`, in order.
+fn payloads_on<'a>(published: &'a [(String, bool, Vec<u8>)], topic: &str) -> Vec<&'a Vec<u8>> {
+    published
+        .iter()
+        .filter(|(t, _, _)| t == topic)
+        .map(|(_, _, p)| p)
+        .collect()
+}
+
 #[test]
 fn the_queue_drops_its_oldest_beyond_max_queued_and_says_so_at_the_next_connection() {
     let t = topics();
@@ -341,11 +350,7 @@ fn the_queue_drops_its_oldest_beyond_max_queued_and_says_so_at_the_next_connecti
     s.handle_lost("gone".into(), clock.ms(1_000));
     s.handle_connack(clock.ms(2_000));
     let again = published(&taken(&mut s));
-    let cleared: Vec<&Vec<u8>> = again
-        .iter()
-        .filter(|(topic, _, _)| *topic == alert_topic)
-        .map(|(_, _, p)| p)
-        .collect();
+    let cleared = payloads_on(&again, &alert_topic);
     // The raised one with every retained topic, then its clear, which stays.
     assert_eq!(cleared.len(), 2, "{again:?}");
     assert!(crate::mqtt::payload::alert_cleared(cleared[1]));
@@ -353,11 +358,7 @@ fn the_queue_drops_its_oldest_beyond_max_queued_and_says_so_at_the_next_connecti
     s.handle_lost("gone".into(), clock.ms(3_000));
     s.handle_connack(clock.ms(4_000));
     let third = published(&taken(&mut s));
-    let alerts: Vec<&Vec<u8>> = third
-        .iter()
-        .filter(|(topic, _, _)| *topic == alert_topic)
-        .map(|(_, _, p)| p)
-        .collect();
+    let alerts = payloads_on(&third, &alert_topic);
     assert_eq!(alerts.len(), 2, "{third:?}");
     assert!(
         alerts
