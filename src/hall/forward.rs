@@ -454,6 +454,26 @@ mod tests {
         assert_eq!(c.boards, Some(vec!["b2".to_string()]));
     }
 
+    /// A hall command that concerns no board (`announce`: every node shows it on its own
+    /// screens) is answered without `boards` by every node: `ok` for the hall, not "no
+    /// board of any node".
+    #[test]
+    fn a_hall_command_of_no_board_is_ok_when_every_node_says_ok() {
+        let mut w = waiting("announce", None, &["n1", "n2"]);
+        for node in ["n1", "n2"] {
+            let mut a = crate::intake::answers::response("t1", "announce", &Ok(()));
+            a.node = Some(node.into());
+            w.answers.insert(node.into(), a);
+        }
+        let c = combine("t1", "n1", &w);
+        assert_eq!(
+            (c.status, c.error.as_deref()),
+            (ResponseStatus::Ok, None),
+            "{:?}",
+            c.reason
+        );
+    }
+
     /// A board command sent on to the board's node: the dashboard gets that node's answer
     /// as it gave it (its node, its error code); none in time, the refusal that says so.
     #[test]
