@@ -408,15 +408,22 @@ function boardsScreen(body, opts, say) {
 }
 
 /**
+ * A screen of rows paged in place (players, results): its grid in `body`, its fit and its
+ * pager. @param {HTMLElement} body @param {ScreenOptions} opts @param {string} name
+ */
+function listScreen(body, opts, name) {
+  const grid = h("div", { class: `${name} screen-grid`, id: name });
+  body.replaceChildren(grid);
+  return { grid, fit: { pages: /** @type {[number, number][]} */ ([]), key: "" }, pages: pager(opts) };
+}
+
+/**
  * Who plays where: every player of the round, alphabetically, with the board and the
  * colour, in columns, a page at a time ("to find their table much faster").
  * @param {HTMLElement} body @param {ScreenOptions} opts @param {(text: string) => void} say
  */
 function playersScreen(body, opts, say) {
-  const grid = h("div", { class: "players screen-grid", id: "players" });
-  body.replaceChildren(grid);
-  const fit = { pages: /** @type {[number, number][]} */ ([]), key: "" };
-  const pages = pager(opts);
+  const { grid, fit, pages } = listScreen(body, opts, "players");
   let drawn = "";
   /** @type {HTMLElement[]} */
   let rows = [];
@@ -465,10 +472,7 @@ function endedAt(id) {
  * @param {HTMLElement} body @param {ScreenOptions} opts @param {(text: string) => void} say
  */
 function resultsScreen(body, opts, say) {
-  const grid = h("div", { class: "results screen-grid", id: "results" });
-  body.replaceChildren(grid);
-  const fit = { pages: /** @type {[number, number][]} */ ([]), key: "" };
-  const pages = pager(opts);
+  const { grid, fit, pages } = listScreen(body, opts, "results");
   let drawn = "";
   /** @type {HTMLElement[]} */
   let rows = [];
